@@ -1,0 +1,3 @@
+from tutor.cli.main import main
+
+raise SystemExit(main())

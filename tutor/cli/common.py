@@ -1,0 +1,61 @@
+"""Helpers shared by the subcommands: settings, pack resolution, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tutor.core.config import ConfigError, Settings, load_settings
+
+
+class UsageError(Exception):
+    """Bad arguments: reported in one line, exit code 2."""
+
+
+def settings_from_args(args: argparse.Namespace, **flags: Any) -> Settings:
+    flags.setdefault("data_dir", getattr(args, "data_dir", None))
+    try:
+        return load_settings(flags)
+    except ConfigError as exc:
+        raise UsageError(f"bad configuration: {exc}") from None
+
+
+def fail_usage(message: str) -> int:
+    print(f"torch-tutor: error: {message}", file=sys.stderr)
+    return 2
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write("\n")
+
+
+def guarded(func):
+    """Turn UsageError into exit 2 with one line, for every command handler."""
+
+    def wrapper(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except UsageError as exc:
+            return fail_usage(str(exc))
+
+    wrapper.__name__ = func.__name__
+    wrapper.__doc__ = func.__doc__
+    return wrapper
+
+
+def resolve_pack_arg(value: str, args: argparse.Namespace) -> Path:
+    """A pack given as a folder, a pack.yaml, or the id of a discovered pack."""
+    path = Path(value)
+    if path.exists():
+        return path
+    from tutor.core.discovery import discover
+
+    settings = settings_from_args(args)
+    for found in discover(getattr(args, "pack", []), settings.data_path):
+        if found.pack is not None and found.pack.id == value:
+            return found.path
+    raise UsageError(f"no pack folder or pack id {value!r} (see `torch-tutor list`)")

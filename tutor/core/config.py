@@ -1,0 +1,181 @@
+"""Settings: defaults, then the TOML config file, then TORCH_TUTOR_* variables, then flags.
+
+Every effective value remembers where it came from, so ``torch-tutor config`` can say why a
+setting has the value it has.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tutor.core import paths
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A config file or variable that cannot be used; the message says where and why."""
+
+
+def _positive_float(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError("expected a number")
+    number = float(value)
+    if not number > 0:
+        raise ValueError("must be greater than 0")
+    return number
+
+
+def _positive_int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise ValueError("expected a whole number")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a whole number") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError("expected a whole number")
+    if number < 1:
+        raise ValueError("must be at least 1")
+    return number
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError("expected a non-empty string")
+    return value
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"expected one of {', '.join(options)}")
+        return value
+
+    return check
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    parse: Callable[[Any], Any]
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("data_dir", None, _string, "where progress, drafts and user packs live"),
+    Setting("python", None, _string, "interpreter the sandbox workers run (must have torch); default: this one"),
+    Setting("theme", "dark", _choice("dark", "light"), "the app's colour theme"),
+    Setting("language", None, _string, "preferred language for pack text (falls back to the pack's first)"),
+    Setting("workers", 1, _positive_int, "warm sandbox workers kept ready"),
+    Setting("isolation", "auto", _choice("auto", "bwrap", "none"),
+            "auto: bubblewrap when it works, else limits only; bwrap: require it; none: limits only"),
+    Setting("wall_time", 10.0, _positive_float, "seconds a run may take"),
+    Setting("cpu_time", 30.0, _positive_float, "CPU seconds a run may use (all threads)"),
+    Setting("memory_mb", 2048, _positive_int, "MiB a run may allocate above the worker's baseline"),
+    Setting("output_kb", 1024, _positive_int, "KiB kept of each of stdout and stderr"),
+    Setting("processes", 64, _positive_int, "processes and threads a run may have at once"),
+    Setting("file_size_mb", 64, _positive_int, "MiB a run may write to one file"),
+    Setting("open_files", 256, _positive_int, "files a run may have open"),
+)
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass
+class Settings:
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    config_file: Path = field(default_factory=paths.config_file)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.values["data_dir"]).expanduser() if self.values.get("data_dir") else paths.default_data_dir()
+
+    def as_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for setting in SETTINGS:
+            value = self.values[setting.name]
+            if setting.name == "data_dir" and value is None:
+                value = str(self.data_path)
+            rows.append({"name": setting.name, "value": value, "source": self.sources[setting.name],
+                         "help": setting.help})
+        return rows
+
+
+def _line_of(text: str, key: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith((f"{key} ", f"{key}=")):
+            return number
+    return None
+
+
+def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | None = None,
+                  environ: dict[str, str] | None = None) -> Settings:
+    """Resolve every setting; raises ConfigError with file:line for a bad config file."""
+    environ = os.environ if environ is None else environ
+    path = config_file or paths.config_file()
+    settings = Settings(config_file=path)
+    for setting in SETTINGS:
+        settings.values[setting.name] = setting.default
+        settings.sources[setting.name] = "default"
+
+    if path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+            table = tomllib.loads(text)
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not UTF-8 text") from None
+        except tomllib.TOMLDecodeError as exc:
+            line = getattr(exc, "lineno", None)
+            where = f"{path}:{line}:{getattr(exc, 'colno', 1)}" if line else str(path)
+            raise ConfigError(f"{where}: {str(exc).split(' (at line')[0]}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        for key, raw in table.items():
+            line = _line_of(text, key)
+            where = f"{path}:{line}" if line else str(path)
+            setting = _BY_NAME.get(key)
+            if setting is None:
+                import difflib
+
+                close = difflib.get_close_matches(key, list(_BY_NAME), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
+            try:
+                settings.values[key] = setting.parse(raw)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {key}: {exc}") from None
+            settings.sources[key] = f"config file {path}"
+
+    for setting in SETTINGS:
+        variable = f"TORCH_TUTOR_{setting.name.upper()}"
+        if environ.get(variable):
+            try:
+                settings.values[setting.name] = setting.parse(environ[variable])
+            except ValueError as exc:
+                raise ConfigError(f"environment variable {variable}: {exc}") from None
+            settings.sources[setting.name] = f"environment {variable}"
+
+    for name, raw in (flags or {}).items():
+        if raw is None:
+            continue
+        try:
+            settings.values[name] = _BY_NAME[name].parse(raw)
+        except ValueError as exc:
+            raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
+        settings.sources[name] = "command line"
+    return settings

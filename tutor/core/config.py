@@ -7,6 +7,7 @@ setting has the value it has.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,9 +141,11 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         except UnicodeDecodeError:
             raise ConfigError(f"{path}: not UTF-8 text") from None
         except tomllib.TOMLDecodeError as exc:
-            line = getattr(exc, "lineno", None)
-            where = f"{path}:{line}:{getattr(exc, 'colno', 1)}" if line else str(path)
-            raise ConfigError(f"{where}: {str(exc).split(' (at line')[0]}") from None
+            # Python < 3.14 only puts the position in the message: "... (at line 3, column 8)"
+            found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+            where = f"{path}:{found[1]}:{found[2]}" if found else str(path)
+            reason = re.sub(r" \(at (line|end).*", "", str(exc))
+            raise ConfigError(f"{where}: {reason}") from None
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
         for key, raw in table.items():

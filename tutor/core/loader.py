@@ -9,6 +9,7 @@ problems of the others). Nothing here executes pack code.
 from __future__ import annotations
 
 import difflib
+import os
 import types
 import typing
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ _SCALAR_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _Y = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_Y + t for t in ("str", "int", "float", "bool", "null")}
 _TIMESTAMP = _Y + "timestamp"
+_STR, _NULL, _BOOL = _Y + "str", _Y + "null", _Y + "bool"
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ def _compose(path: Path, text: str) -> yaml.Node:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(filter(None, [exc.context, exc.problem])) or "invalid YAML"
-        if "'\\t'" in message or "\\t" in message:
+        if mark is not None and _tab_near(text, mark.line):
             message += " (indent with spaces: YAML does not allow tabs for indentation)"
         raise _FileError(Problem(
             path, mark.line + 1 if mark else None, mark.column + 1 if mark else None, f"YAML syntax: {message}"
@@ -121,6 +123,16 @@ def _compose(path: Path, text: str) -> yaml.Node:
     if node is None:
         raise _FileError(Problem(path, 1, 1, "the file is empty"))
     return node
+
+
+def _tab_near(text: str, line: int) -> bool:
+    lines = text.splitlines()
+    for index in (line, line - 1):
+        if 0 <= index < len(lines):
+            stripped = lines[index]
+            if "\t" in stripped[: len(stripped) - len(stripped.lstrip())]:
+                return True
+    return False
 
 
 class _Converter:
@@ -159,12 +171,17 @@ class _Converter:
             if node.tag != _Y + "seq":
                 self._at(node, f"tag {node.tag} is not allowed: packs are plain data")
             return [self.convert(item) for item in node.value]
-        if node.tag == _TIMESTAMP:
-            return node.value  # a date-like version string stays a string
-        if node.tag not in _SCALAR_TAGS:
-            self._at(node, f"tag {node.tag} is not allowed: packs are plain data, never code")
+        tag = node.tag
+        if tag == _STR or tag == _TIMESTAMP:  # a date-like version string stays a string
             return node.value
-        return _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return node.value.lower() in ("yes", "true", "on")
+        if tag not in _SCALAR_TAGS:
+            self._at(node, f"tag {tag} is not allowed: packs are plain data, never code")
+            return node.value
+        return _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)  # int and float: rare
 
 
 @dataclass
@@ -301,11 +318,11 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
     for path, errors in grouped.items():
         error, _labels = errors[0]
         kind = error["type"]
-        key = False
+        key = False  # point at the key (unknown keys) rather than its value
         node_value = data
         for element in path:
             node_value = node_value[element]
-        where = _pretty_path(path)
+        where = _pretty_path(base + path)
         if kind == "extra_forbidden":
             key = True
             owner = _model_at(model, data, path[:-1])
@@ -317,7 +334,7 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
                     message += f" (did you mean {close[0]!r}?)"
                 else:
                     message += f"; allowed here: {', '.join(allowed)}"
-            where = _pretty_path(path[:-1])
+            where = _pretty_path(base + path[:-1])
         elif kind == "missing":
             missing = error["loc"][-1]
             message = f"missing required key {missing!r}"
@@ -337,10 +354,19 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
         elif len(errors) > 1:
             wanted = sorted({_describe(e) for e, _ in errors})
             message = f"got {_type_name(node_value)}; expected " + " or ".join(wanted)
+        elif kind == "literal_error" and path == ("format_version",):
+            message = (f"this torch-tutor reads format_version 1, the pack says {node_value!r} "
+                       "(a newer torch-tutor may read it)")
+        elif kind == "string_pattern_mismatch" and path and str(path[-1]).endswith("id"):
+            message = f"{node_value!r} is not a valid id: use lower-case letters, digits, '-' and '_'"
         else:
             message = error["msg"]
             if kind.endswith("_type") or kind.endswith("_parsing"):
                 message += f" (got {_type_name(node_value)})"
+                if isinstance(node_value, bool) and "string" in message:
+                    message += "; YAML reads yes/no/on/off as true/false: put the text in quotes"
+                elif isinstance(node_value, (int, float)) and "string" in message:
+                    message += f"; write it in quotes: '{node_value}'"
             message = message.replace("Value error, ", "")
         line, col = _locate(source, base + path, key=key)
         prefix = f"{where}: " if where else ""
@@ -410,15 +436,14 @@ def _structure_problems(lesson: Any, source: _Source, base: tuple[Any, ...],
                         yield Problem(source.path, line, col, "a check cannot come after itself")
 
 
-def _lesson_file(pack_dir: Path, entry: str, source: _Source, index: int) -> Path | Problem:
+def _lesson_file(pack_dir: Path, root: Path, entry: str, source: _Source, index: int) -> Path | Problem:
     line, col = _locate(source, ("lessons", index))
     relative = Path(entry)
     if relative.is_absolute() or not entry.strip():
         return Problem(source.path, line, col, f"lesson path {entry!r} must be relative to the pack folder")
     if relative.suffix not in (".yaml", ".yml"):
         return Problem(source.path, line, col, f"lesson path {entry!r} must name a .yaml file")
-    root = pack_dir.resolve()
-    target = (pack_dir / relative).resolve()
+    target = Path(os.path.realpath(pack_dir / relative))
     if not target.is_relative_to(root):
         return Problem(source.path, line, col, f"lesson path {entry!r} points outside the pack folder")
     if not target.is_file():
@@ -470,9 +495,10 @@ def load_pack(path: str | Path) -> Pack:
         line, col = _locate(source, ("lessons",))
         problems.append(Problem(pack_file, line, col, "the pack has no lessons: add at least one"))
 
+    root = pack_dir.resolve()
     for index, entry in enumerate(entries):
         if isinstance(entry, str):
-            target = _lesson_file(pack_dir, entry, source, index)
+            target = _lesson_file(pack_dir, root, entry, source, index)
             if isinstance(target, Problem):
                 problems.append(target)
                 continue
@@ -512,6 +538,8 @@ def load_pack(path: str | Path) -> Pack:
             problems.extend(_validation_problems(lesson_source, lesson_data, base, Lesson, exc))
 
     if problems or header is None:
+        order = {pack_file: 0}
+        problems.sort(key=lambda p: (order.setdefault(p.file, len(order)), p.line or 0, p.col or 0))
         raise PackError(problems)
     return Pack.model_construct(**dict(header), lessons=lessons)
 

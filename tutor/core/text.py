@@ -21,7 +21,7 @@ def _text(value: Any) -> str | dict[str, str]:
         for key, item in value.items():
             if not isinstance(key, str) or not _LANG_RE.match(key):
                 raise PydanticCustomError(
-                    "text_language", "{key!r} is not a language code (write en, zh, pt-BR...)", {"key": key}
+                    "text_language", "'{key}' is not a language code (write en, zh, pt-BR...)", {"key": key}
                 )
             if not isinstance(item, str):
                 raise PydanticCustomError("text_value", "the {key} text must be a string", {"key": key})

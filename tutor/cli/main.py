@@ -12,6 +12,7 @@ from tutor import __version__
 COMMAND_MODULES = (
     "tutor.cli.packs",
     "tutor.cli.settings",
+    "tutor.cli.author",
 )
 
 EXIT_CODES = """exit codes:

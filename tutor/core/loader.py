@@ -496,6 +496,7 @@ def load_pack(path: str | Path) -> Pack:
         problems.append(Problem(pack_file, line, col, "the pack has no lessons: add at least one"))
 
     root = pack_dir.resolve()
+    locations: dict[tuple[str, ...], tuple[Path, int, int]] = {}
     for index, entry in enumerate(entries):
         if isinstance(entry, str):
             target = _lesson_file(pack_dir, root, entry, source, index)
@@ -534,6 +535,7 @@ def load_pack(path: str | Path) -> Pack:
         problems.extend(_structure_problems(lesson_data, lesson_source, base, exercise_ids))
         try:
             lessons.append(Lesson.model_validate(lesson_data))
+            _record_locations(locations, lessons[-1], lesson_source, base)
         except ValidationError as exc:
             problems.extend(_validation_problems(lesson_source, lesson_data, base, Lesson, exc))
 
@@ -541,7 +543,21 @@ def load_pack(path: str | Path) -> Pack:
         order = {pack_file: 0}
         problems.sort(key=lambda p: (order.setdefault(p.file, len(order)), p.line or 0, p.col or 0))
         raise PackError(problems)
-    return Pack.model_construct(**dict(header), lessons=lessons)
+    pack = Pack.model_construct(**dict(header), lessons=lessons)
+    pack._locations = locations
+    pack._root = pack_dir
+    return pack
+
+
+def _record_locations(locations: dict[tuple[str, ...], tuple[Path, int, int]], lesson: Lesson,
+                      source: _Source, base: tuple[Any, ...]) -> None:
+    """Where each lesson, step and check starts, for problems found after loading."""
+    locations[(lesson.id,)] = (source.path, *_locate(source, base))
+    for si, step in enumerate(lesson.steps):
+        locations[(lesson.id, step.id)] = (source.path, *_locate(source, base + ("steps", si)))
+        for ci, check in enumerate(getattr(step, "checks", ())):
+            locations[(lesson.id, step.id, check.id)] = (
+                source.path, *_locate(source, base + ("steps", si, "checks", ci)))
 
 
 def exercise_count(pack: Pack) -> int:

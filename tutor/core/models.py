@@ -8,9 +8,10 @@ for editors), and docs/authoring.md is checked against them by a test.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from tutor.core.checks import Check
 from tutor.core.text import LangCode, Text
@@ -220,6 +221,17 @@ class Pack(PackHeader):
     """A loaded pack: lesson files resolved."""
 
     lessons: list[Lesson] = Field(min_length=1)
+    _locations: dict[tuple[str, ...], tuple[Path, int, int]] = PrivateAttr(default_factory=dict)
+    _root: Path | None = PrivateAttr(default=None)
+
+    @property
+    def root(self) -> Path | None:
+        """The pack's folder, when it was loaded from disk."""
+        return self._root
+
+    def locate(self, *ids: str) -> tuple[Path, int, int] | None:
+        """Where (file, line, col) a lesson, a step or a check starts: ``locate(lesson, step, check)``."""
+        return self._locations.get(tuple(ids))
 
     def lesson(self, lesson_id: str) -> Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)

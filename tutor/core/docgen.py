@@ -1,0 +1,124 @@
+"""The format reference in docs/authoring.md, generated from the models so it cannot drift.
+
+`torch-tutor schema --markdown` prints it; a test checks that docs/authoring.md holds the
+current text between the BEGIN/END markers.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Union
+
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from tutor.core import checks as check_models
+from tutor.core import models
+
+BEGIN = "<!-- BEGIN GENERATED REFERENCE: torch-tutor schema --markdown -->"
+END = "<!-- END GENERATED REFERENCE -->"
+
+SECTIONS: list[tuple[str, list[type[BaseModel]]]] = [
+    ("Pack (pack.yaml)", [models.PackFile, models.Requires]),
+    ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
+    ("Steps (`kind`)", [models.Prose, models.Example, models.Expect, models.RaisesSpec,
+                        models.FreeQuiz, models.ChoiceQuiz, models.Choice, models.PredictQuiz,
+                        models.Exercise, models.ContractItem]),
+    ("Checks (`kind`), common fields", [check_models.CheckBase]),
+    ("Check kinds", [check_models.TensorCheck, check_models.ModuleCheck, check_models.TensorGroup,
+                     check_models.ModeCheck, check_models.ModeState, check_models.UnchangedCheck,
+                     check_models.RaisesCheck, check_models.OutputCheck, check_models.MemoryCheck,
+                     check_models.ProfileCheck, check_models.TopK, check_models.Share,
+                     check_models.CompareRanking, check_models.TimingCheck, check_models.Ratio,
+                     check_models.ExprCheck]),
+]
+
+_BASE_NAMES = {check_models.CheckBase: "every check", models.StepBase: "every step",
+               models.QuizBase: "every quiz"}
+_BASES = set(_BASE_NAMES)
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        base = args[0]
+        if base == Union[str, dict[str, str]]:
+            return "text"
+        return _type_name(base)
+    if origin in (Union, types.UnionType):
+        if set(args) == {str, dict[str, str]}:
+            return "text"
+        names = [_type_name(a) for a in args if a is not type(None)]
+        if set(names) == {"check"}:
+            return "check"
+        return " or ".join(dict.fromkeys(names))
+    if origin is list:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict:
+        return f"mapping of {_type_name(args[0])} to {_type_name(args[1])}"
+    if origin is typing.Literal:
+        return " | ".join(repr(a) if not isinstance(a, str) else f"`{a}`" for a in args)
+    if annotation is type(None):
+        return "null"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if issubclass(annotation, check_models.CheckBase):
+            return "check"
+        if issubclass(annotation, models.StepBase):
+            return "step"
+        return annotation.__name__
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _default(info: FieldInfo) -> str:
+    if info.is_required():
+        return "**required**"
+    if info.default_factory is not None:
+        value = info.default_factory()
+    else:
+        value = info.default
+    if value is None:
+        return ""
+    if isinstance(value, BaseModel):
+        return "`{}`" if not value.model_dump(exclude_defaults=True) else repr(value.model_dump())
+    return f"`{value!r}`"
+
+
+def _own_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    inherited: set[str] = set()
+    for base in model.__mro__[1:]:
+        if base in _BASES and base is not model:
+            inherited |= set(base.model_fields)
+    return {name: info for name, info in model.model_fields.items() if name not in inherited}
+
+
+def _model_table(model: type[BaseModel]) -> str:
+    kind = model.model_fields.get("style") or model.model_fields.get("kind")
+    tag = typing.get_args(kind.annotation)[0] if kind is not None and typing.get_args(kind.annotation) else None
+    lines = [f"#### {model.__name__}" + (f" (`{'style' if 'style' in model.model_fields else 'kind'}: {tag}`)"
+                                         if tag else ""), ""]
+    doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    if doc:
+        lines += [doc, ""]
+    inherited = [_BASE_NAMES[b] for b in model.__mro__[1:] if b in _BASES]
+    if inherited:
+        lines += [f"Also takes the fields of {' and '.join(inherited)}.", ""]
+    lines += ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
+    for name, info in _own_fields(model).items():
+        meaning = (info.description or "").replace("|", "\\|").replace("\n", " ")
+        type_name = _type_name(info.annotation).replace("|", "\\|")
+        lines.append(f"| `{name}` | {type_name} | {_default(info)} | {meaning} |")
+    return "\n".join(lines)
+
+
+def reference_markdown() -> str:
+    parts = [BEGIN, ""]
+    for title, section_models in SECTIONS:
+        parts += [f"### {title}", ""]
+        for model in section_models:
+            parts += [_model_table(model), ""]
+    step_base = _model_table(models.StepBase).replace("#### StepBase", "#### Every step")
+    parts.insert(parts.index("### Steps (`kind`)") + 2, step_base + "\n")
+    parts.append(END)
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,1 @@
+"""An example torch-tutor pack. The YAML files next to this module are the pack."""

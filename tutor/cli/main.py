@@ -13,6 +13,7 @@ COMMAND_MODULES = (
     "tutor.cli.packs",
     "tutor.cli.settings",
     "tutor.cli.author",
+    "tutor.cli.sandbox",
 )
 
 EXIT_CODES = """exit codes:

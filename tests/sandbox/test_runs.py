@@ -1,0 +1,107 @@
+"""Ordinary runs: results, tracebacks, probes, fresh processes, torch threads and the profiler."""
+
+from __future__ import annotations
+
+import pytest
+
+from tutor.sandbox import Limits, ProbeSpec, RunResult
+
+ECHO = ProbeSpec("tutor.sandbox.echo_probe", "run_checks", {"n": 1})
+
+
+def test_output_and_times(sandbox):
+    result = sandbox.run("print('hello')\nimport sys\nprint('warn', file=sys.stderr)\n")
+    assert result.status == "ok" and result.exit_code == 0
+    assert (result.stdout, result.stderr) == ("hello\n", "warn\n")
+    assert result.wall_time > 0 and result.peak_memory_mb > 0
+    assert result.isolation == sandbox.isolation.level
+
+
+def test_traceback_shows_only_the_learners_lines_with_their_numbers(sandbox):
+    code = "import torch\n\ndef f(a):\n    return a @ a\n\nf(torch.ones(2, 3))\n"
+    result = sandbox.run(code, filename="exercise.py")
+    assert result.status == "error"
+    assert result.error.type == "RuntimeError" and "mat1 and mat2" in result.error.message
+    assert result.error.lineno == 4
+    assert 'File "exercise.py", line 6, in <module>' in result.error.traceback
+    assert 'File "exercise.py", line 4, in f' in result.error.traceback
+    assert "torch/" not in result.error.traceback and "worker.py" not in result.error.traceback
+
+
+def test_syntax_error_points_at_the_learners_line(sandbox):
+    result = sandbox.run("x = 1\ny = (\n", filename="ex.py")
+    assert result.status == "error" and result.error.type == "SyntaxError"
+    assert result.error.lineno == 2
+
+
+def test_sys_exit_codes(sandbox):
+    assert sandbox.run("import sys\nsys.exit(0)\n").status == "ok"
+    failed = sandbox.run("import sys\nsys.exit(3)\n")
+    assert failed.status == "error" and failed.error.type == "SystemExit"
+
+
+def test_probe_report_travels_back(sandbox):
+    result = sandbox.run("weights = [1, 2]\nraise ValueError('bad')\n", probe=ECHO)
+    assert result.status == "error" and result.error.type == "ValueError"
+    assert result.report == {"verdict": "genuine", "names": ["weights"], "payload": {"n": 1},
+                             "learner_error": "ValueError"}
+
+
+def test_a_probe_that_raises_is_a_sandbox_failure(sandbox):
+    probe = ProbeSpec("tutor.sandbox.echo_probe", "run_checks", {"raise": True})
+    result = sandbox.run("print('mine')\n", probe=probe)
+    assert result.status == "sandbox-failure"
+    assert "the probe failed on purpose" in result.error.traceback
+    assert result.stdout == "mine\n"
+
+
+def test_every_run_is_a_fresh_process(sandbox):
+    first = sandbox.run("import torch\ntorch.add = None\ntorch.manual_seed(0)\nimport builtins\n"
+                        "builtins.leaked = 1\nprint(torch.randn(1).item())\n")
+    second = sandbox.run("import torch, builtins\nprint(torch.add is None, hasattr(builtins, 'leaked'))\n")
+    assert first.status == second.status == "ok"
+    assert second.stdout == "False False\n"
+
+
+def test_intra_op_threads_and_the_profiler_work_after_fork(sandbox):
+    code = ("import torch\ntorch.set_num_threads(2)\na = torch.randn(512, 512)\n"
+            "for _ in range(3):\n    a = a @ a / 512\n"
+            "model = torch.nn.Linear(64, 64)\n"
+            "with torch.profiler.profile() as prof:\n    model(torch.randn(8, 64)).sum()\n"
+            "names = {e.key for e in prof.key_averages()}\n"
+            "print(torch.get_num_threads(), 'aten::addmm' in names or 'aten::linear' in names)\n")
+    for _ in range(2):
+        result = sandbox.run(code)
+        assert result.status == "ok", (result.error, result.message)
+        assert result.stdout == "2 True\n"
+        assert "USDT" not in result.stderr
+
+
+def test_per_run_limits_override_the_sandbox_defaults(sandbox):
+    result = sandbox.run("import time\ntime.sleep(5)\n", limits=sandbox.limits.with_overrides(wall_time=1))
+    assert result.status == "timeout"
+    assert result.message.startswith("Stopped after 1 s")
+
+
+def test_result_serialises_to_json(sandbox):
+    import json
+
+    data = json.loads(sandbox.run("print(1/0)").to_json())
+    assert data["status"] == "error" and data["error"]["type"] == "ZeroDivisionError"
+
+
+def test_limits_from_settings():
+    from tutor.core.config import load_settings
+
+    settings = load_settings({"wall_time": 3, "memory_mb": 100}, environ={})
+    limits = Limits.from_settings(settings)
+    assert (limits.wall_time, limits.memory_mb, limits.output_kb) == (3.0, 100, 1024)
+    with pytest.raises(TypeError):
+        limits.with_overrides(walltime=1)
+
+
+def test_statuses_are_the_documented_ones():
+    from tutor.sandbox import STATUSES
+
+    assert STATUSES == ("ok", "error", "timeout", "memory", "output-limit", "killed", "sandbox-failure")
+    assert RunResult(status="ok").ok

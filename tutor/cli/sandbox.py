@@ -1,0 +1,134 @@
+"""`torch-tutor run` and `torch-tutor doctor`: the sandbox from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run", help="run a Python file in the sandbox",
+        description="Run FILE the way the tutor runs learner code: in a fresh child of a warm "
+        "worker, with the configured limits and isolation. Exit code 0 when the run succeeded, "
+        "1 otherwise.")
+    p.add_argument("file", metavar="FILE", help="the Python file to run ('-' reads stdin)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-time limit in seconds")
+    p.add_argument("--memory", type=int, metavar="MB", help="memory limit above the worker's baseline")
+    p.add_argument("--python", metavar="PATH", help="interpreter with torch for the workers")
+    p.add_argument("--isolation", choices=("auto", "bwrap", "none"), help="isolation level")
+    p.set_defaults(func=cmd_run)
+
+    d = subparsers.add_parser(
+        "doctor", help="check the sandbox: torch, isolation, limits, warm-up time",
+        description="Start a sandbox worker and report the torch it loaded, the isolation in "
+        "force and why, the limits, and how long warming up took.")
+    d.add_argument("--json", action="store_true", help="print JSON")
+    d.add_argument("--python", metavar="PATH", help="interpreter with torch for the workers")
+    d.add_argument("--isolation", choices=("auto", "bwrap", "none"), help="isolation level")
+    d.set_defaults(func=cmd_doctor)
+
+
+def _sandbox(args: argparse.Namespace, **flags):
+    from tutor.sandbox import Sandbox
+
+    settings = settings_from_args(args, python=args.python, isolation=args.isolation, **flags)
+    if settings.python and not Path(settings.python).exists():
+        raise UsageError(f"no interpreter at {settings.python}")
+    return Sandbox(settings, workers=1)
+
+
+@guarded
+def cmd_run(args: argparse.Namespace) -> int:
+    from tutor.sandbox import SandboxUnavailable
+
+    if args.file == "-":
+        code, filename = sys.stdin.read(), "<stdin>"
+    else:
+        path = Path(args.file)
+        try:
+            code = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {args.file}: {exc}") from None
+        filename = str(path)
+    with _sandbox(args, wall_time=args.timeout, memory_mb=args.memory) as sandbox:
+        try:
+            result = sandbox.run(code, filename=filename)
+        except SandboxUnavailable as exc:
+            print(f"torch-tutor: the sandbox is unavailable: {exc}", file=sys.stderr)
+            return 1
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        _print_result(result)
+    return 0 if result.ok else 1
+
+
+def _print_result(result) -> None:
+    if result.stdout:
+        sys.stdout.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
+    if result.stderr:
+        sys.stderr.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
+    if result.error and result.status in ("error", "memory", "sandbox-failure"):
+        sys.stderr.write(result.error.traceback.rstrip("\n") + "\n")
+    if result.message:
+        sys.stderr.write(result.message + "\n")
+    sys.stderr.write(f"[{result.status}] {result.wall_time:.2f} s wall, {result.cpu_time:.2f} s CPU, "
+                     f"peak {result.peak_memory_mb:.0f} MB, isolation {result.isolation}\n")
+
+
+@guarded
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from tutor.sandbox import SandboxUnavailable
+
+    started = time.perf_counter()
+    with _sandbox(args) as sandbox:
+        try:
+            sandbox.wait_ready()
+            info = sandbox.isolation
+            probe = sandbox.run("import torch\nprint(torch.__version__)")
+        except SandboxUnavailable as exc:
+            if args.json:
+                print_json({"ok": False, "error": str(exc)})
+            else:
+                print(f"sandbox: unavailable: {exc}")
+            return 1
+        worker = sandbox.worker_info
+        data = {
+            "ok": probe.ok,
+            "python": worker.get("executable"), "python_version": worker.get("python"),
+            "torch": worker.get("torch"),
+            "isolation": {"level": info.level, "reason": info.reason,
+                          "per_run_namespaces": info.per_run_namespaces,
+                          "process_limit": info.process_limit, "gaps": list(info.gaps)},
+            "limits": sandbox.limits.to_dict(),
+            "warmup_s": round(sandbox.warmup_s or time.perf_counter() - started, 2),
+            "worker_rss_mb": round(worker.get("rss_mb", 0), 1),
+            "preloaded": worker.get("preloaded", []),
+            "preload_failures": worker.get("preload_failures", {}),
+            "test_run": {"status": probe.status, "wall_time": round(probe.wall_time, 3)},
+        }
+    if args.json:
+        print_json(data)
+        return 0 if probe.ok else 1
+    print(f"python:     {data['python']} ({data['python_version']})")
+    print(f"torch:      {data['torch']}")
+    print(f"isolation:  {info.level} — {info.reason}")
+    print(f"processes:  limited by {info.process_limit}")
+    for gap in info.gaps:
+        print(f"  weaker:   {gap}")
+    limits = data["limits"]
+    print(f"limits:     wall {limits['wall_time']:g} s, CPU {limits['cpu_time']:g} s, memory "
+          f"+{limits['memory_mb']} MB, output {limits['output_kb']} KiB/stream, "
+          f"{limits['processes']} processes, files {limits['file_size_mb']} MB, "
+          f"{limits['open_files']} open files")
+    print(f"warm-up:    {data['warmup_s']:.2f} s (worker RSS {data['worker_rss_mb']:.0f} MB)")
+    for name, why in data["preload_failures"].items():
+        print(f"  not preloaded: {name} ({why})")
+    print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")
+    return 0 if probe.ok else 1

@@ -1,0 +1,15 @@
+"""A minimal probe: proves the report channel end to end (``doctor`` and the sandbox tests).
+
+Runs inside the sandbox child after the learner's code; standard library only.
+"""
+
+from __future__ import annotations
+
+
+def run_checks(namespace: dict, payload: object, learner_error: dict | None) -> dict:
+    """Echo what a real probe sees: the learner's names, the payload, the learner's error."""
+    if isinstance(payload, dict) and payload.get("raise"):
+        raise RuntimeError("the probe failed on purpose")
+    names = sorted(k for k in namespace if not k.startswith("__"))
+    return {"verdict": "genuine", "names": names, "payload": payload,
+            "learner_error": learner_error and learner_error.get("type")}

@@ -1,0 +1,45 @@
+"""What one run may use. Defaults are sized for torch; every field is a setting."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+#: Names shared with tutor.core.config's settings, so a Settings object converts field by field.
+LIMIT_NAMES = ("wall_time", "cpu_time", "memory_mb", "output_kb", "processes", "file_size_mb",
+               "open_files")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run ceilings. ``memory_mb`` is *above* the worker's baseline: torch alone maps far
+    more address space than a snippet uses, so an absolute ceiling would be meaningless."""
+
+    wall_time: float = 10.0
+    cpu_time: float = 30.0
+    memory_mb: int = 2048
+    output_kb: int = 1024
+    processes: int = 64
+    file_size_mb: int = 64
+    open_files: int = 256
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "Limits":
+        """From a ``tutor.core.config.Settings`` (or anything with the same attributes)."""
+        values = {}
+        for name in LIMIT_NAMES:
+            value = getattr(settings, name, None)
+            if value is not None:
+                values[name] = value
+        return cls(**values)
+
+    def with_overrides(self, **overrides: Any) -> "Limits":
+        """A copy with the given fields changed; None means keep (an exercise's own timeout)."""
+        known = {f.name for f in fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise TypeError(f"unknown limit(s): {', '.join(sorted(unknown))}")
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,272 @@
+"""The Sandbox: a pool of warm workers that the app and the check engine share.
+
+Warm-up (choosing the isolation, starting workers, importing torch in them) happens in the
+background so the app opens at once; a run that arrives early waits for it. Every worker is
+started from one long-lived thread: bubblewrap's ``--die-with-parent`` and the worker's own
+PDEATHSIG fire when the *thread* that started them ends, not the process.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import os
+import queue
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from typing import Any
+
+from tutor.sandbox import isolation as iso
+from tutor.sandbox.classify import classify
+from tutor.sandbox.limits import Limits
+from tutor.sandbox.process import ProbeSpec, WorkerDied, WorkerProcess
+from tutor.sandbox.result import LearnerError, RunResult
+
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-sandbox-spawner")
+_OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+#: Default preloads beyond torch's own: the check engine's probe captures torch functions early.
+DEFAULT_PRELOAD = ("tutor.checks.probe",)
+
+
+class SandboxUnavailable(Exception):
+    """The sandbox could not start (no torch in the worker interpreter, bwrap required but broken)."""
+
+
+class Sandbox:
+    """Runs code in fresh, limited children of warm workers. Thread-safe; use as a context manager.
+
+    Args:
+        settings_or_limits: a ``Settings`` (limits, workers, python and isolation are read from
+            it), a ``Limits``, or None for the defaults.
+        workers: warm workers kept ready (default: the setting, else 1).
+        python: interpreter for the workers; it must have torch (default: this one).
+        isolation: "auto", "bwrap" or "none" (see ``tutor.sandbox.isolation``).
+        preload: modules every worker imports before forking, beyond torch's.
+    """
+
+    def __init__(self, settings_or_limits: Any = None, workers: int | None = None,
+                 python: str | None = None, isolation: str | None = None,
+                 preload: list[str] | tuple[str, ...] | None = None):
+        if isinstance(settings_or_limits, Limits):
+            self.limits, settings = settings_or_limits, None
+        elif settings_or_limits is None:
+            self.limits, settings = Limits(), None
+        else:
+            self.limits, settings = Limits.from_settings(settings_or_limits), settings_or_limits
+        self.workers = int(workers or getattr(settings, "workers", None) or 1)
+        self.python = python or getattr(settings, "python", None) or iso.default_python()
+        self.requested_isolation = isolation or getattr(settings, "isolation", None) or "auto"
+        self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
+        self._lock = threading.Lock()
+        self._started = False
+        self._closed = False
+        self._ready = threading.Event()
+        self._startup_error: str | None = None
+        self._info: iso.IsolationInfo | None = None
+        self._idle: "queue.Queue[WorkerProcess]" = queue.Queue()
+        self._busy: set[WorkerProcess] = set()
+        self._all: list[WorkerProcess] = []
+        self._scratch_root: str | None = None
+        self._cgroups = False
+        self._counter = 0
+        self.warmup_s: float | None = None
+        self.worker_info: dict = {}
+        _OPEN.add(self)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> "Sandbox":
+        """Begin warming up in the background; returns at once."""
+        with self._lock:
+            if self._started:
+                return self
+            if self._closed:
+                raise SandboxUnavailable("the sandbox is closed")
+            self._started = True
+        _SPAWNER.submit(self._warm_up)
+        return self
+
+    def _warm_up(self) -> None:
+        started = time.perf_counter()
+        try:
+            self._info = iso.choose(self.requested_isolation, self.python)
+            self._cgroups = self._info.process_limit == "cgroup"
+            self._scratch_root = tempfile.mkdtemp(prefix="torch-tutor-")
+            os.chmod(self._scratch_root, 0o711)
+            fresh = [self._new_worker() for _ in range(self.workers)]
+            for worker in fresh:
+                worker.spawn()
+            for worker in fresh:
+                self.worker_info = worker.wait_ready(timeout=300)
+                self._idle.put(worker)
+            self.warmup_s = time.perf_counter() - started
+        except Exception as exc:  # reported to every caller of run/wait_ready
+            self._startup_error = str(exc)
+        finally:
+            self._ready.set()
+
+    def _new_worker(self) -> WorkerProcess:
+        self._counter += 1
+        worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
+                               preload=self.preload, processes=self.limits.processes,
+                               name=f"w{self._counter}", cgroups=self._cgroups)
+        with self._lock:
+            self._all.append(worker)
+        return worker
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """True once warm; raises SandboxUnavailable when warm-up failed."""
+        self.start()
+        if not self._ready.wait(timeout):
+            return False
+        if self._startup_error:
+            raise SandboxUnavailable(self._startup_error)
+        return True
+
+    @property
+    def isolation(self) -> iso.IsolationInfo:
+        self.wait_ready()
+        assert self._info is not None
+        return self._info
+
+    @property
+    def status(self) -> str:
+        """One line for a status bar."""
+        if self._closed:
+            return "closed"
+        if not self._started:
+            return "not started"
+        if not self._ready.is_set():
+            return "warming up"
+        if self._startup_error:
+            return f"unavailable: {self._startup_error}"
+        return "busy" if self._busy else "ready"
+
+    def close(self) -> None:
+        """Stop every worker and everything they started; remove the scratch directories."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._started:
+            self._ready.wait(330)
+        for worker in list(self._all):
+            worker.close()
+        if self._scratch_root:
+            shutil.rmtree(self._scratch_root, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ runs
+
+    def cancel(self) -> None:
+        """Stop the runs in flight: their whole process trees are gone within a second."""
+        for worker in list(self._busy):
+            worker.cancel("cancelled")
+
+    def run(self, code: str, limits: Limits | None = None, filename: str = "<snippet>",
+            probe: ProbeSpec | None = None, *, stats: bool = False,
+            threads: int | None = None) -> RunResult:
+        """Run ``code`` in a fresh child and wait for the result (blocking, thread-safe).
+
+        Args:
+            limits: this run's limits (an exercise's own timeout); default: the sandbox's.
+            filename: what tracebacks call the code, so line numbers match the learner's editor.
+            probe: the check engine's program, run after the code in the same child.
+            stats: also measure the child's private memory (costs a few milliseconds).
+            threads: torch intra-op threads for the run (default: the CPUs this process may use).
+        """
+        limits = limits or self.limits
+        if not self.wait_ready(timeout=330):
+            raise SandboxUnavailable("the sandbox did not finish warming up")
+        if self._closed:
+            raise SandboxUnavailable("the sandbox is closed")
+        if not self._all:  # every worker died and could not be replaced: try once more now
+            try:
+                self._idle.put(self._replace(None))
+            except Exception as exc:
+                raise SandboxUnavailable(f"no sandbox worker could start: {exc}") from None
+        worker = self._idle.get()
+        with self._lock:
+            self._busy.add(worker)
+        request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
+                   "stats": stats, "threads": threads or _cpu_count()}
+        try:
+            raw = worker.run(request, limits)
+            raw.probe_requested = probe is not None
+            return classify(raw, limits)
+        except WorkerDied as exc:
+            worker.close()
+            try:
+                worker = self._replace(worker)
+            except Exception:  # the next run reports it, through wait_ready or a new attempt
+                worker = None
+            return RunResult(status="sandbox-failure", isolation=self._info.level,
+                             message="The sandbox worker died; a new one is starting.",
+                             error=LearnerError("WorkerDied", str(exc), str(exc)))
+        finally:
+            with self._lock:
+                self._busy.discard(worker)
+            if worker is not None and not self._closed:
+                self._idle.put(worker)
+
+    def _replace(self, dead: WorkerProcess | None) -> WorkerProcess | None:
+        with self._lock:
+            if dead in self._all:
+                self._all.remove(dead)
+            self._busy.discard(dead)
+            if self._closed:
+                return None
+        return _SPAWNER.submit(self._start_one).result()
+
+    def _start_one(self) -> WorkerProcess:
+        worker = self._new_worker()
+        worker.spawn()
+        worker.wait_ready(timeout=300)
+        return worker
+
+
+def _cpu_count() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_default: Sandbox | None = None
+_default_lock = threading.Lock()
+
+
+def default_sandbox() -> Sandbox:
+    """A process-wide Sandbox with the user's settings, started on first use."""
+    global _default
+    with _default_lock:
+        if _default is None or _default._closed:
+            try:
+                from tutor.core.config import load_settings
+
+                _default = Sandbox(load_settings())
+            except Exception:
+                _default = Sandbox()
+        return _default.start()
+
+
+def run(code: str, limits: Limits | None = None, **kwargs: Any) -> RunResult:
+    """One run on the default sandbox (warm after the first call)."""
+    return default_sandbox().run(code, limits, **kwargs)
+
+
+@atexit.register
+def _close_all() -> None:
+    for sandbox in list(_OPEN):
+        try:
+            sandbox.close()
+        except Exception:
+            pass

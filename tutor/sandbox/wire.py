@@ -1,0 +1,101 @@
+"""Framing shared by the tutor and its sandbox workers: length-prefixed JSON, file descriptors
+riding along as SCM_RIGHTS.
+
+This module is imported inside the worker, which may run under another interpreter that has
+torch but none of the tutor's dependencies: standard library only.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import socket
+import struct
+
+_HEADER = struct.Struct("!I")
+#: A request carries the learner's code and a probe payload; a reply carries only metadata.
+MAX_FRAME = 64 * 1024 * 1024
+#: The probe's report (profiler tables can be large) is capped separately, on both sides.
+MAX_REPORT = 8 * 1024 * 1024
+_MAX_FDS = 8
+
+
+class WireError(Exception):
+    """The peer closed the channel or sent something that is not a frame."""
+
+
+def send_frame(sock: socket.socket, message: dict, fds: list[int] = ()) -> None:
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    data = _HEADER.pack(len(body)) + body
+    if fds:
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
+        # Ancillary data travels with the first byte: send the header with it, the rest after.
+        sent = sock.sendmsg([data[: _HEADER.size]], ancillary)
+        data = data[sent:]
+    sock.sendall(data)
+
+
+def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
+    """One message and the descriptors sent with it; WireError on EOF or garbage."""
+    fds: list[int] = []
+    header = b""
+    while len(header) < _HEADER.size:
+        chunk, ancdata, _flags, _addr = sock.recvmsg(
+            _HEADER.size - len(header), socket.CMSG_SPACE(_MAX_FDS * 4))
+        for level, kind, payload in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                usable = len(payload) - len(payload) % 4
+                fds.extend(array.array("i", payload[:usable]))
+        if not chunk:
+            _close_all(fds)
+            raise WireError("channel closed")
+        header += chunk
+    (size,) = _HEADER.unpack(header)
+    if size > MAX_FRAME:
+        _close_all(fds)
+        raise WireError(f"frame of {size} bytes is over the limit")
+    body = bytearray()
+    while len(body) < size:
+        chunk = sock.recv(min(size - len(body), 1 << 20))
+        if not chunk:
+            _close_all(fds)
+            raise WireError("channel closed mid-frame")
+        body += chunk
+    try:
+        message = json.loads(body)
+    except ValueError as exc:
+        _close_all(fds)
+        raise WireError(f"not JSON: {exc}") from None
+    if not isinstance(message, dict):
+        _close_all(fds)
+        raise WireError("frame is not an object")
+    return message, fds
+
+
+def encode_report(message: dict) -> bytes:
+    """The child's one report: header + JSON, written once to the private report pipe."""
+    body = json.dumps(message, separators=(",", ":"), default=repr).encode("utf-8")
+    return _HEADER.pack(len(body)) + body
+
+
+def decode_report(data: bytes) -> dict:
+    """Inverse of encode_report; ValueError when the bytes are not exactly one report."""
+    if len(data) < _HEADER.size:
+        raise ValueError("report is empty or cut short")
+    (size,) = _HEADER.unpack(data[: _HEADER.size])
+    if size != len(data) - _HEADER.size:
+        raise ValueError("report length does not match its header")
+    message = json.loads(data[_HEADER.size:])
+    if not isinstance(message, dict):
+        raise ValueError("report is not an object")
+    return message
+
+
+def _close_all(fds: list[int]) -> None:
+    import os
+
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass

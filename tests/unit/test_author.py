@@ -63,3 +63,51 @@ def test_lint_warnings(make_pack):
     assert "repeats a hint" in joined and "has 2 hints" in joined
     assert all(w.split(":")[0].endswith("lesson.yaml") and ": warning: " in w for w in warnings), warnings
     assert any(":22:5:" in w for w in warnings if "asks the same question" in w)  # the step, one line up
+
+
+def test_authoring_reference_is_current():
+    from tutor.core.docgen import BEGIN, END, reference_markdown
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "authoring.md").read_text(encoding="utf-8")
+    start, end = doc.index(BEGIN), doc.index(END) + len(END) + 1
+    assert doc[start:end] == reference_markdown(), (
+        "docs/authoring.md's reference is stale: replace it with `torch-tutor schema --markdown`")
+
+
+def test_reference_names_every_field_of_every_check_kind():
+    from tutor.core.checks import CHECK_KINDS
+    from tutor.core.docgen import reference_markdown
+
+    text = reference_markdown()
+    for kind in CHECK_KINDS:
+        assert f"(`kind: {kind}`)" in text
+    assert "`close_to`" in text and "`top1_in`" in text and "`slack_per_step`" in text
+
+
+def test_validate_watch_revalidates_on_save(tmp_path):
+    import time
+
+    folder = tmp_path / "course"
+    scaffold(folder)
+    proc = subprocess.Popen([sys.executable, "-m", "tutor", "validate", "--no-run", "--watch", str(folder)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines: list[str] = []
+
+        def wait_for(text: str, timeout: float = 30) -> None:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                line = proc.stdout.readline()
+                lines.append(line)
+                if text in line:
+                    return
+            raise AssertionError(f"{text!r} not seen in {lines}")
+
+        wait_for("watching")
+        lesson = folder / "01-first-lesson.yaml"
+        lesson.write_text(lesson.read_text().replace("title: Views and copies", "titel: Views"))
+        wait_for("changed: 01-first-lesson.yaml")
+        wait_for("did you mean 'title'")
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "tutor.cli.settings",
     "tutor.cli.author",
     "tutor.cli.sandbox",
+    "tutor.cli.checking",
 )
 
 EXIT_CODES = """exit codes:

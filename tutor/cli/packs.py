@@ -18,16 +18,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_list)
 
     p = subparsers.add_parser("validate", help="check packs for problems",
-                              description="Check the structure and schema of each pack and report every "
-                              "problem as file:line:col: message.")
+                              description="Check the structure and schema of each pack, then run it: every "
+                              "exercise's starter must fail a check and its solution pass them all, every "
+                              "example must give its expected outcome, every predict-quiz's code must run. "
+                              "Every problem is reported as file:line:col: message.")
     p.add_argument("packs", nargs="+", metavar="PACK", help="a pack folder or its pack.yaml")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML results to FILE (for CI)")
+    p.add_argument("--no-run", action="store_true", help="check structure and schema only; run nothing")
+    p.add_argument("--watch", action="store_true",
+                   help="validate again every time a file of the pack changes (ctrl+c to stop)")
     p.set_defaults(func=cmd_validate)
 
     p = subparsers.add_parser("schema", help="print the JSON Schema of the pack format",
                               description="Print the JSON Schema of pack.yaml (or of a lesson file) so a "
                               "YAML language server can validate packs as you type.")
     p.add_argument("--lesson", action="store_true", help="the schema of a lesson file instead")
+    p.add_argument("--markdown", action="store_true",
+                   help="the format reference as Markdown (the one in docs/authoring.md)")
     p.set_defaults(func=cmd_schema)
 
 
@@ -68,33 +76,105 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 @guarded
 def cmd_validate(args: argparse.Namespace) -> int:
+    if not args.watch:
+        return _validate_once(args)
+    from tutor.core.watch import watch_packs
+
+    return watch_packs([Path(p) for p in args.packs], lambda: _validate_once(args))
+
+
+def _validate_once(args: argparse.Namespace) -> int:
+    from tutor.core.lint import lint
     from tutor.core.loader import PackError, load_pack
 
     results = []
+    junit: list = []
     failed = False
-    for value in args.packs:
-        path = Path(value)
-        try:
-            pack = load_pack(path)
-        except PackError as exc:
-            failed = True
-            results.append({"pack": value, "ok": False, "problems": [p.to_json() for p in exc.problems]})
+    sandbox = None
+    try:
+        for value in args.packs:
+            path = Path(value)
+            try:
+                pack = load_pack(path)
+            except PackError as exc:
+                failed = True
+                results.append({"pack": value, "ok": False, "problems": [p.to_json() for p in exc.problems]})
+                junit.append((value, [_load_failure(exc)]))
+                if not args.json:
+                    for problem in exc.problems:
+                        print(problem)
+                    print(f"{value}: {len(exc.problems)} problem(s)", file=sys.stderr)
+                continue
+            warnings = lint(pack)
+            entry = {"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons), "problems": [],
+                     "warnings": [w.to_json() for w in warnings]}
+            results.append(entry)
             if not args.json:
-                for problem in exc.problems:
-                    print(problem)
-                print(f"{value}: {len(exc.problems)} problem(s)", file=sys.stderr)
-            continue
-        results.append({"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons), "problems": []})
-        if not args.json:
-            print(f"{value}: ok ({pack.id} v{pack.version}, {len(pack.lessons)} lessons)")
+                for warning in warnings:
+                    print(warning)
+                note = f", {len(warnings)} warning(s)" if warnings else ""
+                print(f"{value}: ok ({pack.id} v{pack.version}, {len(pack.lessons)} lessons{note})")
+            if args.no_run:
+                continue
+            if sandbox is None:
+                sandbox = _validation_sandbox(args)
+            runs = _run_pack(pack, path, sandbox, quiet=args.json)
+            junit.append((pack.id, runs))
+            entry["runs"] = [run.to_json() for run in runs]
+            entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+            if any(not run.ok for run in runs):
+                entry["ok"] = False
+                failed = True
+                if not args.json:
+                    problems = [p for run in runs for p in run.problems]
+                    for problem in problems:
+                        print(problem)
+                    print(f"{value}: {len(problems)} problem(s) when running it", file=sys.stderr)
+            elif not args.json:
+                print(f"{value}: ran {len(runs)} starters, solutions, examples and quizzes: all as expected")
+    finally:
+        if sandbox is not None:
+            sandbox.close()
+    if args.junit:
+        from tutor.core.validate_run import junit_xml
+
+        Path(args.junit).write_text(junit_xml(junit), encoding="utf-8")
     if args.json:
         print_json(results)
     return 1 if failed else 0
 
 
+def _load_failure(exc):
+    from tutor.core.validate_run import StepRun
+
+    return StepRun("", "pack", "load", False, f"{len(exc.problems)} problem(s)", 0.0, list(exc.problems))
+
+
+def _validation_sandbox(args: argparse.Namespace):
+    from tutor.sandbox import Sandbox
+
+    return Sandbox(settings_from_args(args)).start()
+
+
+def _run_pack(pack, path: Path, sandbox, *, quiet: bool):
+    from tutor.core.validate_run import validate_runs
+
+    def progress(run) -> None:
+        if not quiet:
+            mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
+            print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
+
+    return validate_runs(pack, path, sandbox, progress=progress)
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from tutor.core.models import lesson_json_schema, pack_json_schema
 
+    if args.markdown:
+        from tutor.core.docgen import reference_markdown
+
+        sys.stdout.write(reference_markdown())
+        return 0
     schema = lesson_json_schema() if args.lesson else pack_json_schema()
     sys.stdout.write(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
     return 0
@@ -102,10 +182,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 @guarded
 def open_app(args: argparse.Namespace) -> int:
-    try:
-        from tutor.app import run_app
-    except ImportError:
-        print("The tutor app is not part of this build yet; `torch-tutor list` shows the packs.",
-              file=sys.stderr)
-        return 2
+    """`torch-tutor` with no command: the app, resuming where the learner left off."""
+    from tutor.app import run_app
+
     return run_app(args)

@@ -203,11 +203,17 @@ class MemoryCheck(CheckBase):
     expect: Literal["flat", "grows"] = "flat"
     measure: Literal["auto", "graph", "rss", "cuda"] = Field(
         "auto",
-        description="graph: bytes of tensors reachable from the result through autograd graphs; "
-        "cuda: torch.cuda.memory_allocated; auto: cuda on a CUDA run, else graph",
+        description="graph: bytes of tensors reachable from the result, through autograd graphs too "
+        "(exact and noise-free, on CPU and CUDA); rss: the process's resident memory (only for large "
+        "signals); cuda: torch.cuda.memory_allocated; auto: graph",
     )
     tolerance: float = Field(
         0.25, ge=0, description="flat: the last step may keep at most this fraction more than the first"
+    )
+    slack_per_step: int = Field(
+        64, ge=0,
+        description="flat: bytes per extra step allowed on top of tolerance (a list of floats or of "
+        "detached scalars grows a little, and is not a leak)",
     )
 
     _call = field_validator("call")(_expression)

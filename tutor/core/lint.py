@@ -56,7 +56,8 @@ def _warnings(pack: Pack) -> Iterator[Problem]:
                              f"languages ({', '.join(pack.languages)}) do not list", *ids)
             if isinstance(step, QuizBase):
                 for question in _texts(step.question):
-                    key = _normalise(question)
+                    # predict quizzes share their question ("what does this print?"): the code differs
+                    key = _normalise(question) + "\0" + getattr(step, "code", "")
                     if key in questions and questions[key] != ids:
                         first = "/".join(questions[key])
                         yield at(f"quiz {step.id!r} asks the same question as {first}", *ids)

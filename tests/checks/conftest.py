@@ -1,0 +1,47 @@
+"""Engine tests run learner code for real: one warm sandbox for the whole session."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tutor.core.grading import check_exercise
+from tutor.core.models import Exercise
+
+FIXTURE_PACK = Path(__file__).parent / "fixtures" / "engine-pack"
+
+
+@pytest.fixture(scope="session")
+def sandbox():
+    from tutor.sandbox import Limits, Sandbox
+
+    box = Sandbox(Limits(wall_time=20.0, cpu_time=60.0), workers=1).start()
+    assert box.wait_ready(300), "the sandbox did not warm up"
+    yield box
+    box.close()
+
+
+def make_exercise(*checks: dict, timeout: float | None = None) -> Exercise:
+    """An exercise around the given checks (descriptions default to the id)."""
+    full = [{"description": c["id"], **c} for c in checks]
+    return Exercise.model_validate({
+        "id": "fixture", "kind": "exercise", "body": "test", "starter": "", "solution": "",
+        "contract": [{"name": "f", "signature": "f()", "description": "d"}],
+        "hints": ["one", "two"], "checks": full, "timeout": timeout,
+    })
+
+
+@pytest.fixture
+def grade(sandbox):
+    """grade(code, *checks) -> ExerciseReport, through the real sandbox."""
+
+    def run(code: str, *checks: dict, timeout: float | None = None):
+        return check_exercise(sandbox, make_exercise(*checks, timeout=timeout), textwrap.dedent(code))
+
+    return run
+
+
+def by_id(report):
+    return {c.id: c for c in report.checks}

@@ -1,0 +1,200 @@
+"""What every check kind shares: the case namespace, seeding, time limits and error reports.
+
+A check never sees the learner's namespace itself: each case gets a shallow copy of the
+learner's globals plus ``torch``, ``nn``, ``F`` and ``np`` and the case's bindings, re-seeded,
+so one check's side effects cannot leak into the next and the same code always meets the same
+inputs.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+
+
+from tutor.checks import guard, refs, render
+
+_walk_tb = traceback.walk_tb
+
+
+class CheckTimeout(BaseException):
+    """Raised (repeatedly) by SIGALRM in a check that ran out of time. A BaseException, and
+    re-raised every few milliseconds, so ``except Exception: pass`` in a learner's loop cannot
+    swallow it for good."""
+
+
+class Failed(Exception):
+    """The learner's code ran but behaved wrongly; the message is the learner-facing sentence."""
+
+    def __init__(self, message: str, expected: str | None = None, got: str | None = None, data=None):
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+        self.got = got
+        self.data = data
+
+
+class CodeRaised(Exception):
+    """Code evaluated for a check raised; ``source`` is the check expression being evaluated."""
+
+    def __init__(self, error: BaseException, source: str):
+        super().__init__(source)
+        self.error = error
+        self.source = source
+
+
+class Learner:
+    """Where the learner's code lives, to point at the learner's own line in a traceback."""
+
+    def __init__(self, filename: str, source: str | None):
+        self.filename = filename
+        self.lines = (source or "").splitlines()
+
+    def line(self, lineno: int | None) -> str:
+        if lineno is None or not 1 <= lineno <= refs.len_(self.lines):
+            return ""
+        return self.lines[lineno - 1].strip()
+
+    def last_line(self, tb) -> int | None:
+        """The innermost frame of the traceback that is in the learner's file."""
+        found = None
+        for frame, lineno in _walk_tb(tb):
+            if frame.f_code.co_filename == self.filename:
+                found = lineno
+        return found
+
+    def explain(self, error: BaseException, source: str | None = None) -> dict:
+        """An exception as the learner should read it: type, message, their line."""
+        kind = refs.type_(error).__name__
+        try:
+            message = refs.str_(error)
+        except Exception:  # a learner's exception whose __str__ raises
+            message = ""
+        lineno = self.last_line(error.__traceback__)
+        text = f"{kind}: {render.clip(message, 300)}" if message else kind
+        if lineno is not None:
+            code = self.line(lineno)
+            text += f" (line {lineno} of your code" + (f": `{render.clip(code, 80)}`)" if code else ")")
+        elif source:
+            text += f" (while evaluating `{render.clip(source.strip(), 80)}`)"
+        return {"type": kind, "message": render.clip(message, 2000), "lineno": lineno, "text": text}
+
+
+class TimeLimit:
+    """A per-check wall-clock limit enforced with SIGALRM in the child's main thread."""
+
+    REPEAT = 0.02
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.fired = False
+        self._previous = None
+
+    def _handler(self, signum, frame):
+        self.fired = True
+        raise CheckTimeout()
+
+    def __enter__(self):
+        self._previous = refs.signal_signal(refs.SIGALRM, self._handler)
+        refs.setitimer(refs.ITIMER_REAL, max(self.seconds, 0.001), self.REPEAT)
+        return self
+
+    def __exit__(self, *exc):
+        refs.setitimer(refs.ITIMER_REAL, 0, 0)
+        refs.signal_signal(refs.SIGALRM, self._previous or 0)
+        return False
+
+
+def seed_all(seed: int) -> None:
+    refs.random_seed(seed)
+    refs.torch_manual_seed(seed)
+    if refs.np_seed is not None:
+        refs.np_seed(seed % (2**32))
+
+
+def reset_modes() -> None:
+    """Start every check in the default grad/autocast state, whatever the learner's top level
+    left switched on (an inference-mode leak is handled by :class:`Case` with a guard)."""
+    refs.set_grad_enabled_raw(True)
+    for device in ("cpu", "cuda"):
+        try:
+            if refs.autocast_enabled(device):
+                refs.set_autocast_enabled(device, False)
+        except (RuntimeError, KeyError):
+            continue
+
+
+class Case:
+    """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
+
+    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict):
+        self.learner = learner
+        self.check = check
+        self.bindings = bindings
+        self.seed = check.get("seed", 0)
+        namespace = dict(learner_globals)
+        namespace.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
+        if refs.numpy_module is not None:
+            namespace["np"] = refs.numpy_module
+        namespace.update(bindings)
+        self.namespace = namespace
+        self._base_names = set(namespace) - set(bindings)
+        self._label = f"<check {check.get('id', '?')}>"
+
+    def prepare(self) -> None:
+        seed_all(self.seed)
+        setup = self.check.get("setup")
+        if setup:
+            self.run(setup)
+
+    def _compile(self, source: str, mode: str):
+        return refs.compile_(source, self._label, mode)
+
+    def eval(self, source: str):
+        """Evaluate a check expression; learner code it calls may raise (-> CodeRaised)."""
+        try:
+            return refs.eval_(self._compile(source, "eval"), self.namespace)
+        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # noqa: BLE001 - the learner's exception is the result
+            raise CodeRaised(error, source) from None
+        finally:
+            guard.restore()
+
+    def run(self, source: str) -> None:
+        try:
+            refs.exec_(self._compile(source, "exec"), self.namespace)
+        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # noqa: BLE001
+            raise CodeRaised(error, source) from None
+        finally:
+            guard.restore()
+
+    def call(self, function, *args, restore: bool = True):
+        """Call something the learner gave us (a workload, a ranking function).
+
+        ``restore=False`` skips undoing monkeypatches afterwards (about a millisecond): for calls
+        that are being timed or profiled, followed by one ``guard.restore()`` when they are done.
+        """
+        try:
+            return function(*args)
+        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # noqa: BLE001
+            raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None
+        finally:
+            if restore:
+                guard.restore()
+
+    def describe(self) -> str:
+        """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""
+        names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
+        parts = []
+        plain = render.bindings_text(self.bindings)
+        if plain:
+            parts.append(plain)
+        tensors = render.inputs_text(self.namespace, names)
+        if tensors:
+            parts.append(tensors)
+        return "for " + ", ".join(parts) if parts else ""

@@ -1,0 +1,69 @@
+"""Undo the learner's monkeypatching of torch, numpy and builtins before a check looks.
+
+The checks' own code uses the references in :mod:`tutor.checks.refs`, but an instructor's
+expressions (``close_to: x @ w``) run in the check namespace and call ``torch`` like anyone else.
+So the probe snapshots the attribute tables of the modules and classes those expressions use
+when it is imported (in the worker, before any learner code exists), and puts back every entry
+the learner replaced or deleted. Names the learner only *added* to a module are left alone
+(torch adds lazily imported submodules itself); on a class they are removed, because there they
+shadow an inherited attribute (``torch.Tensor.requires_grad = property(...)``).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import random
+import time
+
+from tutor.checks import refs
+
+_MODULES = [builtins, math, random, time, refs.torch_module, refs.nn_module, refs.F_module,
+            refs.torch_module.autograd, refs.torch_module.profiler, refs.torch_module.cuda]
+if refs.numpy_module is not None:
+    _MODULES += [refs.numpy_module, refs.numpy_module.random]
+_CLASSES = [refs.Tensor, refs.Parameter, refs.Module]
+# torch rebinds a few module globals itself after import; they are not the learner's doing
+_VOLATILE = {"__warningregistry__", "_", "__loader__", "__spec__"}
+
+_setattr = setattr
+_delattr = delattr
+
+
+def _table(obj) -> dict:
+    return dict(refs.object_getattribute(obj, "__dict__"))
+
+
+_SNAPSHOT = [(obj, _table(obj)) for obj in _MODULES + _CLASSES]
+_IS_CLASS = {refs.id_(obj) for obj in _CLASSES}
+#: Everything repaired in this process (a child serves one run), for the learner-facing note.
+REPAIRED: set[str] = set()
+
+
+def _label(obj) -> str:
+    return refs.object_getattribute(obj, "__name__")
+
+
+def restore() -> list[str]:
+    """Put back what was replaced; returns the dotted names it had to repair."""
+    repaired: list[str] = []
+    for obj, saved in _SNAPSHOT:
+        current = refs.object_getattribute(obj, "__dict__")
+        for key, value in saved.items():
+            if key in _VOLATILE:
+                continue
+            if key not in current or current[key] is not value:
+                try:
+                    _setattr(obj, key, value)
+                except (AttributeError, TypeError):  # read-only slots cannot have changed either
+                    continue
+                repaired.append(f"{_label(obj)}.{key}")
+        if refs.id_(obj) in _IS_CLASS:
+            for key in [k for k in current if k not in saved]:
+                try:
+                    _delattr(obj, key)
+                except (AttributeError, TypeError):
+                    continue
+                repaired.append(f"{_label(obj)}.{key}")
+    REPAIRED.update(repaired)
+    return repaired

@@ -1,0 +1,169 @@
+"""``memory``: how much memory what a call returns keeps alive, as the number of steps grows.
+
+On the CPU the measure is exact and noise-free: the bytes of every tensor reachable from the
+returned objects, including through their autograd graphs (``grad_fn.next_functions``, the
+saved tensors each node exposes as ``_saved_*``, leaves behind ``AccumulateGrad.variable``),
+each storage counted once. RSS is offered for signals too large to miss; on a CUDA run
+``torch.cuda.memory_allocated`` is used.
+"""
+
+from __future__ import annotations
+
+from tutor.checks import modules, refs, render
+from tutor.checks.context import Case, Failed
+
+_SAVED_NAMES: dict[type, list[str]] = {}
+_MAX_OBJECTS = 200_000
+
+
+def _saved_names(node) -> list[str]:
+    kind = refs.type_(node)
+    names = _SAVED_NAMES.get(kind)
+    if names is None:
+        names = [n for n in refs.dir_(node) if n.startswith("_saved_") and not n.endswith(("_sym_sizes", "_sym_strides"))]
+        _SAVED_NAMES[kind] = names
+    return names
+
+
+class Reachable:
+    """Everything tensor-shaped reachable from a value; storages deduplicated."""
+
+    def __init__(self):
+        self.storages: dict[int, int] = {}
+        self.devices: set[str] = set()
+        self._seen: set[int] = set()
+
+    def add_tensor(self, tensor) -> None:
+        if refs.id_(tensor) in self._seen:
+            return
+        self._seen.add(refs.id_(tensor))
+        device = refs.t_device(tensor)
+        self.devices.add(device.type)
+        if device.type != "meta":
+            storage = refs.t_untyped_storage(tensor)
+            pointer = refs.storage_data_ptr(storage)
+            self.storages[pointer or refs.id_(storage)] = refs.storage_nbytes(storage)
+        if refs.t_is_leaf(tensor):  # only leaves keep a .grad
+            grad = refs.t_grad(tensor)
+            if grad is not None:
+                self.add_tensor(grad)
+        node = refs.t_grad_fn(tensor)
+        if node is not None:
+            self.add_graph(node)
+
+    def add_graph(self, root) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node is None or refs.id_(node) in self._seen or refs.len_(self._seen) > _MAX_OBJECTS:
+                continue
+            self._seen.add(refs.id_(node))
+            for name in _saved_names(node):
+                try:
+                    saved = refs.getattr_(node, name)
+                except (RuntimeError, AttributeError):  # freed by backward(): keeps nothing alive
+                    continue
+                for item in saved if refs.type_(saved) in (tuple, list) else (saved,):
+                    if render.is_tensor(item):
+                        self.add_tensor(item)
+            variable = refs.getattr_(node, "variable", None)
+            if variable is not None and render.is_tensor(variable):
+                self.add_tensor(variable)
+            for child, _ in refs.getattr_(node, "next_functions", ()):
+                stack.append(child)
+
+    def add(self, value, depth: int = 0) -> None:
+        if refs.len_(self._seen) > _MAX_OBJECTS:
+            return
+        if refs.isinstance_(value, refs.Tensor):
+            self.add_tensor(value)
+            return
+        if depth > 20 or refs.id_(value) in self._seen:
+            return
+        self._seen.add(refs.id_(value))
+        kind = refs.type_(value)
+        if kind in (list, tuple, set, frozenset):
+            for item in value:
+                self.add(item, depth + 1)
+        elif kind is dict:
+            for item in value.values():
+                self.add(item, depth + 1)
+        elif modules.is_module(value):
+            for _, tensor in modules.group(value, "_parameters") + modules.group(value, "_buffers"):
+                self.add_tensor(tensor)
+        elif kind.__module__ not in ("builtins",) and refs.hasattr_(value, "__dict__"):
+            try:
+                members = refs.object_getattribute(value, "__dict__")
+            except (AttributeError, TypeError):
+                return
+            if refs.type_(members) is dict:
+                for item in members.values():
+                    self.add(item, depth + 1)
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.storages.values())
+
+
+def _rss() -> int:
+    with refs.open_("/proc/self/statm") as handle:
+        resident = refs.int_(handle.read().split()[1])
+    return resident * refs.sysconf("SC_PAGE_SIZE")
+
+
+def fmt_bytes(count: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if abs(count) < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit == "bytes" else f"{count:.1f} {unit}"
+        count /= 1024
+    return f"{count:.1f} GiB"
+
+
+def run(check: dict, case: Case):
+    steps = check.get("steps") or [4, 8, 16, 32]
+    measure = check.get("measure", "auto")
+    curve = []
+    used = measure
+    for n in steps:
+        case.namespace["n"] = n
+        baseline = 0
+        if measure in ("rss", "cuda"):  # a full collection costs ~0.5 s with torch loaded
+            refs.gc_collect()
+        if measure == "rss":
+            baseline = _rss()
+        elif measure == "cuda":
+            refs.cuda_synchronize()
+            baseline = refs.cuda_memory_allocated()
+        result = case.eval(check["call"])
+        if measure == "rss":
+            refs.gc_collect()
+            kept = _rss() - baseline
+        elif measure == "cuda":
+            refs.cuda_synchronize()
+            kept = refs.cuda_memory_allocated() - baseline
+        else:
+            reachable = Reachable()
+            reachable.add(result)
+            kept = reachable.bytes
+            used = "graph"
+        del result
+        curve.append([n, max(int(kept), 0)])
+    data = {"measure": used, "curve": curve}
+    _verdict(check, curve, data)
+    return data
+
+
+def _verdict(check: dict, curve: list, data: dict) -> None:
+    (first_n, first), (last_n, last) = curve[0], curve[-1]
+    tolerance = check.get("tolerance", 0.25)
+    slack = check.get("slack_per_step", 64) * (last_n - first_n)
+    flat = last <= first * (1 + tolerance) + slack
+    per_step = (last - first) / (last_n - first_n)
+    summary = f"{fmt_bytes(first)} at n={first_n}, {fmt_bytes(last)} at n={last_n}"
+    if check.get("expect", "flat") == "flat" and not flat:
+        raise Failed(f"the memory kept alive by the result grows with the number of steps: {summary} "
+                     f"(about {fmt_bytes(per_step)} more per step); expected it to stay flat",
+                     expected="flat", got=f"grows by about {fmt_bytes(per_step)} per step", data=data)
+    if check.get("expect") == "grows" and flat:
+        raise Failed(f"expected the memory kept alive to grow with the number of steps, but it stays flat: {summary}",
+                     expected="grows", got="flat", data=data)

@@ -1,0 +1,119 @@
+"""``module``: a module's mode, parameters and buffers, optionally after ``.to()`` or some code."""
+
+from __future__ import annotations
+
+from tutor.checks import modules, refs, render
+from tutor.checks.context import Case, Failed
+
+
+def _module(case: Case, source: str):
+    value = case.eval(source)
+    if not modules.is_module(value):
+        raise Failed(f"`{source}` gave {render.describe(value)}, expected an nn.Module",
+                     expected="an nn.Module", got=render.describe(value))
+    return value
+
+
+def run(check: dict, case: Case):
+    module = _module(case, check["value"])
+    before = modules.settings(module) if check.get("hyperparameters_unchanged") else None
+    target = check.get("to")
+    if target is not None:
+        case.namespace["module"] = module
+        case.namespace["__tutor_device__"] = target
+        moved = case.eval("module.to(__tutor_device__)")
+        if not modules.is_module(moved):
+            raise Failed(f".to({target!r}) returned {render.describe(moved)}, expected the module",
+                         expected="the module", got=render.describe(moved))
+        module = moved
+        _all_moved(module, target)
+    case.namespace["module"] = module
+    if check.get("run"):
+        case.run(check["run"])
+    if check.get("training") is not None:
+        _training(module, check["training"])
+    for which, spec in (("parameters", check.get("parameters")), ("buffers", check.get("buffers"))):
+        if spec:
+            _group(module, which, spec)
+    if before is not None:
+        _unchanged_settings(module, before)
+    return None
+
+
+def _same_device(device, wanted: str) -> bool:
+    target = refs.device_type(wanted)
+    return device.type == target.type and (target.index is None or device.index == target.index)
+
+
+def _all_moved(module, target: str) -> None:
+    for which, label in (("_parameters", "parameter"), ("_buffers", "buffer")):
+        for name, tensor in modules.group(module, which):
+            device = refs.t_device(tensor)
+            if not _same_device(device, target):
+                raise Failed(f"after .to({target!r}), {label} `{name}` is still on {device}",
+                             expected=target, got=refs.str_(device))
+    for name, tensor in modules.plain_tensors(module):
+        device = refs.t_device(tensor)
+        if not _same_device(device, target):
+            raise Failed(f"after .to({target!r}), `{name}` is still on {device}: it is a plain tensor "
+                         "attribute, which .to() does not move (register it with register_buffer)",
+                         expected=target, got=refs.str_(device))
+
+
+def _training(module, wanted: bool) -> None:
+    for name, sub in modules.walk(module):
+        if modules.training(sub) != wanted:
+            mode = "training" if wanted else "eval"
+            got = "training" if not wanted else "eval"
+            raise Failed(f"expected every submodule in {mode} mode, but {modules.label(name, sub)} is in {got} mode",
+                         expected=f"{mode} mode", got=f"{got} mode ({name or 'the module'})")
+
+
+def _group(module, which: str, spec: dict) -> None:
+    label = "parameter" if which == "parameters" else "buffer"
+    found = modules.group(module, "_" + which)
+    names = [name for name, _ in found]
+    count = spec.get("count")
+    if count is not None and refs.len_(found) != count:
+        raise Failed(f"expected {count} {which}, got {refs.len_(found)}" + (f": {', '.join(names[:8])}" if names else ""),
+                     expected=refs.str_(count), got=refs.str_(refs.len_(found)))
+    exact = spec.get("names")
+    if exact is not None and set(exact) != set(names):
+        missing = [n for n in exact if n not in names]
+        extra = [n for n in names if n not in exact]
+        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unexpected {', '.join(extra)}"] if extra else [])
+        raise Failed(f"{which} differ: {'; '.join(parts)}", expected=", ".join(exact), got=", ".join(names))
+    for name in spec.get("include") or []:
+        if name not in names:
+            raise Failed(f"expected a {label} named `{name}`, found none"
+                         + (f" (there are: {', '.join(names[:8])})" if names else ""),
+                         expected=name, got=", ".join(names[:8]) or "none")
+    for name in spec.get("exclude") or []:
+        if name in names:
+            raise Failed(f"`{name}` should not be a {label}", expected=f"no {label} {name}", got=f"{label} {name}")
+    for name, tensor in found:
+        dtype = spec.get("dtype")
+        if dtype is not None and render.dtype_name(refs.t_dtype(tensor)) != dtype.removeprefix("torch."):
+            got = render.dtype_name(refs.t_dtype(tensor))
+            raise Failed(f"{label} `{name}` is {got}, expected {dtype.removeprefix('torch.')}",
+                         expected=dtype.removeprefix("torch."), got=got)
+        device = spec.get("device")
+        if device is not None and not _same_device(refs.t_device(tensor), device):
+            got = refs.str_(refs.t_device(tensor))
+            raise Failed(f"{label} `{name}` is on {got}, expected {device}", expected=device, got=got)
+        requires_grad = spec.get("requires_grad")
+        if requires_grad is not None and refs.t_requires_grad(tensor) != requires_grad:
+            got = refs.t_requires_grad(tensor)
+            raise Failed(f"{label} `{name}` has requires_grad={got}, expected {requires_grad}",
+                         expected=f"requires_grad={requires_grad}", got=f"requires_grad={got}")
+
+
+def _unchanged_settings(module, before: dict) -> None:
+    after = modules.settings(module)
+    for key, value in before.items():
+        prefix, attr = key
+        now = after.get(key, "<removed>")
+        if refs.type_(now) is not refs.type_(value) or now != value:
+            where = f"`{prefix}`" if prefix else "the module"
+            raise Failed(f"{where}: {attr} changed from {modules.fmt_setting(value)} to {modules.fmt_setting(now)}",
+                         expected=f"{attr}={modules.fmt_setting(value)}", got=f"{attr}={modules.fmt_setting(now)}")

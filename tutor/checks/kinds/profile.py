@@ -1,0 +1,181 @@
+"""``profile``: operators ranked by CPU time for a workload, measured so the verdict is stable.
+
+One profiled run on a small shared CPU is noisy (``aten::sum`` or ``aten::copy_`` can jump to
+second place). So: warm-up runs first (caches, lazy initialisation, the profiler's own first-use
+cost), then ``repeat`` profiled runs, and each operator's *median* self (or total) time over them.
+Assertions compare sets and shares, never exact places among near-ties. The whole check runs
+with one intra-op thread: with another core busy, a multi-threaded op waits at its thread
+barrier for a core, and a 33 MFLOP matmul measured slower than an elementwise exp (seen once in
+30 runs before this). One thread makes the ranking a property of the work, not of the load.
+"""
+
+from __future__ import annotations
+
+from tutor.checks import guard, refs, render
+from tutor.checks.context import Case, Failed
+
+_IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
+_TABLE_ROWS = 15
+
+
+def _median(values: list[float]) -> float:
+    ordered = refs.sorted_(values)
+    middle = refs.len_(ordered) // 2
+    if refs.len_(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _callable(case: Case, source: str):
+    value = case.eval(source)
+    if not callable(value):
+        raise Failed(f"`{source}` gave {render.describe(value)}, expected a function to profile")
+    return value
+
+
+def measure(case: Case, workload, warmup: int, repeat: int, sort_by: str) -> list[dict]:
+    """The table: one row per operator, medians over ``repeat`` profiled runs, sorted."""
+    for _ in range(warmup):
+        case.call(workload)
+    runs: list[dict[str, tuple[float, float, int]]] = []
+    for _ in range(repeat):
+        with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:
+            case.call(workload, restore=False)
+        guard.restore()
+        per_op: dict[str, tuple[float, float, int]] = {}
+        for event in prof.key_averages():
+            name = event.key
+            if name.startswith(_IGNORED_PREFIXES):
+                continue
+            per_op[name] = (refs.float_(event.self_cpu_time_total), refs.float_(event.cpu_time_total),
+                            refs.int_(event.count))
+        runs.append(per_op)
+    names = {name for run in runs for name in run}
+    rows = []
+    for name in names:
+        samples = [run.get(name, (0.0, 0.0, 0)) for run in runs]
+        rows.append({
+            "op": name,
+            "self_us": _median([s[0] for s in samples]),
+            "total_us": _median([s[1] for s in samples]),
+            "calls": refs.int_(_median([s[2] for s in samples])),
+        })
+    total_self = sum(row["self_us"] for row in rows) or 1.0
+    for row in rows:
+        row["share"] = row["self_us"] / total_self
+    key = "self_us" if sort_by == "self" else "total_us"
+    rows.sort(key=lambda row: (-row[key], row["op"]))
+    return rows
+
+
+def _matches(op: str, patterns: list[str]) -> bool:
+    return any(refs.fnmatchcase(op, p) if p.endswith("*") else op == p for p in patterns)
+
+
+def _percent(share: float) -> str:
+    return f"{share * 100:.0f}%"
+
+
+def _table_data(rows: list[dict], sort_by: str) -> dict:
+    return {"sort_by": sort_by, "rows": [dict(row) for row in rows[:_TABLE_ROWS]]}
+
+
+def run(check: dict, case: Case):
+    threads = refs.get_num_threads()
+    refs.set_num_threads(1)
+    try:
+        return _run(check, case)
+    finally:
+        refs.set_num_threads(threads)
+
+
+def _run(check: dict, case: Case):
+    sort_by = check.get("sort_by", "self")
+    warmup, repeat = check.get("warmup", 2), check.get("repeat", 5)
+    data = {}
+    if check.get("workload"):
+        rows = measure(case, _callable(case, check["workload"]), warmup, repeat, sort_by)
+        data = _table_data(rows, sort_by)
+        try:
+            _assert_ranking(check, rows, sort_by)
+        except Failed as failure:
+            failure.data = data
+            raise
+    compare = check.get("compare")
+    if compare:
+        data["compare"] = _compare(check, compare, case, warmup, repeat, sort_by)
+    return data
+
+
+def _assert_ranking(check: dict, rows: list[dict], sort_by: str) -> None:
+    what = "self" if sort_by == "self" else "total"
+    if not rows:
+        raise Failed("the profiler recorded no operators: does the workload run any torch code?")
+    top1 = check.get("top1_in")
+    if top1 and not _matches(rows[0]["op"], top1):
+        raise Failed(f"the most expensive operator by {what} CPU time is {rows[0]['op']} "
+                     f"({_percent(rows[0]['share'])} of self time), expected one of {', '.join(top1)}",
+                     expected=" or ".join(top1), got=rows[0]["op"])
+    top_k = check.get("top_k")
+    if top_k:
+        k, within = top_k["k"], top_k["within"]
+        outside = [row["op"] for row in rows[:k] if not _matches(row["op"], within)]
+        if outside:
+            raise Failed(f"the top {k} operators by {what} CPU time should all be among {', '.join(within)}, "
+                         f"but {', '.join(outside)} {'is' if refs.len_(outside) == 1 else 'are'} there too",
+                         expected=", ".join(within), got=", ".join(row["op"] for row in rows[:k]))
+    for pattern in check.get("absent") or []:
+        present = [row for row in rows if row["calls"] > 0 and _matches(row["op"], [pattern])]
+        if present:
+            row = present[0]
+            raise Failed(f"{row['op']} still runs ({row['calls']} call(s), {_percent(row['share'])} of self time); "
+                         f"expected no {pattern}", expected=f"no {pattern}", got=f"{row['calls']} call(s)")
+    share = check.get("share")
+    if share:
+        got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
+        if got < share["at_least"]:
+            raise Failed(f"{', '.join(share['ops'])} take {_percent(got)} of self CPU time, expected at least "
+                         f"{_percent(share['at_least'])}", expected=f">= {_percent(share['at_least'])}",
+                         got=_percent(got))
+
+
+def _ordinal(n: int) -> str:
+    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def _compare(check: dict, spec: dict, case: Case, warmup: int, repeat: int, sort_by: str) -> list[dict]:
+    """The learner's ranking function against the checker's own, on workloads they never saw."""
+    k, near_tie = spec.get("k", 3), spec.get("near_tie", 0.15)
+    key = "self_us" if sort_by == "self" else "total_us"
+    compared = []
+    for number, source in enumerate(spec["workloads"], 1):
+        workload = _callable(case, source)
+        rows = measure(case, workload, warmup, repeat, sort_by)
+        case.namespace["workload"] = workload
+        case.namespace["k"] = k
+        ranking = case.eval(spec["call"])
+        if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
+            raise Failed(f"your ranking function returned {render.describe(ranking)}, expected a list of "
+                         "operator names such as ['aten::mm', ...]", expected="a list of operator names",
+                         got=render.describe(ranking))
+        ranking = list(ranking)
+        theirs = [row["op"] for row in rows[:k]]
+        compared.append({"workload": source, "yours": ranking[:k], "reference": theirs})
+        if refs.len_(ranking) < min(k, refs.len_(rows)):
+            raise Failed(f"on workload {number} your ranking lists {refs.len_(ranking)} operator(s), expected {k}",
+                         expected=", ".join(theirs), got=", ".join(ranking))
+        times = {row["op"]: row[key] for row in rows}
+        if refs.len_(set(ranking[:k])) != refs.len_(ranking[:k]):
+            raise Failed(f"on workload {number} your ranking lists an operator twice: {', '.join(ranking[:k])}",
+                         expected=", ".join(theirs), got=", ".join(ranking[:k]))
+        for place, (mine, reference) in enumerate(zip(ranking[:k], theirs), 1):
+            if mine == reference:
+                continue
+            mine_time, reference_time = times.get(mine, 0.0), times[reference]
+            if abs(mine_time - reference_time) <= near_tie * max(mine_time, reference_time):
+                continue  # a near-tie: either order is a correct measurement
+            detail = f"{mine} takes {mine_time:.0f} us" if mine in times else f"{mine} does not run at all"
+            raise Failed(f"on workload {number} your ranking puts {mine} {_ordinal(place)}, but {detail}; "
+                         f"{reference} ({reference_time:.0f} us) belongs there",
+                         expected=", ".join(theirs), got=", ".join(ranking[:k]))
+    return compared

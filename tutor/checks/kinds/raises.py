@@ -1,0 +1,48 @@
+"""``raises`` and ``output``: an expected exception, or printed text matching a pattern."""
+
+from __future__ import annotations
+
+from tutor.checks import refs, render
+from tutor.checks.context import Case, CodeRaised, Failed
+
+
+def _message(error: BaseException) -> str:
+    try:
+        return refs.str_(error)
+    except Exception:  # noqa: BLE001 - a learner's exception whose __str__ raises
+        return ""
+
+
+def run_raises(check: dict, case: Case):
+    wanted = check["type"]
+    try:
+        case.run(check["call"])
+    except CodeRaised as raised:
+        error = raised.error
+        kind = refs.type_(error)
+        message = _message(error)
+        if wanted not in [cls.__name__ for cls in kind.__mro__]:
+            got = f"{kind.__name__}: {render.clip(message, 100)}" if message else kind.__name__
+            raise Failed(f"expected {wanted}, got {got}", expected=wanted, got=got) from None
+        pattern = check.get("match")
+        if pattern and refs.re_search(pattern, message) is None:
+            raise Failed(f"raised {kind.__name__} as expected, but its message does not match /{pattern}/: "
+                         f"{render.clip(message, 100)!r}",
+                         expected=f"a message matching /{pattern}/", got=render.clip(message, 100)) from None
+        return {"raised": kind.__name__, "message": render.clip(message, 300)}
+    raise Failed(f"expected {wanted} to be raised, but the code ran without an error",
+                 expected=wanted, got="no exception")
+
+
+def run_output(check: dict, case: Case):
+    buffer = refs.StringIO()
+    with refs.redirect_stdout(buffer):
+        case.run(check["call"])
+    printed = buffer.getvalue()
+    pattern = check["match"]
+    if refs.re_search(pattern, printed) is None:
+        shown = render.clip(printed.strip(), 100) or "nothing"
+        raise Failed(f"expected output matching /{pattern}/, got {shown!r}" if printed.strip()
+                     else f"expected output matching /{pattern}/, but nothing was printed",
+                     expected=f"/{pattern}/", got=shown)
+    return {"output": render.clip(printed, 500)}

@@ -1,0 +1,105 @@
+"""``unchanged``: the learner's function leaves the caller's arguments as they were.
+
+Snapshots (clones) of the named values are taken before the call and compared element by element
+afterwards, so the message can say where and how a tensor was modified in place.
+"""
+
+from __future__ import annotations
+
+from tutor.checks import modules, refs, render, values
+from tutor.checks.context import Case, Failed
+
+
+def _snapshot(value, depth: int = 0):
+    if render.is_tensor(value):
+        return ("tensor", refs.t_clone(refs.t_detach(value)), render.shape(value), refs.t_requires_grad(value))
+    if refs.np_ndarray is not None and refs.type_(value) is refs.np_ndarray:
+        return ("ndarray", value.copy())
+    if depth < 4 and refs.type_(value) in (list, tuple):
+        return ("seq", refs.len_(value), [_snapshot(v, depth + 1) for v in value])
+    if depth < 4 and refs.type_(value) is dict:
+        return ("dict", {k: _snapshot(v, depth + 1) for k, v in value.items()})
+    if modules.is_module(value):
+        return ("module",
+                {name: modules.training(sub) for name, sub in modules.walk(value)},
+                {name: _snapshot(t, depth + 1) for name, t in modules.group(value, "_parameters")},
+                {name: _snapshot(t, depth + 1) for name, t in modules.group(value, "_buffers")})
+    if render.is_number(value) or refs.type_(value) in (str, bool, type(None)):
+        return ("plain", value)
+    return ("opaque",)
+
+
+def run(check: dict, case: Case):
+    names = check["names"]
+    before = {}
+    for name in names:
+        if name not in case.namespace:
+            raise Failed(f"the check names `{name}`, but the setup did not define it")
+        before[name] = _snapshot(case.namespace[name])
+    case.run(check["call"])
+    for name in names:
+        _compare(f"`{name}`", before[name], case.namespace[name])
+    return None
+
+
+def _compare(where: str, snap, value) -> None:
+    kind = snap[0]
+    if kind == "tensor":
+        _, saved, shape, requires_grad = snap
+        if not render.is_tensor(value):
+            raise Failed(f"your code replaced the caller's tensor {where} with {render.describe(value)}")
+        now = render.shape(value)
+        if now != shape:
+            raise Failed(f"your function resized the caller's tensor {where} in place: "
+                         f"{render.fmt_shape(shape)} -> {render.fmt_shape(now)}",
+                         expected=render.fmt_shape(shape), got=render.fmt_shape(now))
+        if refs.t_device(value).type != "meta":
+            got = values.as_float_tensor(value, where)
+            expected = values.as_float_tensor(saved, where)
+            mismatch = values.first_mismatch(got, expected, 0.0, 0.0)
+            if mismatch is not None:
+                index, new, old, count = mismatch
+                at = f" at {render.fmt_index(index)}" if index else ""
+                more = f" ({count} elements changed)" if count > 1 else ""
+                integral = values.is_integral(saved)
+                old_text, new_text = values.fmt_scalar(old, integral), values.fmt_scalar(new, integral)
+                raise Failed(f"your function changed the caller's tensor {where}{at}: {old_text} -> {new_text}{more}",
+                             expected=old_text, got=new_text)
+        if refs.t_requires_grad(value) != requires_grad:
+            raise Failed(f"your function changed requires_grad of the caller's tensor {where}: "
+                         f"{requires_grad} -> {refs.t_requires_grad(value)}")
+    elif kind == "ndarray":
+        if refs.type_(value) is not refs.np_ndarray or value.shape != snap[1].shape or not (value == snap[1]).all():
+            raise Failed(f"your function changed the caller's array {where}")
+    elif kind == "seq":
+        _, length, items = snap
+        if refs.type_(value) not in (list, tuple) or refs.len_(value) != length:
+            now = refs.len_(value) if refs.type_(value) in (list, tuple) else render.describe(value)
+            raise Failed(f"your function changed the caller's list {where}: it had {length} item(s), now {now}")
+        for index, item in enumerate(items):
+            _compare(f"{where}[{index}]", item, value[index])
+    elif kind == "dict":
+        if refs.type_(value) is not dict or set(value) != set(snap[1]):
+            raise Failed(f"your function changed the keys of the caller's dict {where}")
+        for key, item in snap[1].items():
+            _compare(f"{where}[{key!r}]", item, value[key])
+    elif kind == "module":
+        _, training, params, buffers = snap
+        for name, sub in modules.walk(value):
+            was = training.get(name)
+            if was is not None and was != modules.training(sub):
+                now = "training" if modules.training(sub) else "eval"
+                then = "training" if was else "eval"
+                part = f" (submodule `{name}`)" if name else ""
+                raise Failed(f"your function left the caller's module {where} in {now} mode{part}; it was in "
+                             f"{then} mode (restore the mode before returning)", expected=f"{then} mode",
+                             got=f"{now} mode")
+        for label, saved, group in (("parameter", params, "_parameters"), ("buffer", buffers, "_buffers")):
+            current = dict(modules.group(value, group))
+            for name, item in saved.items():
+                if name not in current:
+                    raise Failed(f"your function removed {label} `{name}` from the caller's module {where}")
+                _compare(f"{label} `{name}` of {where}", item, current[name])
+    elif kind == "plain":
+        if refs.type_(value) is not refs.type_(snap[1]) or value != snap[1]:
+            raise Failed(f"{where} changed: {render.describe(snap[1])} -> {render.describe(value)}")

@@ -1,0 +1,147 @@
+"""The probe: ``run_checks(namespace, payload, learner_error)`` runs an exercise's checks.
+
+The sandbox worker imports this module before forking, which is what makes
+:mod:`tutor.checks.refs` and :mod:`tutor.checks.guard` trustworthy: their references and
+snapshots predate any learner code. In the child, after the learner's code ran, the sandbox
+calls :func:`run_checks` with the learner's globals; the returned dict travels back to the
+parent over a private channel, where ``tutor.core.grading`` turns it into typed results.
+
+Payload (plain JSON, built by ``tutor.core.grading.build_payload``)::
+
+    {"version": 1, "exercise": "id", "filename": "<exercise>", "source": "the learner's code",
+     "time_budget": 8.0, "checks": [<check dicts as in tutor.core.checks>]}
+"""
+
+from __future__ import annotations
+
+from tutor.checks import guard, refs, render
+from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
+from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
+
+REPORT_VERSION = 1
+
+KINDS = {
+    "tensor": tensor.run,
+    "module": module.run,
+    "mode": mode.run,
+    "unchanged": unchanged.run,
+    "raises": raises.run_raises,
+    "output": raises.run_output,
+    "memory": memory.run,
+    "profile": profile.run,
+    "timing": timing.run,
+    "expr": expr.run,
+}
+
+#: Kinds that repeat a workload get a bigger share of the time left.
+_WEIGHT = {"profile": 4.0, "timing": 4.0, "memory": 3.0}
+_MIN_SLICE = 0.05
+
+
+class Budget:
+    """Splits the run's time among the checks still to run, so one infinite loop cannot starve
+    the others and a slow learner function still leaves every check a fair slice."""
+
+    def __init__(self, seconds: float, checks: list[dict]):
+        self.deadline = refs.monotonic() + seconds
+        self.weights = [_WEIGHT.get(c.get("kind"), 1.0) for c in checks]
+
+    def slice(self, index: int) -> float:
+        left = self.deadline - refs.monotonic()
+        return left * self.weights[index] / sum(self.weights[index:])
+
+
+def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:
+    """Run every check in ``payload`` against the learner's ``namespace``; never raises."""
+    started = refs.monotonic()
+    repaired = set(guard.restore())
+    reset_modes()
+    checks = payload.get("checks") or []
+    learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
+    budget = Budget(float(payload.get("time_budget", 8.0)), checks)
+    status: dict[str, str] = {}
+    results = []
+    for index, check in enumerate(checks):
+        result = _run_one(check, index, namespace, learner, budget, status)
+        status[check.get("id", "")] = result["status"]
+        results.append(result)
+        repaired.update(guard.restore())
+        reset_modes()
+    return {
+        "version": REPORT_VERSION,
+        "exercise": payload.get("exercise"),
+        "checks": results,
+        "learner_error": learner_error,
+        "tampered": sorted(repaired | guard.REPAIRED),
+        "elapsed": refs.monotonic() - started,
+    }
+
+
+def _result(check: dict, status: str, message: str = "", **extra) -> dict:
+    result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": message,
+              "expected": None, "got": None, "case": None, "lineno": None, "data": None}
+    result.update(extra)
+    return result
+
+
+def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget: Budget,
+             status: dict[str, str]) -> dict:
+    blocked = [dep for dep in check.get("after") or [] if status.get(dep) != "passed"]
+    if blocked:
+        names = ", ".join(f"'{dep}'" for dep in blocked)
+        return _result(check, "skipped", f"skipped: needs {names} to pass first")
+    runner = KINDS.get(check.get("kind"))
+    if runner is None:
+        return _result(check, "error", f"this tutor does not know check kind {check.get('kind')!r}",
+                       internal=True)
+    seconds = budget.slice(index)
+    if seconds < _MIN_SLICE:
+        return _result(check, "error", "not run: the time for checks ran out (earlier checks were too slow)")
+    inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
+    result = None
+    started = refs.monotonic()
+    try:
+        with TimeLimit(seconds):
+            result = _cases(check, runner, namespace, learner)
+    except CheckTimeout as stop:
+        if result is None:
+            result = _timeout(check, learner, stop, refs.monotonic() - started)
+    finally:
+        del inference_off
+    return result
+
+
+def _cases(check: dict, runner, namespace: dict, learner: Learner) -> dict:
+    cases = check.get("cases") or [{}]
+    data = None
+    for number, bindings in enumerate(cases):
+        case = Case(learner, namespace, check, dict(bindings))
+        try:
+            case.prepare()
+            data = runner(check, case)
+        except Failed as failure:
+            where = case.describe()
+            message = failure.message + (f" ({where})" if where else "")
+            return _result(check, "failed", message, expected=failure.expected, got=failure.got,
+                           case=number, data=render.to_jsonable(failure.data))
+        except CodeRaised as raised:
+            explained = learner.explain(raised.error, raised.source)
+            where = case.describe()
+            message = explained["text"] + (f" ({where})" if where else "")
+            return _result(check, "error", message, case=number, lineno=explained["lineno"],
+                           exception={"type": explained["type"], "message": explained["message"]})
+        except CheckTimeout:
+            raise
+        except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
+            return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
+                           case=number, internal=True)
+    return _result(check, "passed", "", data=render.to_jsonable(data))
+
+
+def _timeout(check: dict, learner: Learner, stop: CheckTimeout, elapsed: float) -> dict:
+    lineno = learner.last_line(stop.__traceback__)
+    message = f"stopped after {elapsed:.1f} s: still running (an infinite loop?)"
+    if lineno is not None:
+        code = learner.line(lineno)
+        message += f" at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
+    return _result(check, "error", message, lineno=lineno, timeout=True)

@@ -1,0 +1,188 @@
+"""Private references to everything the checks use, taken when this module is first imported.
+
+The sandbox worker imports the probe before it forks the child that runs the learner's code, so
+these names keep pointing at the real torch, numpy and builtins even if the learner replaces
+``torch.allclose``, redefines ``torch.Tensor.requires_grad`` or patches ``builtins.isinstance``.
+Check code reads the learner's values only through these names. Tensor accessors come from the
+C base class ``torch._C.TensorBase``, which Python code cannot modify.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import fnmatch
+import gc
+import io
+import math
+import os
+import random
+import re
+import signal
+import sys
+import time
+
+import torch
+import torch.nn
+import torch.nn.functional
+import torch.profiler
+
+try:  # the profiler's first use imports torch._dynamo (~800 modules, seconds): pay it here, in the
+    import torch._dynamo  # noqa: F401  worker, before forking, not in every learner's run
+except Exception:  # pragma: no cover - a torch build without dynamo profiles without it
+    pass
+
+try:  # numpy is optional in another interpreter; torch works without it
+    import numpy
+except ImportError:  # pragma: no cover - depends on the learner's environment
+    numpy = None
+
+# builtins ----------------------------------------------------------------------------------
+type_ = builtins.type
+isinstance_ = builtins.isinstance
+issubclass_ = builtins.issubclass
+len_ = builtins.len
+repr_ = builtins.repr
+sorted_ = builtins.sorted
+getattr_ = builtins.getattr
+hasattr_ = builtins.hasattr
+id_ = builtins.id
+bool_ = builtins.bool
+float_ = builtins.float
+int_ = builtins.int
+str_ = builtins.str
+dir_ = builtins.dir
+object_getattribute = object.__getattribute__
+float_value = float.__float__  # the real value of a float subclass, whatever it overrides
+int_value = int.__index__
+float_repr = float.__repr__
+int_repr = int.__repr__
+exec_ = builtins.exec
+eval_ = builtins.eval
+compile_ = builtins.compile
+
+# stdlib ------------------------------------------------------------------------------------
+perf_counter = time.perf_counter
+monotonic = time.monotonic
+gc_collect = gc.collect
+re_search = re.search
+re_compile = re.compile
+fnmatchcase = fnmatch.fnmatchcase
+random_seed = random.seed
+redirect_stdout = contextlib.redirect_stdout
+StringIO = io.StringIO
+setitimer = signal.setitimer
+getitimer = signal.getitimer
+signal_signal = signal.signal
+SIGALRM = signal.SIGALRM
+ITIMER_REAL = signal.ITIMER_REAL
+isfinite = math.isfinite
+sysconf = os.sysconf
+open_ = builtins.open
+sys_exc_info = sys.exc_info
+np_seed = numpy.random.seed if numpy is not None else None
+np_ndarray = numpy.ndarray if numpy is not None else None
+np_generic = numpy.generic if numpy is not None else None
+
+# torch classes -----------------------------------------------------------------------------
+torch_module = torch
+nn_module = torch.nn
+F_module = torch.nn.functional
+numpy_module = numpy
+Tensor = torch.Tensor
+Parameter = torch.nn.Parameter
+Module = torch.nn.Module
+dtype_type = torch.dtype
+device_type = torch.device
+Size = torch.Size
+
+_TB = torch._C.TensorBase.__dict__
+
+
+def _getter(name: str):
+    return _TB[name].__get__
+
+
+t_dtype = _getter("dtype")
+t_shape = _getter("shape")
+t_device = _getter("device")
+t_requires_grad = _getter("requires_grad")
+t_is_leaf = _getter("is_leaf")
+t_grad_fn = _getter("grad_fn")
+t_layout = _getter("layout")
+t_grad = _getter("grad")
+t_nbytes = _getter("nbytes")
+t_is_contiguous = _TB["is_contiguous"]
+t_is_inference = _TB["is_inference"]
+t_untyped_storage = _TB["untyped_storage"]
+t_clone = _TB["clone"]
+t_detach = _TB["detach"]
+t_tolist = _TB["tolist"]
+t_dim = _TB["dim"]
+t_numel = _TB["numel"]
+t_item = _TB["item"]
+t_to = _TB["to"]
+t_flatten = _TB["flatten"]
+t_nonzero = _TB["nonzero"]
+t_abs = _TB["abs"]
+t_max = _TB["max"]
+t_logical_not = _TB["logical_not"]
+t_any = _TB["any"]
+t_data_ptr = _TB["data_ptr"]
+storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
+storage_data_ptr = torch._C.StorageBase.__dict__["data_ptr"]
+
+# torch functions ---------------------------------------------------------------------------
+torch_isclose = torch.isclose
+torch_equal = torch.equal
+torch_tensor = torch.tensor
+torch_float64 = torch.float64
+torch_complex128 = torch.complex128
+torch_bool = torch.bool
+torch_manual_seed = torch.manual_seed
+torch_get_rng_state = torch.get_rng_state
+torch_set_rng_state = torch.set_rng_state
+is_grad_enabled = torch.is_grad_enabled
+set_grad_enabled_raw = torch._C._set_grad_enabled
+is_inference_mode_enabled = torch.is_inference_mode_enabled
+InferenceModeGuard = torch._C._InferenceMode
+no_grad = torch.no_grad
+get_num_threads = torch.get_num_threads
+set_num_threads = torch.set_num_threads
+cuda_is_available = torch.cuda.is_available
+cuda_memory_allocated = torch.cuda.memory_allocated
+cuda_synchronize = torch.cuda.synchronize
+profile = torch.profiler.profile
+ProfilerActivity = torch.profiler.ProfilerActivity
+
+
+def _autocast_getters():
+    """``is_autocast_enabled(device)`` / ``get_autocast_dtype(device)`` on torch >= 2.4; older
+    torch has one getter per device type."""
+    if hasattr(torch, "get_autocast_dtype"):
+        enabled, get_dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
+        set_enabled = torch.set_autocast_enabled
+        return enabled, get_dtype, set_enabled
+    per_device = {  # pragma: no cover - torch < 2.4
+        "cpu": (torch.is_autocast_cpu_enabled, torch.get_autocast_cpu_dtype, torch.set_autocast_cpu_enabled),
+        "cuda": (torch.is_autocast_enabled, torch.get_autocast_gpu_dtype, torch.set_autocast_enabled),
+    }
+
+    def enabled(device):  # pragma: no cover
+        return per_device[device][0]()
+
+    def get_dtype(device):  # pragma: no cover
+        return per_device[device][1]()
+
+    def set_enabled(device, value):  # pragma: no cover
+        per_device[device][2](value)
+
+    return enabled, get_dtype, set_enabled
+
+
+autocast_enabled, autocast_dtype, set_autocast_enabled = _autocast_getters()
+
+# nn.Module ---------------------------------------------------------------------------------
+_MD = torch.nn.Module.__dict__
+register_forward_pre_hook = _MD["register_forward_pre_hook"]
+register_forward_hook = _MD["register_forward_hook"]

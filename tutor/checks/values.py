@@ -1,0 +1,109 @@
+"""Comparing values without trusting them: tensors through TensorBase, numbers through their C
+slots, never through a learner-controlled ``__eq__``, ``__bool__`` or ``__torch_function__``."""
+
+from __future__ import annotations
+
+from tutor.checks import refs, render
+from tutor.checks.context import Failed
+
+
+def as_float_tensor(value, what: str):
+    """A detached float64 (or complex128) CPU copy of a tensor or number, for comparing."""
+    if render.is_tensor(value):
+        tensor = refs.t_detach(value)
+        device = refs.t_device(tensor)
+        if device.type == "meta":
+            raise Failed(f"{what} is on the meta device: it has no values to compare")
+        dtype = refs.t_dtype(tensor)
+        target = refs.torch_complex128 if dtype.is_complex else refs.torch_float64
+        return refs.t_to(tensor, device="cpu", dtype=target)
+    if render.is_number(value):
+        return refs.torch_tensor(render.number(value), dtype=refs.torch_float64)
+    if refs.np_ndarray is not None and refs.isinstance_(value, (refs.np_ndarray, refs.np_generic)):
+        return refs.torch_tensor(value.tolist(), dtype=refs.torch_float64)
+    if refs.type_(value) in (list, tuple):
+        try:
+            return refs.torch_tensor(_plain(value), dtype=refs.torch_float64)
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    raise Failed(f"{_lead(what)}expected a tensor or a number, got {render.describe(value)}",
+                 expected="a tensor or a number", got=render.describe(value))
+
+
+def _plain(value):
+    if refs.type_(value) in (list, tuple):
+        return [_plain(v) for v in value]
+    if render.is_number(value):
+        return render.number(value)
+    if render.is_tensor(value):
+        return refs.t_tolist(refs.t_detach(value))
+    raise TypeError("not numeric")
+
+
+def first_mismatch(got, expected, rtol: float, atol: float):
+    """(index, got, expected, count) of the first element outside tolerance, or None."""
+    close = refs.torch_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
+    bad = refs.t_logical_not(close)
+    if not refs.t_item(refs.t_any(bad)):
+        return None
+    positions = refs.t_nonzero(bad)
+    count = refs.int_(refs.t_numel(positions) // max(refs.t_dim(got), 1)) if refs.t_dim(got) else 1
+    index = tuple(refs.t_tolist(positions[0])) if refs.t_dim(got) else ()
+    got_value = refs.t_item(got[index]) if index else refs.t_item(got)
+    expected_value = refs.t_item(expected[index]) if index else refs.t_item(expected)
+    return index, got_value, expected_value, count
+
+
+def is_integral(value) -> bool:
+    """Whether values of this tensor or number read best as integers (1, not 1.0)."""
+    if render.is_tensor(value):
+        dtype = refs.t_dtype(value)
+        return not (dtype.is_floating_point or dtype.is_complex)
+    return refs.issubclass_(refs.type_(value), int)
+
+
+def fmt_scalar(value, integral: bool = False) -> str:
+    """1.0 -> 101.0 for floats (as the learner would print them), 1 -> 101 for integers."""
+    if refs.type_(value) is complex:
+        return refs.repr_(value)
+    if refs.type_(value) is bool:
+        return "True" if value else "False"
+    if integral and refs.isfinite(value):
+        return refs.int_repr(refs.int_(value))
+    text = f"{value:.6g}"
+    if text.lstrip("-").isdigit():
+        text += ".0"
+    return text
+
+
+def _lead(what: str) -> str:
+    return f"{what}: " if what else ""
+
+
+def compare_close(value, reference, rtol: float, atol: float, *, what: str = "") -> None:
+    """Raise Failed with a located, specific sentence unless value ≈ reference."""
+    got = as_float_tensor(value, what)
+    expected = as_float_tensor(reference, "the reference value")
+    got_shape, expected_shape = render.shape(got), render.shape(expected)
+    if got_shape != expected_shape:
+        raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected_shape)}, "
+                     f"got {render.fmt_shape(got_shape)}",
+                     expected=render.fmt_shape(expected_shape), got=render.fmt_shape(got_shape))
+    mismatch = first_mismatch(got, expected, rtol, atol)
+    if mismatch is None:
+        return
+    index, got_value, expected_value, count = mismatch
+    total = refs.t_numel(got)
+    where = f" at {render.fmt_index(index)}" if index else ""
+    detail = f"{count} of {total} elements differ; " if total > 1 else ""
+    expected_text = fmt_scalar(expected_value, is_integral(reference))
+    got_text = fmt_scalar(got_value, is_integral(value))
+    subject = f"{what} is wrong" if what else "wrong value"
+    raise Failed(
+        f"{subject}{where}: expected {expected_text}, got {got_text} ({detail}rtol {rtol:g}, atol {atol:g})",
+        expected=expected_text, got=got_text,
+    )
+
+
+def storage_ptr(tensor) -> int:
+    return refs.storage_data_ptr(refs.t_untyped_storage(tensor))

@@ -1,0 +1,115 @@
+"""``torch-tutor check EXERCISE FILE``: grade a file as the learner's code for an exercise.
+
+The same engine the app uses, from a terminal or a script: exit 0 when every check passed,
+1 when some did not, 2 for a usage or pack error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
+
+_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP "}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("check", help="run an exercise's checks on a file",
+                              description="Run FILE as your code for EXERCISE (its id, or lesson/exercise) "
+                              "in the sandbox and report every check: what was expected and what was found.")
+    p.add_argument("exercise", metavar="EXERCISE", help="exercise id, or lesson-id/exercise-id")
+    p.add_argument("file", metavar="FILE", help="the Python file to check ('-' reads standard input)")
+    p.add_argument("--pack", dest="check_pack", metavar="P",
+                   help="the pack (folder, pack.yaml or id); default: every pack the tutor sees")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds for the whole run (default: the exercise's)")
+    p.set_defaults(func=cmd_check)
+
+
+def _packs(args: argparse.Namespace):
+    from tutor.core.discovery import discover
+    from tutor.core.loader import PackError, load_pack
+
+    if args.check_pack:
+        path = resolve_pack_arg(args.check_pack, args)
+        try:
+            return [load_pack(path)]
+        except PackError as exc:
+            raise UsageError(f"the pack has {len(exc.problems)} problem(s); run `torch-tutor validate "
+                             f"{args.check_pack}`:\n" + "\n".join(str(p) for p in exc.problems[:10])) from None
+    settings = settings_from_args(args)
+    return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
+
+
+def _find(args: argparse.Namespace):
+    matches = []
+    for pack in _packs(args):
+        found = pack.find_exercise(args.exercise)
+        if found is not None:
+            matches.append((pack, *found))
+    if not matches:
+        raise UsageError(f"no exercise {args.exercise!r} in "
+                         + (f"pack {args.check_pack}" if args.check_pack else "the packs the tutor sees")
+                         + " (see `torch-tutor list`)")
+    if len(matches) > 1:
+        raise UsageError(f"exercise {args.exercise!r} is in several packs ({', '.join(m[0].id for m in matches)}): "
+                         "choose one with --pack")
+    return matches[0]
+
+
+def _read(value: str) -> str:
+    if value == "-":
+        return sys.stdin.read()
+    path = Path(value)
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"no such file: {value}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {value}: {exc}") from None
+
+
+@guarded
+def cmd_check(args: argparse.Namespace) -> int:
+    from tutor.core.grading import check_exercise
+    from tutor.sandbox import Sandbox, SandboxUnavailable
+
+    pack, lesson, exercise = _find(args)
+    code = _read(args.file)
+    settings = settings_from_args(args)
+    try:
+        with Sandbox(settings) as sandbox:
+            sandbox.start()
+            report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
+                                    language=settings.language, fallback=pack.languages[0])
+    except SandboxUnavailable as exc:
+        print(f"torch-tutor: the sandbox could not start: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        data = report.to_json()
+        data["exercise"] = f"{lesson.id}/{exercise.id}"
+        print_json(data)
+    else:
+        _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0])
+    return 0 if report.passed else 1
+
+
+def _print_report(report, name: str, language, fallback: str) -> None:
+    from tutor.core.text import resolve
+
+    print(f"{name}: {report.message}")
+    run = report.run
+    if run.stdout.strip():
+        print("  your code printed:")
+        for line in run.stdout.rstrip().splitlines()[-10:]:
+            print(f"    {line}")
+    for check in report.checks:
+        print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
+        if check.message:
+            print(f"        {check.message}")
+        if check.hint is not None and check.status in ("failed", "error"):
+            print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
+    if report.tampered:
+        print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

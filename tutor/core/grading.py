@@ -1,0 +1,236 @@
+"""Grading, parent side: an Exercise and the learner's code in, typed check results out.
+
+The checks themselves run in the sandbox child (``tutor.checks.probe``); this module builds their
+JSON payload from the pack's models, asks the sandbox for one run, and reads the probe's report
+back into :class:`CheckResult` objects the app and the CLI can show. It never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.core.text import Text, resolve
+
+if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
+    from tutor.sandbox import RunResult, Sandbox
+
+PROBE_MODULE = "tutor.checks.probe"
+PROBE_FUNCTION = "run_checks"
+Status = Literal["passed", "failed", "error", "skipped"]
+
+#: Share of an exercise's wall time given to the checks; the rest covers the learner's own
+#: top-level code and the child's start, so the probe finishes (and reports) before the sandbox
+#: has to kill the run.
+_CHECK_SHARE = 0.8
+
+
+@dataclass
+class CheckResult:
+    """One check's verdict, in the learner's terms."""
+
+    id: str
+    status: Status
+    description: str
+    message: str
+    expected: str | None = None
+    got: str | None = None
+    hint: Text | None = None
+    data: dict | None = None  # profile: {"rows": [...]}; memory: {"curve": [[n, bytes], ...]}
+    kind: str = ""
+    lineno: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "kind": self.kind, "status": self.status, "description": self.description,
+                "message": self.message, "expected": self.expected, "got": self.got, "hint": self.hint,
+                "lineno": self.lineno, "data": self.data}
+
+
+@dataclass
+class ExerciseReport:
+    """The outcome of checking an exercise: passed only when every check passed and the
+    learner's code itself ran without an error."""
+
+    exercise: str
+    passed: bool
+    checks: list[CheckResult]
+    run: "RunResult"
+    message: str
+    tampered: list[str] = field(default_factory=list)
+
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_json(self) -> dict[str, Any]:
+        run = self.run.to_dict()
+        run.pop("report", None)  # its content is `checks`, typed
+        return {"exercise": self.exercise, "passed": self.passed, "message": self.message,
+                "checks": [c.to_json() for c in self.checks], "tampered": self.tampered, "run": run}
+
+
+@dataclass
+class ExampleOutcome:
+    """Whether running an example (or a predict-quiz's code) gave what its step expects."""
+
+    matched: bool
+    summary: str
+    run: "RunResult"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"matched": self.matched, "summary": self.summary, "run": self.run.to_dict()}
+
+
+# --------------------------------------------------------------------------- exercises
+
+
+def exercise_filename(exercise: Exercise) -> str:
+    """What tracebacks call the learner's file, so line numbers match their editor."""
+    return f"{exercise.id}.py"
+
+
+def build_payload(exercise: Exercise, code: str, *, time_budget: float, language: str | None = None,
+                  fallback: str = "en") -> dict[str, Any]:
+    """The probe's input: plain JSON, learner-facing text resolved to one language."""
+    checks = []
+    for check in exercise.checks:
+        data = check.model_dump(mode="json", exclude={"description", "hint"})
+        if data["kind"] == "expr":
+            data["message"] = resolve(check.message, language, fallback)
+        checks.append(data)
+    return {"version": 1, "exercise": exercise.id, "filename": exercise_filename(exercise), "source": code,
+            "time_budget": round(time_budget, 3), "checks": checks}
+
+
+def _limits_for(sandbox: "Sandbox", timeout: float | None):
+    limits = sandbox.limits
+    if timeout is None:
+        return limits
+    cpus = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return limits.with_overrides(wall_time=timeout, cpu_time=max(limits.cpu_time, timeout * cpus))
+
+
+def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,
+                   language: str | None = None, fallback: str = "en") -> ExerciseReport:
+    """Run ``code`` as the learner's solution of ``exercise`` and grade it (blocking).
+
+    Args:
+        timeout: seconds for the whole run; default: the exercise's own, else the sandbox's.
+        language: which translation of descriptions and messages to use (pack text may be
+            ``{en: ..., zh: ...}``); ``fallback`` is the pack's first language.
+    """
+    from tutor.sandbox import ProbeSpec
+
+    timeout = timeout or exercise.timeout
+    limits = _limits_for(sandbox, timeout)
+    budget = max(0.5, limits.wall_time * _CHECK_SHARE - 0.2)
+    payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback)
+    result = sandbox.run(code, limits=limits, filename=exercise_filename(exercise),
+                         probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload))
+    return grade(exercise, result, language=language, fallback=fallback)
+
+
+def grade(exercise: Exercise, result: "RunResult", *, language: str | None = None,
+          fallback: str = "en") -> ExerciseReport:
+    """Turn a run's report into typed results (also for a run that never reported)."""
+    specs = {check.id: check for check in exercise.checks}
+    report = result.report if isinstance(result.report, dict) else None
+    raw_checks = {c.get("id"): c for c in (report or {}).get("checks", []) if isinstance(c, dict)}
+    checks = []
+    for check_id, spec in specs.items():
+        description = resolve(spec.description, language, fallback)
+        raw = raw_checks.get(check_id)
+        if raw is None:
+            why = result.message or "the run ended before this check reported"
+            checks.append(CheckResult(check_id, "error", description, f"not checked: {why}", kind=spec.kind,
+                                      hint=None))
+            continue
+        status = raw.get("status") if raw.get("status") in ("passed", "failed", "error", "skipped") else "error"
+        checks.append(CheckResult(
+            id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
+            expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
+            hint=spec.hint if status in ("failed", "error") else None,
+            data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
+            kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
+        ))
+    all_passed = bool(checks) and all(c.passed for c in checks)
+    learner_failed = result.error is not None
+    passed = all_passed and not learner_failed and report is not None
+    return ExerciseReport(exercise=exercise.id, passed=passed, checks=checks, run=result,
+                          message=_summary(checks, result, report),
+                          tampered=[str(t) for t in (report or {}).get("tampered", [])])
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _summary(checks: list[CheckResult], result: "RunResult", report: dict | None) -> str:
+    total = len(checks)
+    if report is None:
+        return result.message or f"the run ended ({result.status}) without check results"
+    good = sum(c.passed for c in checks)
+    text = f"all {total} checks passed" if good == total else f"{good} of {total} checks passed"
+    if result.error is not None:
+        where = f" at line {result.error.lineno}" if result.error.lineno else ""
+        text = (f"your code raised {result.error.type}{where}: {_clip(result.error.message)}; "
+                f"{good} of {total} checks passed on what it had defined")
+    return text
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- examples
+
+
+def run_example(sandbox: "Sandbox", example: Example | PredictQuiz, code: str | None = None, *,
+                timeout: float | None = None) -> ExampleOutcome:
+    """Run an example (or the code of a predict-the-output quiz) and compare with its expectation.
+
+    ``code`` is the learner's edited version; default: the step's own code.
+    """
+    code = example.code if code is None else code
+    timeout = timeout or example.timeout
+    limits = _limits_for(sandbox, timeout)
+    result = sandbox.run(code, limits=limits, filename=f"{example.id}.py")
+    expect = getattr(example, "expect", None)
+    matched, summary = compare_outcome(expect, result)
+    return ExampleOutcome(matched=matched, summary=summary, run=result)
+
+
+def compare_outcome(expect: Any, result: "RunResult") -> tuple[bool, str]:
+    """(matched, one-line summary) for a run against an ``Expect`` (None: must run cleanly)."""
+    raises = getattr(expect, "raises", None)
+    output = getattr(expect, "output", None)
+    error = result.error
+    if result.status not in ("ok", "error"):
+        return False, result.message or f"the run ended with status {result.status}"
+    if raises is not None:
+        if error is None:
+            return False, f"expected {raises.type}, but the code ran without an error"
+        got = f"{error.type}: {_clip(error.message)}" if error.message else error.type
+        if error.type != raises.type and error.type.rsplit(".", 1)[-1] != raises.type:
+            return False, f"expected {raises.type}, got {got}"
+        if raises.match and re.search(raises.match, error.message) is None:
+            return False, f"raised {error.type} as expected, but its message does not match /{raises.match}/: {got}"
+    elif error is not None:
+        where = f" at line {error.lineno}" if error.lineno else ""
+        return False, f"expected no error, got {error.type}{where}: {_clip(error.message)}"
+    if output is not None and re.search(output, result.stdout) is None:
+        shown = _clip(result.stdout.strip(), 80) or "nothing"
+        return False, f"expected output matching /{output}/, got {shown!r}" if result.stdout.strip() \
+            else f"expected output matching /{output}/, but nothing was printed"
+    if raises is not None:
+        return True, f"raised as expected: {error.type}: {_clip(error.message)}"
+    if output is not None:
+        return True, "output matches"
+    return True, "ran without an error"

@@ -1,0 +1,8 @@
+# fails: autocast-during
+import torch
+
+
+def run_mixed(model, x):
+    ctx = torch.autocast("cpu", dtype=torch.bfloat16)
+    ctx.__enter__()  # entered, never exited: autocast stays on for the caller
+    return model(x)

@@ -1,0 +1,3 @@
+def evaluate(net, z):
+    net.eval()
+    return net(z)

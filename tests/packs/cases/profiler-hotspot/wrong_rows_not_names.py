@@ -1,0 +1,10 @@
+# fails: returns-names
+from torch.profiler import ProfilerActivity, profile
+
+
+def top_ops(fn, k):
+    fn()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    rows = [row for row in prof.key_averages() if row.key.startswith("aten::")]
+    return sorted(rows, key=lambda row: row.self_cpu_time_total, reverse=True)[:k]

@@ -1,0 +1,17 @@
+# fails: layers-registered, moves-to-meta
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, width=16, depth=3):
+        super().__init__()
+        self.layers = [nn.Linear(width, width) for _ in range(depth)]
+        self.register_buffer("scale", torch.ones(width))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            if i > 0:
+                x = torch.relu(x)
+            x = layer(x)
+        return x * self.scale

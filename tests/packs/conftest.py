@@ -1,0 +1,17 @@
+"""Shared fixtures for the built-in pack's tests: the pack, loaded once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.core.loader import load_pack
+
+PACK_DIR = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+
+
+@pytest.fixture(scope="session")
+def pack():
+    return load_pack(PACK_DIR)

@@ -1,0 +1,67 @@
+"""Grading speed: N learners x every exercise of the built-in pack, through `grade_all`.
+
+Run: python bench/grade.py [--learners 100] [--workers 1]
+Each learner hands in, per exercise, the reference solution or the starter (alternating), so the
+batch mixes passing and failing submissions. Reports the total time, the time per submission, and
+the overhead per submission over the checks themselves (request-to-verdict time minus the time
+the sandbox child ran the learner's code and the checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
+from tutor.core.gradebook import collect, grade_all  # noqa: E402
+from tutor.core.loader import load_pack  # noqa: E402
+from tutor.sandbox import Sandbox  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--learners", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    pack = load_pack(builtin_pack_dirs()[0])
+    exercises = [ex for _lesson, ex in pack.exercises() if not (ex.requires and ex.requires.cuda)]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for n in range(args.learners):
+            folder = root / f"learner-{n:03d}"
+            folder.mkdir()
+            for i, exercise in enumerate(exercises):
+                code = exercise.solution if (n + i) % 2 == 0 else exercise.starter
+                # a comment makes every file unique, as real submissions are (no accidental sharing)
+                (folder / f"{exercise.id}.py").write_text(f"# learner {n}\n{code}")
+        started = time.perf_counter()
+        subs = collect(pack, root)
+        collected = time.perf_counter() - started
+        with Sandbox(workers=args.workers).start() as sandbox:
+            sandbox.wait_ready(120)
+            started = time.perf_counter()
+            rows = grade_all(pack, subs, sandbox, threads=args.workers)
+            total = time.perf_counter() - started
+    graded = [r for r in rows if r.run_seconds]
+    overhead = [r.seconds - r.run_seconds for r in graded]
+    print(f"{args.learners} learners x {len(exercises)} exercises = {len(rows)} submissions, "
+          f"{args.workers} worker(s)")
+    print(f"collect: {collected:.2f} s; grade: {total:.1f} s total, {total / len(rows) * 1000:.0f} ms per submission")
+    print(f"per submission: median request-to-verdict {statistics.median(r.seconds for r in graded) * 1000:.0f} ms, "
+          f"median in the child {statistics.median(r.run_seconds for r in graded) * 1000:.0f} ms")
+    print(f"overhead over the checks: median {statistics.median(overhead) * 1000:.1f} ms, "
+          f"p90 {sorted(overhead)[int(len(overhead) * 0.9)] * 1000:.1f} ms")
+    statuses: dict[str, int] = {}
+    for row in rows:
+        statuses[row.status] = statuses.get(row.status, 0) + 1
+    print("statuses:", statuses)
+
+
+if __name__ == "__main__":
+    main()

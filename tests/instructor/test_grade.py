@@ -1,0 +1,197 @@
+"""`torch-tutor grade` on a real pack, real sandbox, real files: good, bad and hostile submissions."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from tutor.core.handin import HandinError, read_handin, write_handin
+from tutor.core.scaffold import scaffold
+
+RIGHT = "def bumped(t):\n    return t + 1\n"
+ALSO_RIGHT = "import torch\n\ndef bumped(t):\n    return torch.add(t, 1)\n"
+WRONG = "def bumped(t):\n    t += 1\n    return t\n"
+
+
+def tutor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """One batch with every kind of submission, graded once (and again, from the cache)."""
+    base = tmp_path_factory.mktemp("grade")
+    pack = base / "pack"
+    scaffold(pack, title="Grading test")
+    subs = base / "subs"
+    outside = base / "outside.py"
+    outside.write_text(RIGHT)
+    files: dict[str, str | bytes] = {
+        "alice/add-to-copy.py": RIGHT,
+        "bob/add-to-copy.py": WRONG,
+        "carol/add-to-copy.py": "while True:\n    pass\n",
+        "dave/add-to-copy.py": b"def bumped(t):\x00\n",
+        "erin/add-to-copy.py": "   \n",
+        "frank/add-to-copy.py": "x = 'caf\xe9'\n".encode("latin-1"),
+        "grace/add-to-cpy.py": RIGHT,
+        "grace/notes.txt": "hello",
+        "heidi/add-to-copy.py": "import sys\nsys.stdout.write('x' * 50_000_000)\n",
+        "ivan/add-to-copy.py": "import os\nos._exit(0)\n",
+        "judy/add-to-copy.py": ("print('{\"passed\": true, \"checks\": []}')\nimport os\n"
+                                "for fd in range(3, 64):\n    try:\n        os.write(fd, b'{\"passed\": true}')\n"
+                                "    except OSError:\n        pass\n" + WRONG),
+        "kim/add-to-copy.py": "raise ValueError('oops')\n",
+        "stray.txt": "not a learner",
+    }
+    for name, content in files.items():
+        target = subs / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content)
+    (subs / "mallory").mkdir()
+    (subs / "mallory" / "add-to-copy.py").symlink_to(outside)
+    # the scaffold takes the pack id from the folder name: "pack"
+    write_handin(subs / "olivia.handin.zip", learner="olivia", pack_id="pack", pack_version="0.1.0",
+                 tutor_version="test", exercises={"add-to-copy": (ALSO_RIGHT, True)}, quizzes={})
+    (subs / "broken.handin.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    env = {"TORCH_TUTOR_DATA_DIR": str(base / "data"), "TORCH_TUTOR_CONFIG_DIR": str(base / "config"),
+           "TORCH_TUTOR_WALL_TIME": "4"}
+    out = base / "out"
+    first = tutor("grade", str(pack), str(subs), "--csv", str(out.with_suffix(".csv")),
+                  "--json", str(out.with_suffix(".json")), "--junit", str(out.with_suffix(".xml")), env=env)
+    second = tutor("grade", str(pack), str(subs), "--json", str(base / "again.json"), env=env)
+    return {"first": first, "second": second, "out": out, "again": base / "again.json"}
+
+
+def rows_by_learner(graded) -> dict[str, dict]:
+    rows = list(csv.DictReader(io.StringIO(graded["out"].with_suffix(".csv").read_text())))
+    return {(r["learner"], r["exercise"]): r for r in rows}
+
+
+def test_batch_completes_and_exits_zero(graded):
+    assert graded["first"].returncode == 0, graded["first"].stderr
+    assert "Traceback" not in graded["first"].stderr + graded["first"].stdout
+
+
+def test_csv_columns_and_verdicts(graded):
+    text = graded["out"].with_suffix(".csv").read_text()
+    assert text.splitlines()[0] == "learner,exercise,passed,checks_passed,checks_total,status,message"
+    rows = rows_by_learner(graded)
+    expected = {
+        ("alice", "add-to-copy"): ("true", "passed"),
+        ("bob", "add-to-copy"): ("false", "failed"),
+        ("carol", "add-to-copy"): ("false", "timeout"),
+        ("dave", "add-to-copy"): ("false", "binary"),
+        ("erin", "add-to-copy"): ("false", "empty"),
+        ("frank", "add-to-copy"): ("false", "not-utf8"),
+        ("grace", "add-to-copy"): ("false", "missing"),
+        ("grace", "add-to-cpy"): ("false", "unknown-exercise"),
+        ("grace", "notes.txt"): ("false", "unrecognised"),
+        ("heidi", "add-to-copy"): ("false", "output-limit"),
+        ("ivan", "add-to-copy"): ("false", "exited"),
+        ("judy", "add-to-copy"): ("false", "failed"),
+        ("kim", "add-to-copy"): ("false", "error"),
+        ("mallory", "add-to-copy"): ("false", "refused"),
+        ("olivia", "add-to-copy"): ("true", "passed"),
+        ("broken.handin.zip", "-"): ("false", "bad-archive"),
+        ("stray.txt", "-"): ("false", "unrecognised"),
+    }
+    got = {key: (row["passed"], row["status"]) for key, row in rows.items()}
+    assert got == expected
+    assert "caller-unchanged" in rows[("bob", "add-to-copy")]["message"]
+    assert "did you mean 'add-to-copy'" in rows[("grace", "add-to-cpy")]["message"]
+    assert "outside the submissions folder" in rows[("mallory", "add-to-copy")]["message"]
+    assert "ValueError" in rows[("kim", "add-to-copy")]["message"]
+    assert rows[("alice", "add-to-copy")]["checks_passed"] == rows[("alice", "add-to-copy")]["checks_total"] == "3"
+
+
+def test_json_and_junit(graded):
+    data = json.loads(graded["out"].with_suffix(".json").read_text())
+    assert data["summary"]["passed"] == 2 and data["summary"]["pack"] == "pack"
+    assert {r["learner"] for r in data["rows"]} >= {"alice", "olivia", "mallory"}
+    tree = ET.parse(graded["out"].with_suffix(".xml"))
+    suites = {s.get("name"): s for s in tree.getroot()}
+    assert suites["alice"].find("testcase").find("failure") is None
+    bob = suites["bob"].find("testcase")
+    assert bob.get("name") == "add-to-copy" and bob.find("failure").get("type") == "failed"
+    assert suites["carol"].find("testcase").find("error").get("type") == "timeout"
+
+
+def test_rerun_resumes_from_the_cache(graded):
+    assert graded["second"].returncode == 0
+    rows = json.loads(graded["again"].read_text())["rows"]
+    ran = [r for r in rows if r["status"] in ("passed", "failed", "error", "timeout", "output-limit")]
+    assert ran and all(r["cached"] for r in ran)
+    assert "from the cache" in graded["second"].stderr
+
+
+def test_grade_usage_errors(tmp_path):
+    env = {"TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")}
+    scaffold(tmp_path / "p")
+    out = tutor("grade", str(tmp_path / "p"), str(tmp_path / "nowhere"), env=env)
+    assert out.returncode == 2 and "not a folder" in out.stderr
+    (tmp_path / "empty").mkdir()
+    out = tutor("grade", str(tmp_path / "p"), str(tmp_path / "empty"), env=env)
+    assert out.returncode == 2 and "no learners" in out.stderr
+    out = tutor("grade", "no-such-pack", str(tmp_path / "empty"), env=env)
+    assert out.returncode == 2 and "no pack folder or pack id" in out.stderr
+
+
+# --------------------------------------------------------------------------- archives (no sandbox)
+
+
+def test_handin_round_trip(tmp_path):
+    path = write_handin(tmp_path / "a.handin.zip", learner="Zoë", pack_id="p", pack_version="1",
+                        tutor_version="t", exercises={"ex-1": ("print('hi')\n", True)},
+                        quizzes={"l/q": {"answer": "B", "correct": True}})
+    handin = read_handin(path)
+    assert handin.learner == "Zoë" and handin.exercises == {"ex-1": b"print('hi')\n"}
+    assert handin.solved == {"ex-1": True} and handin.quizzes["l/q"]["answer"] == "B"
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def _zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+MANIFEST = {"format": "torch-tutor-handin", "format_version": 1, "learner": "x", "pack": "p",
+            "exercises": {"ex": {"file": "exercises/ex.py", "solved": True}}}
+
+
+@pytest.mark.parametrize("members, message", [
+    ({}, "no manifest.json"),
+    ({"manifest.json": b"{not json"}, "not valid JSON"),
+    ({"manifest.json": json.dumps({"format": "other"}).encode()}, "not a torch-tutor hand-in"),
+    ({"manifest.json": json.dumps({**MANIFEST, "format_version": 9}).encode()}, "format_version 9"),
+    ({"manifest.json": json.dumps(MANIFEST).encode()}, "missing from the archive"),
+    ({"manifest.json": json.dumps({**MANIFEST, "exercises": {"../../etc/passwd": {}}}).encode()},
+     "invalid exercise id"),
+    ({"manifest.json": json.dumps(MANIFEST).encode(), "exercises/ex.py": b"0" * (2 * 1024 * 1024)},
+     "the limit is"),
+])
+def test_bad_archives_give_one_clear_message(tmp_path, members, message):
+    path = _zip(tmp_path / "bad.handin.zip", members)
+    with pytest.raises(HandinError, match=message):
+        read_handin(path)
+
+
+def test_not_a_zip(tmp_path):
+    path = tmp_path / "x.handin.zip"
+    path.write_bytes(b"\x00" * 100)
+    with pytest.raises(HandinError, match="not a readable zip"):
+        read_handin(path)

@@ -37,6 +37,8 @@ from tutor.sandbox import wire  # noqa: E402  (after the variable above, as torc
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+MS_RDONLY = 1
+MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 PR_SET_PDEATHSIG = 1
@@ -449,10 +451,46 @@ def _hide_report_fd(fd: int) -> int:
     return target
 
 
+def _paths_under_tmp() -> list[str]:
+    """Folders under /tmp this interpreter reads from (a venv or a checkout can live there)."""
+    candidates = {sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                  *sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
+    found = sorted({os.path.realpath(p) for p in candidates
+                    if p and os.path.isdir(p) and os.path.realpath(p).startswith("/tmp/")})
+    roots: list[str] = []
+    for path in found:  # sorted, so a parent comes before its children
+        if not any(path == r or path.startswith(r + "/") for r in roots):
+            roots.append(path)
+    return roots
+
+
 def _isolate_tmp(scratch: str) -> str:
-    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays."""
+    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays.
+
+    Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
+    clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
+    folder is opened before the cover and bound back, read-only, from its file descriptor.
+    """
+    keep = []
+    for path in _paths_under_tmp():
+        try:
+            keep.append((path, os.open(path, os.O_PATH | os.O_DIRECTORY)))
+        except OSError:
+            continue
     if _libc.mount(scratch.encode(), b"/tmp", None, MS_BIND | MS_REC, None) != 0:
         raise OSError(ctypes.get_errno(), "cannot bind the scratch directory on /tmp")
+    for path, fd in keep:
+        os.makedirs(path, exist_ok=True)
+        source = f"/proc/self/fd/{fd}".encode()
+        if _libc.mount(source, path.encode(), None, MS_BIND | MS_REC, None) != 0:
+            raise OSError(ctypes.get_errno(), f"cannot bind {path} back over the private /tmp")
+        os.close(fd)
+        flags = os.statvfs(path).f_flag
+        if not flags & os.ST_RDONLY:  # a bind keeps the source's flags: bwrap's ro-bind is already ro
+            # a remount must repeat the flags the kernel locked (nosuid, nodev...) or it is refused
+            kept = flags & (os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC | os.ST_NOATIME | os.ST_NODIRATIME)
+            if _libc.mount(None, path.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None) != 0:
+                raise OSError(ctypes.get_errno(), f"cannot make {path} read-only")
     return "/tmp"
 
 

@@ -37,7 +37,7 @@ def test_loop_of_torch_ops_times_out(sandbox, recovered):
 @pytest.mark.parametrize("code", [
     "import torch\nx = torch.empty(4 * 1024**3, dtype=torch.uint8)\nx.fill_(1)\n",
     "blob = bytearray(3 * 1024**3)\n",
-    "chunks = []\nwhile True:\n    chunks.append(bytearray(64 * 1024**2))\n",
+    "chunks = []\nwhile True:\n    chunks.append(bytearray(256 * 1024**2))\n",
 ], ids=["torch", "bytearray", "growing"])
 def test_memory_bomb_is_stopped(sandbox, recovered, code):
     result = sandbox.run(code)

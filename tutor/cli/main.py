@@ -12,9 +12,10 @@ from tutor import __version__
 COMMAND_MODULES = (
     "tutor.cli.packs",
     "tutor.cli.settings",
-    "tutor.cli.author",
-    "tutor.cli.sandbox",
     "tutor.cli.checking",
+    "tutor.cli.author",
+    "tutor.cli.app",
+    "tutor.cli.sandbox",
 )
 
 EXIT_CODES = """exit codes:

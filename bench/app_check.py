@@ -1,0 +1,68 @@
+"""A Check in the app, on a warm worker: from the key press to the report on screen.
+
+Drives the real app (Pilot, headless) on the test pack's small exercise with the real sandbox
+and check engine; medians over several Checks once the worker is warm. Target (issue 6): 0.5 s.
+
+    python bench/app_check.py [--repeat 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "app"))
+
+from app_support import MINI, make_settings  # noqa: E402
+from tutor.app.app import TutorApp  # noqa: E402
+from tutor.app.engine import Engine  # noqa: E402
+from tutor.app.widgets.report import CheckReport  # noqa: E402
+from tutor.core.discovery import FoundPack  # noqa: E402
+from tutor.core.loader import load_pack  # noqa: E402
+from tutor.core.progress import ProgressStore  # noqa: E402
+
+
+async def measure(repeat: int) -> list[float]:
+    data = Path(tempfile.mkdtemp(prefix="tt-check-"))
+    settings = make_settings(data)
+    app = TutorApp(found=[FoundPack(MINI, "--pack", load_pack(MINI))], store=ProgressStore.open(data),
+                   engine=Engine(settings), settings=settings, start_pack="mini", start_lesson="exercises")
+    times = []
+    async with app.run_test(size=(100, 32)) as pilot:
+        while not app.engine.available:
+            await pilot.pause(0.1)
+        await asyncio.to_thread(app.engine._sandbox.wait_ready, 300)
+        for i in range(repeat + 1):  # the first Check warms the probe's imports
+            before = len(app.screen.query(CheckReport))
+            started = time.perf_counter()
+            await pilot.press("f6")
+            while True:
+                reports = app.screen.query(CheckReport)
+                if reports and (before == 0 or reports.first() is not None) and not app.screen.step_view.running:
+                    break
+                await asyncio.sleep(0.005)
+            await pilot.pause()
+            if i:
+                times.append(time.perf_counter() - started)
+    app.engine.close()
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args()
+    times = asyncio.run(measure(args.repeat))
+    print(f"Check on a warm worker, key press to report drawn: median {statistics.median(times) * 1000:.0f} ms, "
+          f"min {min(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms ({len(times)} Checks)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Shared by the app, snapshot and e2e tests: the mini pack, sizes, settings, screen text."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from tutor.core.config import load_settings
+
+MINI = Path(__file__).parent / "packs" / "mini"
+SIZE = (100, 32)
+
+
+def make_settings(data_dir: Path, **flags):
+    """Settings that ignore the developer's own config file and TORCH_TUTOR_* variables."""
+    return load_settings({"data_dir": str(data_dir), **flags}, config_file=data_dir / "none.toml", environ={})
+
+
+def screen_text(app) -> str:
+    """The whole terminal as text, the way Textual's own screenshot renders it."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens,
+                                                        simplify=True))
+    return console.export_text()
+
+
+async def settle(pilot, times: int = 2) -> None:
+    """Let mounts, timers and refreshes that a key press started finish."""
+    for _ in range(times):
+        await pilot.pause()

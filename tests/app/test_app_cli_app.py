@@ -1,0 +1,89 @@
+"""`torch-tutor progress`, `reset` and `open`, run as a learner runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from app_support import MINI
+from tutor.core.progress import ProgressStore
+
+
+def tutor(*args: str, data_dir, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    env["TORCH_TUTOR_CONFIG_DIR"] = str(data_dir / "config")
+    return subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(data_dir), "--pack", str(MINI), *args],
+                          capture_output=True, text=True, input=stdin, env=env, timeout=120)
+
+
+def _seed(data_dir):
+    store = ProgressStore.open(data_dir)
+    store.set_position("mini", "exercises", "double")
+    store.visit("mini", "basics", "intro")
+    store.save_draft("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
+    store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store.close()
+
+
+def test_progress_json_reports_each_lesson(tmp_path):
+    _seed(tmp_path)
+    proc = tutor("progress", "--json", data_dir=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    (pack,) = data["packs"]
+    assert pack["pack"] == "mini" and pack["position"] == ["exercises", "double"]
+    basics, exercises = pack["lessons"]
+    assert basics["state"] == "progress" and basics["quiz_correct"] == 1
+    assert exercises["state"] == "done" and exercises["exercises_solved"] == 1
+
+
+def test_progress_text_reads_like_a_report(tmp_path):
+    _seed(tmp_path)
+    proc = tutor("progress", data_dir=tmp_path)
+    assert proc.returncode == 0
+    assert "Mini pack (mini)" in proc.stdout and "in progress" in proc.stdout
+    assert "1/1 exercises" in proc.stdout and "resume at exercises/double" in proc.stdout
+
+
+def test_progress_with_nothing_done(tmp_path):
+    proc = tutor("progress", data_dir=tmp_path)
+    assert proc.returncode == 0 and "No progress yet" in proc.stdout
+
+
+def test_reset_asks_and_does_nothing_without_a_yes(tmp_path):
+    _seed(tmp_path)
+    proc = tutor("reset", "mini", data_dir=tmp_path)  # no terminal, no --yes: refuse, exit 2
+    assert proc.returncode == 2 and "--yes" in proc.stderr
+    assert ProgressStore.open(tmp_path).draft("mini", "exercises", "double") is not None
+
+
+def test_reset_one_exercise_keeps_the_rest(tmp_path):
+    _seed(tmp_path)
+    proc = tutor("reset", "mini/double", "--yes", data_dir=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "exercise exercises/double" in proc.stdout
+    store = ProgressStore.open(tmp_path)
+    assert store.draft("mini", "exercises", "double") is None
+    assert store.step("mini", "basics", "which-dim").quiz_correct is True
+
+
+def test_reset_everything(tmp_path):
+    _seed(tmp_path)
+    proc = tutor("reset", "--yes", data_dir=tmp_path)
+    assert proc.returncode == 0
+    assert ProgressStore.open(tmp_path).packs() == []
+
+
+def test_reset_unknown_exercise_is_a_usage_error(tmp_path):
+    proc = tutor("reset", "mini/nope", "--yes", data_dir=tmp_path)
+    assert proc.returncode == 2 and "no exercise 'nope'" in proc.stderr
+
+
+def test_open_unknown_pack_or_lesson_is_a_usage_error(tmp_path):
+    proc = tutor("open", "no-such-pack", data_dir=tmp_path)
+    assert proc.returncode == 2 and "no pack 'no-such-pack'" in proc.stderr
+    proc = tutor("open", "mini/no-such-lesson", data_dir=tmp_path)
+    assert proc.returncode == 2 and "has no lesson 'no-such-lesson'" in proc.stderr

@@ -1,0 +1,113 @@
+"""Steps that run code, with the real sandbox and the real check engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from app_support import SIZE
+from app_support import screen_text, settle
+from tutor.app.widgets.editor import CodeEditor
+from tutor.app.widgets.report import CheckReport
+
+
+async def _goto(pilot, app, step_id: str) -> None:
+    while app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await settle(pilot)
+
+
+async def _finish(pilot, app) -> None:
+    """Wait for the background run the last key started, then for its result to be drawn."""
+    await app.workers.wait_for_complete()
+    await settle(pilot, 3)
+
+
+async def test_example_run_says_the_error_was_expected(make_app, sandbox):
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "shape-error")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "Raised as expected: RuntimeError" in text and "4x8 and 16x2" in text
+        assert "The inner dimensions, 8 and 16, must agree." in text
+
+
+async def test_edited_example_that_no_longer_raises_is_reported(make_app, sandbox):
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "shape-error")
+        app.screen.query_one(CodeEditor).replace_all("print('fine')\n")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "Not what the lesson expected" in text and "fine" in text
+
+
+async def test_predict_quiz_compares_the_prediction_with_the_output(make_app, sandbox):
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "predict-sum")
+        await pilot.press("6")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        assert "The output differs from your prediction." in screen_text(app)
+        assert app.store.step("mini", "basics", "predict-sum").quiz_correct is False
+        await pilot.press("backspace", "5", "f5")
+        await _finish(pilot, app)
+        assert "Your prediction matches the output." in screen_text(app)
+        assert app.store.step("mini", "basics", "predict-sum").quiz_correct is True
+
+
+async def test_failing_check_shows_expected_got_and_hint_then_passing_solves(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f6")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "0/1 checks passed." in text and "✗ double(x) is twice x" in text
+        assert "expected:" in text and "got:" in text and "hint: Multiply by two." in text
+        assert app.store.step("mini", "exercises", "double").failed_checks == 1
+        editor = app.screen.query_one(CodeEditor)
+        editor.move_cursor((3, 12))
+        await pilot.press(*" * 2")
+        await pilot.press("f6")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "All 1 checks passed. Solved!" in text and "✓ solved" in text
+        assert app.screen.query_one(CheckReport).has_class("-passed")
+        progress = app.store.step("mini", "exercises", "double")
+        assert progress.solved and progress.checks == 2
+
+
+async def test_run_shows_the_traceback_at_the_learners_line(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("x = 1\ny = undefined_name\n")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "NameError" in text and "undefined_name" in text and "line 2" in text
+
+
+async def test_stop_ends_a_runaway_run(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("while True:\n    pass\n")
+        await pilot.press("f5")
+        await pilot.pause(0.5)
+        assert "Running…" in screen_text(app)
+        assert "Stop" in screen_text(app).splitlines()[-1]
+        await pilot.press("escape")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "Running…" not in text
+        assert app.screen.step_view.running is False
+        # the pool recovered: the next run works
+        app.screen.query_one(CodeEditor).replace_all("print('after stop')\n")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        assert "after stop" in screen_text(app)

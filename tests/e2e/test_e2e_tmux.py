@@ -1,0 +1,137 @@
+"""The real `torch-tutor` in a real terminal (tmux): solve an exercise, and survive a kill -9.
+
+Everything is real: the console script, the terminal, the sandbox, the check engine and the
+progress file. The screen is read with capture-pane, as a learner would read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+MINI = Path(__file__).parents[1] / "app" / "packs" / "mini"
+TUTOR = Path(sys.executable).with_name("torch-tutor")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+    pytest.mark.skipif(not TUTOR.exists(), reason="needs the installed torch-tutor command"),
+]
+
+
+class Terminal:
+    """One tmux server of our own (-L), so the test never touches the developer's sessions."""
+
+    def __init__(self, tmp_path: Path):
+        self.socket = f"tt-{uuid.uuid4().hex[:8]}"
+        self.tmp = tmp_path
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
+                              check=True, timeout=30).stdout
+
+    def start(self, *argv: str) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+        env.update(TORCH_TUTOR_CONFIG_DIR=str(self.tmp / "config"), TERM="xterm-256color")
+        command = " ".join(["exec", str(TUTOR), "--data-dir", str(self.tmp / "data"), "--pack", str(MINI), *argv])
+        subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-x", "100", "-y", "32", "-s", "t",
+                        command], check=True, env=env, timeout=30)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "t")
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", "t", *keys)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "t", "-l", text)
+
+    def wait_for(self, text: str, timeout: float = 120.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                screen = self.screen()
+            except subprocess.CalledProcessError:  # the session ended
+                screen = ""
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+    def pid(self) -> int:
+        return int(self.tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip())
+
+    def alive(self) -> bool:
+        return subprocess.run(["tmux", "-L", self.socket, "has-session", "-t", "t"],
+                              capture_output=True, timeout=30).returncode == 0
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    term = Terminal(tmp_path)
+    yield term
+    term.close()
+
+
+def _progress(tmp_path: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    env["TORCH_TUTOR_CONFIG_DIR"] = str(tmp_path / "config")
+    out = subprocess.run([str(TUTOR), "--data-dir", str(tmp_path / "data"), "--pack", str(MINI), "progress",
+                          "--json"], capture_output=True, text=True, check=True, env=env, timeout=120)
+    return json.loads(out.stdout)
+
+
+def test_solve_an_exercise_in_a_real_terminal(terminal, tmp_path):
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("Double it")
+    terminal.wait_for("f6 Check")  # the footer is drawn once the step is mounted and the editor focused
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("F6")  # Check the starter: it fails
+    screen = terminal.wait_for("checks passed.")
+    assert "0/1 checks passed." in screen and "hint: Multiply by two." in screen
+    for key in ("Down", "Down", "Down", "End"):  # one at a time, as a person types
+        terminal.keys(key)
+        time.sleep(0.3)
+    terminal.type(" * 2")
+    terminal.wait_for("return x * 2", timeout=30)
+    terminal.keys("F6")
+    screen = terminal.wait_for("Solved!")
+    assert "All 1 checks passed." in screen
+    terminal.keys("C-q")
+    deadline = time.monotonic() + 30
+    while terminal.alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not terminal.alive()
+    lessons = _progress(tmp_path)["packs"][0]["lessons"]
+    assert lessons[1]["exercises_solved"] == 1 and lessons[1]["state"] == "done"
+
+
+def test_a_killed_terminal_loses_no_typing(terminal, tmp_path):
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("Double it")
+    terminal.wait_for("f6 Check")  # the step is mounted
+    terminal.type("# typed before the crash\n")
+    terminal.wait_for("# typed before the crash")
+    time.sleep(1.0)  # longer than the draft debounce
+    os.kill(terminal.pid(), 9)
+    terminal.close()
+
+    again = Terminal(tmp_path)
+    try:
+        again.start()  # plain start: resumes at the exercise, draft in the editor
+        again.wait_for("Double it")
+        screen = again.wait_for("# typed before the crash")
+        assert "def double(x):" in screen  # the rest of the code is intact too
+    finally:
+        again.close()

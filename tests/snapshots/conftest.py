@@ -1,0 +1,41 @@
+"""Snapshot fixtures: the app on the mini pack, no sandbox, a fresh data dir, fixed size."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "app"))
+
+from app_support import MINI, make_settings  # noqa: E402
+from tutor.app.app import TutorApp  # noqa: E402
+from tutor.app.engine import Engine  # noqa: E402
+from tutor.core.discovery import FoundPack  # noqa: E402
+from tutor.core.loader import load_pack  # noqa: E402
+from tutor.core.progress import ProgressStore  # noqa: E402
+
+
+class StillEngine(Engine):
+    """A sandbox that is never there, with a fixed status line, so pictures do not flicker."""
+
+    def start(self) -> None:
+        self._error = "snapshot"
+
+
+@pytest.fixture
+def snapshot_app(tmp_path):
+    stores = []
+
+    def build(start_lesson: str | None = None, **flags) -> TutorApp:
+        settings = make_settings(tmp_path, **flags)
+        store = ProgressStore.open(tmp_path)
+        stores.append(store)
+        return TutorApp(found=[FoundPack(MINI, "--pack", load_pack(MINI))], store=store,
+                        engine=StillEngine(settings), settings=settings, start_pack="mini",
+                        start_lesson=start_lesson)
+
+    yield build
+    for store in stores:
+        store.close()

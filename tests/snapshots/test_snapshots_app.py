@@ -1,0 +1,127 @@
+"""Pictures of each screen in its key states (pytest-textual-snapshot; Textual is pinned).
+
+Update after an intended change with ``pytest tests/snapshots --snapshot-update`` and review
+the SVGs in the diff.
+"""
+
+from __future__ import annotations
+
+from textual.screen import ModalScreen
+
+from tutor.app.widgets.report import CheckReport
+from tutor.core.grading import CheckResult, ExerciseReport
+from tutor.sandbox.result import RunResult
+
+WIDE = (100, 32)
+SMALL = (80, 24)
+
+
+async def _settle(pilot) -> None:
+    """Let work finish, and stop cursors blinking (a blink timer would make pictures flaky)."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+    # No text cursor in pictures: a blinking one (or focus landing a frame late) made them flaky.
+    app = pilot.app
+    if not isinstance(app.screen, ModalScreen):
+        app.screen.set_focus(None)
+    for screen in app.screen_stack:
+        for widget in screen.query("TextArea, Input"):
+            widget.cursor_blink = False
+    await pilot.pause()
+    await pilot.pause()
+
+
+def test_home(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app(), terminal_size=WIDE, run_before=_settle)
+
+
+def test_home_small_terminal(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app(), terminal_size=SMALL, run_before=_settle)
+
+
+def test_prose_step(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("basics"), terminal_size=WIDE, run_before=_settle)
+
+
+def test_exercise_small_terminal(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_settle)
+
+
+def test_exercise_light_theme(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("exercises", theme="light"), terminal_size=WIDE, run_before=_settle)
+
+
+def test_choice_quiz_answered(snap_compare, snapshot_app):
+    async def answer(pilot):
+        await _settle(pilot)
+        for _ in range(2):
+            await pilot.press("f4")
+            await _settle(pilot)
+        await pilot.press("down", "enter")
+        await _settle(pilot)
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=WIDE, run_before=answer)
+
+
+def test_free_quiz_revealed(snap_compare, snapshot_app):
+    async def reveal(pilot):
+        await _settle(pilot)
+        for _ in range(4):
+            await pilot.press("f4")
+            await _settle(pilot)
+        await pilot.press(*"shapes")
+        await pilot.click("#reveal")
+        await _settle(pilot)
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=WIDE, run_before=reveal)
+
+
+def test_help(snap_compare, snapshot_app):
+    async def help_(pilot):
+        await _settle(pilot)
+        await pilot.press("f1")
+        await _settle(pilot)
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=WIDE, run_before=help_)
+
+
+def test_reset_confirmation(snap_compare, snapshot_app):
+    async def reset(pilot):
+        await _settle(pilot)
+        await pilot.press("f9")
+        await _settle(pilot)
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=WIDE, run_before=reset)
+
+
+def test_check_report_with_profile_and_memory(snap_compare, snapshot_app):
+    """The report as a learner sees it after a failed Check: expected/got, hint, table, sparkline."""
+    report = ExerciseReport(
+        exercise="double", passed=False, message="1 of 3 checks passed",
+        run=RunResult(status="ok"),
+        checks=[
+            CheckResult("doubles", "passed", "double(x) is twice x", ""),
+            CheckResult("hot-op", "failed", "the matmul dominates self time",
+                        "aten::copy_ ranked first", expected="aten::mm first", got="aten::copy_ first",
+                        hint="Move the .contiguous() out of the loop.",
+                        data={"rows": [
+                            {"op": "aten::copy_", "self_us": 5200, "total_us": 5300, "share": 0.52, "calls": 40},
+                            {"op": "aten::mm", "self_us": 3100, "total_us": 3300, "share": 0.31, "calls": 20},
+                            {"op": "aten::add", "self_us": 900, "total_us": 950, "share": 0.09, "calls": 20},
+                            {"op": "aten::sum", "self_us": 400, "total_us": 420, "share": 0.04, "calls": 1}]}),
+            CheckResult("no-leak", "failed", "memory stays flat as steps grow",
+                        "memory grew with steps", expected="flat", got="+1.0 MiB per 8 steps",
+                        data={"curve": [[4, 131072], [8, 262144], [16, 524288], [32, 1048576]]}),
+        ])
+
+    async def show(pilot):
+        await _settle(pilot)
+        step = pilot.app.screen.step_view
+        await step.query_one("#result").mount(CheckReport(report, step.text))
+        await _settle(pilot)
+        pilot.app.screen.query_one("#step-scroll").scroll_to(y=14, animate=False)
+        await _settle(pilot)
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=WIDE, run_before=show)

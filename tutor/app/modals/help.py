@@ -1,0 +1,49 @@
+"""Every key, gathered from the bindings of the screen below, so the list cannot go stale."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Static
+
+from tutor.core.i18n import t
+
+
+def key_table(screen, app) -> Table:
+    table = Table(box=None, show_header=False, pad_edge=False)
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    seen: set[str] = set()
+    for node in (screen, app):
+        for binding in node.BINDINGS:
+            if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
+                continue
+            seen.add(binding.description)
+            keys = ", ".join(app.get_key_display(Binding(k, "")) for k in binding.key.split(","))
+            table.add_row(keys, binding.description)
+    table.add_row("ctrl+p", "Command palette")
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,f1", "dismiss", t("key.close"))]
+
+    def __init__(self, below: Screen | None = None):
+        super().__init__()
+        self.below = below
+
+    def compose(self) -> ComposeResult:
+        below = self.below
+        with Vertical(classes="dialog wide"):
+            yield Static(t("help.title"), classes="title")
+            with VerticalScroll():
+                yield Static(Text(t("help.body")))
+                yield Static(key_table(below, self.app) if below is not None else "", id="keys")
+            yield Button(t("key.close"), id="close", variant="primary", compact=True)
+
+    def on_button_pressed(self) -> None:
+        self.dismiss()

@@ -1,0 +1,35 @@
+"""The reference solution, highlighted; "Put it in the editor" dismisses with True."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Markdown, Static
+
+from tutor.core.i18n import t
+
+
+class SolutionScreen(ModalScreen[bool]):
+    BINDINGS = [Binding("escape", "dismiss(False)", t("solution.close"))]
+
+    def __init__(self, code: str):
+        super().__init__(classes="modal")
+        self.code = code
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Static(t("solution.title"), classes="title")
+            yield Markdown(f"```python\n{self.code.rstrip()}\n```", id="solution-code")
+            with Horizontal(classes="buttons"):
+                yield Button(t("solution.use"), id="use", variant="warning", compact=True)
+                yield Button(t("solution.close"), id="close", variant="primary", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#close").focus()
+
+    @on(Button.Pressed)
+    def _answer(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "use")

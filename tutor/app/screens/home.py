@@ -1,0 +1,127 @@
+"""The table of contents: every pack and lesson with progress, a filter, and Resume."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Input, Static
+
+from tutor.app.place import Place, Texts
+from tutor.app.widgets.status import StatusBar
+from tutor.core.i18n import t
+
+_STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
+
+
+class HomeScreen(Screen):
+    BINDINGS = [
+        Binding("ctrl+r", "resume", t("key.resume"), priority=True),
+        Binding("ctrl+f", "focus_filter", t("key.filter"), priority=True),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{t('app.title')} — {t('home.title')}", classes="topbar")
+        with Vertical(id="home"):
+            for entry in self.app.found:  # type: ignore[attr-defined]
+                if entry.pack is None:
+                    yield Static(Text(t("home.broken", path=entry.path, count=len(entry.problems or [])),
+                                      style="yellow"), classes="broken")
+            if not self.app.packs:  # type: ignore[attr-defined]
+                yield Static(t("home.nopacks"))
+            yield Button("", id="resume", variant="primary", compact=True)
+            yield Input(placeholder=t("home.filter"), id="filter")
+            yield DataTable(id="toc", cursor_type="row", zebra_stripes=True)
+        yield StatusBar()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#toc", DataTable)
+        table.add_column(t("home.col.lesson"), key="lesson")
+        table.add_column(t("home.col.state"), key="state")
+        table.add_column(t("home.col.checks"), key="checks")
+        table.add_column(t("home.col.quiz"), key="quiz")
+        self.refresh_contents()
+        table.focus()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_contents()
+
+    def language_changed(self) -> None:
+        self.refresh_contents()
+
+    # ------------------------------------------------------------------ contents
+
+    def _resume_target(self) -> Place | None:
+        app = self.app
+        pack = app.pack(app.start_pack) or (app.packs[0] if app.packs else None)  # type: ignore[attr-defined]
+        if pack is None:
+            return None
+        return app.resume_place(pack) or Place(pack, 0, 0)  # type: ignore[attr-defined]
+
+    def refresh_contents(self) -> None:
+        app = self.app
+        needle = self.query_one("#filter", Input).value.strip().lower()
+        table = self.query_one("#toc", DataTable)
+        selected = table.cursor_row
+        table.clear()
+        for pack in app.packs:  # type: ignore[attr-defined]
+            texts = Texts(pack, app.language)  # type: ignore[attr-defined]
+            summary = {s.lesson: s for s in app.store.summarize(pack).lessons}  # type: ignore[attr-defined]
+            rows = []
+            for number, lesson in enumerate(pack.lessons, 1):
+                title = texts(lesson.title)
+                haystack = " ".join([lesson.id, title, texts(lesson.summary)]).lower()
+                if needle and needle not in haystack:
+                    continue
+                s = summary[lesson.id]
+                checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
+                quiz = f"{s.quiz_correct}/{s.quizzes}" if s.quizzes else "–"
+                state = Text(t(f"home.state.{s.state}"), style=_STATE_STYLE[s.state])
+                rows.append(([f"  {number}. {title}", state, checks, quiz], f"{pack.id}/{lesson.id}"))
+            if rows:
+                table.add_row(Text(texts(pack.title) + f"  v{pack.version}", style="bold"), "", "", "",
+                              key=f"{pack.id}/")
+                for cells, key in rows:
+                    table.add_row(*cells, key=key)
+        if table.row_count:
+            table.move_cursor(row=min(selected, table.row_count - 1))
+        target = self._resume_target()
+        button = self.query_one("#resume", Button)
+        button.display = target is not None
+        if target is not None:
+            texts = Texts(target.pack, app.language)  # type: ignore[attr-defined]
+            where = f"{texts(target.lesson.title)} › {texts(target.step.title) or target.step.id}"
+            started = app.store.position(target.pack.id) is not None  # type: ignore[attr-defined]
+            button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
+            button.refresh(layout=True)
+
+    @on(Input.Changed, "#filter")
+    def _filter(self) -> None:
+        self.refresh_contents()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self) -> None:
+        self.query_one("#toc").focus()
+
+    @on(DataTable.RowSelected, "#toc")
+    def _open(self, event: DataTable.RowSelected) -> None:
+        pack_id, _, lesson_id = str(event.row_key.value).partition("/")
+        app = self.app
+        pack = app.pack(pack_id)  # type: ignore[attr-defined]
+        if pack is None:
+            return
+        place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)  # type: ignore[attr-defined]
+        app.open_place(place)  # type: ignore[attr-defined]
+
+    @on(Button.Pressed, "#resume")
+    def action_resume(self) -> None:
+        target = self._resume_target()
+        if target is not None:
+            self.app.open_place(target)  # type: ignore[attr-defined]
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter").focus()

@@ -1,0 +1,166 @@
+"""The lesson view: one step at a time, where the learner is, and the keys that act on the step."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Iterable
+
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from tutor.app.place import Place, Texts
+from tutor.app.widgets.status import StatusBar
+from tutor.app.widgets.steps import StepView, make_step
+from tutor.core.i18n import t
+
+#: The actions a step may answer, forwarded to its ``do_<name>``; order = palette order.
+STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
+
+
+class LessonScreen(Screen):
+    BINDINGS = [
+        Binding("f2", "home", t("key.home"), priority=True),
+        Binding("f3", "prev", t("key.prev"), priority=True),
+        Binding("f4", "next", t("key.next"), priority=True),
+        Binding("f5", "step('run')", t("key.run"), priority=True),
+        Binding("f6", "step('check')", t("key.check"), priority=True),
+        Binding("f7", "step('hint')", t("key.hint"), priority=True),
+        Binding("f8", "step('solution')", t("key.solution"), priority=True),
+        Binding("f9", "step('reset')", t("key.reset"), priority=True),
+        Binding("escape", "stop", t("key.stop"), priority=True),
+    ]
+
+    def __init__(self, place: Place):
+        super().__init__()
+        self.place = place
+        self._entered = time.monotonic()
+
+    @property
+    def texts(self) -> Texts:
+        return Texts(self.place.pack, self.app.language)  # type: ignore[attr-defined]
+
+    @property
+    def step_view(self) -> StepView | None:
+        views = self.query(StepView)
+        return views.first() if views else None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="position", classes="topbar")
+        yield VerticalScroll(id="step-scroll")
+        yield StatusBar()
+        yield Footer(compact=True)
+
+    async def on_mount(self) -> None:
+        await self._show(self.place)
+
+    async def _show(self, place: Place) -> None:
+        """Leave the current step (recording the time spent) and show ``place``."""
+        app = self.app
+        old = self.step_view
+        if old is not None:
+            app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+        self.place = place
+        self._entered = time.monotonic()
+        app.store.set_position(*place.key)  # type: ignore[attr-defined]
+        app.store.visit(*place.key)  # type: ignore[attr-defined]
+        scroll = self.query_one("#step-scroll", VerticalScroll)
+        await scroll.remove_children()
+        texts = self.texts
+        pack = place.pack
+        title = texts(place.lesson.title)
+        step_title = texts(place.step.title)
+        heading = f"{title} › {step_title}" if step_title else title
+        position = t("lesson.position", step=place.step_index + 1, steps=len(place.lesson.steps),
+                     lesson=place.lesson_index + 1, lessons=len(pack.lessons), pack=texts(pack.title))
+        self.query_one("#position", Static).update(f"{heading}   [dim]{position}[/]")
+        widgets = []
+        requires = getattr(place.step, "requires", None)
+        if requires is not None and requires.cuda:
+            widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
+        widgets.append(make_step(place, texts))
+        if place.moved(1) is None:
+            widgets.append(Static(t("lesson.end.pack"), classes="muted end"))
+        elif place.step_index == len(place.lesson.steps) - 1:
+            widgets.append(Static(t("lesson.end"), classes="muted end"))
+        await scroll.mount_all(widgets)
+        scroll.scroll_home(animate=False)
+        self._focus_first()
+        self.refresh_bindings()
+
+    def _focus_first(self) -> None:
+        """Focus where the learner acts first: the editor, the answer box, or the choices."""
+        for selector in ("#editor", "#prediction", "#answer", "#choices", "Button"):
+            found = self.query(selector)
+            if found:
+                found.first().focus()
+                return
+        self.query_one("#step-scroll").focus()
+
+    def language_changed(self) -> None:
+        self.run_worker(self._show(self.place), exclusive=True, group="show")
+
+    # ------------------------------------------------------------------ actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """True: shown and enabled; None: shown greyed out; False: hidden (Textual's convention)."""
+        view = self.step_view
+        if action == "step":
+            if view is None or not view.supports(str(parameters[0])):
+                return False
+            return not view.running  # hidden while running, so Stop has room
+        if action == "stop":
+            return view is not None and view.running
+        if action == "prev":
+            return True if self.place.moved(-1) is not None else None
+        if action == "next":
+            return True if self.place.moved(1) is not None else None
+        return True
+
+    def action_step(self, name: str) -> None:
+        view = self.step_view
+        if view is not None and view.supports(name) and not view.running:
+            getattr(view, f"do_{name}")()
+
+    def action_stop(self) -> None:
+        view = self.step_view
+        if view is not None:
+            view.stop()
+
+    async def action_next(self) -> None:
+        target = self.place.moved(1)
+        if target is not None:
+            await self._show(target)
+
+    async def action_prev(self) -> None:
+        target = self.place.moved(-1)
+        if target is not None:
+            await self._show(target)
+
+    def action_home(self) -> None:
+        self.app.action_home()  # type: ignore[attr-defined]
+
+    def on_screen_suspend(self) -> None:
+        self.app.flush_drafts()  # type: ignore[attr-defined]
+
+    def on_unmount(self) -> None:
+        try:
+            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+        except Exception:  # the store may already be closed at exit
+            pass
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        """The step's actions for the command palette (only those this step answers)."""
+        view = self.step_view
+        keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
+        for name in STEP_ACTIONS:
+            if view is not None and view.supports(name):
+                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", key=keys[f"step('{name}')"].upper()),
+                                    partial(self.action_step, name))
+        for action, label in (("next", "key.next"), ("prev", "key.prev")):
+            if self.check_action(action, ()):
+                yield SystemCommand(t(label), t("cmd.action.help", key=keys[action].upper()),
+                                    getattr(self, f"action_{action}"))

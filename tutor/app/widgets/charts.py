@@ -1,0 +1,90 @@
+"""Pictures of what a check measured: profiler rankings as a table with bars, memory as a sparkline.
+
+A verdict alone teaches little; seeing ``aten::mm`` dwarf everything, or the leak's memory
+climb while the fix stays flat, is the lesson.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Sparkline, Static
+
+from tutor.core.i18n import t
+
+BAR_WIDTH = 24
+MAX_ROWS = 8
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar in eighths of a cell, so small differences still show."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return "█" * full + ("" if part == 0 else " ▏▎▍▌▋▊▉"[part])
+
+
+def profile_table(rows: list[dict[str, Any]]) -> Table:
+    """Operators by self time, largest first, each with a bar relative to the largest."""
+    rows = sorted(rows, key=lambda r: float(r.get("self_us") or 0), reverse=True)[:MAX_ROWS]
+    top = max((float(r.get("self_us") or 0) for r in rows), default=0.0) or 1.0
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column(t("chart.col.op"), no_wrap=True, overflow="ellipsis", max_width=28)
+    table.add_column(t("chart.col.self"), justify="right")
+    table.add_column(t("chart.col.share"), justify="right")
+    table.add_column(t("chart.col.calls"), justify="right")
+    table.add_column("", no_wrap=True)
+    for row in rows:
+        self_us = float(row.get("self_us") or 0)
+        share = row.get("share")
+        share_text = f"{float(share) * 100:.0f}%" if isinstance(share, (int, float)) else ""
+        table.add_row(Text(str(row.get("op", "?"))), f"{self_us:,.0f}", share_text, str(row.get("calls", "")),
+                      Text(bar(self_us / top), style="cyan"))
+    return table
+
+
+class ProfileChart(Vertical):
+    DEFAULT_CSS = """
+    ProfileChart { height: auto; margin: 0 0 0 2; }
+    ProfileChart > .chart-title { color: $text-muted; }
+    """
+
+    def __init__(self, rows: list[dict[str, Any]]):
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        yield Static(t("chart.profile"), classes="chart-title")
+        yield Static(profile_table(self.rows))
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"  # pragma: no cover
+
+
+class MemoryChart(Vertical):
+    """A sparkline of bytes kept alive against the number of steps, with the end points in words."""
+
+    DEFAULT_CSS = """
+    MemoryChart { height: auto; margin: 0 0 0 2; }
+    MemoryChart > .chart-title { color: $text-muted; }
+    MemoryChart > Sparkline { width: 40; height: 3; }
+    """
+
+    def __init__(self, curve: list[list[float]]):
+        super().__init__()
+        self.curve = [(float(n), float(b)) for n, b in curve]
+
+    def compose(self) -> ComposeResult:
+        yield Static(t("chart.memory"), classes="chart-title")
+        yield Sparkline([b for _, b in self.curve])
+        if self.curve:
+            points = "  ".join(f"{n:g}: {_size(b)}" for n, b in self.curve)
+            yield Static(Text(points, style="dim"))

@@ -1,0 +1,68 @@
+"""The code editor: Python highlighting, and every edit kept as a draft in the progress store."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.timer import Timer
+from textual.widgets import TextArea
+
+#: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
+DEBOUNCE = 0.4
+
+
+class CodeEditor(TextArea, inherit_bindings=False):
+    """A TextArea that saves itself.
+
+    Args:
+        code: the text to start with (the saved draft, or the step's own code).
+        original: the step's own code; a draft equal to it is removed rather than stored.
+        key: (pack, lesson, step) under which drafts are saved; None keeps nothing.
+    """
+
+    # F6/F7 (select line/all in TextArea) belong to Check and Hint: a focused editor must not
+    # take the tutor's keys, nor push them to the front of the footer.
+    BINDINGS = [b for b in TextArea.BINDINGS if not (isinstance(b, Binding) and b.key in ("f6", "f7"))]
+
+    DEFAULT_CSS = """
+    CodeEditor { height: auto; min-height: 5; max-height: 24; }
+    """
+
+    def __init__(self, code: str, *, original: str, key: tuple[str, str, str] | None, id: str | None = None,
+                 dark: bool = True):
+        super().__init__(code, language="python", theme="monokai" if dark else "github_light",
+                         soft_wrap=False, tab_behavior="indent", show_line_numbers=True, id=id)
+        self.original = original
+        self.key = key
+        self._timer: Timer | None = None
+        self._dirty = False
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is not self or self.key is None:
+            return
+        self._dirty = True
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE, self.flush)
+
+    def replace_all(self, code: str) -> None:
+        """Load new code (reset, solution) and save it at once."""
+        self.load_text(code)
+        self._dirty = True
+        self.flush()
+
+    def flush(self) -> None:
+        """Write the draft now if it changed since the last write."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if not self._dirty or self.key is None:
+            return
+        self._dirty = False
+        store = self.app.store  # type: ignore[attr-defined]
+        if self.text == self.original:
+            store.clear_draft(*self.key)
+        else:
+            store.save_draft(*self.key, self.text)
+
+    def on_unmount(self) -> None:
+        self.flush()

@@ -1,0 +1,81 @@
+"""The check report: each check passed or failed, expected against got, its hint, its charts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from tutor.app.widgets.charts import MemoryChart, ProfileChart
+from tutor.app.widgets.output import field, render_run
+from tutor.core.i18n import t
+
+_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
+
+
+def check_text(check: Any, resolve) -> Text:
+    """One check as a few lines of Text (descriptions come from the pack: resolve their language)."""
+    status = field(check, "status", "error")
+    mark, style = _MARKS.get(status, ("?", "yellow"))
+    out = Text()
+    out.append(f"{mark} ", style=f"bold {style}")
+    out.append(resolve(field(check, "description", "")) or field(check, "id", ""))
+    out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
+    if status == "passed":
+        return out
+    message = field(check, "message")
+    if message:
+        out.append("\n    " + str(message))
+    for key in ("expected", "got"):
+        value = field(check, key)
+        if value not in (None, ""):
+            out.append("\n    " + t(f"check.{key}", value=value), style="dim" if key == "expected" else "")
+    hint = field(check, "hint")
+    if hint and status in ("failed", "error"):
+        out.append("\n    " + t("check.hint", value=resolve(hint)), style="italic cyan")
+    return out
+
+
+class CheckReport(Vertical):
+    """Built once per Check from grading's ExerciseReport; replaced by the next one."""
+
+    DEFAULT_CSS = """
+    CheckReport { height: auto; padding: 0 1; border: round $primary; }
+    CheckReport.-passed { border: round $success; }
+    CheckReport.-failed { border: round $error; }
+    CheckReport > .summary { text-style: bold; }
+    CheckReport > .check { margin: 1 0 0 0; }
+    CheckReport > .run { margin: 1 0 0 0; }
+    """
+
+    def __init__(self, report: Any, resolve):
+        super().__init__()
+        self.report = report
+        self.resolve = resolve
+        self.add_class("-passed" if field(report, "passed") else "-failed")
+
+    def compose(self) -> ComposeResult:
+        checks = list(field(self.report, "checks", []) or [])
+        passed = sum(field(c, "status") == "passed" for c in checks)
+        if field(self.report, "passed"):
+            summary = t("exercise.passed", total=len(checks))
+        else:
+            summary = t("exercise.failed", passed=passed, total=len(checks))
+        yield Static(Text(summary, style="green" if field(self.report, "passed") else "red"), classes="summary")
+        message = field(self.report, "message")
+        run = field(self.report, "run")
+        # The engine's own summary repeats the count unless the run itself went wrong.
+        if message and (field(run, "error") is not None or field(run, "status", "ok") != "ok"):
+            yield Static(Text(str(message)))
+        for check in checks:
+            yield Static(check_text(check, self.resolve), classes="check")
+            data = field(check, "data") or {}
+            if isinstance(data, dict) and data.get("rows"):
+                yield ProfileChart(list(data["rows"]))
+            if isinstance(data, dict) and data.get("curve"):
+                yield MemoryChart(list(data["curve"]))
+        if run is not None and (field(run, "stdout") or field(run, "stderr") or field(run, "status") != "ok"):
+            yield Static(render_run(run), classes="run")

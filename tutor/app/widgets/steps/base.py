@@ -1,0 +1,100 @@
+"""What every step widget shares: its place, text resolution, and running code off the UI thread."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+from textual import on, work
+from textual.containers import Vertical
+from textual.message import Message
+
+from tutor.app.engine import EngineUnavailable
+from tutor.app.place import Place, Texts
+from tutor.app.widgets.running import RunningIndicator
+from tutor.core.i18n import t
+
+
+class StepView(Vertical):
+    """Base of the step widgets.
+
+    ``ACTIONS`` names the lesson-screen actions (run, check, hint, solution, reset) this step
+    answers; the screen shows only those keys in the footer and forwards them as ``do_<name>``.
+    """
+
+    ACTIONS: ClassVar[frozenset[str]] = frozenset()
+
+    @dataclass
+    class Finished(Message):
+        """A background run is over: ``result`` is what the call returned, or ``error`` says why not."""
+
+        job: str
+        result: Any
+        error: str | None
+
+    def __init__(self, place: Place, texts: Texts):
+        super().__init__(classes="step")
+        self.place = place
+        self.text = texts
+        self.running = False
+
+    @property
+    def store(self) -> Any:
+        return self.app.store  # type: ignore[attr-defined]
+
+    @property
+    def engine(self) -> Any:
+        return self.app.engine  # type: ignore[attr-defined]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return self.place.key
+
+    def supports(self, action: str) -> bool:
+        return action in self.ACTIONS
+
+    # ------------------------------------------------------------------ background runs
+
+    def start_job(self, job: str, call: Callable[[], Any]) -> None:
+        """Run ``call`` in a thread; :meth:`job_finished` gets its result on the UI thread."""
+        if self.running:
+            return
+        self.running = True
+        for indicator in self.query(RunningIndicator):
+            indicator.start()
+        self._refresh_keys()
+        self._job(job, call)
+
+    @work(thread=True, exclusive=True, group="step-run", exit_on_error=False)
+    def _job(self, job: str, call: Callable[[], Any]) -> None:
+        try:
+            result, error = call(), None
+        except EngineUnavailable as exc:
+            result, error = None, str(exc)
+        except Exception as exc:  # the UI must survive any failure of the engine
+            result = None
+            if type(exc).__name__ == "SandboxUnavailable":
+                error = t("sandbox.missing", reason=str(exc))
+            else:
+                error = f"{type(exc).__name__}: {exc}"
+        self.post_message(self.Finished(job, result, error))
+
+    @on(Finished)
+    def _finished(self, message: Finished) -> None:
+        message.stop()
+        self.running = False
+        for indicator in self.query(RunningIndicator):
+            indicator.stop()
+        self.job_finished(message.job, message.result, message.error)
+        self._refresh_keys()
+
+    def job_finished(self, job: str, result: Any, error: str | None) -> None:
+        """Show the outcome of ``job``; overridden by steps that run code."""
+
+    def stop(self) -> None:
+        if self.running:
+            self.engine.cancel()
+
+    def _refresh_keys(self) -> None:
+        if self.is_attached:
+            self.screen.refresh_bindings()

@@ -1,0 +1,152 @@
+"""An exercise step: the task and contract, the editor, Run/Check/Hint/Reset/Solution, the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Markdown, Static
+
+from tutor.app.widgets.editor import CodeEditor
+from tutor.app.widgets.output import field, render_run
+from tutor.app.widgets.report import CheckReport
+from tutor.app.widgets.running import RunningIndicator
+from tutor.app.widgets.steps.base import StepView
+from tutor.core.i18n import t
+
+#: Failed checks after which the solution may be seen (with a confirmation) before solving.
+SOLUTION_AFTER_FAILED = 3
+
+
+class ExerciseStep(StepView):
+
+    #: The code a Check was started with: kept with the result if it passes.
+    _checked_code: str | None = None
+    ACTIONS = frozenset({"run", "check", "hint", "solution", "reset"})
+
+    def compose(self) -> ComposeResult:
+        step = self.place.step
+        progress = self.store.step(*self.key)
+        yield Static(Text("✓ " + t("exercise.solved"), style="bold green"), id="solved-badge",
+                     classes="-shown" if progress.solved else "")
+        yield Markdown(self.text(step.body), id="task")
+        contract = Text(t("exercise.contract") + ":", style="bold")
+        for item in step.contract:
+            contract.append("\n  ")
+            contract.append(item.signature, style="bold cyan")
+            contract.append("  " + self.text(item.description))
+        yield Static(contract, id="contract")
+        draft = self.store.draft(*self.key)
+        yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
+                         id="editor", dark=self.app.current_theme.dark)
+        with Horizontal(classes="buttons"):
+            yield Button(t("step.run") + " F5", id="run", compact=True)
+            yield Button(t("step.check") + " F6", id="check", variant="primary", compact=True)
+            yield Button(t("step.hint") + " F7", id="hint", compact=True)
+            yield Button(t("step.solution") + " F8", id="solution", compact=True)
+            yield Button(t("step.reset") + " F9", id="reset", compact=True)
+        yield RunningIndicator()
+        with Vertical(id="hints"):
+            for index in range(min(progress.hints_used, len(step.hints))):
+                yield self._hint_widget(index)
+        yield Vertical(id="result")
+
+    def _hint_widget(self, index: int) -> Markdown:
+        hints = self.place.step.hints
+        return Markdown(t("exercise.hint", n=index + 1, total=len(hints), text=self.text(hints[index])),
+                        classes="hint")
+
+    @property
+    def editor(self) -> CodeEditor:
+        return self.query_one(CodeEditor)
+
+    # ------------------------------------------------------------------ actions
+
+    @on(Button.Pressed, "#run")
+    def do_run(self) -> None:
+        code, step = self.editor.text, self.place.step
+        self.start_job("run", lambda: self.engine.run(code, timeout=step.timeout,
+                                                      filename=self.engine.exercise_filename(step)))
+
+    @on(Button.Pressed, "#check")
+    def do_check(self) -> None:
+        code = self.editor.text
+        self._checked_code = code
+        self.editor.flush()
+        step, texts = self.place.step, self.text
+        self.start_job("check", lambda: self.engine.check(step, code, language=texts.language,
+                                                          fallback=texts.fallback))
+
+    @on(Button.Pressed, "#hint")
+    def do_hint(self) -> None:
+        shown = len(self.query(".hint"))
+        if shown >= len(self.place.step.hints):
+            self.app.notify(t("exercise.nomorehints"))
+            return
+        self.store.use_hint(*self.key)
+        widget = self._hint_widget(shown)
+        self.query_one("#hints").mount(widget)
+        widget.scroll_visible()
+
+    @on(Button.Pressed, "#reset")
+    def do_reset(self) -> None:
+        from tutor.app.modals.confirm import ConfirmScreen
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self.editor.replace_all(self.place.step.starter)
+                self.app.notify(t("exercise.reset.done"))
+
+        self.app.push_screen(ConfirmScreen(t("exercise.reset.confirm")), done)
+
+    @on(Button.Pressed, "#solution")
+    def do_solution(self) -> None:
+        from tutor.app.modals.confirm import ConfirmScreen
+
+        progress = self.store.step(*self.key)
+        if progress.solved or progress.solution_seen:
+            self._show_solution()
+        elif progress.failed_checks >= SOLUTION_AFTER_FAILED:
+            self.app.push_screen(ConfirmScreen(t("exercise.solution.confirm")),
+                                 lambda yes: self._show_solution() if yes else None)
+        else:
+            self.app.notify(t("exercise.solution.locked", n=SOLUTION_AFTER_FAILED), severity="warning")
+
+    def _show_solution(self) -> None:
+        from tutor.app.modals.solution import SolutionScreen
+
+        self.store.mark_solution_seen(*self.key)
+
+        def done(use: bool | None) -> None:
+            if use:
+                self.editor.replace_all(self.place.step.solution)
+
+        self.app.push_screen(SolutionScreen(self.place.step.solution), done)
+
+    # ------------------------------------------------------------------ results
+
+    def job_finished(self, job: str, result: Any, error: str | None) -> None:
+        box = self.query_one("#result", Vertical)
+        box.remove_children()
+        if error is not None:
+            box.mount(Static(Text(error, style="bold red"), classes="output -shown"))
+            return
+        if job == "run":
+            self.store.record_attempt(*self.key, "run", passed=field(result, "status") == "ok",
+                                      wall_time=field(result, "wall_time"))
+            widget = Static(render_run(result), classes="output -shown")
+        else:
+            checks = list(field(result, "checks", []) or [])
+            passed = bool(field(result, "passed"))
+            self.store.record_attempt(*self.key, "check", passed=passed,
+                                      checks_passed=sum(field(c, "status") == "passed" for c in checks),
+                                      checks_total=len(checks), wall_time=field(field(result, "run"), "wall_time"),
+                                      code=self._checked_code)
+            if passed:
+                self.query_one("#solved-badge").add_class("-shown")
+            widget = CheckReport(result, self.text)
+        box.mount(widget)
+        self.call_after_refresh(widget.scroll_visible)

@@ -1,0 +1,55 @@
+"""Predict the output: type what the code prints, then it runs in the sandbox and is compared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.widgets import Button, Markdown, Static, TextArea
+
+from tutor.app.widgets.output import field, render_run
+from tutor.app.widgets.running import RunningIndicator
+from tutor.app.widgets.steps.base import StepView
+from tutor.core.i18n import t
+
+
+def normalize(text: str) -> str:
+    """Compare what matters: trailing spaces and blank lines at either end are not the point."""
+    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip()
+
+
+class PredictQuizStep(StepView):
+    ACTIONS = frozenset({"run"})
+
+    def compose(self) -> ComposeResult:
+        quiz = self.place.step
+        earlier = self.store.step(*self.key)
+        yield Markdown(self.text(quiz.question))
+        yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
+        yield TextArea(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
+        yield Button(t("quiz.predict.run") + " F5", id="run", variant="primary", compact=True)
+        yield RunningIndicator()
+        yield Static(id="output", classes="output")
+        yield Markdown(id="explain")
+
+    @on(Button.Pressed, "#run")
+    def do_run(self) -> None:
+        quiz = self.place.step
+        self.start_job("run", lambda: field(self.engine.run_example(quiz), "run"))
+
+    def job_finished(self, job: str, result: Any, error: str | None) -> None:
+        output = self.query_one("#output", Static)
+        output.add_class("-shown")
+        if error is not None:
+            output.update(Text(error, style="bold red"))
+            return
+        prediction = self.query_one("#prediction", TextArea).text
+        actual = field(result, "stdout", "") or ""
+        right = normalize(prediction) == normalize(actual)
+        self.store.record_quiz(*self.key, prediction, right)
+        headline = (t("quiz.predict.right"), "bold green") if right else (t("quiz.predict.wrong"), "bold red")
+        output.update(render_run(result, headline=headline))
+        if self.place.step.explain:
+            self.query_one("#explain", Markdown).update(self.text(self.place.step.explain))

@@ -1,0 +1,124 @@
+"""Commands about the learner's app and progress: open, progress, reset."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("open", help="open the tutor on a pack or one of its lessons",
+                              description="Open the app on PACK (a pack id or folder), optionally at "
+                              "LESSON; without a lesson, resume where you left off in that pack.")
+    p.add_argument("target", metavar="PACK[/LESSON]")
+    p.set_defaults(func=cmd_open)
+
+    p = subparsers.add_parser("progress", help="show what you have done, pack by pack",
+                              description="Show each lesson's state (done, in progress, not started), "
+                              "exercises solved and quiz score, from the progress store.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_progress)
+
+    p = subparsers.add_parser("reset", help="forget progress (all, a pack, or one exercise)",
+                              description="Forget progress and drafts: everything, one PACK, or one "
+                              "PACK/EXERCISE (exercise id, or lesson/exercise). Asks first unless --yes.")
+    p.add_argument("target", nargs="?", metavar="PACK[/EXERCISE]")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(func=cmd_reset)
+
+
+@guarded
+def cmd_open(args: argparse.Namespace) -> int:
+    from tutor.app import run_app
+
+    return run_app(args, args.target)
+
+
+def _open_store(args: argparse.Namespace):
+    from tutor.core.progress import ProgressStore
+
+    settings = settings_from_args(args)
+    store = ProgressStore.open(settings.data_path)
+    if store.notice:
+        print(store.notice, file=sys.stderr)
+    return settings, store
+
+
+def _packs(args: argparse.Namespace, settings) -> dict:
+    from tutor.core.discovery import discover
+
+    return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path) if f.pack is not None}
+
+
+@guarded
+def cmd_progress(args: argparse.Namespace) -> int:
+    from tutor.core.text import resolve
+
+    settings, store = _open_store(args)
+    try:
+        packs = _packs(args, settings)
+        recorded = set(store.packs())
+        summaries = [store.summarize(pack) for pack in packs.values() if pack.id in recorded]
+        orphans = sorted(recorded - set(packs))
+    finally:
+        store.close()
+    if args.json:
+        print_json({"store": str(store.path) if store.path else None, "packs": [s.to_json() for s in summaries],
+                    "unknown_packs": orphans})
+        return 0
+    if not summaries and not orphans:
+        print("No progress yet. Run `torch-tutor` to start.")
+        return 0
+    for summary in summaries:
+        pack = packs[summary.pack]
+        lang = settings.language
+        print(f"{resolve(pack.title, lang, pack.languages[0])} ({pack.id})")
+        for lesson, entry in zip(pack.lessons, summary.lessons):
+            title = resolve(lesson.title, lang, pack.languages[0])
+            state = {"done": "done", "progress": "in progress", "new": "not started"}[entry.state]
+            parts = [f"{entry.steps_seen}/{entry.steps} steps"]
+            if entry.exercises:
+                parts.append(f"{entry.exercises_solved}/{entry.exercises} exercises")
+            if entry.quizzes:
+                parts.append(f"quiz {entry.quiz_correct}/{entry.quizzes}")
+            print(f"  {title:<40} {state:<12} {', '.join(parts)}")
+        if summary.position:
+            print(f"  resume at {summary.position[0]}/{summary.position[1]}")
+    for pack_id in orphans:
+        print(f"{pack_id}: progress kept, but the pack is not installed")
+    return 0
+
+
+@guarded
+def cmd_reset(args: argparse.Namespace) -> int:
+    settings, store = _open_store(args)
+    try:
+        pack_id = step = lesson = None
+        what = "all progress and drafts"
+        if args.target:
+            pack_id, _, ref = args.target.partition("/")
+            packs = _packs(args, settings)
+            if pack_id not in packs and pack_id not in store.packs():
+                raise UsageError(f"no pack {pack_id!r} with progress or installed (see `torch-tutor progress`)")
+            what = f"progress and drafts of pack {pack_id}"
+            if ref:
+                pack = packs.get(pack_id)
+                found = pack.find_exercise(ref) if pack is not None else None
+                if found is None:
+                    raise UsageError(f"pack {pack_id!r} has no exercise {ref!r}")
+                lesson, step = found[0].id, found[1].id
+                what = f"progress and draft of exercise {lesson}/{step} in pack {pack_id}"
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise UsageError(f"reset would forget {what}; confirm with --yes when not at a terminal")
+            answer = input(f"Forget {what}? This cannot be undone. [y/N] ").strip().lower()
+            if answer not in ("y", "yes"):
+                print("Nothing changed.")
+                return 1
+        removed = store.reset(pack_id, step=step, lesson=lesson)
+    finally:
+        store.close()
+    print(f"Forgot {what} ({removed} record(s)).")
+    return 0

@@ -1,0 +1,185 @@
+"""The app's own words, in one table, so a translation is one dictionary away.
+
+Pack text is translated by pack authors (``tutor.core.text``); this module only covers the
+strings the tutor itself shows: buttons, bindings, messages. Keys are short English phrases in
+dotted namespaces; a missing key in a language falls back to English, and a key missing in
+English is a programming error that a test catches, so a typo cannot ship as a blank label.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+FALLBACK = "en"
+
+#: language -> key -> template (``str.format`` fields).
+TABLE: dict[str, dict[str, str]] = {
+    "en": {
+        # application and bindings
+        "app.title": "torch-tutor",
+        "key.help": "Help",
+        "key.home": "Contents",
+        "key.prev": "Previous",
+        "key.next": "Next",
+        "key.run": "Run",
+        "key.check": "Check",
+        "key.hint": "Hint",
+        "key.solution": "Solution",
+        "key.reset": "Reset",
+        "key.stop": "Stop",
+        "key.quit": "Quit",
+        "key.theme": "Light/dark",
+        "key.resume": "Resume",
+        "key.filter": "Filter",
+        "key.close": "Close",
+        # command palette
+        "cmd.theme": "Toggle light/dark theme",
+        "cmd.theme.help": "Switch between the light and the dark theme",
+        "cmd.help": "Help",
+        "cmd.help.help": "Show every key and what it does",
+        "cmd.home": "Contents",
+        "cmd.home.help": "Go to the table of contents",
+        "cmd.resume": "Resume",
+        "cmd.resume.help": "Open the step where you left off",
+        "cmd.language": "Language: {name}",
+        "cmd.language.help": "Show the pack's text in {name}",
+        "cmd.action.help": "{key} on the lesson screen",
+        # home
+        "home.title": "Contents",
+        "home.filter": "Filter lessons (type to narrow)",
+        "home.resume": "Resume: {where}",
+        "home.start": "Start: {where}",
+        "home.col.lesson": "Lesson",
+        "home.col.state": "State",
+        "home.col.checks": "Exercises",
+        "home.col.quiz": "Quiz",
+        "home.state.done": "done",
+        "home.state.progress": "in progress",
+        "home.state.new": "not started",
+        "home.broken": "A pack could not be loaded: {path} ({count} problem(s); run `torch-tutor validate`)",
+        "home.nopacks": "No packs found. `torch-tutor list` shows where the tutor looks.",
+        "home.pack": "{title}  v{version}",
+        # lesson
+        "lesson.position": "Step {step}/{steps} · Lesson {lesson}/{lessons} · {pack}",
+        "lesson.end": "End of the lesson. F4 goes on to the next one.",
+        "lesson.end.pack": "You reached the end of the pack.",
+        "lesson.requires.cuda": "This step needs a CUDA device; it is shown but its code may not run here.",
+        # steps
+        "step.run": "Run",
+        "step.reset": "Reset",
+        "step.check": "Check",
+        "step.hint": "Hint",
+        "step.solution": "Solution",
+        "step.output": "Output",
+        "step.running": "Running… {elapsed:.1f} s (Esc stops)",
+        "step.stopped": "Stopped.",
+        "step.nothing": "(no output)",
+        "outcome.ok": "Finished without an error in {time:.2f} s.",
+        "outcome.raised_expected": "Raised as expected: {type}: {message}",
+        "outcome.raised": "{type}: {message}",
+        "outcome.matched": "As expected.",
+        "outcome.unmatched": "Not what the lesson expected: {summary}",
+        "outcome.limit": "{message}",
+        "outcome.failure": "The sandbox failed: {message}",
+        "exercise.contract": "Your code must define",
+        "exercise.hint": "Hint {n}/{total}: {text}",
+        "exercise.nomorehints": "That was the last hint.",
+        "exercise.passed": "All {total} checks passed. Solved!",
+        "exercise.failed": "{passed}/{total} checks passed.",
+        "exercise.solution.locked": "The solution opens once you solve the exercise, or after {n} checks that failed.",
+        "exercise.solution.confirm": "You have not solved this yet. Seeing the solution now is allowed, "
+                                     "but trying once more usually teaches more. Show it?",
+        "exercise.solved": "solved",
+        "exercise.reset.confirm": "Replace your code with the starter? Your current code is lost.",
+        "exercise.reset.done": "Back to the starter code.",
+        "check.passed": "passed",
+        "check.failed": "failed",
+        "check.error": "error",
+        "check.skipped": "skipped",
+        "check.expected": "expected: {value}",
+        "check.got": "got: {value}",
+        "check.hint": "hint: {value}",
+        "chart.profile": "Self CPU time by operator",
+        "chart.memory": "Memory kept alive, by number of steps",
+        "chart.col.op": "Operator",
+        "chart.col.self": "Self µs",
+        "chart.col.total": "Total µs",
+        "chart.col.share": "Share",
+        "chart.col.calls": "Calls",
+        "quiz.free.placeholder": "Write your answer, then reveal the model answer.",
+        "quiz.free.reveal": "Reveal answer",
+        "quiz.free.model": "Model answer",
+        "quiz.free.grade": "How did you do?",
+        "quiz.free.right": "I got it",
+        "quiz.free.wrong": "I missed it",
+        "quiz.choice.pick": "Pick one answer.",
+        "quiz.choice.pick_many": "Pick every correct answer, then Submit.",
+        "quiz.choice.submit": "Submit",
+        "quiz.choice.right": "Correct.",
+        "quiz.choice.wrong": "Not quite.",
+        "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
+        "quiz.predict.run": "Run and compare",
+        "quiz.predict.right": "Your prediction matches the output.",
+        "quiz.predict.wrong": "The output differs from your prediction.",
+        "quiz.predict.actual": "Actual output",
+        "quiz.answered": "Answered earlier: {verdict}",
+        # modals
+        "confirm.yes": "Yes",
+        "confirm.no": "No",
+        "solution.title": "Reference solution",
+        "solution.use": "Put it in the editor",
+        "solution.close": "Close",
+        "help.title": "Keys",
+        "help.body": "A focused editor takes ordinary keys, so every action has a function key "
+                     "or a ctrl key. Ctrl+P opens the command palette with every action. "
+                     "Your code is saved as you type; quitting loses nothing.",
+        # status bar
+        "status.sandbox.none": "sandbox: not available ({reason})",
+        "status.sandbox.warming": "sandbox: warming up…",
+        "status.sandbox.ready": "sandbox: ready",
+        "status.sandbox.busy": "sandbox: running",
+        "status.sandbox.failed": "sandbox: failed ({reason})",
+        "status.isolation": "isolation: {level}",
+        "status.progress.temp": "progress not saved",
+        # progress store
+        "progress.corrupt": "Your progress file could not be read ({reason}). It was moved to {backup} and a "
+                            "new one started.",
+        "progress.newer": "Your progress file was written by a newer torch-tutor (schema {found}, this one "
+                          "knows {known}). It was left untouched (a copy is at {backup}); progress made now "
+                          "is not saved. Upgrade torch-tutor to keep it.",
+        "sandbox.missing": "Running code needs the sandbox, which is not available: {reason}",
+    },
+    # Chinese: filled in by a translator; every missing key falls back to English.
+    "zh": {
+        "app.title": "torch-tutor",
+        "key.help": "帮助",
+        "key.quit": "退出",
+    },
+}
+
+_language = FALLBACK
+
+
+def set_language(code: str | None) -> str:
+    """Use ``code`` for the UI if the table has it (``zh-CN`` uses ``zh``); returns the one in use."""
+    global _language
+    _language = FALLBACK
+    if code:
+        for candidate in (code, code.split("-")[0]):
+            if candidate in TABLE:
+                _language = candidate
+                break
+    return _language
+
+
+def language() -> str:
+    return _language
+
+
+def t(key: str, **fields: Any) -> str:
+    """The UI string ``key`` in the current language, formatted with ``fields``.
+
+    Raises KeyError for a key English lacks: a missing string is a bug to catch in tests.
+    """
+    template = TABLE.get(_language, {}).get(key) or TABLE[FALLBACK][key]
+    return template.format(**fields) if fields else template

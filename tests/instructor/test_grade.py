@@ -195,3 +195,32 @@ def test_not_a_zip(tmp_path):
     path.write_bytes(b"\x00" * 100)
     with pytest.raises(HandinError, match="not a readable zip"):
         read_handin(path)
+
+
+def test_handin_writes_what_the_learner_solved_and_grade_reads_it(tmp_path):
+    from tutor.core.discovery import builtin_pack_dirs
+    from tutor.core.loader import load_pack
+    from tutor.core.progress import ProgressStore
+
+    pack = load_pack(builtin_pack_dirs()[0])
+    (lesson_a, first), (lesson_b, second) = pack.exercises()[:2]
+    data = tmp_path / "data"
+    store = ProgressStore.open(data)
+    store.record_attempt(pack.id, lesson_a.id, first.id, "check", passed=True, code=first.solution)
+    store.save_draft(pack.id, lesson_a.id, first.id, "# typed after solving\n")
+    store.save_draft(pack.id, lesson_b.id, second.id, second.starter + "\n# still working\n")
+    store.record_quiz(pack.id, "self-test", "q1", "B", True)
+    store.close()
+    env = {"TORCH_TUTOR_DATA_DIR": str(data), "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}
+    archive = tmp_path / "subs" / "ann.handin.zip"
+    out = tutor("handin", "--learner", "Ann", "-o", str(archive), env=env)
+    assert out.returncode == 0, out.stderr
+    assert "2 exercises (1 solved), 1 quiz answers" in out.stdout
+    handin = read_handin(archive)
+    assert handin.learner == "Ann" and handin.pack == pack.id
+    assert handin.exercises[first.id].decode() == first.solution  # the passing code, not the later draft
+    assert handin.solved == {first.id: True, second.id: False}
+    assert handin.quizzes == {"self-test/q1": {"answer": "B", "correct": True}}
+
+    empty = tutor("handin", env={"TORCH_TUTOR_DATA_DIR": str(tmp_path / "nothing")})
+    assert empty.returncode == 2 and "nothing to hand in" in empty.stderr

@@ -105,3 +105,18 @@ def test_statuses_are_the_documented_ones():
 
     assert STATUSES == ("ok", "error", "timeout", "memory", "output-limit", "killed", "sandbox-failure")
     assert RunResult(status="ok").ok
+
+
+def test_closing_during_warm_up_stops_it_instead_of_waiting():
+    """Quitting the app while torch is still importing must not wait for the import."""
+    import time
+
+    from tutor.sandbox import Sandbox
+
+    box = Sandbox(isolation="none").start()
+    time.sleep(0.3)  # the worker is spawned and importing torch
+    box.close()
+    assert box.warmup_s is None, "warm-up ran to the end before close() returned"
+    assert box.status == "closed"
+    spawned = [w._proc for w in box._all if w._proc is not None]
+    assert spawned and all(proc.poll() is not None for proc in spawned), "a worker outlived close()"

@@ -98,6 +98,8 @@ class Sandbox:
             os.chmod(self._scratch_root, 0o711)
             fresh = [self._new_worker() for _ in range(self.workers)]
             for worker in fresh:
+                if self._closed:  # closed while warming up: start nothing more
+                    raise SandboxUnavailable("the sandbox was closed while warming up")
                 worker.spawn()
             for worker in fresh:
                 self.worker_info = worker.wait_ready(timeout=300)
@@ -151,9 +153,13 @@ class Sandbox:
             if self._closed:
                 return
             self._closed = True
+        # Stop what already runs first: a worker killed mid-warm-up fails its readiness wait at
+        # once, so quitting during warm-up is quick instead of waiting for torch to import.
+        for worker in list(self._all):
+            worker.close()
         if self._started:
             self._ready.wait(330)
-        for worker in list(self._all):
+        for worker in list(self._all):  # anything spawned while the first pass ran
             worker.close()
         if self._scratch_root:
             shutil.rmtree(self._scratch_root, ignore_errors=True)

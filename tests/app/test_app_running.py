@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-from app_support import SIZE
-from app_support import screen_text, settle
+from app_support import SIZE, screen_text, settle
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.report import CheckReport
 

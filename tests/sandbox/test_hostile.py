@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import threading
-import time
 import uuid
 from pathlib import Path
 

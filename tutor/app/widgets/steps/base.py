@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 from textual import on, work
+from rich.text import Text as RichText
 from textual.containers import Vertical
 from textual.message import Message
+from textual.widgets import Static
 
 from tutor.app.engine import EngineUnavailable
 from tutor.app.place import Place, Texts
@@ -90,6 +92,15 @@ class StepView(Vertical):
 
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
         """Show the outcome of ``job``; overridden by steps that run code."""
+
+    def shown_output(self, error: str | None) -> Static | None:
+        """The step's #output box, made visible; None when it now shows ``error`` instead."""
+        output = self.query_one("#output", Static)
+        output.add_class("-shown")
+        if error is not None:
+            output.update(RichText(error, style="bold red"))
+            return None
+        return output
 
     def stop(self) -> None:
         if self.running:

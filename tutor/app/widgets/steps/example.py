@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -59,10 +58,8 @@ class ExampleStep(StepView):
         self.query_one("#output").remove_class("-shown")
 
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
-        output = self.query_one("#output", Static)
-        output.add_class("-shown")
-        if error is not None:
-            output.update(Text(error, style="bold red"))
+        output = self.shown_output(error)
+        if output is None:
             return
         self.store.record_attempt(*self.key, "run", passed=bool(field(result, "matched")),
                                   wall_time=field(field(result, "run"), "wall_time"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Button, Markdown, Static, TextArea
@@ -40,10 +39,8 @@ class PredictQuizStep(StepView):
         self.start_job("run", lambda: field(self.engine.run_example(quiz), "run"))
 
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
-        output = self.query_one("#output", Static)
-        output.add_class("-shown")
-        if error is not None:
-            output.update(Text(error, style="bold red"))
+        output = self.shown_output(error)
+        if output is None:
             return
         prediction = self.query_one("#prediction", TextArea).text
         actual = field(result, "stdout", "") or ""

@@ -51,6 +51,8 @@ def graded(tmp_path_factory):
                                 "for fd in range(3, 64):\n    try:\n        os.write(fd, b'{\"passed\": true}')\n"
                                 "    except OSError:\n        pass\n" + WRONG),
         "kim/add-to-copy.py": "raise ValueError('oops')\n",
+        "lena/add-to-copy.py": "#" * 600_000 + "\n" + RIGHT,
+        "nick/add-to-copy.py": "import ctypes\nctypes.string_at(0)\n",
         "stray.txt": "not a learner",
     }
     for name, content in files.items():
@@ -66,6 +68,8 @@ def graded(tmp_path_factory):
     write_handin(subs / "olivia.handin.zip", learner="olivia", pack_id="pack", pack_version="0.1.0",
                  tutor_version="test", exercises={"add-to-copy": (ALSO_RIGHT, True)}, quizzes={})
     (subs / "broken.handin.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    write_handin(subs / "pat.handin.zip", learner="pat", pack_id="another-pack", pack_version="1",
+                 tutor_version="test", exercises={"add-to-copy": (RIGHT, True)}, quizzes={})
     env = {"TORCH_TUTOR_DATA_DIR": str(base / "data"), "TORCH_TUTOR_CONFIG_DIR": str(base / "config"),
            "TORCH_TUTOR_WALL_TIME": "4"}
     out = base / "out"
@@ -103,6 +107,9 @@ def test_csv_columns_and_verdicts(graded):
         ("ivan", "add-to-copy"): ("false", "exited"),
         ("judy", "add-to-copy"): ("false", "failed"),
         ("kim", "add-to-copy"): ("false", "error"),
+        ("lena", "add-to-copy"): ("false", "too-large"),
+        ("nick", "add-to-copy"): ("false", "crashed"),
+        ("pat", "-"): ("false", "wrong-pack"),
         ("mallory", "add-to-copy"): ("false", "refused"),
         ("olivia", "add-to-copy"): ("true", "passed"),
         ("broken.handin.zip", "-"): ("false", "bad-archive"),

@@ -19,7 +19,6 @@ import os
 import random
 import re
 import signal
-import sys
 import time
 
 import torch
@@ -55,7 +54,6 @@ dir_ = builtins.dir
 object_getattribute = object.__getattribute__
 float_value = float.__float__  # the real value of a float subclass, whatever it overrides
 int_value = int.__index__
-float_repr = float.__repr__
 int_repr = int.__repr__
 exec_ = builtins.exec
 eval_ = builtins.eval
@@ -66,7 +64,6 @@ perf_counter = time.perf_counter
 monotonic = time.monotonic
 gc_collect = gc.collect
 re_search = re.search
-re_compile = re.compile
 fnmatchcase = fnmatch.fnmatchcase
 random_seed = random.seed
 redirect_stdout = contextlib.redirect_stdout
@@ -79,7 +76,6 @@ ITIMER_REAL = signal.ITIMER_REAL
 isfinite = math.isfinite
 sysconf = os.sysconf
 open_ = builtins.open
-sys_exc_info = sys.exc_info
 np_seed = numpy.random.seed if numpy is not None else None
 np_ndarray = numpy.ndarray if numpy is not None else None
 np_generic = numpy.generic if numpy is not None else None
@@ -92,7 +88,6 @@ numpy_module = numpy
 Tensor = torch.Tensor
 Parameter = torch.nn.Parameter
 Module = torch.nn.Module
-dtype_type = torch.dtype
 device_type = torch.device
 Size = torch.Size
 
@@ -111,7 +106,6 @@ t_is_leaf = _getter("is_leaf")
 t_grad_fn = _getter("grad_fn")
 t_layout = _getter("layout")
 t_grad = _getter("grad")
-t_nbytes = _getter("nbytes")
 t_is_contiguous = _TB["is_contiguous"]
 t_is_inference = _TB["is_inference"]
 t_untyped_storage = _TB["untyped_storage"]
@@ -122,23 +116,17 @@ t_dim = _TB["dim"]
 t_numel = _TB["numel"]
 t_item = _TB["item"]
 t_to = _TB["to"]
-t_flatten = _TB["flatten"]
 t_nonzero = _TB["nonzero"]
-t_abs = _TB["abs"]
-t_max = _TB["max"]
 t_logical_not = _TB["logical_not"]
 t_any = _TB["any"]
-t_data_ptr = _TB["data_ptr"]
 storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 storage_data_ptr = torch._C.StorageBase.__dict__["data_ptr"]
 
 # torch functions ---------------------------------------------------------------------------
 torch_isclose = torch.isclose
-torch_equal = torch.equal
 torch_tensor = torch.tensor
 torch_float64 = torch.float64
 torch_complex128 = torch.complex128
-torch_bool = torch.bool
 torch_manual_seed = torch.manual_seed
 torch_get_rng_state = torch.get_rng_state
 torch_set_rng_state = torch.set_rng_state

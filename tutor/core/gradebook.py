@@ -26,6 +26,7 @@ from xml.etree import ElementTree as ET
 
 from tutor.core.handin import SUFFIX, HandinError, read_handin
 from tutor.core.models import Exercise, Pack
+from tutor.core.sourcefile import NotText, decode_text
 
 if TYPE_CHECKING:
     from tutor.sandbox import Sandbox
@@ -74,13 +75,10 @@ def _decode(data: bytes) -> tuple[str | None, str | None, str]:
     """(code, status, message) for a submission's raw bytes."""
     if len(data) > MAX_SUBMISSION_BYTES:
         return None, "too-large", f"{len(data):,} bytes; a submission may have at most {MAX_SUBMISSION_BYTES:,}"
-    if b"\x00" in data:
-        return None, "binary", "a binary file, not Python source"
     try:
-        code = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return None, "not-utf8", f"not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})"
+        code = decode_text(data)
+    except NotText as exc:
+        return None, exc.kind, f"{exc.message}, not Python source (line {exc.line})"
     if not code.strip():
         return None, "empty", "the file is empty"
     return code, None, ""

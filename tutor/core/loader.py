@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from tutor.core.models import Exercise, Lesson, Pack, PackHeader
+from tutor.core.sourcefile import NotText, decode_text
 
 try:  # libyaml's parser is several times faster; the pure-Python one behaves the same
     _BaseLoader: type = yaml.CSafeLoader
@@ -102,23 +103,12 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise _FileError(Problem(path, None, None, f"cannot read: {exc.strerror or exc}")) from None
-    if b"\x00" in data:
-        line, col = _position(data, data.index(b"\x00"))
-        raise _FileError(Problem(path, line, col, "this is a binary file, not YAML text"))
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line, col = _position(data, exc.start)
-        raise _FileError(Problem(
-            path, line, col, f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
-        )) from None
-    return text.removeprefix("\ufeff")
-
-
-def _position(data: bytes, offset: int) -> tuple[int, int]:
-    line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return line, col
+        return decode_text(data)
+    except NotText as exc:
+        message = ("this is a binary file, not YAML text" if exc.kind == "binary"
+                   else f"{exc.message}; save the file as UTF-8")
+        raise _FileError(Problem(path, exc.line, exc.col, message)) from None
 
 
 def _compose(path: Path, text: str) -> yaml.Node:

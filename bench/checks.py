@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tutor.core.grading import check_exercise  # noqa: E402
 from tutor.core.loader import load_pack  # noqa: E402
 from tutor.core.models import Exercise  # noqa: E402
+from tutor.core.validation import validate  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "checks" / "fixtures" / "engine-pack"
 CODE = """
@@ -50,7 +51,7 @@ KINDS = {
 
 
 def exercise(kind: str) -> Exercise:
-    return Exercise.model_validate({
+    return validate(Exercise, {
         "id": f"bench-{kind}", "kind": "exercise", "body": "b", "starter": "", "solution": "",
         "contract": [{"name": "f", "signature": "f(x)", "description": "d"}], "hints": ["a", "b"],
         "checks": [{"id": kind, "kind": kind, "description": kind, **KINDS[kind]}],

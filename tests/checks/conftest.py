@@ -9,6 +9,7 @@ import pytest
 
 from tutor.core.grading import check_exercise
 from tutor.core.models import Exercise
+from tutor.core.validation import validate
 
 FIXTURE_PACK = Path(__file__).parent / "fixtures" / "engine-pack"
 
@@ -26,7 +27,7 @@ def sandbox():
 def make_exercise(*checks: dict, timeout: float | None = None) -> Exercise:
     """An exercise around the given checks (descriptions default to the id)."""
     full = [{"description": c["id"], **c} for c in checks]
-    return Exercise.model_validate({
+    return validate(Exercise, {
         "id": "fixture", "kind": "exercise", "body": "test", "starter": "", "solution": "",
         "contract": [{"name": "f", "signature": "f()", "description": "d"}],
         "hints": ["one", "two"], "checks": full, "timeout": timeout,

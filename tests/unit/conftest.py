@@ -47,3 +47,24 @@ def make_pack(tmp_path: Path):
         return root
 
     return make
+
+
+def write_one_lesson_pack(folder: Path, pack_id: str, title: str, version: str = "0.1.0") -> Path:
+    """pack.yaml and one minimal lesson file in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pack.yaml").write_text(f"format_version: 1\nid: {pack_id}\ntitle: {title}\n"
+                                      f"version: '{version}'\nlessons: [l.yaml]\n")
+    (folder / "l.yaml").write_text(MINIMAL_LESSON)
+    return folder
+
+
+def install_tiny_pack(site: Path) -> Path:
+    """Lay out an installed distribution in ``site`` publishing a one-lesson pack (entry point
+    ``torch_tutor.packs``), as pip would; returns the pack's folder."""
+    package = write_one_lesson_pack(site / "tiny_pack", "tiny", "Tiny")
+    (package / "__init__.py").write_text("")
+    dist = site / "tiny_pack-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-pack\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[torch_tutor.packs]\ntiny = tiny_pack\n")
+    return package

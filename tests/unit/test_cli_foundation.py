@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.conftest import MINIMAL_LESSON
+from tests.unit.conftest import install_tiny_pack, write_one_lesson_pack
 
 BUILTIN = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
 
@@ -47,11 +47,7 @@ def test_list_shows_the_builtin_pack(isolated):
 
 def test_list_includes_pack_folders_user_packs_and_broken_packs(make_pack, tmp_path, isolated):
     extra = make_pack()
-    user = Path(isolated["TORCH_TUTOR_DATA_DIR"]) / "packs" / "mine"
-    user.mkdir(parents=True)
-    (user / "pack.yaml").write_text("format_version: 1\nid: mine\ntitle: Mine\nversion: '2'\n"
-                                    "lessons: [l.yaml]\n")
-    (user / "l.yaml").write_text(MINIMAL_LESSON)
+    write_one_lesson_pack(Path(isolated["TORCH_TUTOR_DATA_DIR"]) / "packs" / "mine", "mine", "Mine", "2")
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "pack.yaml").write_text("id: [\n")
@@ -111,16 +107,7 @@ def test_config_sources_and_bad_config(tmp_path, isolated):
 def test_entry_point_packs_are_discovered(tmp_path, isolated):
     """A pack published as a Python package (entry point torch_tutor.packs) shows in `list`."""
     site = tmp_path / "site"
-    package = site / "tiny_pack"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "pack.yaml").write_text("format_version: 1\nid: tiny\ntitle: Tiny\nversion: 0.1.0\n"
-                                       "lessons: [l.yaml]\n")
-    (package / "l.yaml").write_text(MINIMAL_LESSON)
-    dist = site / "tiny_pack-0.1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-pack\nVersion: 0.1.0\n")
-    (dist / "entry_points.txt").write_text("[torch_tutor.packs]\ntiny = tiny_pack\n")
+    package = install_tiny_pack(site)
     env = {**isolated, "PYTHONPATH": str(site)}
     rows = json.loads(tutor("list", "--json", env=env).stdout)
     row = next(r for r in rows if r["id"] == "tiny")

@@ -15,10 +15,14 @@ from typing import Any, Callable
 
 from tutor.core import paths
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+
+def _toml() -> Any:
+    """tomllib, imported only when there is a config file to read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib
 
 
 class ConfigError(Exception):
@@ -135,6 +139,7 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         settings.sources[setting.name] = "default"
 
     if path.is_file():
+        tomllib = _toml()
         try:
             text = path.read_text(encoding="utf-8")
             table = tomllib.loads(text)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
-from tutor.core import paths
-from tutor.core.loader import PACK_FILE, Pack, PackError, Problem, load_pack
+from tutor.core import packcache, paths
+from tutor.core.models import Pack
+from tutor.core.paths import PACK_FILE
+from tutor.core.problems import PackError, Problem
 
 ENTRY_POINT_GROUP = "torch_tutor.packs"
 
@@ -37,6 +41,8 @@ def _entry_point_dirs() -> list[tuple[Path, str]]:
     The entry point names a module (or ``module:attribute``) whose folder holds pack.yaml, or
     whose attribute is a path to the pack folder.
     """
+    from importlib import metadata
+
     found = []
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist.name if ep.dist else ep.name
@@ -55,19 +61,68 @@ def _entry_point_dirs() -> list[tuple[Path, str]]:
     return found
 
 
-def discover(extra: list[str | Path] | None = None, data_dir: Path | None = None) -> list[FoundPack]:
-    """Every pack the tutor can see, loaded; broken ones carry their problems."""
+def _path_stamp() -> list[list[object]]:
+    """What the installed packages depend on: every folder on sys.path with its mtime.
+
+    Installing, upgrading or removing a distribution adds or removes its .dist-info folder, which
+    changes the mtime of the folder holding it; so does an editable install's .pth file.
+    """
+    stamp: list[list[object]] = [[sys.version, sys.prefix]]
+    for entry in sys.path:
+        try:
+            stamp.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            stamp.append([entry, None])
+    return stamp
+
+
+def _cached_entry_point_dirs(cache_file: Path) -> list[tuple[Path, str]]:
+    """``_entry_point_dirs()``, remembered until the installed packages change.
+
+    Reading every distribution's metadata (and importing each pack's module) costs more than a
+    tenth of the app's start-up; the answer only changes when something is installed or removed.
+    """
+    stamp = _path_stamp()
+    try:
+        cached = json.loads(cache_file.read_text(encoding="utf-8"))
+        if cached["stamp"] == stamp:
+            return [(Path(path), origin) for path, origin in cached["found"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    found = _entry_point_dirs()
+    if not any("cannot import" in origin for _, origin in found):  # retry broken ones next time
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_name(cache_file.name + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"stamp": stamp, "found": [[str(p), o] for p, o in found]}),
+                           encoding="utf-8")
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass
+    return found
+
+
+def discover(extra: list[str | Path] | None = None, data_dir: Path | None = None, *,
+             cache: bool = False) -> list[FoundPack]:
+    """Every pack the tutor can see, loaded; broken ones carry their problems.
+
+    ``cache``: read and keep validated packs in the data folder's cache (the app's start-up);
+    commands that check packs for authors always read the YAML.
+    """
     locations: list[tuple[Path, str]] = [(p, "built-in") for p in builtin_pack_dirs()]
     locations += [(Path(p), "--pack") for p in extra or []]
-    locations += _entry_point_dirs()
-    user_dir = paths.user_packs_dir(data_dir or paths.default_data_dir())
+    data_dir = data_dir or paths.default_data_dir()
+    locations += (_cached_entry_point_dirs(data_dir / "cache" / "entry-points.json") if cache
+                  else _entry_point_dirs())
+    user_dir = paths.user_packs_dir(data_dir)
+    cache_dir = packcache.cache_dir(data_dir) if cache else None
     if user_dir.is_dir():
         locations += [(p, "user folder") for p in sorted(user_dir.iterdir()) if (p / PACK_FILE).is_file()]
     found = []
     for path, origin in locations:
         entry = FoundPack(path, origin)
         try:
-            entry.pack = load_pack(path)
+            entry.pack = packcache.load(path, cache_dir)
         except PackError as exc:
             entry.problems = exc.problems
         found.append(entry)

@@ -10,16 +10,14 @@ import types
 import typing
 from typing import Any, Union
 
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
-
 from tutor.core import checks as check_models
 from tutor.core import models
+from tutor.core.spec import FieldDoc, as_data, format_fields, is_record, strip
 
 BEGIN = "<!-- BEGIN GENERATED REFERENCE: torch-tutor schema --markdown -->"
 END = "<!-- END GENERATED REFERENCE -->"
 
-SECTIONS: list[tuple[str, list[type[BaseModel]]]] = [
+SECTIONS: list[tuple[str, list[type]]] = [
     ("Pack (pack.yaml)", [models.PackFile, models.Requires]),
     ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
     ("Steps (`kind`)", [models.Prose, models.Example, models.Expect, models.RaisesSpec,
@@ -43,7 +41,7 @@ def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        base = args[0]
+        base = strip(annotation)
         if base == Union[str, dict[str, str]]:
             return "text"
         return _type_name(base)
@@ -62,7 +60,7 @@ def _type_name(annotation: Any) -> str:
         return " | ".join(repr(a) if not isinstance(a, str) else f"`{a}`" for a in args)
     if annotation is type(None):
         return "null"
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if is_record(annotation):
         if issubclass(annotation, check_models.CheckBase):
             return "check"
         if issubclass(annotation, models.StepBase):
@@ -71,34 +69,34 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
-def _default(info: FieldInfo) -> str:
-    if info.is_required():
+def _default(info: FieldDoc) -> str:
+    if info.required:
         return "**required**"
-    if info.default_factory is not None:
-        value = info.default_factory()
-    else:
-        value = info.default
+    value = info.default
     if value is None:
         return ""
-    if isinstance(value, BaseModel):
-        return "`{}`" if not value.model_dump(exclude_defaults=True) else repr(value.model_dump())
+    if is_record(type(value)):
+        data = as_data(value)
+        defaults = {name: field.default for name, field in format_fields(type(value)).items()}
+        return "`{}`" if data == defaults else repr(data)
     return f"`{value!r}`"
 
 
-def _own_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+def _own_fields(model: type) -> dict[str, FieldDoc]:
     inherited: set[str] = set()
     for base in model.__mro__[1:]:
         if base in _BASES and base is not model:
-            inherited |= set(base.model_fields)
-    return {name: info for name, info in model.model_fields.items() if name not in inherited}
+            inherited |= set(format_fields(base))
+    return {name: info for name, info in format_fields(model).items() if name not in inherited}
 
 
-def _model_table(model: type[BaseModel]) -> str:
-    kind = model.model_fields.get("style") or model.model_fields.get("kind")
+def _model_table(model: type) -> str:
+    fields = format_fields(model)
+    kind = fields.get("style") or fields.get("kind")
     tag = typing.get_args(kind.annotation)[0] if kind is not None and typing.get_args(kind.annotation) else None
-    lines = [f"#### {model.__name__}" + (f" (`{'style' if 'style' in model.model_fields else 'kind'}: {tag}`)"
+    lines = [f"#### {model.__name__}" + (f" (`{'style' if 'style' in fields else 'kind'}: {tag}`)"
                                          if tag else ""), ""]
-    doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    doc = (model.__record_doc__ or "").strip().split("\n\n")[0].replace("\n", " ")  # type: ignore[attr-defined]
     if doc:
         lines += [doc, ""]
     inherited = [_BASE_NAMES[b] for b in model.__mro__[1:] if b in _BASES]

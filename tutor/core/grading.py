@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.core.spec import as_data
 from tutor.core.text import Text, resolve
 
 if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
@@ -100,7 +101,8 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
     """The probe's input: plain JSON, learner-facing text resolved to one language."""
     checks = []
     for check in exercise.checks:
-        data = check.model_dump(mode="json", exclude={"description", "hint"})
+        data = as_data(check)
+        del data["description"], data["hint"]
         if data["kind"] == "expr":
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)

@@ -8,6 +8,7 @@ problems of the others). Nothing here executes pack code.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import types
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 import yaml
-from pydantic import BaseModel, ValidationError
-
 from tutor.core.models import Exercise, Lesson, Pack, PackHeader
+from tutor.core.paths import PACK_FILE
+from tutor.core.problems import PackError, Problem
+from tutor.core.spec import format_fields, is_record
 from tutor.core.sourcefile import NotText, decode_text
 
 try:  # libyaml's parser is several times faster; the pure-Python one behaves the same
@@ -41,7 +43,6 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
             return "tag:yaml.org,2002:str"
         return super().resolve(kind, value, implicit)
 
-PACK_FILE = "pack.yaml"
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 300_000
 _SCALAR_CONSTRUCTOR = yaml.constructor.SafeConstructor()
@@ -49,36 +50,6 @@ _Y = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_Y + t for t in ("str", "int", "float", "bool", "null")}
 _TIMESTAMP = _Y + "timestamp"
 _STR, _NULL, _BOOL, _MAP, _SEQ = _Y + "str", _Y + "null", _Y + "bool", _Y + "map", _Y + "seq"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a pack, located as precisely as the source allows."""
-
-    file: Path
-    line: int | None
-    col: int | None
-    message: str
-    severity: str = "error"
-
-    def __str__(self) -> str:
-        where = str(self.file)
-        if self.line is not None:
-            where += f":{self.line}:{self.col or 1}"
-        prefix = "" if self.severity == "error" else f"{self.severity}: "
-        return f"{where}: {prefix}{self.message}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"file": str(self.file), "line": self.line, "col": self.col,
-                "message": self.message, "severity": self.severity}
-
-
-class PackError(Exception):
-    """A pack that could not be loaded; ``problems`` lists every reason found."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
 
 
 # --------------------------------------------------------------------------- reading files
@@ -272,12 +243,12 @@ def _unwrap(annotation: Any) -> list[Any]:
         return _unwrap(typing.get_args(annotation)[0])
     if origin in (Union, types.UnionType, list, dict, tuple):
         return [m for arg in typing.get_args(annotation) for m in _unwrap(arg)]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if is_record(annotation):
         return [annotation]
     return []
 
 
-def _model_at(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> type[BaseModel] | None:
+def _model_at(model: type, data: Any, loc: tuple[Any, ...]) -> type | None:
     """The model class that validated the mapping at ``loc`` (for did-you-mean suggestions)."""
     candidates = [model]
     for element in loc:
@@ -289,9 +260,9 @@ def _model_at(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> type[B
                 continue
             else:
                 continue
-        next_candidates: list[type[BaseModel]] = []
+        next_candidates: list[type] = []
         for cand in candidates:
-            info = cand.model_fields.get(element) if isinstance(element, str) else None
+            info = format_fields(cand).get(element) if isinstance(element, str) else None
             if info is not None:
                 next_candidates.extend(_unwrap(info.annotation))
         if not next_candidates:
@@ -300,10 +271,11 @@ def _model_at(model: type[BaseModel], data: Any, loc: tuple[Any, ...]) -> type[B
     if isinstance(data, dict) and len(candidates) > 1:
         # a discriminated union: pick the member whose literal tag matches the data
         for cand in candidates:
+            fields = format_fields(cand)
             for name in ("kind", "style"):
-                info = cand.model_fields.get(name)
+                info = fields.get(name)
                 if info is not None and data.get(name) in typing.get_args(info.annotation):
-                    if name == "style" or "style" not in cand.model_fields:
+                    if name == "style" or "style" not in fields:
                         return cand
     return candidates[0] if len(candidates) == 1 else None
 
@@ -313,8 +285,8 @@ def _type_name(value: Any) -> str:
             float: "a number", type(None): "nothing (null)"}.get(type(value), type(value).__name__)
 
 
-def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], model: type[BaseModel],
-                         exc: ValidationError) -> list[Problem]:
+def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], model: type,
+                         exc: Any) -> list[Problem]:
     """Pydantic errors rewritten as located, human messages (one per place)."""
     grouped: dict[tuple[Any, ...], list[tuple[dict[str, Any], list[Any]]]] = {}
     for error in exc.errors(include_url=False):
@@ -329,12 +301,12 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
         for element in path:
             node_value = node_value[element]
         where = _pretty_path(base + path)
-        if kind == "extra_forbidden":
+        if kind in ("extra_forbidden", "unexpected_keyword_argument"):
             key = True
             owner = _model_at(model, data, path[:-1])
             message = f"unknown key {path[-1]!r}"
             if owner is not None:
-                allowed = [name for name in owner.model_fields if name not in ("kind", "style")]
+                allowed = [name for name in format_fields(owner) if name not in ("kind", "style")]
                 close = difflib.get_close_matches(str(path[-1]), allowed, n=1, cutoff=0.6)
                 if close:
                     message += f" (did you mean {close[0]!r}?)"
@@ -483,10 +455,13 @@ def load_pack(path: str | Path) -> Pack:
     if not isinstance(data, dict):
         raise PackError([Problem(pack_file, 1, 1, f"pack.yaml must be a mapping, got {_type_name(data)}")])
 
+    from tutor.core.validation import ValidationError, validate  # pydantic: only when loading YAML
+
+    sources = [pack_file]
     header_data = {k: v for k, v in data.items() if k != "lessons"}
     header: PackHeader | None = None
     try:
-        header = PackHeader.model_validate(header_data)
+        header = validate(PackHeader, header_data)
     except ValidationError as exc:
         problems.extend(_validation_problems(source, header_data, (), PackHeader, exc))
 
@@ -513,6 +488,7 @@ def load_pack(path: str | Path) -> Pack:
             if isinstance(target, Problem):
                 problems.append(target)
                 continue
+            sources.append(target)
             try:
                 lesson_source = _load_yaml(target)
             except _FileError as exc:
@@ -544,7 +520,7 @@ def load_pack(path: str | Path) -> Pack:
                 lesson_ids[ident] = (lesson_source.path, line)
         problems.extend(_structure_problems(lesson_data, lesson_source, base, exercise_ids))
         try:
-            lessons.append(Lesson.model_validate(lesson_data))
+            lessons.append(validate(Lesson, lesson_data))
             _record_locations(locations, lessons[-1], lesson_source, base)
         except ValidationError as exc:
             problems.extend(_validation_problems(lesson_source, lesson_data, base, Lesson, exc))
@@ -553,9 +529,11 @@ def load_pack(path: str | Path) -> Pack:
         order = {pack_file: 0}
         problems.sort(key=lambda p: (order.setdefault(p.file, len(order)), p.line or 0, p.col or 0))
         raise PackError(problems)
-    pack = Pack.model_construct(**dict(header), lessons=lessons)
-    pack._locations = locations
-    pack._root = pack_dir
+    fields = {item.name: getattr(header, item.name) for item in dataclasses.fields(header)}
+    pack = Pack(**fields, lessons=lessons)
+    object.__setattr__(pack, "_locations", locations)  # Pack is frozen; these are the loader's
+    object.__setattr__(pack, "_root", pack_dir)
+    object.__setattr__(pack, "_sources", tuple(sources))
     return pack
 
 

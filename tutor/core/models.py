@@ -1,19 +1,20 @@
 """The lesson-pack format, version 1, defined once.
 
-These pydantic models are the single source of truth: the loader validates against them,
-``torch-tutor schema`` prints their JSON Schema (a copy lives in ``assets/pack.schema.json``
-for editors), and docs/authoring.md is checked against them by a test.
+These records (frozen dataclasses, see ``tutor.core.spec``) are the single source of truth: the
+loader validates against them, ``torch-tutor schema`` prints their JSON Schema (a copy lives in
+``assets/pack.schema.json`` for editors), and docs/authoring.md is checked against them by a
+test. They import no validation library, so a cached pack opens without one.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
-
 from tutor.core.checks import Check
+from tutor.core.spec import Meta, hidden, record
 from tutor.core.text import LangCode, Text
 
 FORMAT_VERSION = 1
@@ -21,18 +22,12 @@ FORMAT_VERSION = 1
 #: Ids are what progress, drafts and `torch-tutor check` refer to: keep them stable and simple.
 Id = Annotated[
     str,
-    Field(
+    Meta(
+        "lower-case letters, digits, '-' and '_'; stable, since progress refers to it",
         pattern=r"^[a-z0-9][a-z0-9_-]*$",
         max_length=64,
-        description="lower-case letters, digits, '-' and '_'; stable, since progress refers to it",
     ),
 ]
-
-
-class Strict(BaseModel):
-    """Every model forbids unknown keys: a typo must be an error, not a silently ignored field."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _valid_regex(pattern: str | None) -> str | None:
@@ -44,190 +39,208 @@ def _valid_regex(pattern: str | None) -> str | None:
     return pattern
 
 
+Seconds = Annotated[float, Meta(gt=0, le=300)]
+
+
 # --------------------------------------------------------------------------- pack header
 
 
-class Requires(Strict):
+@record
+class Requires:
     """What the learner's machine needs for the pack (or one step) to run."""
 
-    torch: str | None = Field(
-        None,
-        description="a torch version range in PEP 440 form, e.g. '>=2.2' or '>=2.2,<3'",
-        examples=[">=2.2"],
-    )
-    cuda: bool = Field(False, description="true: needs a CUDA device; skipped with a notice otherwise")
+    torch: Annotated[
+        str | None,
+        Meta("a torch version range in PEP 440 form, e.g. '>=2.2' or '>=2.2,<3'", examples=[">=2.2"]),
+    ] = None
+    cuda: Annotated[bool, Meta("true: needs a CUDA device; skipped with a notice otherwise")] = False
 
-    @field_validator("torch")
-    @classmethod
-    def _range(cls, value: str | None) -> str | None:
-        if value is not None:
+    def __post_init__(self) -> None:
+        if self.torch is not None:
             from tutor.core.versions import parse_specifier
 
-            parse_specifier(value)
-        return value
+            parse_specifier(self.torch)
 
 
 # --------------------------------------------------------------------------- steps
 
 
-class StepBase(Strict):
-    id: Id = Field(description="unique within the lesson")
+@record
+class StepBase:
+    id: Annotated[Id, Meta("unique within the lesson")]
     title: Text | None = None
-    requires: Requires | None = Field(None, description="e.g. {cuda: true} for a GPU-only step")
+    requires: Annotated[Requires | None, Meta("e.g. {cuda: true} for a GPU-only step")] = None
 
 
+@record
 class Prose(StepBase):
     """Markdown to read."""
 
     kind: Literal["prose"]
-    body: Text = Field(description="Markdown")
+    body: Annotated[Text, Meta("Markdown")]
 
 
-class RaisesSpec(Strict):
-    type: str = Field(description="exception class name, e.g. RuntimeError", examples=["RuntimeError"])
-    match: str | None = Field(None, description="regular expression searched in the message")
+@record
+class RaisesSpec:
+    type: Annotated[str, Meta("exception class name, e.g. RuntimeError", examples=["RuntimeError"])]
+    match: Annotated[str | None, Meta("regular expression searched in the message", after=_valid_regex)] = None
 
-    _match = field_validator("match")(_valid_regex)
 
-
-class Expect(Strict):
+@record
+class Expect:
     """What running an example must give: output matching a pattern, an exception, or both none."""
 
-    output: str | None = Field(None, description="regular expression searched in stdout")
-    raises: RaisesSpec | None = Field(None, description="the example must raise this")
-
-    _output = field_validator("output")(_valid_regex)
+    output: Annotated[str | None, Meta("regular expression searched in stdout", after=_valid_regex)] = None
+    raises: Annotated[RaisesSpec | None, Meta("the example must raise this")] = None
 
 
+@record
 class Example(StepBase):
     """Runnable, editable code with its expected outcome (examples that raise are first-class)."""
 
     kind: Literal["example"]
-    intro: Text | None = Field(None, description="Markdown shown above the code")
+    intro: Annotated[Text | None, Meta("Markdown shown above the code")] = None
     code: str
-    expect: Expect = Field(default_factory=Expect)
-    explain: Text | None = Field(None, description="Markdown shown after it ran")
-    timeout: float | None = Field(None, gt=0, le=300, description="seconds; the default is the sandbox's")
+    expect: Expect = field(default_factory=Expect)
+    explain: Annotated[Text | None, Meta("Markdown shown after it ran")] = None
+    timeout: Annotated[Seconds | None, Meta("seconds; the default is the sandbox's")] = None
 
 
-class Choice(Strict):
+@record
+class Choice:
     text: Text
     correct: bool = False
-    explain: Text = Field(description="why this choice is right or wrong; shown once answered")
+    explain: Annotated[Text, Meta("why this choice is right or wrong; shown once answered")]
 
 
+@record
 class QuizBase(StepBase):
     kind: Literal["quiz"]
-    question: Text = Field(description="Markdown")
+    question: Annotated[Text, Meta("Markdown")]
 
 
+@record
 class FreeQuiz(QuizBase):
     """Free response: the learner writes, reveals the model answer, and grades themself."""
 
     style: Literal["free"]
-    answer: Text = Field(description="the model answer, revealed on demand")
+    answer: Annotated[Text, Meta("the model answer, revealed on demand")]
 
 
+@record
 class ChoiceQuiz(QuizBase):
     """Multiple choice with one or several correct choices."""
 
     style: Literal["choice"]
-    choices: list[Choice] = Field(min_length=2)
+    choices: Annotated[list[Choice], Meta(min_length=2)]
 
-    @model_validator(mode="after")
-    def _one_correct(self) -> "ChoiceQuiz":
+    def __post_init__(self) -> None:
         if not any(c.correct for c in self.choices):
             raise ValueError("at least one choice must have correct: true")
-        return self
 
     @property
     def multiple(self) -> bool:
         return sum(c.correct for c in self.choices) > 1
 
 
+@record
 class PredictQuiz(QuizBase):
     """Predict the output: the learner types what the code prints, then it runs and is compared."""
 
     style: Literal["predict"]
     code: str
-    explain: Text | None = Field(None, description="shown after the comparison")
-    timeout: float | None = Field(None, gt=0, le=300)
+    explain: Annotated[Text | None, Meta("shown after the comparison")] = None
+    timeout: Seconds | None = None
 
 
-Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Field(discriminator="style")]
+Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Meta(discriminator="style")]
 
 
-class ContractItem(Strict):
+@record
+class ContractItem:
     """A name the checks read from the learner's code."""
 
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    signature: str = Field(description="how the checks call or build it, e.g. 'project(x, w)'")
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+    signature: Annotated[str, Meta("how the checks call or build it, e.g. 'project(x, w)'")]
     description: Text
 
 
+@record
 class Exercise(StepBase):
     """Fix or write code until every check passes."""
 
     kind: Literal["exercise"]
-    body: Text = Field(description="Markdown: the task")
-    contract: list[ContractItem] = Field(min_length=1)
-    starter: str = Field(description="the code the learner starts from; must fail a check")
-    solution: str = Field(description="a reference solution; must pass every check")
-    checks: list[Check] = Field(min_length=1)
-    hints: list[Text] = Field(min_length=2, description="progressive: the last nearly gives it away")
-    timeout: float | None = Field(None, gt=0, le=600, description="seconds for the whole check run")
+    body: Annotated[Text, Meta("Markdown: the task")]
+    contract: Annotated[list[ContractItem], Meta(min_length=1)]
+    starter: Annotated[str, Meta("the code the learner starts from; must fail a check")]
+    solution: Annotated[str, Meta("a reference solution; must pass every check")]
+    checks: Annotated[list[Check], Meta(min_length=1)]
+    hints: Annotated[list[Text], Meta(min_length=2),
+                     Meta("progressive: the last nearly gives it away")]
+    timeout: Annotated[float | None, Meta(gt=0, le=600), Meta("seconds for the whole check run")] = None
 
 
-Step = Annotated[Union[Prose, Example, Quiz, Exercise], Field(discriminator="kind")]
+Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]
 
 
 # --------------------------------------------------------------------------- lesson and pack
 
 
-class Lesson(Strict):
-    id: Id = Field(description="unique within the pack")
+@record
+class Lesson:
+    id: Annotated[Id, Meta("unique within the pack")]
     title: Text
-    summary: Text | None = Field(None, description="one line for the table of contents")
-    steps: list[Step] = Field(min_length=1)
+    summary: Annotated[Text | None, Meta("one line for the table of contents")] = None
+    steps: Annotated[list[Step], Meta(min_length=1)]
 
 
-class PackHeader(Strict):
+@record
+class PackHeader:
     """Everything in pack.yaml except the lessons themselves."""
 
-    format_version: Literal[1] = Field(description="the version of this format; always 1 for now")
+    format_version: Annotated[Literal[1], Meta("the version of this format; always 1 for now")]
     id: Id
     title: Text
-    version: str = Field(pattern=r"^\d+(\.\d+){0,2}([.-]?[A-Za-z0-9.]+)?$", examples=["1.0.0"])
-    authors: list[str] = Field(default_factory=list)
+    version: Annotated[str, Meta(pattern=r"^\d+(\.\d+){0,2}([.-]?[A-Za-z0-9.]+)?$", examples=["1.0.0"])]
+    authors: list[str] = field(default_factory=list)
     description: Text | None = None
-    requires: Requires = Field(default_factory=Requires)
-    languages: list[LangCode] = Field(
-        default_factory=lambda: ["en"],
-        min_length=1,
-        description="the first is the fallback for text missing in another language",
-    )
+    requires: Requires = field(default_factory=Requires)
+    languages: Annotated[
+        list[LangCode],
+        Meta(min_length=1),
+        Meta("the first is the fallback for text missing in another language"),
+    ] = field(default_factory=lambda: ["en"])
 
 
+@record
 class PackFile(PackHeader):
     """pack.yaml: the header plus the ordered lessons, each inline or a path to a lesson file."""
 
-    lessons: list[Union[str, Lesson]] = Field(
-        min_length=1,
-        description="each entry is a lesson, or a path (relative to pack.yaml) to a YAML file holding one",
-    )
+    lessons: Annotated[
+        list[Union[str, Lesson]],
+        Meta(min_length=1),
+        Meta("each entry is a lesson, or a path (relative to pack.yaml) to a YAML file holding one"),
+    ]
 
 
+@record
 class Pack(PackHeader):
     """A loaded pack: lesson files resolved."""
 
-    lessons: list[Lesson] = Field(min_length=1)
-    _locations: dict[tuple[str, ...], tuple[Path, int, int]] = PrivateAttr(default_factory=dict)
-    _root: Path | None = PrivateAttr(default=None)
+    lessons: Annotated[list[Lesson], Meta(min_length=1)]
+    _locations: dict[tuple[str, ...], tuple[Path, int, int]] = hidden(default_factory=dict)
+    _root: Path | None = hidden()
+    _sources: tuple[Path, ...] = hidden(default=())
 
     @property
     def root(self) -> Path | None:
         """The pack's folder, when it was loaded from disk."""
         return self._root
+
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The files the pack was read from (pack.yaml first), when it was loaded from disk."""
+        return self._sources
 
     def locate(self, *ids: str) -> tuple[Path, int, int] | None:
         """Where (file, line, col) a lesson, a step or a check starts: ``locate(lesson, step, check)``."""
@@ -250,14 +263,18 @@ class Pack(PackHeader):
 
 def pack_json_schema() -> dict[str, Any]:
     """The JSON Schema of pack.yaml (lessons inline or as paths)."""
-    schema = PackFile.model_json_schema()
+    from tutor.core.validation import json_schema
+
+    schema = json_schema(PackFile)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "torch-tutor lesson pack (pack.yaml), format_version 1"
     return schema
 
 
 def lesson_json_schema() -> dict[str, Any]:
-    schema = Lesson.model_json_schema()
+    from tutor.core.validation import json_schema
+
+    schema = json_schema(Lesson)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "torch-tutor lesson file, format_version 1"
     return schema

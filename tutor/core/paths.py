@@ -8,6 +8,7 @@ from pathlib import Path
 import platformdirs
 
 APP_NAME = "torch-tutor"
+PACK_FILE = "pack.yaml"
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _BUNDLED = Path(__file__).resolve().parents[1] / "_bundled"

@@ -170,6 +170,17 @@ class ProgressStore:
         row = self._one("SELECT pack FROM position ORDER BY updated DESC LIMIT 1", ())
         return row[0] if row else None
 
+    # ------------------------------------------------------------------ preferences
+
+    def preference(self, name: str) -> str | None:
+        """A choice made in the app (e.g. the theme), kept with the progress it belongs to."""
+        row = self._one("SELECT value FROM meta WHERE key=?", (f"pref.{name}",))
+        return row[0] if row else None
+
+    def set_preference(self, name: str, value: str) -> None:
+        self._exec("INSERT INTO meta VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                   (f"pref.{name}", value))
+
     # ------------------------------------------------------------------ steps
 
     def visit(self, pack: str, lesson: str, step: str, seconds: float = 0.0) -> None:

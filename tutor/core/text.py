@@ -5,16 +5,17 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Union
 
-from pydantic import Field, PlainValidator, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from tutor.core.spec import Meta, Plain
 
 _LANG = r"^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$"
 _LANG_RE = re.compile(_LANG)
 
-LangCode = Annotated[str, Field(pattern=_LANG, description="a language code such as en or zh")]
+LangCode = Annotated[str, Meta("a language code such as en or zh", pattern=_LANG)]
 
 
 def _text(value: Any) -> str | dict[str, str]:
+    from pydantic_core import PydanticCustomError  # only ever called while validating
+
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and value:
@@ -35,8 +36,7 @@ def _text(value: Any) -> str | dict[str, str]:
 #: Union) so a wrong value gives one clear message instead of one per union member.
 Text = Annotated[
     Union[str, dict[str, str]],
-    PlainValidator(_text),
-    WithJsonSchema({
+    Plain(_text, {
         "anyOf": [
             {"type": "string"},
             {"type": "object", "minProperties": 1,

@@ -150,3 +150,43 @@ async def test_pack_language_switch_redraws_the_step(make_app):
         await settle(pilot, 4)
         text = screen_text(app)
         assert "先看形状" in text and "基础" in text
+
+
+async def test_theme_choice_is_kept_for_the_next_start(make_app, tmp_path):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == "textual-dark"
+        app.action_toggle_dark()
+        await settle(pilot)
+        assert app.screen.query_one("#editor").theme == "github_light", "the open editor follows"
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir=tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.theme == "textual-light"
+    flagged = make_app(data_dir=tmp_path, theme="dark")  # a theme given explicitly (a flag) still wins
+    async with flagged.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert flagged.theme == "textual-dark"
+
+
+async def test_footer_fits_80_columns_keeping_the_step_actions(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        for words in ("f5 Run", "f6 Check", "f7 Hint", "f8 Solution", "f9 Reset", "f2", "^q", "f1"):
+            assert words in footer, footer
+        assert "…" not in footer and len(footer.rstrip()) <= 80
+
+
+async def test_clicking_a_key_in_the_footer_presses_it(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        start = app.screen.place.key
+        await pilot.click("KeyFooter", offset=(footer.index("f4") + 1, 0))
+        await settle(pilot)
+        assert app.screen.place.key != start and app.screen.place.moved(-1).key == start

@@ -95,3 +95,14 @@ def test_inference_tensor(grade):
                  spec).passed
     check = grade("import torch\ndef f():\n    with torch.no_grad():\n        return torch.ones(2)\n", spec).checks[0]
     assert check.message.startswith("expected an inference tensor")
+
+
+def test_a_warning_raised_by_a_check_is_not_the_learners_output(grade):
+    """float() of a tensor that requires grad warns; the check did that, not the learner."""
+    code = ("import torch, warnings\nwarnings.warn('the learner warned')\n"
+            "def loss():\n    return (torch.ones(2, requires_grad=True) * 2).sum()\n")
+    check = {"id": "num", "kind": "tensor", "value": "float(loss())", "number": True}
+    report = grade(code, check)
+    assert report.passed, report.checks[0].message
+    assert "the learner warned" in report.run.stderr
+    assert "requires_grad" not in report.run.stderr

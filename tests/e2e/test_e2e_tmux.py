@@ -98,8 +98,8 @@ def test_solve_an_exercise_in_a_real_terminal(terminal, tmp_path):
     terminal.wait_for("f6 Check")  # the footer is drawn once the step is mounted and the editor focused
     terminal.wait_for("sandbox: ready")
     terminal.keys("F6")  # Check the starter: it fails
-    screen = terminal.wait_for("checks passed.")
-    assert "0/1 checks passed." in screen and "hint: Multiply by two." in screen
+    screen = terminal.wait_for("hint: Multiply by two.")  # the report scrolls itself fully into view
+    assert "0/1 checks passed." in screen
     for key in ("Down", "Down", "Down", "End"):  # one at a time, as a person types
         terminal.keys(key)
         time.sleep(0.3)

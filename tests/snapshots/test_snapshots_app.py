@@ -19,6 +19,10 @@ SMALL = (80, 24)
 async def _settle(pilot) -> None:
     """Let work finish, and stop cursors blinking (a blink timer would make pictures flaky)."""
     await pilot.pause()
+    for _ in range(200):  # the first frame is out and the held-back work (code colours) done
+        if pilot.app.started:
+            break
+        await pilot.pause(0.01)
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.pause()
@@ -29,6 +33,8 @@ async def _settle(pilot) -> None:
     for screen in app.screen_stack:
         for widget in screen.query("TextArea, Input"):
             widget.cursor_blink = False
+        for bar in screen.query("StatusBar"):  # it polls twice a second; show the settled state now
+            bar.refresh_status()
     await pilot.pause()
     await pilot.pause()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from functools import partial
 from typing import Iterable
 
@@ -46,6 +47,7 @@ class TutorApp(App[None]):
         self.start_lesson = start_lesson
         self.resume = resume
         self.language: str | None = settings.language
+        self._started = False
 
     @property
     def packs(self) -> list[Pack]:
@@ -57,21 +59,42 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ start and stop
 
     def on_mount(self) -> None:
-        self.theme = THEMES.get(self.settings.theme, "textual-dark")
-        # Warm the sandbox once the first screen is drawn: its torch worker would otherwise take
-        # a core from start-up. Building it may probe bubblewrap, so even that is off the UI thread.
-        self.call_after_refresh(lambda: self.run_worker(self.engine.start, thread=True, group="engine-start",
-                                                        exit_on_error=False))
-        from tutor.app.screens.home import HomeScreen
-
-        self.push_screen(HomeScreen())
+        self.theme = THEMES.get(self._theme_choice(), "textual-dark")
         if self.store.notice:
             self.notify(self.store.notice, severity="warning", timeout=20)
         pack = self.pack(self.start_pack)
+        place = None
         if pack is not None and (self.start_lesson or self.resume):
             place = self.resume_place(pack, self.start_lesson)
-            if place is not None:
-                self.open_place(place)
+        if place is not None:
+            # Straight to the step: the contents are built when the learner first goes there
+            # (action_home), not drawn unseen underneath at start-up.
+            self.open_place(place)
+        else:
+            from tutor.app.screens.home import HomeScreen
+
+            self.push_screen(HomeScreen())
+
+    @property
+    def started(self) -> bool:
+        """True once the first frame is on screen (see ``on_ready``)."""
+        return self._started
+
+    def on_ready(self) -> None:
+        """Textual's Ready: the first screen is laid out; its frame goes out on the next refresh
+        (Textual holds frames back while the app starts), and then start-up is over."""
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        self._started = True
+        gc.enable()  # paused by run_app for the start-up
+        from tutor.app.widgets.editor import CodeEditor
+
+        for editor in self.screen.query(CodeEditor):  # colours held back until now
+            editor.highlight()
+        # Warm the sandbox only now: its torch worker would otherwise take a core from start-up.
+        # Building it may probe bubblewrap, so even that is off the UI thread.
+        self.run_worker(self.engine.start, thread=True, group="engine-start", exit_on_error=False)
 
     def resume_place(self, pack: Pack, lesson_id: str | None = None) -> Place | None:
         """Where to open ``pack``: the named lesson (at the saved step if it is in it), else the
@@ -108,12 +131,33 @@ class TutorApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    def watch_theme(self, theme: str) -> None:
+        from tutor.app.widgets.editor import CodeEditor
+
+        for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
+            for editor in screen.query(CodeEditor):
+                editor.theme = "github_light" if theme == "textual-light" else "monokai"
+
+    def _theme_choice(self) -> str:
+        """The theme set by flag, variable or config file; else the one last chosen in the app."""
+        if self.settings.sources.get("theme", "default") == "default":
+            saved = self.store.preference("theme")
+            if saved in THEMES:
+                return saved
+        return self.settings.theme
+
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+        # Kept for the next start (a theme given by flag, variable or config file still wins).
+        self.store.set_preference("theme", "light" if self.theme == "textual-light" else "dark")
 
     def action_home(self) -> None:
         from tutor.app.screens.home import HomeScreen
 
+        if not any(isinstance(screen, HomeScreen) for screen in self.screen_stack):
+            self.flush_drafts()
+            self.switch_screen(HomeScreen())  # a resumed start opened the lesson first
+            return
         while len(self.screen_stack) > 1 and not isinstance(self.screen, HomeScreen):
             self.pop_screen()
 

@@ -80,7 +80,9 @@ class Engine:
     def status_text(self) -> str:
         """One line for the status bar; never blocks (it runs on the UI thread)."""
         if self._sandbox is None:
-            return t("status.sandbox.none", reason=self._error or "not started")
+            if self._error is None:  # start() comes once the first screen is drawn
+                return t("status.sandbox.warming")
+            return t("status.sandbox.none", reason=self._error)
         status = str(getattr(self._sandbox, "status", ""))
         if status in ("ready", "busy"):
             text = t("status.sandbox.ready") if status == "ready" else t("status.sandbox.busy")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -55,7 +56,7 @@ def launch(args: argparse.Namespace, target: str | None = None) -> int:
     settings = settings_from_args(args)
     set_language(settings.language)
     extra, wanted, lesson = resolve_target(target, args)
-    found = discover(extra, settings.data_path)
+    found = discover(extra, settings.data_path, cache=True)
     store = ProgressStore.open(settings.data_path)
     pack_id, named = pick_pack(found, wanted, store)
     if pack_id is None and named:
@@ -70,6 +71,10 @@ def launch(args: argparse.Namespace, target: str | None = None) -> int:
 
     from tutor.app.app import TutorApp
     from tutor.app.engine import Engine
+
+    # Modules, classes and the packs live as long as the process: keep them out of every later
+    # collection (run_app paused the collector while they were made).
+    gc.freeze()
 
     engine = Engine(settings)
     app = TutorApp(found=found, store=store, engine=engine, settings=settings,

@@ -101,7 +101,10 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     result = None
     started = refs.monotonic()
     try:
-        with TimeLimit(seconds):
+        # A warning raised while a check looks at the learner's values (float() of a tensor that
+        # requires grad, say) is the check's doing: it must not show up as the learner's output.
+        with refs.catch_warnings(), TimeLimit(seconds):
+            refs.ignore_warnings("ignore")
             result = _cases(check, runner, namespace, learner)
     except CheckTimeout as stop:
         if result is None:

@@ -20,6 +20,7 @@ import random
 import re
 import signal
 import time
+import warnings
 
 import torch
 import torch.nn
@@ -67,6 +68,8 @@ re_search = re.search
 fnmatchcase = fnmatch.fnmatchcase
 random_seed = random.seed
 redirect_stdout = contextlib.redirect_stdout
+catch_warnings = warnings.catch_warnings
+ignore_warnings = warnings.simplefilter
 StringIO = io.StringIO
 setitimer = signal.setitimer
 getitimer = signal.getitimer

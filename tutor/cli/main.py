@@ -33,7 +33,8 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line; ``commands=False`` leaves out the subcommands (see ``main``)."""
     parser = Parser(
         prog="torch-tutor",
         description="An interactive terminal tutor for debugging and speeding up PyTorch code.\n"
@@ -43,14 +44,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pack", action="append", default=[], metavar="DIR",
                         help="also load the pack in DIR (repeatable)")
     parser.add_argument("--data-dir", metavar="DIR", help="where progress and drafts are kept")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(subparsers)
+    if commands:
+        subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+        for name in COMMAND_MODULES:
+            importlib.import_module(name).register(subparsers)
     return parser
 
 
+def _opens_the_app(argv: list[str]) -> bool:
+    """True when ``argv`` holds only the top-level options, so the app opens: building the
+    parsers of every subcommand (importing their modules) would only delay the first screen."""
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in ("--pack", "--data-dir") and index + 1 < len(argv):
+            index += 2
+        elif arg.startswith(("--pack=", "--data-dir=")):
+            index += 1
+        else:
+            return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(commands=not _opens_the_app(argv))
     args = parser.parse_args(argv)
     handler = getattr(args, "func", None)
     if handler is None:

@@ -160,15 +160,20 @@ def hidden(default_factory: Callable[[], Any] | None = None, default: Any = None
 # --------------------------------------------------------------------------- introspection
 
 
-@dataclasses.dataclass(frozen=True)
 class FieldDoc:
-    """One key of a format class, as the loader's suggestions and the generated docs see it."""
+    """One key of a format class, as the loader's suggestions and the generated docs see it.
 
-    name: str
-    annotation: Any  # the resolved type, metadata included
-    required: bool
-    default: Any  # the default value (called default_factory), or None when required
-    description: str | None
+    (A plain class: a dataclass here would cost its ``exec`` at every start-up.)
+    """
+
+    __slots__ = ("name", "annotation", "required", "default", "description")
+
+    def __init__(self, name: str, annotation: Any, required: bool, default: Any, description: str | None):
+        self.name = name
+        self.annotation = annotation  # the resolved type, metadata included
+        self.required = required
+        self.default = default  # the default value (default_factory called), or None when required
+        self.description = description
 
 
 _FIELDS: dict[type, dict[str, FieldDoc]] = {}

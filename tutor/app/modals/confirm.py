@@ -7,8 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Static
 
+from tutor.app.widgets.keybutton import KeyButton
 from tutor.core.i18n import t
 
 
@@ -24,12 +25,12 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Static(self.question, classes="question")
             with Horizontal(classes="buttons"):
-                yield Button(t("confirm.yes"), id="yes", variant="warning", compact=True)
-                yield Button(t("confirm.no"), id="no", variant="primary", compact=True)
+                yield KeyButton(t("confirm.yes"), id="yes", variant="warning")
+                yield KeyButton(t("confirm.no"), id="no", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#no").focus()
 
-    @on(Button.Pressed)
-    def _answer(self, event: Button.Pressed) -> None:
+    @on(KeyButton.Pressed)
+    def _answer(self, event: KeyButton.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -8,8 +8,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Static
+from textual.widgets import Static
 
+from tutor.app.widgets.keybutton import KeyButton
 from tutor.core.i18n import t
 
 
@@ -43,7 +44,7 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(Text(t("help.body")))
                 yield Static(key_table(below, self.app) if below is not None else "", id="keys")
-            yield Button(t("key.close"), id="close", variant="primary", compact=True)
+            yield KeyButton(t("key.close"), id="close", variant="primary")
 
     def on_button_pressed(self) -> None:
         self.dismiss()

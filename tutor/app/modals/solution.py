@@ -7,8 +7,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Static
 
+from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.markdown import Markdown
 from tutor.core.i18n import t
 
 
@@ -24,12 +26,12 @@ class SolutionScreen(ModalScreen[bool]):
             yield Static(t("solution.title"), classes="title")
             yield Markdown(f"```python\n{self.code.rstrip()}\n```", id="solution-code")
             with Horizontal(classes="buttons"):
-                yield Button(t("solution.use"), id="use", variant="warning", compact=True)
-                yield Button(t("solution.close"), id="close", variant="primary", compact=True)
+                yield KeyButton(t("solution.use"), id="use", variant="warning")
+                yield KeyButton(t("solution.close"), id="close", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#close").focus()
 
-    @on(Button.Pressed)
-    def _answer(self, event: Button.Pressed) -> None:
+    @on(KeyButton.Pressed)
+    def _answer(self, event: KeyButton.Pressed) -> None:
         self.dismiss(event.button.id == "use")

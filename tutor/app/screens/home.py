@@ -8,9 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
+from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.place import Place, Texts
+from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.core.i18n import t
 
@@ -18,6 +20,7 @@ _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
 
 class HomeScreen(Screen):
+    AUTO_FOCUS = "#toc"  # the contents table, before anything else is focused and restyled
     BINDINGS = [
         Binding("ctrl+r", "resume", t("key.resume"), priority=True),
         Binding("ctrl+f", "focus_filter", t("key.filter"), priority=True),
@@ -32,11 +35,11 @@ class HomeScreen(Screen):
                                       style="yellow"), classes="broken")
             if not self.app.packs:  # type: ignore[attr-defined]
                 yield Static(t("home.nopacks"))
-            yield Button("", id="resume", variant="primary", compact=True)
+            yield KeyButton("", id="resume", variant="primary")
             yield Input(placeholder=t("home.filter"), id="filter")
             yield DataTable(id="toc", cursor_type="row", zebra_stripes=True)
         yield StatusBar()
-        yield Footer(compact=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#toc", DataTable)
@@ -90,7 +93,7 @@ class HomeScreen(Screen):
         if table.row_count:
             table.move_cursor(row=min(selected, table.row_count - 1))
         target = self._resume_target()
-        button = self.query_one("#resume", Button)
+        button = self.query_one("#resume", KeyButton)
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)  # type: ignore[attr-defined]
@@ -117,7 +120,7 @@ class HomeScreen(Screen):
         place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)  # type: ignore[attr-defined]
         app.open_place(place)  # type: ignore[attr-defined]
 
-    @on(Button.Pressed, "#resume")
+    @on(KeyButton.Pressed, "#resume")
     def action_resume(self) -> None:
         target = self._resume_target()
         if target is not None:

@@ -10,9 +10,11 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Static
 
 from tutor.app.place import Place, Texts
+from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.steps import StepView, make_step
 from tutor.core.i18n import t
@@ -21,7 +23,14 @@ from tutor.core.i18n import t
 STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 
 
+#: Where the learner acts first: the editor, the answer box, the choices, else a button.
+FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
+
+
 class LessonScreen(Screen):
+    # Focus lands there as the screen is composed: focusing anything else first (Textual's
+    # default is the first focusable widget, the scroll area) restyles the whole step twice.
+    AUTO_FOCUS = FIRST_FOCUS
     BINDINGS = [
         Binding("f2", "home", t("key.home"), priority=True),
         Binding("f3", "prev", t("key.prev"), priority=True),
@@ -49,56 +58,69 @@ class LessonScreen(Screen):
         return views.first() if views else None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="position", classes="topbar")
-        yield VerticalScroll(id="step-scroll")
+        # The first step is composed with the screen (not mounted after it), so the first frame
+        # drawn already holds it: one layout, one styling pass.
+        yield Static(self._position(self.place), id="position", classes="topbar")
+        with VerticalScroll(id="step-scroll"):
+            yield from self._step_widgets(self.place)
         yield StatusBar()
-        yield Footer(compact=True)
+        yield KeyFooter()
 
-    async def on_mount(self) -> None:
-        await self._show(self.place)
+    def on_mount(self) -> None:
+        self._enter(self.place)
+        self._focus_first()
+        self.refresh_bindings()
 
-    async def _show(self, place: Place) -> None:
-        """Leave the current step (recording the time spent) and show ``place``."""
-        app = self.app
-        old = self.step_view
-        if old is not None:
-            app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+    def _enter(self, place: Place) -> None:
+        """Record that the learner is now on ``place``."""
         self.place = place
         self._entered = time.monotonic()
-        app.store.set_position(*place.key)  # type: ignore[attr-defined]
-        app.store.visit(*place.key)  # type: ignore[attr-defined]
-        scroll = self.query_one("#step-scroll", VerticalScroll)
-        await scroll.remove_children()
-        texts = self.texts
-        pack = place.pack
+        store = self.app.store  # type: ignore[attr-defined]
+        store.set_position(*place.key)
+        store.visit(*place.key)
+
+    def _position(self, place: Place) -> str:
+        """The top bar: lesson › step, and where that is in the lesson and the pack."""
+        texts = Texts(place.pack, self.app.language)  # type: ignore[attr-defined]
         title = texts(place.lesson.title)
         step_title = texts(place.step.title)
         heading = f"{title} › {step_title}" if step_title else title
         position = t("lesson.position", step=place.step_index + 1, steps=len(place.lesson.steps),
-                     lesson=place.lesson_index + 1, lessons=len(pack.lessons), pack=texts(pack.title))
-        self.query_one("#position", Static).update(f"{heading}   [dim]{position}[/]")
-        widgets = []
+                     lesson=place.lesson_index + 1, lessons=len(place.pack.lessons), pack=texts(place.pack.title))
+        return f"{heading}   [dim]{position}[/]"
+
+    def _step_widgets(self, place: Place) -> list[Widget]:
+        widgets: list[Widget] = []
         requires = getattr(place.step, "requires", None)
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
-        widgets.append(make_step(place, texts))
+        widgets.append(make_step(place, Texts(place.pack, self.app.language)))  # type: ignore[attr-defined]
         if place.moved(1) is None:
             widgets.append(Static(t("lesson.end.pack"), classes="muted end"))
         elif place.step_index == len(place.lesson.steps) - 1:
             widgets.append(Static(t("lesson.end"), classes="muted end"))
-        await scroll.mount_all(widgets)
+        return widgets
+
+    async def _show(self, place: Place) -> None:
+        """Leave the current step (recording the time spent) and show ``place``."""
+        if self.step_view is not None:
+            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+        self._enter(place)
+        scroll = self.query_one("#step-scroll", VerticalScroll)
+        await scroll.remove_children()
+        self.query_one("#position", Static).update(self._position(place))
+        await scroll.mount_all(self._step_widgets(place))
         scroll.scroll_home(animate=False)
         self._focus_first()
         self.refresh_bindings()
 
     def _focus_first(self) -> None:
         """Focus where the learner acts first: the editor, the answer box, or the choices."""
-        for selector in ("#editor", "#prediction", "#answer", "#choices", "Button"):
-            found = self.query(selector)
-            if found:
-                found.first().focus()
-                return
-        self.query_one("#step-scroll").focus()
+        found = self.query(FIRST_FOCUS)
+        if found:
+            found.first().focus()
+        else:
+            self.query_one("#step-scroll").focus()
 
     def language_changed(self) -> None:
         self.run_worker(self._show(self.place), exclusive=True, group="show")

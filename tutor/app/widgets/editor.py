@@ -2,12 +2,43 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import TextArea
 
 #: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
 DEBOUNCE = 0.4
+
+
+def _share_highlight_queries() -> None:
+    """Compile each tree-sitter highlight query once per process.
+
+    Textual compiles the Python highlight query (about 50 ms on these machines) every time a
+    document is set, which happens twice for every new TextArea, so every step with an editor
+    paid ~0.1 s. The compiled query depends only on the language and the query text.
+    """
+    try:
+        from textual.document._syntax_aware_document import SyntaxAwareDocument
+    except ImportError:  # no tree-sitter: plain text, nothing to compile
+        return
+    original = SyntaxAwareDocument.prepare_query
+    if getattr(original, "_shared", False):
+        return
+    compiled: dict[tuple[Any, str], Any] = {}
+
+    def prepare_query(self: Any, query: str) -> Any:
+        key = (self.language, query)
+        if key not in compiled:
+            compiled[key] = original(self, query)
+        return compiled[key]
+
+    prepare_query._shared = True  # type: ignore[attr-defined]
+    SyntaxAwareDocument.prepare_query = prepare_query  # type: ignore[method-assign]
+
+
+_share_highlight_queries()
 
 
 class CodeEditor(TextArea, inherit_bindings=False):
@@ -29,12 +60,28 @@ class CodeEditor(TextArea, inherit_bindings=False):
 
     def __init__(self, code: str, *, original: str, key: tuple[str, str, str] | None, id: str | None = None,
                  dark: bool = True):
-        super().__init__(code, language="python", theme="monokai" if dark else "github_light",
+        # Plain text until mounted, then Python (see on_mount); on the app's first screen, only
+        # once that screen is drawn.
+        super().__init__(code, language=None, theme="monokai" if dark else "github_light",
                          soft_wrap=False, tab_behavior="indent", show_line_numbers=True, id=id)
         self.original = original
         self.key = key
         self._timer: Timer | None = None
         self._dirty = False
+
+    def on_mount(self) -> None:
+        if getattr(self.app, "started", True):
+            self.highlight()
+        # else the app calls highlight() once its first frame is drawn: compiling the highlight
+        # query (~50 ms, once per process) must not hold back the first screen.
+
+    def highlight(self) -> None:
+        """Colour the code as Python (once; the text and the cursor are unchanged)."""
+        if self.language == "python":
+            return
+        selection = self.selection
+        self.language = "python"
+        self.selection = selection
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is not self or self.key is None:

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
 from tutor.app.widgets.output import field, render_run
 from tutor.core.i18n import t
@@ -22,7 +23,7 @@ def check_text(check: Any, resolve) -> Text:
     mark, style = _MARKS.get(status, ("?", "yellow"))
     out = Text()
     out.append(f"{mark} ", style=f"bold {style}")
-    out.append(resolve(field(check, "description", "")) or field(check, "id", ""))
+    out.append_text(inline(resolve(field(check, "description", "")) or field(check, "id", "")))
     out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
     if status == "passed":
         return out
@@ -35,7 +36,8 @@ def check_text(check: Any, resolve) -> Text:
             out.append("\n    " + t(f"check.{key}", value=value), style="dim" if key == "expected" else "")
     hint = field(check, "hint")
     if hint and status in ("failed", "error"):
-        out.append("\n    " + t("check.hint", value=resolve(hint)), style="italic cyan")
+        out.append("\n    ")
+        out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out
 
 
@@ -56,6 +58,10 @@ class CheckReport(Vertical):
         self.report = report
         self.resolve = resolve
         self.add_class("-passed" if field(report, "passed") else "-failed")
+
+    def on_mount(self) -> None:
+        # Once laid out (its height known), bring the whole report into view, not just its top.
+        self.call_after_refresh(self.scroll_visible, animate=False)
 
     def compose(self) -> ComposeResult:
         checks = list(field(self.report, "checks", []) or [])

@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import importlib
+
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.models import ChoiceQuiz, Example, Exercise, FreeQuiz, PredictQuiz, Prose
 
 
-def make_step(place: Place, texts: Texts) -> StepView:
-    from tutor.app.widgets.steps.example import ExampleStep
-    from tutor.app.widgets.steps.exercise import ExerciseStep
-    from tutor.app.widgets.steps.prose import ProseStep
-    from tutor.app.widgets.steps.quiz_choice import ChoiceQuizStep
-    from tutor.app.widgets.steps.quiz_free import FreeQuizStep
-    from tutor.app.widgets.steps.quiz_predict import PredictQuizStep
+#: The widget module and class for each kind of step, imported when a step of that kind is shown.
+_VIEWS = {
+    Prose: ("prose", "ProseStep"), Example: ("example", "ExampleStep"), Exercise: ("exercise", "ExerciseStep"),
+    FreeQuiz: ("quiz_free", "FreeQuizStep"), ChoiceQuiz: ("quiz_choice", "ChoiceQuizStep"),
+    PredictQuiz: ("quiz_predict", "PredictQuizStep"),
+}
 
-    kinds: dict[type, type[StepView]] = {
-        Prose: ProseStep, Example: ExampleStep, Exercise: ExerciseStep,
-        FreeQuiz: FreeQuizStep, ChoiceQuiz: ChoiceQuizStep, PredictQuiz: PredictQuizStep,
-    }
-    return kinds[type(place.step)](place, texts)
+
+def make_step(place: Place, texts: Texts) -> StepView:
+    module, name = _VIEWS[type(place.step)]
+    view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+    return view(place, texts)

@@ -7,8 +7,10 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Static
 
+from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
@@ -40,18 +42,18 @@ class ExampleStep(StepView):
         yield CodeEditor(draft if draft is not None else step.code, original=step.code, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
-            yield Button(t("step.run") + " F5", id="run", variant="primary", compact=True)
-            yield Button(t("step.reset") + " F9", id="reset", compact=True)
+            yield KeyButton(t("step.run") + " F5", id="run", variant="primary")
+            yield KeyButton(t("step.reset") + " F9", id="reset")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
         yield Markdown(id="explain")
 
-    @on(Button.Pressed, "#run")
+    @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         code = self.query_one(CodeEditor).text
         self.start_job("run", lambda: self.engine.run_example(self.place.step, code))
 
-    @on(Button.Pressed, "#reset")
+    @on(KeyButton.Pressed, "#reset")
     def do_reset(self) -> None:
         self.query_one(CodeEditor).replace_all(self.place.step.code)
         self.query_one("#output", Static).update("")

@@ -8,11 +8,13 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Markdown, Static
+from textual.widgets import Static
 
+from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.markdown import Markdown
+from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import field, render_run
-from tutor.app.widgets.report import CheckReport
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
@@ -37,17 +39,18 @@ class ExerciseStep(StepView):
         for item in step.contract:
             contract.append("\n  ")
             contract.append(item.signature, style="bold cyan")
-            contract.append("  " + self.text(item.description))
+            contract.append("  ")
+            contract.append_text(inline(self.text(item.description)))
         yield Static(contract, id="contract")
         draft = self.store.draft(*self.key)
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
-            yield Button(t("step.run") + " F5", id="run", compact=True)
-            yield Button(t("step.check") + " F6", id="check", variant="primary", compact=True)
-            yield Button(t("step.hint") + " F7", id="hint", compact=True)
-            yield Button(t("step.solution") + " F8", id="solution", compact=True)
-            yield Button(t("step.reset") + " F9", id="reset", compact=True)
+            yield KeyButton(t("step.run") + " F5", id="run")
+            yield KeyButton(t("step.check") + " F6", id="check", variant="primary")
+            yield KeyButton(t("step.hint") + " F7", id="hint")
+            yield KeyButton(t("step.solution") + " F8", id="solution")
+            yield KeyButton(t("step.reset") + " F9", id="reset")
         yield RunningIndicator()
         with Vertical(id="hints"):
             for index in range(min(progress.hints_used, len(step.hints))):
@@ -65,13 +68,13 @@ class ExerciseStep(StepView):
 
     # ------------------------------------------------------------------ actions
 
-    @on(Button.Pressed, "#run")
+    @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         code, step = self.editor.text, self.place.step
         self.start_job("run", lambda: self.engine.run(code, timeout=step.timeout,
                                                       filename=self.engine.exercise_filename(step)))
 
-    @on(Button.Pressed, "#check")
+    @on(KeyButton.Pressed, "#check")
     def do_check(self) -> None:
         code = self.editor.text
         self._checked_code = code
@@ -80,7 +83,7 @@ class ExerciseStep(StepView):
         self.start_job("check", lambda: self.engine.check(step, code, language=texts.language,
                                                           fallback=texts.fallback))
 
-    @on(Button.Pressed, "#hint")
+    @on(KeyButton.Pressed, "#hint")
     def do_hint(self) -> None:
         shown = len(self.query(".hint"))
         if shown >= len(self.place.step.hints):
@@ -91,7 +94,7 @@ class ExerciseStep(StepView):
         self.query_one("#hints").mount(widget)
         widget.scroll_visible()
 
-    @on(Button.Pressed, "#reset")
+    @on(KeyButton.Pressed, "#reset")
     def do_reset(self) -> None:
         from tutor.app.modals.confirm import ConfirmScreen
 
@@ -102,7 +105,7 @@ class ExerciseStep(StepView):
 
         self.app.push_screen(ConfirmScreen(t("exercise.reset.confirm")), done)
 
-    @on(Button.Pressed, "#solution")
+    @on(KeyButton.Pressed, "#solution")
     def do_solution(self) -> None:
         from tutor.app.modals.confirm import ConfirmScreen
 
@@ -147,6 +150,9 @@ class ExerciseStep(StepView):
                                       code=self._checked_code)
             if passed:
                 self.query_one("#solved-badge").add_class("-shown")
-            widget = CheckReport(result, self.text)
+            from tutor.app.widgets.report import CheckReport
+
+            widget = CheckReport(result, self.text)  # scrolls itself into view once laid out
         box.mount(widget)
-        self.call_after_refresh(widget.scroll_visible)
+        if job == "run":
+            self.call_after_refresh(widget.scroll_visible)

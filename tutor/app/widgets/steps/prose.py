@@ -1,10 +1,10 @@
-"""A prose step: Markdown, with code fences highlighted by Textual's Markdown (pygments)."""
+"""A prose step: Markdown, with code fences highlighted (pygments)."""
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.widgets import Markdown
 
+from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 
 

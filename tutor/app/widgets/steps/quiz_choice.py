@@ -6,8 +6,10 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Button, Checkbox, Markdown, RadioButton, RadioSet, Static
+from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
+from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
 
@@ -27,12 +29,12 @@ class ChoiceQuizStep(StepView):
         if quiz.multiple:
             with Vertical(id="choices"):
                 for i, choice in enumerate(quiz.choices):
-                    yield Checkbox(self.text(choice.text), value=i in earlier, id=f"choice-{i}", compact=True)
-            yield Button(t("quiz.choice.submit"), id="submit", variant="primary", compact=True)
+                    yield Checkbox(self.text(choice.text), value=i in earlier, id=f"choice-{i}")
+            yield KeyButton(t("quiz.choice.submit"), id="submit", variant="primary")
         else:
             with RadioSet(id="choices"):
                 for i, choice in enumerate(quiz.choices):
-                    yield RadioButton(self.text(choice.text), value=i in earlier, id=f"choice-{i}", compact=True)
+                    yield RadioButton(self.text(choice.text), value=i in earlier, id=f"choice-{i}")
         yield Static(id="feedback")
 
     def on_mount(self) -> None:
@@ -44,7 +46,7 @@ class ChoiceQuizStep(StepView):
     def _picked(self, event: RadioSet.Changed) -> None:
         self._answer({event.radio_set.pressed_index})
 
-    @on(Button.Pressed, "#submit")
+    @on(KeyButton.Pressed, "#submit")
     def _submit(self) -> None:
         self._answer({i for i, box in enumerate(self.query(Checkbox)) if box.value})
 

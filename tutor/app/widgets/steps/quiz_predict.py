@@ -6,8 +6,10 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.widgets import Button, Markdown, Static, TextArea
+from textual.widgets import Static, TextArea
 
+from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView
@@ -28,12 +30,12 @@ class PredictQuizStep(StepView):
         yield Markdown(self.text(quiz.question))
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
         yield TextArea(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
-        yield Button(t("quiz.predict.run") + " F5", id="run", variant="primary", compact=True)
+        yield KeyButton(t("quiz.predict.run") + " F5", id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
         yield Markdown(id="explain")
 
-    @on(Button.Pressed, "#run")
+    @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         quiz = self.place.step
         self.start_job("run", lambda: field(self.engine.run_example(quiz), "run"))

@@ -1,0 +1,121 @@
+"""The key bar at the bottom: the screen's active bindings in one line of text.
+
+Why not Textual's Footer: it rebuilds a widget per key every time the bindings change (each
+focus change, each step shown), about 45 ms a time here, and while it rebuilds no frame is
+drawn, so opening a lesson waited on two rebuilds before anything appeared. This bar redraws
+its one line instead. It also fits itself to the terminal: when every key with its name does
+not fit (80 columns), names are dropped from the least used keys first (palette, help, quit,
+navigation), never from the step's own actions; a click on a key presses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from rich.text import Text
+from textual import events
+from textual.widget import Widget
+
+#: Actions whose names go first when space is short (their keys stay).
+_NAMES_DROPPED_FIRST = ("command_palette", "help", "quit", "prev", "next", "home", "focus_filter")
+
+
+class _Entry(NamedTuple):
+    key: str  # the key to press (for clicks)
+    shown: str  # how the key is shown, e.g. f5 or ^q
+    name: str
+    action: str
+    enabled: bool
+
+
+class KeyFooter(Widget):
+    """One line of ``key name`` pairs for the focused screen's bindings."""
+
+    DEFAULT_CSS = """
+    KeyFooter {
+        dock: bottom;
+        height: 1;
+        background: $footer-background;
+        color: $footer-foreground;
+    }
+    KeyFooter > .keyfooter--key { color: $footer-key-foreground; text-style: bold; }
+    KeyFooter > .keyfooter--name { color: $footer-description-foreground; }
+    KeyFooter > .keyfooter--disabled { color: $text-disabled; }
+    """
+
+    COMPONENT_CLASSES = {"keyfooter--key", "keyfooter--name", "keyfooter--disabled"}
+
+    def __init__(self, *, id: str | None = None):
+        super().__init__(id=id)
+        self._spans: list[tuple[int, int, str]] = []  # (start, end, key) of each drawn entry
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen: Any) -> None:
+        self.refresh()
+
+    def entries(self) -> list[_Entry]:
+        """The keys to show, in the order Textual's Footer would show them, palette last."""
+        out: list[_Entry] = []
+        seen: set[str] = set()
+        palette = None
+        for key, (_node, binding, enabled, _tooltip) in self.screen.active_bindings.items():
+            if key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
+                palette = _Entry(key, self.app.get_key_display(binding), binding.description or "palette",
+                                 "command_palette", enabled)
+                continue
+            if not binding.show or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            out.append(_Entry(key, self.app.get_key_display(binding), binding.description, binding.action,
+                              enabled))
+        if palette is not None:
+            out.append(palette)
+        return out
+
+    @staticmethod
+    def _action_name(action: str) -> str:
+        return action.split("(", 1)[0].rsplit(".", 1)[-1]
+
+    def layout_entries(self, width: int) -> list[tuple[_Entry, bool]]:
+        """Each entry with whether its name is shown, dropping names until the line fits."""
+        entries = self.entries()
+        named = [bool(entry.name) for entry in entries]
+
+        def length() -> int:
+            return sum(len(e.shown) + (len(e.name) + 1 if show else 0) + 2 for e, show in zip(entries, named))
+
+        for action in _NAMES_DROPPED_FIRST:
+            if length() <= width:
+                break
+            for index, entry in enumerate(entries):
+                if self._action_name(entry.action) == action:
+                    named[index] = False
+        return list(zip(entries, named))
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("keyfooter--key", partial=True)
+        name_style = self.get_component_rich_style("keyfooter--name", partial=True)
+        disabled_style = self.get_component_rich_style("keyfooter--disabled", partial=True)
+        line = Text(no_wrap=True, overflow="ellipsis", end="")
+        self._spans = []
+        for entry, show_name in self.layout_entries(self.size.width):
+            start = len(line)
+            line.append(" ")
+            line.append(entry.shown, key_style if entry.enabled else disabled_style)
+            if show_name:
+                line.append(" " + entry.name, name_style if entry.enabled else disabled_style)
+            line.append(" ")
+            self._spans.append((start, len(line), entry.key))
+        return line
+
+    def on_click(self, event: events.Click) -> None:
+        for start, end, key in self._spans:
+            if start <= event.x < end:
+                event.stop()
+                self.app.simulate_key(key)
+                return

@@ -42,7 +42,28 @@ def _share_highlight_queries() -> None:
 _share_highlight_queries()
 
 
-class CodeEditor(TextArea, inherit_bindings=False):
+class TextBox(TextArea):
+    """A TextArea whose keys are applied in the order they were pressed.
+
+    Textual runs a widget's key bindings (cursor keys, undo...) only once the key has bubbled up
+    to the app, one message hop per ancestor, while typed characters go in at the first hop.
+    Keys arriving in a burst while the app is busy (start-up, a fast typist over ssh) then came
+    out of order: text typed after Down landed above it. Running the widget's own bindings when
+    the key reaches it keeps the order.
+    """
+
+    async def _on_key(self, event: events.Key) -> None:
+        bindings = getattr(getattr(self, "_bindings", None), "key_to_bindings", {}).get(event.key)
+        if bindings and not self.read_only:
+            event.stop()
+            event.prevent_default()
+            self._restart_blink()
+            await self.run_action(bindings[0].action)
+            return
+        await super()._on_key(event)
+
+
+class CodeEditor(TextBox, inherit_bindings=False):
     """A TextArea that saves itself.
 
     Args:
@@ -69,21 +90,6 @@ class CodeEditor(TextArea, inherit_bindings=False):
         self.key = key
         self._timer: Timer | None = None
         self._dirty = False
-
-    async def _on_key(self, event: events.Key) -> None:
-        # Textual runs a widget's key bindings (cursor keys, undo...) only once the key has
-        # bubbled up to the app, one message hop per ancestor, while typed characters go in at
-        # the first hop. Keys arriving in a burst while the app is busy (start-up, a paste of key
-        # presses) then came out of order: text typed after Down landed above it. Running the
-        # editor's own bindings here keeps every key in the order it was pressed.
-        bindings = getattr(getattr(self, "_bindings", None), "key_to_bindings", {}).get(event.key)
-        if bindings and not self.read_only:
-            event.stop()
-            event.prevent_default()
-            self._restart_blink()
-            await self.run_action(bindings[0].action)
-            return
-        await super()._on_key(event)
 
     def on_mount(self) -> None:
         if getattr(self.app, "started", True):

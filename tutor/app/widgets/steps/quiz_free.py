@@ -7,6 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TextArea
 
+from tutor.app.widgets.editor import TextBox
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
@@ -18,7 +19,7 @@ class FreeQuizStep(StepView):
         quiz = self.place.step
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
-        yield TextArea(earlier.quiz_answer or "", soft_wrap=True, id="answer",
+        yield TextBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",
                        placeholder=t("quiz.free.placeholder"))
         yield KeyButton(t("quiz.free.reveal"), id="reveal", variant="primary")
         with Vertical(id="model", classes="-hidden" if earlier.quiz_answer is None else ""):

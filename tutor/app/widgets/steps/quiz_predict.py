@@ -8,6 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
 
+from tutor.app.widgets.editor import TextBox
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import field, render_run
@@ -29,7 +30,7 @@ class PredictQuizStep(StepView):
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
-        yield TextArea(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
+        yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
         yield KeyButton(t("quiz.predict.run") + " F5", id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")

@@ -35,13 +35,14 @@ class Engine:
         self._owned = sandbox is None
         self._error: str | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Begin warming workers in the background; never blocks and never raises."""
         with self._lock:
-            if self._sandbox is not None or self._error is not None:
+            if self._sandbox is not None or self._error is not None or self._closed:
                 return
             try:
                 from tutor.sandbox import Sandbox
@@ -56,9 +57,14 @@ class Engine:
                 self._sandbox = None
 
     def close(self) -> None:
-        if self._sandbox is not None and self._owned:
+        # Under the lock: a start() in progress (the app quit right after its first frame)
+        # finishes making its sandbox, which is then closed here rather than left warming up.
+        with self._lock:
+            self._closed = True
+            sandbox = self._sandbox
+        if sandbox is not None and self._owned:
             try:
-                self._sandbox.close()
+                sandbox.close()
             except Exception:
                 pass
 

@@ -98,9 +98,12 @@ class Sandbox:
             os.chmod(self._scratch_root, 0o711)
             fresh = [self._new_worker() for _ in range(self.workers)]
             for worker in fresh:
-                if self._closed:  # closed while warming up: start nothing more
-                    raise SandboxUnavailable("the sandbox was closed while warming up")
-                worker.spawn()
+                # Under the lock, so close() either sees this worker's process (and kills it,
+                # which ends the readiness wait below at once) or stops it being started.
+                with self._lock:
+                    if self._closed:  # closed while warming up: start nothing more
+                        raise SandboxUnavailable("the sandbox was closed while warming up")
+                    worker.spawn()
             for worker in fresh:
                 self.worker_info = worker.wait_ready(timeout=300)
                 self._idle.put(worker)
@@ -153,9 +156,10 @@ class Sandbox:
             if self._closed:
                 return
             self._closed = True
+            workers = list(self._all)
         # Stop what already runs first: a worker killed mid-warm-up fails its readiness wait at
         # once, so quitting during warm-up is quick instead of waiting for torch to import.
-        for worker in list(self._all):
+        for worker in workers:
             worker.close()
         if self._started:
             self._ready.wait(330)

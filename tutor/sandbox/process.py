@@ -118,18 +118,23 @@ class WorkerProcess:
         return self._proc is not None and self._proc.poll() is None
 
     def close(self, timeout: float = 1.0) -> None:
-        """Ask the worker to exit, then make sure it and everything it started are gone."""
-        if self._sock is not None:
+        """Ask the worker to exit, then make sure it and everything it started are gone.
+
+        A worker still warming up (importing torch) reads nothing: it is killed at once rather
+        than given ``timeout`` to answer, so quitting during warm-up does not wait."""
+        polite = bool(self.ready)
+        if self._sock is not None and polite:
             try:
                 with self._send_lock:
                     wire.send_frame(self._sock, {"op": "exit"})
             except OSError:
                 pass
         if self._proc is not None:
-            try:
-                self._proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                pass
+            if polite:
+                try:
+                    self._proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):

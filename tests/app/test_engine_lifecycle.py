@@ -1,0 +1,50 @@
+"""Quitting never waits on the sandbox: closing the engine at any moment of its warm-up stops
+the warm-up there (the worker never gets to say it is ready) and leaves no process behind; a
+warm worker leaves on its own when asked."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app_support import make_settings
+from tutor.app.engine import Engine
+
+
+def _start_then_close(tmp_path, delay: float | None) -> Engine:
+    engine = Engine(make_settings(tmp_path))
+    starter = threading.Thread(target=engine.start)
+    starter.start()
+    if delay is None:
+        starter.join()
+        assert engine._sandbox is not None and engine._sandbox.wait_ready(300)
+    else:
+        time.sleep(delay)
+    engine.close()
+    starter.join(30)
+    assert not starter.is_alive()
+    return engine
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.3], ids=["at-once", "50ms", "300ms"])
+def test_closing_during_warm_up_stops_it_there(tmp_path, delay):
+    """Torch takes seconds to import in a worker; close() must not wait for that (it did: a
+    worker still importing was given a second to answer, and a close() racing start() waited
+    for the whole warm-up)."""
+    engine = _start_then_close(tmp_path, delay)
+    sandbox = engine._sandbox
+    if sandbox is not None:
+        assert sandbox._ready.wait(30), "the warm-up thread did not finish"
+        assert not sandbox.worker_info, "close() waited for the worker to finish warming up"
+        assert not any(worker.alive() for worker in sandbox._all)
+    engine.start()
+    assert engine._sandbox is sandbox, "a closed engine starts nothing new"
+
+
+def test_a_warm_worker_leaves_on_its_own(tmp_path):
+    engine = _start_then_close(tmp_path, None)
+    workers = list(engine._sandbox._all)
+    assert workers and not any(worker.alive() for worker in workers)
+    assert all(worker._proc.returncode == 0 for worker in workers), "asked to exit, not killed"

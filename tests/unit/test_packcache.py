@@ -178,3 +178,13 @@ def test_entry_header_is_plain_data(make_pack, tmp_path):
         header = pickle.load(handle)
     assert set(header) == {"code", "files"}
     assert [Path(name).name for name, _, _ in header["files"]] == ["pack.yaml", "lesson.yaml"]
+
+
+@pytest.mark.parametrize("damage", ["", "{not json", '{"stamp": 1}', '{"stamp": null, "found": 5}', "[]"])
+def test_a_damaged_entry_point_cache_is_rebuilt(tmp_path, damage):
+    expected = [(f.path, f.origin) for f in discover([], tmp_path)]
+    cache_file = tmp_path / "cache" / "entry-points.json"
+    cache_file.parent.mkdir(parents=True)
+    cache_file.write_text(damage, encoding="utf-8")
+    assert [(f.path, f.origin) for f in discover([], tmp_path, cache=True)] == expected
+    assert json.loads(cache_file.read_text(encoding="utf-8"))["stamp"], "rewritten with a real stamp"

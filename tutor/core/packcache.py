@@ -21,6 +21,7 @@ import os
 import pickle
 import sys
 import zlib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,17 @@ def _stamp(path: Path) -> tuple[str, int, int] | None:
 
 
 def _code_stamp() -> tuple[Any, ...]:
+    return (ENTRY_FORMAT, *_module_stamp())
+
+
+@lru_cache(maxsize=1)
+def _module_stamp() -> tuple[Any, ...]:
+    """The tutor and Python versions and the format's modules, stat'ed once per process (they do
+    not change under a running tutor; one start reads several packs)."""
     from tutor import __version__
 
     here = Path(__file__).parent
-    return (ENTRY_FORMAT, __version__, sys.version_info[:2],
-            tuple(_stamp(here / f"{name}.py") for name in _FORMAT_MODULES))
+    return (__version__, sys.version_info[:2], tuple(_stamp(here / f"{name}.py") for name in _FORMAT_MODULES))
 
 
 def _entry_path(directory: Path, pack_file: Path) -> Path:

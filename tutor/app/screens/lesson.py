@@ -60,9 +60,9 @@ class LessonScreen(Screen):
     def compose(self) -> ComposeResult:
         # The first step is composed with the screen (not mounted after it), so the first frame
         # drawn already holds it: one layout, one styling pass.
-        yield Static(self._position(self.place), id="position", classes="topbar")
+        yield Static(self._position(), id="position", classes="topbar")
         with VerticalScroll(id="step-scroll"):
-            yield from self._step_widgets(self.place)
+            yield from self._step_widgets()
         yield StatusBar()
         yield KeyFooter()
 
@@ -79,9 +79,9 @@ class LessonScreen(Screen):
         store.set_position(*place.key)
         store.visit(*place.key)
 
-    def _position(self, place: Place) -> str:
+    def _position(self) -> str:
         """The top bar: lesson › step, and where that is in the lesson and the pack."""
-        texts = Texts(place.pack, self.app.language)  # type: ignore[attr-defined]
+        place, texts = self.place, self.texts
         title = texts(place.lesson.title)
         step_title = texts(place.step.title)
         heading = f"{title} › {step_title}" if step_title else title
@@ -89,12 +89,13 @@ class LessonScreen(Screen):
                      lesson=place.lesson_index + 1, lessons=len(place.pack.lessons), pack=texts(place.pack.title))
         return f"{heading}   [dim]{position}[/]"
 
-    def _step_widgets(self, place: Place) -> list[Widget]:
+    def _step_widgets(self) -> list[Widget]:
+        place = self.place
         widgets: list[Widget] = []
         requires = getattr(place.step, "requires", None)
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
-        widgets.append(make_step(place, Texts(place.pack, self.app.language)))  # type: ignore[attr-defined]
+        widgets.append(make_step(place, self.texts))
         if place.moved(1) is None:
             widgets.append(Static(t("lesson.end.pack"), classes="muted end"))
         elif place.step_index == len(place.lesson.steps) - 1:
@@ -108,8 +109,8 @@ class LessonScreen(Screen):
         self._enter(place)
         scroll = self.query_one("#step-scroll", VerticalScroll)
         await scroll.remove_children()
-        self.query_one("#position", Static).update(self._position(place))
-        await scroll.mount_all(self._step_widgets(place))
+        self.query_one("#position", Static).update(self._position())
+        await scroll.mount_all(self._step_widgets())
         scroll.scroll_home(animate=False)
         self._focus_first()
         self.refresh_bindings()

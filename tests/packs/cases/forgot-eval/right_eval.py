@@ -1,3 +1,0 @@
-def evaluate(net, z):
-    net.eval()
-    return net(z)

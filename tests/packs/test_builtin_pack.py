@@ -117,6 +117,25 @@ def test_self_test_has_enough_questions(pack):
     assert styles.count("choice") + styles.count("predict") >= 10
 
 
+NUMBER_WORDS = {word: value for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty twenty-one twenty-two twenty-three twenty-four twenty-five".split())}
+
+
+def test_self_test_summary_counts_its_questions(pack):
+    """The table of contents promises a number of questions; it is the number of quiz steps."""
+    lesson = pack.lesson("self-test")
+    summary = lesson.summary if isinstance(lesson.summary, str) else lesson.summary["en"]
+    stated = re.search(r"\b(\d+|[a-z]+(?:-[a-z]+)?) questions\b", summary, re.IGNORECASE)
+    quizzes = sum(step.kind == "quiz" for step in lesson.steps)
+    if stated is None:  # no number promised, nothing to keep in step
+        return
+    word = stated.group(1).lower()
+    number = int(word) if word.isdigit() else NUMBER_WORDS.get(word)
+    assert number is not None, f"cannot read the number in {summary!r}"
+    assert number == quizzes, f"the summary says {number} questions, the lesson has {quizzes}"
+
+
 def test_cuda_variants_exist_and_are_marked(pack):
     labs = pack.lesson("labs")
     assert sum(_needs_cuda(step) for step in labs.steps) >= 3

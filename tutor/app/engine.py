@@ -100,6 +100,12 @@ class Engine:
             return t("status.sandbox.failed", reason=status.partition(": ")[2] or status)
         return f"sandbox: {status}"
 
+    def torch_version(self) -> str | None:
+        """The torch version of the interpreter that runs code, once warm-up reported it."""
+        if not self._ready():
+            return None
+        return (getattr(self._sandbox, "worker_info", None) or {}).get("torch")
+
     def isolation_reason(self) -> str:
         if not self._ready():
             return ""

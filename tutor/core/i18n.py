@@ -64,6 +64,9 @@ TABLE: dict[str, dict[str, str]] = {
         "lesson.end": "End of the lesson. F4 goes on to the next one.",
         "lesson.end.pack": "You reached the end of the pack.",
         "lesson.requires.cuda": "This step needs a CUDA device; it is shown but its code may not run here.",
+        "pack.torch.outside": ("This pack needs torch {spec}, but the Python that runs your code has torch {version}: "
+                               "steps may fail for that reason alone. Install a torch in that range there, or point "
+                               "the `python` setting at an interpreter that has one."),
         # steps
         "step.run": "Run",
         "step.reset": "Reset",

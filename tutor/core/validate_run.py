@@ -57,6 +57,7 @@ class _Locator:
             root = loader._load_yaml(pack_file)
         except Exception:  # noqa: BLE001 - locating is best effort; the pack already loaded
             return
+        self.root = root
         for index, entry in enumerate(root.data.get("lessons") or []):
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                 self.sources[entry["id"]] = (root, ("lessons", index))
@@ -68,6 +69,14 @@ class _Locator:
                 if isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
                     self.sources[source.data["id"]] = (source, ())
         self.pack_file = pack_file
+
+    def header_problem(self, path: tuple, message: str) -> Problem:
+        """A problem at a key of pack.yaml (e.g. ("requires", "torch"))."""
+        root = getattr(self, "root", None)
+        if root is None:
+            return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
+        line, col = loader._locate(root, path)
+        return Problem(root.path, line, col, message)
 
     def problem(self, lesson: str, step_index: int, path: tuple, message: str) -> Problem:
         found = self.sources.get(lesson)
@@ -90,6 +99,11 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
         if progress is not None:
             progress(run)
 
+    notice = _torch_outside_range(pack, sandbox)
+    if notice is not None:
+        record(StepRun(pack.id, "requires", "torch", False, notice, 0.0,
+                       [locator.header_problem(("requires", "torch"), notice)]))
+
     for lesson in pack.lessons:
         for index, step in enumerate(lesson.steps):
             needs_cuda = pack.requires.cuda or bool(step.requires and step.requires.cuda)
@@ -106,6 +120,19 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
             elif isinstance(step, (Example, PredictQuiz)):
                 record(_example_run(lesson.id, index, step, sandbox, locator))
     return runs
+
+
+def _torch_outside_range(pack: Pack, sandbox: "Sandbox") -> str | None:
+    """The sentence to show when the sandbox's torch is outside ``requires.torch`` (else None)."""
+    from tutor.core.versions import floor_notice
+
+    if not pack.requires.torch:
+        return None
+    try:
+        sandbox.wait_ready()
+    except Exception:  # noqa: BLE001 - a sandbox that cannot start fails every run, each with its reason
+        return None
+    return floor_notice((getattr(sandbox, "worker_info", None) or {}).get("torch"), pack.requires.torch)
 
 
 def _has_cuda(sandbox: "Sandbox") -> bool:

@@ -22,3 +22,12 @@ def satisfies(version: str, spec: str | None) -> bool:
     except InvalidVersion:
         return False
     return parse_specifier(spec).contains(public, prereleases=True)
+
+
+def floor_notice(version: str | None, spec: str | None) -> str | None:
+    """A plain sentence when the torch that runs code (``version``) is outside a pack's range."""
+    if not spec or not version or satisfies(version, spec):
+        return None
+    from tutor.core.i18n import t
+
+    return t("pack.torch.outside", spec=spec, version=version)

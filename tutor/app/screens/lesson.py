@@ -95,6 +95,14 @@ class LessonScreen(Screen):
         requires = getattr(place.step, "requires", None)
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
+        engine = getattr(self.app, "engine", None)
+        version = engine.torch_version() if hasattr(engine, "torch_version") else None
+        if version is not None and place.pack.requires.torch:  # known once the sandbox is warm
+            from tutor.core.versions import floor_notice
+
+            outside = floor_notice(version, place.pack.requires.torch)
+            if outside is not None:
+                widgets.append(Static(outside, classes="notice"))
         widgets.append(make_step(place, self.texts))
         if place.moved(1) is None:
             widgets.append(Static(t("lesson.end.pack"), classes="muted end"))

@@ -1,9 +1,11 @@
 """Verdicts the built-in pack prints are the learner's machine's, not the scheduler's.
 
-Lab 3 (``labs/hotspot-cpu``) ends with "looks compute-bound" or "looks memory-bound". A verdict
-that flips between two runs of the same code teaches nothing, and a learner's machine is rarely
-idle, so the example runs here the way the learner's Run button runs it (the real sandbox, the
-interpreter's default thread count) with another process keeping one core busy.
+Three examples end with a verdict: Lab 3 ("looks compute-bound"), the profiler lesson's
+memory-bound workload ("hot spot by median self time: ..."), and the autocast lesson's timing
+("here bf16 autocast is slower than float32"). A verdict that flips between two runs of the same
+code teaches nothing, and a learner's machine is rarely idle, so each example runs here the way
+the learner's Run button runs it (the real sandbox, the interpreter's default thread count) ten
+times, with another process keeping one core busy, and must give one verdict.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ import pytest
 
 grading = pytest.importorskip("tutor.core.grading", reason="the check engine is not installed")
 
-VERDICT = re.compile(r"^looks (.+)$", re.MULTILINE)
-SHARE = re.compile(r"matrix-multiply share of self time: (\d+)%")
+VERDICTS = {
+    ("labs", "hotspot-cpu"): re.compile(r"^looks (.+)$", re.MULTILINE),
+    ("profiler", "copy-example"): re.compile(r"^hot spot by median self time: (.+)$", re.MULTILINE),
+    ("autocast", "speed"): re.compile(r"^here bf16 autocast is (.+) float32$", re.MULTILINE),
+}
+RUNS = 10
 
 
 @pytest.fixture(scope="module")
@@ -31,19 +37,38 @@ def sandbox():
     box.close()
 
 
-@pytest.mark.slow
-def test_lab3_gives_one_verdict_in_ten_runs_with_a_busy_core(pack, sandbox):
-    step = next(s for s in pack.lesson("labs").steps if s.id == "hotspot-cpu")
+@pytest.fixture
+def busy_core():
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    yield
+    spinner.kill()
+    spinner.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", sorted(VERDICTS), ids="/".join)
+def test_one_verdict_in_ten_runs_with_a_busy_core(pack, sandbox, busy_core, where):
+    lesson_id, step_id = where
+    step = next(s for s in pack.lesson(lesson_id).steps if s.id == step_id)
     verdicts: Counter = Counter()
-    shares = []
-    try:
-        for _ in range(10):
-            outcome = grading.run_example(sandbox, step)
-            assert outcome.matched, outcome.summary
-            verdicts[VERDICT.search(outcome.run.stdout).group(1)] += 1
-            shares.append(int(SHARE.search(outcome.run.stdout).group(1)))
-    finally:
-        spinner.kill()
-        spinner.wait()
-    assert len(verdicts) == 1, f"the verdict changed between runs: {dict(verdicts)}; shares {shares}%"
+    for _ in range(RUNS):
+        outcome = grading.run_example(sandbox, step)
+        assert outcome.matched, outcome.summary
+        found = VERDICTS[where].search(outcome.run.stdout)
+        assert found is not None, f"no verdict line in {outcome.run.stdout!r}"
+        verdicts[found.group(1)] += 1
+    assert len(verdicts) == 1, f"{lesson_id}/{step_id}: the verdict changed between runs: {dict(verdicts)}"
+
+
+def test_lab3_calls_an_exact_half_neither_side(pack):
+    """`share > 0.5` once called exactly 50% memory-bound; the verdict follows the printed percent."""
+    step = next(s for s in pack.lesson("labs").steps if s.id == "hotspot-cpu")
+    tail = step.code[step.code.index("percent = "):]
+    outputs = {}
+    for percent in (49, 50, 51):
+        lines: list[str] = []
+        exec(tail.replace("percent = round(", f"percent = {percent} or round(", 1),
+             {"median": {}, "COMPUTE": set(), "print": lambda *a, **k: lines.append(" ".join(map(str, a)))})
+        outputs[percent] = lines[-1]
+    assert outputs == {49: "looks memory-bound", 50: "looks balanced: neither kind dominates",
+                       51: "looks compute-bound"}

@@ -44,3 +44,18 @@ def test_validate_is_quiet_about_a_torch_inside_the_range(tmp_path):
     done = _validate(tmp_path, ">=2.0")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "This pack needs torch" not in done.stdout + done.stderr
+
+
+def test_check_names_a_torch_below_the_pack_range(tmp_path):
+    folder = tmp_path / "pack"
+    shutil.copytree(PACK_DIR, folder)
+    header = folder / "pack.yaml"
+    header.write_text(re.sub(r'(?m)^  torch: ".*"$', '  torch: ">=99"', header.read_text(encoding="utf-8")),
+                      encoding="utf-8")
+    fix = tmp_path / "fix.py"
+    fix.write_text("def shifted_first_row(t, k):\n    return t[0] + k\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "tutor.cli.main", "check", "view-inplace", str(fix),
+                           "--pack", str(folder)], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr  # the fix is right: the notice does not fail it
+    assert f"This pack needs torch >=99, but the Python that runs your code has torch {torch.__version__}" \
+        in " ".join(done.stderr.split())

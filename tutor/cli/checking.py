@@ -84,6 +84,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
                                     language=settings.language, fallback=pack.languages[0])
+            from tutor.core.versions import floor_notice
+
+            outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
     except SandboxUnavailable as exc:
         print(f"torch-tutor: the sandbox could not start: {exc}", file=sys.stderr)
         return 1
@@ -93,6 +96,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json(data)
     else:
         _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0])
+    if outside is not None:
+        print(f"torch-tutor: {outside}", file=sys.stderr)
     return 0 if report.passed else 1
 
 

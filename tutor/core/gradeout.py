@@ -90,6 +90,7 @@ class CsvStream:
         self.path = path
         self.error: str | None = None
         self._handle = None
+        self._good = 0  # bytes of whole rows written
         try:
             self._handle = open(path, "w", encoding="utf-8", newline="")
             self._write(csv_header())
@@ -109,6 +110,7 @@ class CsvStream:
         assert self._handle is not None
         self._handle.write(text)
         self._handle.flush()
+        self._good = self._handle.tell()
 
     def add(self, row: Row) -> None:
         if self._handle is None:
@@ -117,6 +119,10 @@ class CsvStream:
             self._write(csv_line(row))
         except OSError as exc:
             self._fail(exc)
+            try:  # take back a row the full disk cut in half: shrinking needs no space
+                os.truncate(self.path, self._good)
+            except OSError:
+                pass
 
     def finish(self, rows: list[Row]) -> None:
         if self._handle is None:

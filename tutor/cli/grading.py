@@ -65,6 +65,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the archive")
     p.set_defaults(func=cmd_handin)
 
+    from tutor.cli.autograder import register as register_autograder
+
+    register_autograder(subparsers)
+
 
 def _outputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", metavar="FILE", help="write the rows as CSV (written as rows finish)")
@@ -131,8 +135,8 @@ def _num(value: float) -> str:
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
     from tutor.core import gradeout
-    from tutor.core.gradebook import (GradeCache, RosterError, collect, exercise_fingerprint, grade_all,
-                                      item_order, load_roster, parse_deadline, parse_shard, shard_of)
+    from tutor.core.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
+                                      parse_deadline, parse_shard, shard_of)
     from tutor.core.loader import PackError, load_pack
 
     if args.workers is not None and args.workers < 1:
@@ -187,19 +191,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise UsageError(UNISOLATED.format(reason=info.reason))
 
     items = item_order(pack)
-    exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
-    fingerprint = gradeout_fingerprint(pack, exercise_fingerprint)
-    meta = {
-        "pack": pack.id, "pack_version": pack.version, "pack_title": _title(pack),
-        "pack_fingerprint": fingerprint, "items": items,
-        "max_points": sum(float(exercises[i].points) if i in exercises else 0.0 for i in items)
-        + sum(float(q.points) for _r, q in _quizzes(pack)),
-        "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
-                      "accepted_unisolated": info.level == "none"},
-        "shard": list(shard) if shard else None,
-        "ignored": collection.ignored,
-        "deadline": deadline.isoformat() if deadline else None,
-    }
+    meta = grade_meta(pack, info, shard=shard, ignored=collection.ignored, deadline=deadline)
     where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     print(f"grading {len(submissions)} submissions of {learners} learners{where} against {pack.id} "
           f"v{pack.version} with {settings.workers} worker(s), isolation {info.level}", file=sys.stderr)
@@ -256,8 +248,28 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def gradeout_fingerprint(pack, exercise_fingerprint) -> str:
+def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
+    """What every output says about the run besides its rows (see tutor.core.gradeout)."""
+    from tutor.core.gradebook import item_order
+
+    exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
+    return {
+        "pack": pack.id, "pack_version": pack.version, "pack_title": _title(pack),
+        "pack_fingerprint": pack_fingerprint(pack), "items": item_order(pack),
+        "max_points": sum(float(ex.points) for ex in exercises.values())
+        + sum(float(q.points) for _r, q in _quizzes(pack)),
+        "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
+                      "accepted_unisolated": info.level == "none"},
+        "shard": list(shard) if shard else None,
+        "ignored": list(ignored),
+        "deadline": deadline.isoformat() if deadline else None,
+    }
+
+
+def pack_fingerprint(pack) -> str:
     import hashlib
+
+    from tutor.core.gradebook import exercise_fingerprint
 
     digest = hashlib.sha256()
     for _lesson, exercise in pack.exercises():

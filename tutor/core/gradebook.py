@@ -485,6 +485,7 @@ class GradeCache:
         db = sqlite3.connect(path, check_same_thread=False, timeout=30)
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a cache need not survive a power cut, only a crash
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             if version is not None and version[0] != str(CACHE_SCHEMA):

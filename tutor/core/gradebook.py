@@ -515,7 +515,7 @@ class GradeCache:
         """(row, "") on a hit; (None, why not) on a miss."""
         with self._lock:
             if self._db is None:
-                return None, "no cache"
+                return None, "cache unavailable"
             try:
                 found = self._db.execute("SELECT row FROM rows WHERE key=?", (key.key,)).fetchone()
                 if found:
@@ -524,7 +524,7 @@ class GradeCache:
                     "SELECT parts FROM rows WHERE submission=?", (key.submission,)).fetchall()]
             except (sqlite3.Error, ValueError) as exc:
                 self._off(f"could not be read ({exc})")
-                return None, "no cache"
+                return None, "cache unavailable"
         if not older:
             return None, "new"
         for part, why in (("exercise", "the exercise changed"), ("engine", "the engine or torch changed"),
@@ -713,7 +713,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
             return
         row = _row_from_report(sub, report, time.monotonic() - started)
         score(row, exercise, language, fallback)
-        row.why_not_cached = why or ("no cache" if cache is None else "")
+        row.why_not_cached = why or ("cache off" if cache is None else "")
         if row.status in LIMIT_DECIDED:
             row.why_not_cached = f"{why or 'new'}; not kept: a {row.status} depends on the limits and the load"
         elif key is not None and cache is not None:

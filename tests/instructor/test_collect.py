@@ -215,3 +215,14 @@ def test_shards_partition_the_class(pack, tmp_path):
 def test_clean_name_keeps_ordinary_names():
     assert clean_name("Zoë O'Brien-Smith") == "Zoë O'Brien-Smith"
     assert clean_name("a\udcffb") == "a\ufffdb"
+
+
+def test_feedback_shows_learner_names_and_run_text_as_text_only():
+    from tutor.core.gradeout import feedback_markdown
+
+    meta = {"pack": "p", "pack_version": "1", "pack_title": "P", "items": ["ex"]}
+    name = "eve\n![track](http://evil.example/a.png) <img src=x>"
+    row = Row(name, "ex", False, 0, 1, "error", "```\n[click](http://evil.example) ````")
+    text = feedback_markdown(meta, name, [row])
+    assert "feedback for eve \\!\\[track\\](http://evil.example/a.png) \\<img src=x\\>" in text
+    assert "`````text\n```\n[click](http://evil.example) ````\n`````" in text  # fenced longer than inside

@@ -173,7 +173,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     for message in collection.ignored[:MAX_NOTICES]:
         _notice(f"ignored {gradeout.clip(message, 160)}")
     if len(collection.ignored) > MAX_NOTICES:
-        _notice(f"... and {len(collection.ignored) - MAX_NOTICES} more ignored (all listed in the --json summary)")
+        _notice(f"... and {len(collection.ignored) - MAX_NOTICES} more ignored (--json lists them all)")
     if not submissions:
         raise UsageError(f"{root} holds no learners' folders or hand-in archives")
     if shard is not None:

@@ -248,12 +248,13 @@ def feedback_markdown(meta: dict, learner: str, rows: list[Row]) -> str:
     items = set(meta["items"])
     total = sum(r.points for r in mine if r.exercise in items)
     maximum = sum(r.max_points for r in mine if r.exercise in items)
-    lines = [f"# {meta.get('pack_title') or meta['pack']}: feedback for {learner}", "",
+    lines = [f"# {md_text(meta.get('pack_title') or meta['pack'])}: feedback for {md_text(learner)}", "",
              f"Pack `{meta['pack']}` version {meta['pack_version']}. "
              f"**{_num(total)} of {_num(maximum)} points.**", ""]
     for row in mine:
         verdict = "passed" if row.passed else row.status
-        lines += [f"## {row.exercise}: {verdict}, {_num(row.points)} of {_num(row.max_points)} points", ""]
+        lines += [f"## {md_text(row.exercise)}: {verdict}, {_num(row.points)} of {_num(row.max_points)} points",
+                  ""]
         if row.handed_in:
             late = " (late)" if row.late else ""
             lines += [f"Handed in {row.handed_in} (from the {row.handed_in_from}){late}.", ""]
@@ -272,6 +273,11 @@ def feedback_markdown(meta: dict, learner: str, rows: list[Row]) -> str:
                 lines += [f"  - Hint: {check['hint']}", ""]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def md_text(text: str) -> str:
+    """A name from a learner as plain Markdown text: one line, no markup (links, images, HTML)."""
+    return re.sub(r"([\\`*_{}\[\]<>!|~])", r"\\\1", " ".join(text.split()))
 
 
 def _indent(text: str) -> str:

@@ -185,3 +185,16 @@ def test_github_classroom_setup_runs_check_per_exercise(tmp_path):
     (repo / "add-to-copy.py").write_text(RIGHT)
     passed = tutor(*command[1:], env=env, cwd=repo)
     assert passed.returncode == 0, passed.stdout + passed.stderr
+
+
+@pytest.mark.slow
+def test_run_autograder_on_a_handin_archive(installed, tmp_path):
+    from tutor.core.handin import write_handin
+
+    assert installed["setup"].returncode == 0
+    archive = write_handin(tmp_path / "ann-pack.handin.zip", learner="Ann", pack_id="pack", pack_version="0.1.0",
+                           tutor_version="t", exercises={"add-to-copy": (RIGHT, True)}, quizzes={})
+    done, results = run_autograder(installed, {"ann-pack.handin.zip": archive.read_bytes()})
+    assert done.returncode == 0, done.stderr
+    jsonschema.validate(results, results_schema())
+    assert results["score"] == 1.0 and [t["name"] for t in results["tests"]] == ["add-to-copy"]

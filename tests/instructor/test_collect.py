@@ -226,3 +226,56 @@ def test_feedback_shows_learner_names_and_run_text_as_text_only():
     text = feedback_markdown(meta, name, [row])
     assert "feedback for eve \\!\\[track\\](http://evil.example/a.png) \\<img src=x\\>" in text
     assert "`````text\n```\n[click](http://evil.example) ````\n`````" in text  # fenced longer than inside
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--shard", "3/2"], "--shard K/N needs 1 <= K <= N"),
+    (["--shard", "half"], "--shard takes K/N"),
+    (["--deadline", "next friday"], "--deadline takes an ISO 8601 date and time"),
+    (["--workers", "0"], "--workers must be at least 1"),
+])
+def test_bad_grade_options_are_usage_errors(pack, tmp_path, args, message):
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-m", "tutor", "grade", str(pack.root), str(tmp_path / "subs"), *args],
+                         capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")})
+    assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("insert, message", [
+    ("    deadline: '2026-12-01T23:59'\n", "a deadline needs a UTC offset"),
+    ("    deadline: 'friday'\n", "not an ISO 8601 date and time"),
+    ("    points: -1\n", "greater than or equal to 0"),
+])
+def test_pack_grading_fields_are_validated(tmp_path, insert, message):
+    from tutor.core.loader import PackError
+
+    folder = tmp_path / "pack"
+    scaffold(folder)
+    lesson = folder / "01-first-lesson.yaml"
+    lesson.write_text(lesson.read_text().replace("    kind: exercise\n", "    kind: exercise\n" + insert))
+    with pytest.raises(PackError, match=message):
+        load_pack(folder)
+
+
+def test_pack_deadline_with_z_is_accepted(tmp_path):
+    folder = tmp_path / "pack"
+    scaffold(folder)
+    lesson = folder / "01-first-lesson.yaml"
+    lesson.write_text(lesson.read_text().replace("    kind: exercise\n",
+                                                 "    kind: exercise\n    deadline: '2026-12-01T23:59:00Z'\n"))
+    assert load_pack(folder).exercises()[0][1].deadline == "2026-12-01T23:59:00Z"
+
+
+def test_autograder_usage_errors(pack, tmp_path):
+    (tmp_path / "not-a-wheel.txt").write_text("x")
+    env = {**os.environ, "TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")}
+    for args, message in ((["--gradescope", str(tmp_path / "b.zip"), "--tutor-wheel", str(tmp_path / "not-a-wheel.txt")],
+                           "is not a wheel file"),
+                          (["--run", str(tmp_path)], "--run needs --results FILE"),
+                          (["--gradescope", str(tmp_path / "b.zip"), "--results", "r.json"], "--results goes with --run"),
+                          ([], "one of the arguments")):
+        out = subprocess.run([sys.executable, "-m", "tutor", "autograder", str(pack.root), *args], capture_output=True,
+                             text=True, timeout=120, env=env)
+        assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
+    assert not (tmp_path / "b.zip").exists()

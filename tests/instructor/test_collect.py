@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest

@@ -9,13 +9,11 @@ import io
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
-import time
 import zipfile
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -47,8 +45,8 @@ def make_pack(folder: Path, *, changed: bool = False) -> Path:
     second = exercise.replace("id: add-to-copy", "id: add-two")
     if changed:  # keep only the values check: the starter then passes add-two
         second = second[:second.index("      - id: caller-unchanged")] + second[second.index("    # Progressive"):]
-    first = exercise.replace("    kind: exercise\n", f"    kind: exercise\n    points: 4\n"
-                             f"    deadline: '2026-04-01T00:00:00+00:00'\n")
+    first = exercise.replace("    kind: exercise\n", "    kind: exercise\n    points: 4\n"
+                             "    deadline: '2026-04-01T00:00:00+00:00'\n")
     first = first.replace("        description: returns t + 1\n", "        description: returns t + 1\n"
                           "        weight: 2\n")
     second = second.replace("    kind: exercise\n", "    kind: exercise\n    points: 2\n")

@@ -178,7 +178,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         raise UsageError(f"{root} holds no learners' folders or hand-in archives")
     if shard is not None:
         submissions = shard_of(submissions, *shard)
-    learners = len({s.learner for s in submissions})
+    graded_items = set(item_order(pack))
+    learners = len({s.learner for s in submissions if s.exercise in graded_items})
 
     # Before anything runs: strangers' code is never run unisolated without an explicit yes.
     from tutor.sandbox import isolation as iso
@@ -302,7 +303,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     except MergeError as exc:
         raise UsageError(str(exc)) from None
     errors = write_outputs(args, meta, rows)
-    learners = len({r.learner for r in rows})
+    learners = len({r.learner for r in rows if r.exercise in set(meta["items"])})
     print(f"merged {len(args.shards)} shards: {len(rows)} rows of {learners} learners, "
           f"{sum(r.passed for r in rows)} passed; isolation {meta.get('isolation', {}).get('level', '?')}",
           file=sys.stderr)

@@ -166,7 +166,7 @@ def summary(meta: dict, rows: list[Row]) -> dict:
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         **meta,
-        "learners": len({r.learner for r in rows}),
+        "learners": len({r.learner for r in rows if r.exercise in set(meta["items"])}),
         "rows": len(rows), "passed": sum(r.passed for r in rows),
         "statuses": _count(r.status for r in rows),
     }

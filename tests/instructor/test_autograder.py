@@ -54,7 +54,9 @@ def installed(tmp_path_factory):
     env = {"AUTOGRADER_ROOT": str(root)}
     if _torch_pip_args() is not None:
         env["TORCH_PIP_ARGS"] = _torch_pip_args()
-    # a fresh venv from a clean environment: nothing of this checkout on the path
+    # A fresh venv from a clean environment: nothing of this checkout on the path. torch-tutor and
+    # the pack install from the bundle's wheels; their dependencies (and torch's) come from the
+    # package index pip is configured with, so this is not a network-free install.
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     clean["PATH"] = os.pathsep.join(p for p in clean["PATH"].split(os.pathsep) if ".venv" not in p)
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], capture_output=True, text=True,

@@ -176,6 +176,7 @@ def test_a_changed_check_regrades_exactly_that_exercise(course):
     got = {(r["learner"], r["exercise"]): r for r in data["rows"]}
     assert got[("ann", "add-to-copy")]["cached"] and got[("ben", "add-to-copy")]["cached"]
     assert not got[("ann", "add-two")]["cached"] and not got[("ben", "add-two")]["cached"]
+    assert got[("ann", "add-two")]["why_not_cached"] == "the exercise changed"
     # same pack id and version, one check dropped: ann's starter-like code now passes add-two
     assert got[("ann", "add-two")]["status"] == "passed"
     assert "2 graded (2 the exercise changed), 2 from the cache" in course["runs"]["changed"].stderr

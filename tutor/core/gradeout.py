@@ -157,8 +157,9 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def row_json(row: Row) -> dict:
-    data = row.record() | {"origin": row.origin, "cached": row.cached, "seconds": round(row.seconds, 4),
-                           "run_seconds": round(row.run_seconds, 4), "checks": row.checks}
+    data = row.record() | {"origin": row.origin, "cached": row.cached, "why_not_cached": row.why_not_cached,
+                           "seconds": round(row.seconds, 4), "run_seconds": round(row.run_seconds, 4),
+                           "checks": row.checks}
     return data
 
 

@@ -277,3 +277,14 @@ def test_autograder_usage_errors(pack, tmp_path):
                              text=True, timeout=120, env=env)
         assert out.returncode == 2 and message in out.stderr, (args, out.stderr)
     assert not (tmp_path / "b.zip").exists()
+
+
+def test_a_learner_cannot_hand_in_a_classmates_file_by_symlink(pack, tmp_path):
+    root = _write(tmp_path / "subs", {"bob/add-to-copy.py": RIGHT, "amy/notes.txt": "x"})
+    (root / "amy" / "add-to-copy.py").symlink_to(root / "bob" / "add-to-copy.py")
+    (root / "cal").symlink_to(root / "bob", target_is_directory=True)
+    found = by(collect(pack, root))
+    assert found[("amy", "add-to-copy")].status == "refused"
+    assert "into another learner's folder" in found[("amy", "add-to-copy")].message
+    assert found[("cal", "-")].status == "refused" and ("cal", "add-to-copy") not in found
+    assert found[("bob", "add-to-copy")].code == RIGHT

@@ -274,6 +274,14 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
                 strays.append(Submission(learner, "-", shown, status="refused",
                                          message="a symlink pointing outside the submissions folder"))
             continue
+        if entry.is_symlink() and entry.is_dir():  # a folder that is another learner's folder
+            learner = learner_for(entry.name)
+            if learner is None:
+                ignored.append(f"{shown}: not on the roster (a symlink to another folder), not graded")
+            else:
+                strays.append(Submission(learner, "-", shown, status="refused",
+                                         message="a symlink to another folder of the class"))
+            continue
         if entry.is_dir():
             learner = learner_for(entry.name)
             if learner is None:
@@ -295,9 +303,11 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
             if item.name.startswith("."):
                 ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded")
                 continue
-            if item.is_symlink() and not _inside(item, root_real):
+            if item.is_symlink() and not _inside(item, Path(os.path.realpath(folder))):
+                where = "into another learner's folder" if _inside(item, root_real) else \
+                    "pointing outside the submissions folder"
                 strays.append(Submission(learner, clean_name(item.stem), shown, status="refused",
-                                         message="a symlink pointing outside the submissions folder"))
+                                         message=f"a symlink {where}"))
                 continue
             if item.name.endswith(SUFFIX) and item.is_file():
                 handin = read(item, shown, learner)

@@ -2,9 +2,11 @@
 
 Run: python bench/grade.py [--learners 100] [--workers 1]
 Each learner hands in, per exercise, the reference solution or the starter (alternating), so the
-batch mixes passing and failing submissions. Reports the total time, the time per submission, and
-the overhead per submission over the checks themselves (request-to-verdict time minus the time
-the sandbox child ran the learner's code and the checks).
+batch mixes passing and failing submissions. Grades as `torch-tutor grade` does: with the grade
+cache (keys, look-ups, writes) and the CSV written row by row. Reports the total time, the time
+per submission, the overhead per submission over the checks themselves (request-to-verdict time
+minus the time the sandbox child ran the learner's code and the checks), and a second pass that
+comes entirely from the cache.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
-from tutor.core.gradebook import collect, grade_all  # noqa: E402
+from tutor.core.gradebook import GradeCache, collect, grade_all  # noqa: E402
+from tutor.core.gradeout import CsvStream  # noqa: E402
 from tutor.core.loader import load_pack  # noqa: E402
 from tutor.sandbox import Sandbox  # noqa: E402
 
@@ -41,13 +44,23 @@ def main() -> None:
                 # a comment makes every file unique, as real submissions are (no accidental sharing)
                 (folder / f"{exercise.id}.py").write_text(f"# learner {n}\n{code}")
         started = time.perf_counter()
-        subs = collect(pack, root)
+        subs = collect(pack, root).submissions
         collected = time.perf_counter() - started
+        cache = GradeCache(root / "cache" / "grade-cache.sqlite")
         with Sandbox(workers=args.workers).start() as sandbox:
             sandbox.wait_ready(120)
-            started = time.perf_counter()
-            rows = grade_all(pack, subs, sandbox, threads=args.workers)
-            total = time.perf_counter() - started
+            level = sandbox.isolation.level
+            for rerun in (False, True):
+                stream = CsvStream(root / "grades.csv")
+                started = time.perf_counter()
+                graded = grade_all(pack, subs, sandbox, threads=args.workers, cache=cache, isolation=level,
+                                   progress=lambda row, _done, _total: stream.add(row))
+                stream.finish(graded)
+                if rerun:
+                    again, cached = time.perf_counter() - started, sum(r.cached for r in graded)
+                else:
+                    rows, total = graded, time.perf_counter() - started
+        cache.close()
     graded = [r for r in rows if r.run_seconds]
     overhead = [r.seconds - r.run_seconds for r in graded]
     print(f"{args.learners} learners x {len(exercises)} exercises = {len(rows)} submissions, "
@@ -61,6 +74,8 @@ def main() -> None:
     for row in rows:
         statuses[row.status] = statuses.get(row.status, 0) + 1
     print("statuses:", statuses)
+    print(f"second pass: {cached}/{len(rows)} from the cache, {again:.2f} s total, "
+          f"{again / len(rows) * 1000:.1f} ms per submission")
 
 
 if __name__ == "__main__":

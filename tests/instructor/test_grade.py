@@ -89,9 +89,18 @@ def test_batch_completes_and_exits_zero(graded):
     assert "Traceback" not in graded["first"].stderr + graded["first"].stdout
 
 
+def test_a_stray_top_level_file_is_ignored_with_a_notice_not_a_learner(graded):
+    assert "notice: ignored stray.txt: not a learner's folder or a hand-in archive" in graded["first"].stderr
+    rows = rows_by_learner(graded)
+    assert not any(learner == "stray.txt" for learner, _ex in rows)
+    data = json.loads(graded["out"].with_suffix(".json").read_text())
+    assert any(note.startswith("stray.txt") for note in data["summary"]["ignored"])
+
+
 def test_csv_columns_and_verdicts(graded):
     text = graded["out"].with_suffix(".csv").read_text()
-    assert text.splitlines()[0] == "learner,exercise,passed,checks_passed,checks_total,status,message"
+    assert text.splitlines()[0] == ("learner,learner_id,email,exercise,passed,checks_passed,checks_total,points,"
+                                    "max_points,status,message,handed_in,handed_in_from,late")
     rows = rows_by_learner(graded)
     expected = {
         ("alice", "add-to-copy"): ("true", "passed"),
@@ -113,7 +122,6 @@ def test_csv_columns_and_verdicts(graded):
         ("mallory", "add-to-copy"): ("false", "refused"),
         ("olivia", "add-to-copy"): ("true", "passed"),
         ("broken.handin.zip", "-"): ("false", "bad-archive"),
-        ("stray.txt", "-"): ("false", "unrecognised"),
     }
     got = {key: (row["passed"], row["status"]) for key, row in rows.items()}
     assert got == expected
@@ -139,9 +147,13 @@ def test_json_and_junit(graded):
 def test_rerun_resumes_from_the_cache(graded):
     assert graded["second"].returncode == 0
     rows = json.loads(graded["again"].read_text())["rows"]
-    ran = [r for r in rows if r["status"] in ("passed", "failed", "error", "timeout", "output-limit")]
+    ran = [r for r in rows if r["status"] in ("passed", "failed", "error")]
     assert ran and all(r["cached"] for r in ran)
-    assert "from the cache" in graded["second"].stderr
+    # outcomes the limits decide are never replayed: a timeout runs again under today's limits
+    limited = [r for r in rows if r["status"] in ("timeout", "output-limit", "crashed", "exited")]
+    assert limited and not any(r["cached"] for r in limited)
+    assert f"{len(ran)} from the cache" in graded["second"].stderr
+    assert "not kept: a timeout depends on the limits" in graded["second"].stderr
 
 
 def test_grade_usage_errors(tmp_path):

@@ -4,7 +4,16 @@ A submissions folder holds one folder per learner with ``<exercise-id>.py`` file
 archives (``*.handin.zip``); archives may also sit at the top. Each (learner, exercise) becomes one
 row. Problems with the files themselves (missing, empty, binary, not UTF-8, a symlink out of the
 folder, a name that is no exercise) become rows with their own status, and nothing a submission
-does at run time stops the batch. Results are cached by submission content + pack id/version.
+does at run time stops the batch.
+
+Who is a learner: with a roster (``load_roster``), exactly its learners; without one, every
+folder and every top-level archive's manifest. Precedence inside one learner: a loose ``.py``
+file beats the same exercise in an archive; between archives the one with the latest recorded
+time wins (then the later file name). A top-level archive never adds to or replaces a learner who
+has a folder, and two top-level archives naming one learner are both refused.
+
+Results are cached by the content of everything that decides a verdict (see ``GradeCache``).
+Writing the outputs lives in ``tutor.core.gradeout``.
 """
 
 from __future__ import annotations
@@ -19,25 +28,95 @@ import sqlite3
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
-from xml.etree import ElementTree as ET
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from tutor.core.handin import SUFFIX, HandinError, read_handin
-from tutor.core.models import Exercise, Pack
+from tutor.core.models import ChoiceQuiz, Exercise, Pack
 from tutor.core.sourcefile import NotText, decode_text
+from tutor.core.text import resolve
 
 if TYPE_CHECKING:
     from tutor.sandbox import Sandbox
 
 MAX_SUBMISSION_BYTES = 512 * 1024
-CACHE_SCHEMA = 1
-COLUMNS = ("learner", "exercise", "passed", "checks_passed", "checks_total", "status", "message")
+MAX_ROSTER_BYTES = 16 * 1024 * 1024
+CACHE_SCHEMA = 2
+COLUMNS = ("learner", "learner_id", "email", "exercise", "passed", "checks_passed", "checks_total", "points",
+           "max_points", "status", "message", "handed_in", "handed_in_from", "late")
 
 #: Statuses of a graded submission; the file statuses (missing, empty...) are listed in docs/authoring.md.
 RUN_STATUS = {"timeout": "timeout", "memory": "memory", "output-limit": "output-limit", "killed": "crashed",
               "sandbox-failure": "sandbox-failure"}
+#: Outcomes the run's limits (or the machine's load) decide: never cached, always run again.
+LIMIT_DECIDED = frozenset({"timeout", "memory", "output-limit", "crashed", "sandbox-failure", "exited"})
+
+
+def clean_name(text: str) -> str:
+    """A file or learner name from someone else, safe to print and to store: control and bidi
+    characters made visible (the sandbox's own neutraliser), undecodable bytes replaced."""
+    from tutor.sandbox.textclean import clean_output
+
+    return clean_output(text.encode("utf-8", "surrogateescape"))
+
+
+@dataclass
+class RosterEntry:
+    learner: str
+    id: str = ""
+    email: str = ""
+
+
+class RosterError(ValueError):
+    """A roster file that cannot be used; the message names the line."""
+
+
+def load_roster(path: Path) -> list[RosterEntry]:
+    """A CSV with a ``learner`` column (the folder or hand-in name) and optional ``id``, ``email``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RosterError(f"cannot read the roster {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_ROSTER_BYTES:
+        raise RosterError(f"the roster {path} is {len(data):,} bytes; the limit is {MAX_ROSTER_BYTES:,}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RosterError(f"the roster {path} is not UTF-8 (byte {exc.start}); save it as CSV UTF-8") from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise RosterError(f"the roster {path} is not CSV: {exc}") from None
+    if not header:
+        raise RosterError(f"the roster {path} is empty; it needs a header line with a 'learner' column")
+    names = [h.strip().lower() for h in header]
+    if "learner" not in names:
+        raise RosterError(f"the roster {path} has no 'learner' column (its columns: {', '.join(map(repr, header))})")
+    col = {name: names.index(name) for name in ("learner", "id", "email") if name in names}
+    entries: list[RosterEntry] = []
+    seen: dict[str, int] = {}
+    try:
+        for row in reader:
+            line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            cells = {name: (row[i].strip() if i < len(row) else "") for name, i in col.items()}
+            learner = cells["learner"]
+            if not learner:
+                raise RosterError(f"{path}:{line}: the learner cell is empty")
+            for key in filter(None, (learner, cells.get("id", ""))):
+                if key in seen:
+                    raise RosterError(f"{path}:{line}: {clean_name(key)!r} is already on line {seen[key]}")
+                seen[key] = line
+            entries.append(RosterEntry(learner, cells.get("id", ""), cells.get("email", "")))
+    except csv.Error as exc:
+        raise RosterError(f"{path}:{reader.line_num}: not CSV: {exc}") from None
+    if not entries:
+        raise RosterError(f"the roster {path} lists no learners")
+    return entries
 
 
 @dataclass
@@ -48,6 +127,11 @@ class Submission:
     code: str | None = None
     status: str | None = None  # set when the file itself is the problem: nothing to run
     message: str = ""
+    handed_in: float | None = None  # seconds since the epoch
+    handed_in_from: str = ""  # "archive" (the time the hand-in recorded) or "file mtime"
+    learner_id: str = ""
+    email: str = ""
+    answer: str | None = None  # a quiz row: the learner's recorded answer
 
 
 @dataclass
@@ -63,9 +147,24 @@ class Row:
     seconds: float = 0.0  # request to verdict, in this process
     run_seconds: float = 0.0  # of which the sandbox child ran (the learner's code and the checks)
     cached: bool = False
+    learner_id: str = ""
+    email: str = ""
+    points: float = 0.0
+    max_points: float = 0.0
+    handed_in: str = ""  # ISO 8601, UTC
+    handed_in_from: str = ""
+    late: bool | None = None  # None: no deadline applies
+    checks: list[dict] = field(default_factory=list)  # per check: id, status, weight, description, message...
+    why_not_cached: str = ""  # graded fresh: why the cache had no answer
 
     def record(self) -> dict:
         return {name: getattr(self, name) for name in COLUMNS}
+
+
+@dataclass
+class Collection:
+    submissions: list[Submission]
+    ignored: list[str] = field(default_factory=list)  # one notice per file or folder not graded
 
 
 # --------------------------------------------------------------------------- collecting
@@ -88,79 +187,202 @@ def _inside(path: Path, root: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(root)
 
 
-def collect(pack: Pack, root: Path) -> list[Submission]:
-    """Every (learner, exercise) of the folder, plus a row for each file that is not one."""
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def graded_quizzes(pack: Pack) -> list[tuple[str, ChoiceQuiz]]:
+    """("lesson/step", quiz) for every choice quiz worth points, in pack order."""
+    return [(f"{lesson.id}/{step.id}", step) for lesson in pack.lessons for step in lesson.steps
+            if isinstance(step, ChoiceQuiz) and step.points > 0]
+
+
+def item_order(pack: Pack) -> list[str]:
+    """The graded items of a pack in the order rows list them: exercises, then graded quizzes."""
+    return [ex.id for _lesson, ex in pack.exercises()] + [ref for ref, _quiz in graded_quizzes(pack)]
+
+
+def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> Collection:
+    """Every (learner, graded item) of the folder, plus a row for each file that is not one."""
     root_real = Path(os.path.realpath(root))
     exercise_ids = [exercise.id for _lesson, exercise in pack.exercises()]
-    found: dict[str, dict[str, Submission]] = {}
+    quizzes = graded_quizzes(pack)
+    ignored: list[str] = []
     strays: list[Submission] = []
+    # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
+    found: dict[str, dict[str, list[tuple[tuple, Submission]]]] = {}
+    answers: dict[str, tuple[tuple, dict, str, float | None, str]] = {}  # learner -> best archive's quizzes
 
-    def note(learner: str, sub: Submission) -> None:
-        slot = found.setdefault(learner, {})
-        if sub.exercise in slot and slot[sub.exercise].status is None and sub.origin.endswith(SUFFIX):
-            return  # a loose .py file wins over the same exercise inside an archive
-        slot[sub.exercise] = sub
+    by_key: dict[str, RosterEntry] = {}
+    for entry in roster or []:
+        by_key[entry.learner] = entry
+        if entry.id:
+            by_key[entry.id] = entry
 
-    def from_archive(path: Path, learner: str | None) -> None:
+    def learner_for(raw: str) -> str | None:
+        """The learner a folder or manifest name stands for; None when a roster does not list it."""
+        if roster is None:
+            return clean_name(raw)
+        entry = by_key.get(raw)
+        return entry.learner if entry else None
+
+    def offer(learner: str, rank: tuple, sub: Submission) -> None:
+        found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
+
+    def from_archive(path: Path, learner: str, handin, shown: str) -> None:
+        created = handin.created
+        when, source = (created, "archive") if created is not None else (_mtime(path), "file mtime")
+        rank = (0, created if created is not None else float("-inf"), path.name)
+        for eid, data in handin.exercises.items():
+            if eid not in exercise_ids:
+                strays.append(_unknown(learner, eid, f"{shown}:exercises/{eid}.py", exercise_ids))
+                continue
+            code, status, message = _decode(data)
+            offer(learner, rank, Submission(learner, eid, f"{shown}:exercises/{eid}.py", code, status, message,
+                                            when, source))
+        if handin.quizzes and (learner not in answers or rank > answers[learner][0]):
+            answers[learner] = (rank, handin.quizzes, shown, when, source)
+
+    def read(path: Path, shown: str, learner: str | None):
+        """The archive, or None after adding its row (bad archive, another pack)."""
         try:
             handin = read_handin(path)
         except HandinError as exc:
-            strays.append(Submission(learner or path.name, "-", str(path), status="bad-archive", message=str(exc)))
-            return
-        who = learner or handin.learner
+            strays.append(Submission(learner or shown, "-", shown, status="bad-archive", message=str(exc)))
+            return None
         if handin.pack and handin.pack != pack.id:
-            strays.append(Submission(who, "-", str(path), status="wrong-pack",
-                                     message=f"archive is for pack {handin.pack!r}, not {pack.id!r}"))
-            return
-        for eid, data in handin.exercises.items():
-            if eid not in exercise_ids:
-                strays.append(_unknown(who, eid, str(path), exercise_ids))
-                continue
-            code, status, message = _decode(data)
-            note(who, Submission(who, eid, f"{path}:exercises/{eid}.py", code, status, message))
+            strays.append(Submission(learner or clean_name(handin.learner), "-", shown, status="wrong-pack",
+                                     message=f"archive is for pack {clean_name(handin.pack)!r}, not {pack.id!r}"))
+            return None
+        return handin
 
+    folders: dict[str, Path] = {}
+    top_archives: list[Path] = []
     for entry in sorted(root.iterdir(), key=lambda p: p.name):
+        shown = clean_name(entry.name)
         if entry.name.startswith("."):
+            ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
             continue
         if entry.is_symlink() and not _inside(entry, root_real):
-            strays.append(Submission(entry.name, "-", str(entry), status="refused",
-                                     message="a symlink pointing outside the submissions folder"))
+            learner = learner_for(entry.name)
+            if learner is None:
+                ignored.append(f"{shown}: not on the roster (a symlink out of the folder), not graded")
+            else:
+                strays.append(Submission(learner, "-", shown, status="refused",
+                                         message="a symlink pointing outside the submissions folder"))
+            continue
+        if entry.is_symlink() and entry.is_dir():  # a folder that is another learner's folder
+            learner = learner_for(entry.name)
+            if learner is None:
+                ignored.append(f"{shown}: not on the roster (a symlink to another folder), not graded")
+            else:
+                strays.append(Submission(learner, "-", shown, status="refused",
+                                         message="a symlink to another folder of the class"))
             continue
         if entry.is_dir():
-            learner = entry.name
-            found.setdefault(learner, {})
-            for item in sorted(entry.iterdir(), key=lambda p: p.name):
-                if item.name.startswith("."):
-                    continue
-                if item.is_symlink() and not _inside(item, root_real):
-                    strays.append(Submission(learner, item.stem, str(item), status="refused",
-                                             message="a symlink pointing outside the submissions folder"))
-                    continue
-                if item.name.endswith(SUFFIX) and item.is_file():
-                    from_archive(item, learner)
-                elif item.suffix == ".py" and item.is_file():
-                    if item.stem not in exercise_ids:
-                        strays.append(_unknown(learner, item.stem, str(item), exercise_ids))
-                        continue
-                    code, status, message = _decode(item.read_bytes())
-                    note(learner, Submission(learner, item.stem, str(item), code, status, message))
-                else:
-                    strays.append(Submission(learner, item.name, str(item), status="unrecognised",
-                                             message="not an <exercise-id>.py file or a hand-in archive"))
+            learner = learner_for(entry.name)
+            if learner is None:
+                ignored.append(f"{shown}/: not on the roster, not graded")
+            elif learner in folders:
+                ignored.append(f"{shown}/: {clean_name(learner)!r} already has the folder "
+                               f"{clean_name(folders[learner].name)}/, not graded")
+            else:
+                folders[learner] = entry
         elif entry.name.endswith(SUFFIX) and entry.is_file():
-            from_archive(entry, None)
+            top_archives.append(entry)
         else:
-            strays.append(Submission(entry.name, "-", str(entry), status="unrecognised",
-                                     message="expected a folder per learner or a hand-in archive"))
+            ignored.append(f"{shown}: not a learner's folder or a hand-in archive, not graded")
 
+    for learner, folder in folders.items():
+        found.setdefault(learner, {})
+        for item in sorted(folder.iterdir(), key=lambda p: p.name):
+            shown = f"{clean_name(folder.name)}/{clean_name(item.name)}"
+            if item.name.startswith("."):
+                ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded")
+                continue
+            if item.is_symlink() and not _inside(item, Path(os.path.realpath(folder))):
+                where = "into another learner's folder" if _inside(item, root_real) else \
+                    "pointing outside the submissions folder"
+                strays.append(Submission(learner, clean_name(item.stem), shown, status="refused",
+                                         message=f"a symlink {where}"))
+                continue
+            if item.name.endswith(SUFFIX) and item.is_file():
+                handin = read(item, shown, learner)
+                if handin is not None:  # in a learner's folder, the folder says whose it is
+                    from_archive(item, learner, handin, shown)
+            elif item.suffix == ".py" and item.is_file():
+                if item.stem not in exercise_ids:
+                    strays.append(_unknown(learner, clean_name(item.stem), shown, exercise_ids))
+                    continue
+                code, status, message = _decode(item.read_bytes())
+                offer(learner, (1, 0.0, item.name), Submission(learner, item.stem, shown, code, status, message,
+                                                               _mtime(item), "file mtime"))
+            else:
+                strays.append(Submission(learner, clean_name(item.name), shown, status="unrecognised",
+                                         message="not an <exercise-id>.py file or a hand-in archive"))
+
+    claims: dict[str, list[tuple[Path, Any]]] = {}
+    for path in top_archives:
+        shown = clean_name(path.name)
+        handin = read(path, shown, None)
+        if handin is None:
+            continue
+        learner = learner_for(handin.learner)
+        if learner is None:
+            ignored.append(f"{shown}: for {clean_name(handin.learner)!r}, who is not on the roster, not graded")
+        elif learner in folders:
+            strays.append(Submission(shown, "-", shown, status="refused", message=(
+                f"names learner {clean_name(learner)!r}, who has a folder; an archive at the top never adds to "
+                "or replaces a learner's folder (put it in that folder to grade it)")))
+        else:
+            claims.setdefault(learner, []).append((path, handin))
+    for learner, archives in claims.items():
+        if len(archives) > 1:
+            names = ", ".join(clean_name(p.name) for p, _h in archives)
+            for path, _handin in archives:
+                strays.append(Submission(clean_name(path.name), "-", clean_name(path.name), status="refused",
+                                         message=f"{len(archives)} archives at the top name learner "
+                                                 f"{clean_name(learner)!r} ({names}); none is graded: put the "
+                                                 "right one in a folder of that name"))
+            continue
+        path, handin = archives[0]
+        found.setdefault(learner, {})
+        from_archive(path, learner, handin, clean_name(path.name))
+
+    learners = [entry.learner for entry in roster] if roster is not None else sorted(found)
     submissions: list[Submission] = []
-    for learner in sorted(found):
+    for learner in learners:
+        slot = found.get(learner)
+        who = by_key.get(learner) or RosterEntry(learner)
         for eid in exercise_ids:
-            sub = found[learner].get(eid)
-            if sub is None:
+            candidates = (slot or {}).get(eid)
+            if candidates:
+                sub = max(candidates, key=lambda c: c[0])[1]
+            elif slot is None:
+                sub = Submission(learner, eid, "", status="missing", message="nothing handed in")
+            else:
                 sub = Submission(learner, eid, "", status="missing", message=f"no {eid}.py")
+            sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
-    return submissions + strays
+        best = answers.get(learner)
+        for ref, quiz in quizzes:
+            recorded = best[1].get(ref) if best else None
+            answer = recorded.get("answer") if isinstance(recorded, dict) else None
+            if isinstance(answer, str):
+                sub = Submission(learner, ref, best[2], answer=answer, handed_in=best[3], handed_in_from=best[4])
+            else:
+                sub = Submission(learner, ref, best[2] if best else "", status="missing",
+                                 message="no answer in a hand-in archive")
+            sub.learner_id, sub.email = who.id, who.email
+            submissions.append(sub)
+    for sub in strays:
+        who = by_key.get(sub.learner)
+        if who is not None:
+            sub.learner_id, sub.email = who.id, who.email
+    return Collection(submissions + strays, ignored)
 
 
 def _unknown(learner: str, name: str, origin: str, exercise_ids: list[str]) -> Submission:
@@ -170,57 +392,174 @@ def _unknown(learner: str, name: str, origin: str, exercise_ids: list[str]) -> S
                       message=f"{name!r} is not an exercise of this pack{hint}")
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` -> (K, N) with 1 <= K <= N; ValueError with the reason otherwise."""
+    k, sep, n = text.partition("/")
+    try:
+        shard, count = int(k), int(n)
+    except ValueError:
+        raise ValueError(f"--shard takes K/N, e.g. 2/4, not {text!r}") from None
+    if not sep or count < 1 or not 1 <= shard <= count:
+        raise ValueError(f"--shard K/N needs 1 <= K <= N, not {text!r}")
+    return shard, count
+
+
+def shard_of(submissions: list[Submission], shard: int, count: int) -> list[Submission]:
+    """The learners of the K-th of N shards: learners sorted by name, dealt out in turn, so every
+    learner lands in exactly one shard whatever machine computes it."""
+    learners = sorted({s.learner for s in submissions})
+    mine = {learner for i, learner in enumerate(learners) if i % count == shard - 1}
+    return [s for s in submissions if s.learner in mine]
+
+
+def parse_deadline(text: str) -> datetime:
+    """ISO 8601; without a UTC offset, the grading machine's local time."""
+    when = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return when if when.tzinfo is not None else when.astimezone()
+
+
 # --------------------------------------------------------------------------- cache
 
 
-class GradeCache:
-    """Finished rows by sha256(pack id, pack version, exercise, code): a re-run resumes."""
+def exercise_fingerprint(exercise: Exercise) -> str:
+    """sha256 of the validated exercise: checks, contract, timeout, points... everything."""
+    from tutor.core.spec import as_data
 
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(as_data(exercise), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_ENGINE: str | None = None
+
+
+def engine_fingerprint() -> str:
+    """This tutor's version and the source of everything that runs or reads checks."""
+    global _ENGINE
+    if _ENGINE is None:
+        from tutor import __version__
+
+        base = Path(__file__).resolve().parents[1]
+        digest = hashlib.sha256(__version__.encode())
+        files = sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
+                        base / "core" / "grading.py", base / "core" / "gradebook.py"])
+        for path in files:
+            digest.update(str(path.relative_to(base)).encode() + b"\0")
+            try:
+                digest.update(path.read_bytes())
+            except OSError:
+                digest.update(b"?")
+        _ENGINE = digest.hexdigest()
+    return _ENGINE
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    key: str  # everything
+    submission: str  # exercise id + code: to say why a fresh grade was needed
+    parts: dict  # {"exercise": ..., "engine": ..., "limits": ...}
+
+
+class GradeCache:
+    """Finished rows keyed by everything that decides a verdict: the exercise's content, the code,
+    the engine (source and torch version), the run's limits and the isolation level. A cache that
+    cannot be opened, read or written is bypassed with one notice; it never stops a batch."""
+
+    def __init__(self, path: Path, notice: Callable[[str], None] | None = None):
+        self.path = path
+        self._notice = notice or (lambda message: None)
         self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._db = self._open(path)
-        except sqlite3.DatabaseError:
-            path.replace(path.with_name(path.name + f".corrupt-{int(time.time())}"))
-            self._db = self._open(path)
+        except sqlite3.DatabaseError as exc:
+            self._off(f"is damaged ({exc}); delete it to start a fresh one")
+        except (sqlite3.Error, OSError) as exc:
+            self._off(f"cannot be used ({getattr(exc, 'strerror', None) or exc})")
+
+    @property
+    def usable(self) -> bool:
+        return self._db is not None
+
+    def _off(self, why: str) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+        self._db = None
+        self._notice(f"the grade cache {self.path} {why}: grading without it")
 
     @staticmethod
     def _open(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        db.execute("CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, row TEXT NOT NULL, at REAL)")
-        version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if version is None:
-            db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(CACHE_SCHEMA),))
-        elif version[0] != str(CACHE_SCHEMA):
-            db.execute("DELETE FROM rows")  # a cache is disposable: start over rather than misread
-            db.execute("UPDATE meta SET value=? WHERE key='schema'", (str(CACHE_SCHEMA),))
-        db.commit()
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")  # a cache need not survive a power cut, only a crash
+            db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is not None and version[0] != str(CACHE_SCHEMA):
+                db.execute("DROP TABLE IF EXISTS rows")  # a cache is disposable: start over, never misread
+            db.execute("CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, submission TEXT NOT NULL, "
+                       "parts TEXT NOT NULL, row TEXT NOT NULL, at REAL)")
+            db.execute("CREATE INDEX IF NOT EXISTS rows_submission ON rows (submission)")
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(CACHE_SCHEMA),))
+            db.execute("SELECT count(*) FROM rows").fetchone()
+            db.commit()
+        except BaseException:
+            db.close()
+            raise
         return db
 
     @staticmethod
-    def key(pack: Pack, exercise: str, code: str) -> str:
-        digest = hashlib.sha256()
-        for part in (pack.id, pack.version, exercise, code):
-            digest.update(part.encode("utf-8", "surrogatepass") + b"\x00")
-        return digest.hexdigest()
+    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict, torch: str = "") -> CacheKey:
+        parts = {"exercise": fingerprint, "engine": f"{engine_fingerprint()} torch {torch}",
+                 "limits": json.dumps(limits, sort_keys=True)}
+        submission = hashlib.sha256(exercise.id.encode() + b"\0" + code.encode("utf-8", "surrogatepass"))
+        digest = hashlib.sha256(submission.digest())
+        for name in sorted(parts):
+            digest.update(name.encode() + b"=" + parts[name].encode() + b"\0")
+        return CacheKey(digest.hexdigest(), submission.hexdigest(), parts)
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: CacheKey) -> tuple[dict | None, str]:
+        """(row, "") on a hit; (None, why not) on a miss."""
         with self._lock:
-            found = self._db.execute("SELECT row FROM rows WHERE key=?", (key,)).fetchone()
-        return json.loads(found[0]) if found else None
+            if self._db is None:
+                return None, "cache unavailable"
+            try:
+                found = self._db.execute("SELECT row FROM rows WHERE key=?", (key.key,)).fetchone()
+                if found:
+                    return json.loads(found[0]), ""
+                older = [json.loads(p) for (p,) in self._db.execute(
+                    "SELECT parts FROM rows WHERE submission=?", (key.submission,)).fetchall()]
+            except (sqlite3.Error, ValueError) as exc:
+                self._off(f"could not be read ({exc})")
+                return None, "cache unavailable"
+        if not older:
+            return None, "new"
+        for part, why in (("exercise", "the exercise changed"), ("engine", "the engine or torch changed"),
+                          ("limits", "the limits or isolation changed")):
+            if all(o.get(part) != key.parts[part] for o in older):
+                return None, why
+        return None, "new"
 
-    def put(self, key: str, row: Row) -> None:
+    def put(self, key: CacheKey, row: Row) -> None:
         data = json.dumps(asdict(row))
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO rows VALUES (?,?,?)", (key, data, time.time()))
-            self._db.commit()
+            if self._db is None:
+                return
+            try:
+                self._db.execute("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?)",
+                                 (key.key, key.submission, json.dumps(key.parts), data, time.time()))
+                self._db.commit()
+            except sqlite3.Error as exc:
+                self._off(f"could not be written ({exc})")
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
 
 # --------------------------------------------------------------------------- grading
@@ -230,7 +569,9 @@ def _row_from_report(sub: Submission, report, seconds: float) -> Row:
     total = len(report.checks)
     good = sum(check.passed for check in report.checks)
     run = report.run
-    if report.passed:
+    if getattr(report, "tampered", None):
+        status = "tampered"
+    elif report.passed:
         status = "passed"
     elif run.status == "sandbox-failure" and run.exit_code is not None and run.error is None:
         status = "exited"  # the learner's code ended its own process (os._exit) before the checks
@@ -244,26 +585,99 @@ def _row_from_report(sub: Submission, report, seconds: float) -> Row:
     first_bad = next((c for c in report.checks if not c.passed and c.status != "skipped"), None)
     if status == "failed" and first_bad is not None:
         message += f"; {first_bad.id}: {first_bad.message}"
-    elif status in ("timeout", "memory", "output-limit", "crashed", "sandbox-failure", "exited") and run.message:
+    elif status in LIMIT_DECIDED and run.message:
         message = run.message
-    return Row(sub.learner, sub.exercise, report.passed, good, total, status, " ".join(message.split()),
-               origin=sub.origin, seconds=seconds, run_seconds=run.wall_time)
+    checks = [{"id": c.id, "kind": c.kind, "status": c.status, "description": c.description,
+               "message": " ".join(c.message.split()), "expected": c.expected, "got": c.got,
+               "hint": c.hint} for c in report.checks]
+    return Row(sub.learner, sub.exercise, report.passed and status == "passed", good, total, status,
+               " ".join(message.split()), origin=sub.origin, seconds=seconds, run_seconds=run.wall_time,
+               checks=checks)
+
+
+def score(row: Row, exercise: Exercise, language: str | None = None, fallback: str = "en") -> None:
+    """Points, weights and hints onto a row (also a cached one): see docs/authoring.md, "Points".
+
+    points = exercise.points x (sum of the weights of the passed checks / sum of all weights);
+    a run that was tampered with, or ended by a limit, earns nothing.
+    """
+    weights = {check.id: check.weight for check in exercise.checks}
+    hints = {check.id: check.hint for check in exercise.checks}
+    row.max_points = float(exercise.points)
+    for check in row.checks:
+        check["weight"] = weights.get(check["id"], 0.0)
+        hint = hints.get(check["id"])
+        check["hint"] = resolve(hint, language, fallback) if hint is not None and check["status"] != "passed" \
+            else None
+    total = sum(weights.values())
+    if row.status in ("passed", "failed", "error") and total > 0:
+        earned = sum(c["weight"] for c in row.checks if c["status"] == "passed")
+        row.points = round(exercise.points * earned / total, 4)
+    else:
+        row.points = 0.0
+    if row.status == "passed":
+        row.points = float(exercise.points)
+
+
+def _stamp(row: Row, sub: Submission, deadline: datetime | None) -> None:
+    row.learner_id, row.email = sub.learner_id, sub.email
+    row.handed_in, row.handed_in_from, row.late = "", "", None
+    if sub.handed_in is not None:
+        row.handed_in = datetime.fromtimestamp(sub.handed_in, timezone.utc).isoformat(timespec="seconds")
+        row.handed_in_from = sub.handed_in_from
+        if deadline is not None:
+            row.late = sub.handed_in > deadline.timestamp()
+
+
+def _quiz_row(sub: Submission, quiz: ChoiceQuiz) -> Row:
+    correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
+    try:
+        picked = {int(part) for part in sub.answer.split(",") if part.strip()}
+    except ValueError:
+        picked = None
+    right = picked == correct
+    message = "correct" if right else ("not an answer to this quiz" if picked is None else "not the right choices")
+    return Row(sub.learner, sub.exercise, right, int(right), 1, "passed" if right else "failed", message,
+               origin=sub.origin, points=float(quiz.points) if right else 0.0, max_points=float(quiz.points))
 
 
 def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox", *,
               cache: GradeCache | None = None, threads: int = 1,
-              progress: Callable[[Row, int, int], None] | None = None) -> list[Row]:
-    """Grade every submission; the order of the result is the order of ``submissions``."""
-    from tutor.core.grading import check_exercise
+              progress: Callable[[Row, int, int], None] | None = None,
+              deadline: datetime | None = None, isolation: str = "", language: str | None = None) -> list[Row]:
+    """Grade every submission; the order of the result is the order of ``submissions``.
+
+    ``progress(row, done, total)`` is called once per row as soon as it is final (from worker
+    threads, one at a time), so a caller can write rows as they come.
+    """
+    from tutor.core.grading import _limits_for, check_exercise
 
     subs = list(submissions)
     exercises: dict[str, Exercise] = {ex.id: ex for _lesson, ex in pack.exercises()}
+    quizzes = dict(graded_quizzes(pack))
+    fingerprints = {eid: exercise_fingerprint(ex) for eid, ex in exercises.items()} if cache else {}
+    fallback = pack.languages[0]
+    torch = ""
+    if cache is not None and cache.usable and any(s.code is not None for s in subs):
+        try:  # the workers' torch version is part of every key: known once they are warm
+            sandbox.wait_ready()
+            torch = str(sandbox.worker_info.get("torch", ""))
+        except Exception:  # noqa: BLE001 - every run will say what broke
+            torch = "unknown"
     rows: list[Row | None] = [None] * len(subs)
     done = 0
     lock = threading.Lock()
 
+    def due(eid: str) -> datetime | None:
+        exercise = exercises.get(eid)
+        if exercise is not None and exercise.deadline:
+            return parse_deadline(exercise.deadline)
+        return deadline
+
     def finish(index: int, row: Row) -> None:
         nonlocal done
+        sub = subs[index]
+        _stamp(row, sub, due(sub.exercise))
         rows[index] = row
         with lock:
             done += 1
@@ -272,81 +686,50 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
 
     def one(index: int) -> None:
         sub = subs[index]
+        if sub.exercise in quizzes and sub.status is None and sub.answer is not None:
+            finish(index, _quiz_row(sub, quizzes[sub.exercise]))
+            return
         exercise = exercises.get(sub.exercise)
         if sub.status is not None or exercise is None or sub.code is None:
-            total = len(exercise.checks) if exercise else 0
-            finish(index, Row(sub.learner, sub.exercise, False, 0, total, sub.status or "unknown-exercise",
-                              sub.message, origin=sub.origin))
+            total = len(exercise.checks) if exercise else (1 if sub.exercise in quizzes else 0)
+            row = Row(sub.learner, sub.exercise, False, 0, total, sub.status or "unknown-exercise",
+                      sub.message, origin=sub.origin)
+            if exercise is not None:
+                row.max_points = float(exercise.points)
+            elif sub.exercise in quizzes:
+                row.max_points = float(quizzes[sub.exercise].points)
+            finish(index, row)
             return
-        key = GradeCache.key(pack, sub.exercise, sub.code) if cache else ""
-        hit = cache.get(key) if cache else None
-        if hit is not None:
-            hit.update(learner=sub.learner, origin=sub.origin, cached=True)
-            finish(index, Row(**hit))
-            return
+        key = None
+        why = ""
+        if cache is not None and cache.usable:
+            limits = _limits_for(sandbox, exercise.timeout).to_dict() | {"isolation": isolation}
+            key = GradeCache.key(exercise, sub.code, fingerprint=fingerprints[sub.exercise], limits=limits,
+                                 torch=torch)
+            hit, why = cache.get(key)
+            if hit is not None:
+                hit.update(learner=sub.learner, origin=sub.origin, cached=True, why_not_cached="")
+                row = Row(**hit)
+                score(row, exercise, language, fallback)
+                finish(index, row)
+                return
         started = time.monotonic()
         try:
-            report = check_exercise(sandbox, exercise, sub.code)
+            report = check_exercise(sandbox, exercise, sub.code, language=language, fallback=fallback)
         except Exception as exc:  # the batch goes on; the row says what broke
             finish(index, Row(sub.learner, sub.exercise, False, 0, len(exercise.checks), "sandbox-failure",
-                              f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin))
+                              f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin,
+                              max_points=float(exercise.points), why_not_cached="the run failed"))
             return
         row = _row_from_report(sub, report, time.monotonic() - started)
-        if cache and row.status not in ("sandbox-failure",):
+        score(row, exercise, language, fallback)
+        row.why_not_cached = why or ("cache off" if cache is None else "")
+        if row.status in LIMIT_DECIDED:
+            row.why_not_cached = f"{why or 'new'}; not kept: a {row.status} depends on the limits and the load"
+        elif key is not None and cache is not None:
             cache.put(key, row)
         finish(index, row)
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
         list(pool.map(one, range(len(subs))))
     return [row for row in rows if row is not None]
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def to_csv(rows: list[Row]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        record = row.record()
-        record["passed"] = "true" if row.passed else "false"
-        writer.writerow([record[name] for name in COLUMNS])
-    return out.getvalue()
-
-
-def to_json(pack: Pack, rows: list[Row]) -> str:
-    summary = {
-        "pack": pack.id, "pack_version": pack.version,
-        "learners": len({r.learner for r in rows}),
-        "rows": len(rows), "passed": sum(r.passed for r in rows),
-        "statuses": _count(r.status for r in rows),
-    }
-    return json.dumps({"summary": summary, "rows": [r.record() | {"origin": r.origin, "cached": r.cached}
-                                                    for r in rows]}, indent=2, ensure_ascii=False)
-
-
-def to_junit(pack: Pack, rows: list[Row]) -> str:
-    suites = ET.Element("testsuites", name=f"torch-tutor grade {pack.id} {pack.version}")
-    for learner in sorted({r.learner for r in rows}):
-        mine = [r for r in rows if r.learner == learner]
-        suite = ET.SubElement(suites, "testsuite", name=learner, tests=str(len(mine)),
-                              failures=str(sum(r.status in ("failed",) for r in mine)),
-                              errors=str(sum(not r.passed and r.status != "failed" for r in mine)),
-                              time=f"{sum(r.seconds for r in mine):.3f}")
-        for row in mine:
-            case = ET.SubElement(suite, "testcase", classname=f"{pack.id}.{learner}", name=row.exercise,
-                                 time=f"{row.seconds:.3f}")
-            if row.passed:
-                continue
-            tag = "failure" if row.status == "failed" else "error"
-            ET.SubElement(case, tag, type=row.status,
-                          message=f"{row.checks_passed}/{row.checks_total} checks: {row.message}"[:2000])
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _count(items: Iterable[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item] = counts.get(item, 0) + 1
-    return dict(sorted(counts.items()))

@@ -16,10 +16,13 @@ crash.
 from __future__ import annotations
 
 import json
+import os
 import re
+import struct
 import time
 import zipfile
 import zlib
+from datetime import datetime
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,10 @@ FORMAT_VERSION = 1
 SUFFIX = ".handin.zip"
 MAX_MEMBER_BYTES = 1024 * 1024
 MAX_MEMBERS = 500
+MAX_LEARNER_CHARS = 200
+_EOCD = struct.Struct("<4s4H2LH")  # end of central directory record (22 bytes + comment)
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
 _SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
@@ -44,6 +51,7 @@ class Handin:
     exercises: dict[str, bytes] = field(default_factory=dict)  # raw bytes: the grader decodes
     solved: dict[str, bool] = field(default_factory=dict)
     quizzes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    created: float | None = None  # when the learner wrote it (seconds since the epoch), if recorded
 
 
 def write_handin(path: Path, *, learner: str, pack_id: str, pack_version: str, tutor_version: str,
@@ -67,15 +75,44 @@ def write_handin(path: Path, *, learner: str, pack_id: str, pack_version: str, t
     return path
 
 
+def central_directory_count(path: Path) -> int | None:
+    """How many members the archive's end record declares (Zip64 too), read from the last bytes
+    only, so a million-member archive is refused before anything parses its directory."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            tail_at = max(0, size - (_EOCD.size + 0xFFFF))
+            handle.seek(tail_at)
+            tail = handle.read()
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0 or len(tail) - at < _EOCD.size:
+                return None
+            count = _EOCD.unpack_from(tail, at)[4]
+            locator_at = at - _ZIP64_LOCATOR.size
+            if locator_at >= 0 and tail[locator_at:locator_at + 4] == b"PK\x06\x07":
+                offset = _ZIP64_LOCATOR.unpack_from(tail, locator_at)[2]
+                handle.seek(offset)
+                record = handle.read(_ZIP64_EOCD.size)
+                if len(record) == _ZIP64_EOCD.size and record[:4] == b"PK\x06\x06":
+                    count = max(count, _ZIP64_EOCD.unpack(record)[7])
+            return count
+    except OSError:
+        return None
+
+
 def read_handin(path: Path) -> Handin:
+    declared = central_directory_count(path)
+    if declared is not None and declared > MAX_MEMBERS:
+        raise HandinError(f"{declared:,} files in the archive; a hand-in has at most {MAX_MEMBERS}")
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise HandinError(f"not a readable zip archive ({exc})") from None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RecursionError) as exc:
+        # ValueError covers a member name flagged UTF-8 that is not (UnicodeDecodeError)
+        raise HandinError(f"not a readable zip archive ({_short(exc)})") from None
     with archive:
         infos = archive.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise HandinError(f"{len(infos)} files in the archive; a hand-in has at most {MAX_MEMBERS}")
+            raise HandinError(f"{len(infos):,} files in the archive; a hand-in has at most {MAX_MEMBERS}")
         members = {info.filename: info for info in infos}
         manifest = _json_member(archive, members, "manifest.json")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -86,8 +123,12 @@ def read_handin(path: Path) -> Handin:
         learner = manifest.get("learner")
         if not isinstance(learner, str) or not learner.strip():
             raise HandinError("manifest.json names no learner")
-        handin = Handin(learner=learner.strip(), pack=str(manifest.get("pack", "")),
-                        pack_version=str(manifest.get("pack_version", "")))
+        if len(learner) > MAX_LEARNER_CHARS:
+            raise HandinError(f"manifest.json gives a learner name of {len(learner):,} characters; the limit "
+                              f"is {MAX_LEARNER_CHARS}")
+        handin = Handin(learner=learner.strip(), pack=str(manifest.get("pack", ""))[:200],
+                        pack_version=str(manifest.get("pack_version", ""))[:200],
+                        created=_parse_created(manifest.get("created")))
         entries = manifest.get("exercises")
         if not isinstance(entries, dict):
             raise HandinError("manifest.json has no exercises mapping")
@@ -124,5 +165,21 @@ def _json_member(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], 
         raise HandinError(f"no {name} in the archive")
     try:
         return json.loads(_member(archive, members[name]).decode("utf-8"))
+    except RecursionError:
+        raise HandinError(f"{name} is nested too deeply to be a hand-in manifest") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HandinError(f"{name} is not valid JSON ({exc})") from None
+        raise HandinError(f"{name} is not valid JSON ({_short(exc)})") from None
+
+
+def _parse_created(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+    except ValueError:
+        return None
+
+
+def _short(exc: BaseException, limit: int = 200) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

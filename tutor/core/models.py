@@ -39,6 +39,19 @@ def _valid_regex(pattern: str | None) -> str | None:
     return pattern
 
 
+def _valid_deadline(value: str | None) -> str | None:
+    if value is not None:
+        from datetime import datetime
+
+        try:
+            when = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            raise ValueError("not an ISO 8601 date and time, e.g. 2026-12-01T23:59:00+01:00") from None
+        if when.tzinfo is None:
+            raise ValueError("a deadline needs a UTC offset (e.g. +01:00 or Z), so every grader reads the same instant")
+    return value
+
+
 Seconds = Annotated[float, Meta(gt=0, le=300)]
 
 
@@ -133,6 +146,9 @@ class ChoiceQuiz(QuizBase):
 
     style: Literal["choice"]
     choices: Annotated[list[Choice], Meta(min_length=2)]
+    points: Annotated[
+        float, Meta(ge=0), Meta("points for a correct answer in a graded hand-in (0: not graded)")
+    ] = 0.0
 
     def __post_init__(self) -> None:
         if not any(c.correct for c in self.choices):
@@ -178,6 +194,14 @@ class Exercise(StepBase):
     hints: Annotated[list[Text], Meta(min_length=2),
                      Meta("progressive: the last nearly gives it away")]
     timeout: Annotated[float | None, Meta(gt=0, le=600), Meta("seconds for the whole check run")] = None
+    points: Annotated[
+        float, Meta(ge=0), Meta("what the exercise is worth when graded; each check earns its weight's share")
+    ] = 1.0
+    deadline: Annotated[
+        str | None,
+        Meta("hand-in deadline, ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59:00+01:00; "
+             "`grade` flags later hand-ins as late", after=_valid_deadline),
+    ] = None
 
 
 Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]

@@ -1,0 +1,57 @@
+"""The parent-side work `grade` adds per submission besides running it: cache key, look-up and
+write, points, and one streamed CSV row; 300 submissions of the built-in pack, no sandbox.
+
+Run: python bench/grade_parent.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
+from tutor.core.gradebook import GradeCache, Row, engine_fingerprint, exercise_fingerprint, score  # noqa: E402
+from tutor.core.gradeout import CsvStream  # noqa: E402
+from tutor.core.loader import load_pack  # noqa: E402
+from tutor.sandbox.limits import Limits  # noqa: E402
+
+
+def main() -> None:
+    pack = load_pack(builtin_pack_dirs()[0])
+    exercises = [ex for _lesson, ex in pack.exercises()]
+    started = time.perf_counter()
+    fingerprints = {ex.id: exercise_fingerprint(ex) for ex in exercises}
+    fingerprinting = time.perf_counter() - started
+    engine_fingerprint()
+    limits = Limits().to_dict() | {"isolation": "bwrap"}
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = GradeCache(Path(tmp) / "grade-cache.sqlite")
+        stream = CsvStream(Path(tmp) / "grades.csv")
+        times = []
+        for n in range(300):
+            exercise = exercises[n % len(exercises)]
+            started = time.perf_counter()
+            key = GradeCache.key(exercise, f"# learner {n}\n{exercise.solution}",
+                                 fingerprint=fingerprints[exercise.id], limits=limits, torch="2.13.0")
+            cache.get(key)
+            checks = [{"id": c.id, "kind": c.kind, "status": "passed", "description": "d", "message": "",
+                       "expected": None, "got": None, "hint": None} for c in exercise.checks]
+            row = Row(f"learner-{n}", exercise.id, True, len(checks), len(checks), "passed", "all passed",
+                      checks=checks)
+            score(row, exercise)
+            cache.put(key, row)
+            stream.add(row)
+            times.append(time.perf_counter() - started)
+        cache.close()
+    print(f"parent-side additions per submission: median {statistics.median(times) * 1000:.2f} ms, "
+          f"p90 {sorted(times)[int(len(times) * 0.9)] * 1000:.2f} ms")
+    print(f"fingerprints of {len(exercises)} exercises: {fingerprinting * 1000:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

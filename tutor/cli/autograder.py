@@ -1,0 +1,112 @@
+"""``torch-tutor autograder PACK``: a Gradescope bundle, a GitHub Classroom setup, or (inside
+Gradescope) grading one submission into results.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from tutor.cli.common import UsageError, guarded
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "autograder", help="write a Gradescope autograder bundle or a GitHub Classroom setup for a pack",
+        description="--gradescope OUT.zip writes setup.sh, run_autograder and the wheels of torch-tutor and "
+        "the pack: upload it as a Gradescope programming assignment's autograder. --github-classroom DIR "
+        "writes, into a starter repository, the workflow and autograding.json that run `torch-tutor check` "
+        "per exercise with its points. --run DIR --results FILE is what run_autograder calls: grade one "
+        "submission (loose <exercise-id>.py files or a hand-in archive) into Gradescope's results.json.")
+    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--gradescope", metavar="OUT.zip", help="write the Gradescope autograder bundle")
+    what.add_argument("--github-classroom", metavar="DIR", help="write the GitHub Classroom setup into DIR")
+    what.add_argument("--run", metavar="SUBMISSION_DIR", help="grade one submission (inside the autograder)")
+    p.add_argument("--results", metavar="FILE", help="with --run: where results.json goes")
+    p.add_argument("--torch", metavar="VERSION", help="the torch the setup installs (default: this one's)")
+    p.add_argument("--tutor-wheel", metavar="FILE", help="a torch_tutor wheel to ship (default: built "
+                   "from this source checkout)")
+    p.add_argument("--visibility", default="visible",
+                   choices=("hidden", "after_due_date", "after_published", "visible"),
+                   help="when learners see the tests on Gradescope (default: visible)")
+    p.set_defaults(func=cmd_autograder)
+
+
+@guarded
+def cmd_autograder(args: argparse.Namespace) -> int:
+    from tutor.cli.common import resolve_pack_arg, settings_from_args
+    from tutor.core.autograder import (AutograderError, build_gradescope_bundle, github_classroom,
+                                       torch_version)
+    from tutor.core.loader import PackError, load_pack
+
+    if args.run is None and args.results:
+        raise UsageError("--results goes with --run")
+    if args.run is not None and not args.results:
+        raise UsageError("--run needs --results FILE")
+    try:
+        pack = load_pack(resolve_pack_arg(args.pack, args))
+    except PackError as exc:
+        raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
+    if args.run is not None:
+        return run_submission(args, pack, settings_from_args(args))
+    wheel = Path(args.tutor_wheel) if args.tutor_wheel else None
+    try:
+        torch = args.torch or torch_version()
+        if args.gradescope:
+            out = build_gradescope_bundle(pack, Path(args.gradescope), torch=torch, tutor_wheel=wheel,
+                                          visibility=args.visibility)
+            print(f"wrote {out}: setup.sh, run_autograder and the wheels of torch-tutor and {pack.id}; "
+                  f"torch {torch} (CPU). Upload it as the autograder of a Gradescope programming assignment.")
+        else:
+            written = github_classroom(pack, Path(args.github_classroom), torch=torch, tutor_wheel=wheel)
+            print(f"wrote {len(written)} files into {args.github_classroom}: .github/workflows/classroom.yml, "
+                  f".github/classroom/autograding.json, .torch-tutor/ (the pack and the torch-tutor wheel) "
+                  f"and the starter files. Commit them to the assignment's starter repository.")
+    except AutograderError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        print(f"torch-tutor: error: cannot write: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_submission(args: argparse.Namespace, pack, settings) -> int:
+    """One learner's submission, graded as `grade` would, into Gradescope's results.json."""
+    import json
+    import shutil
+    import tempfile
+
+    from tutor.cli.grading import grade_meta, print_rows
+    from tutor.core.autograder import gradescope_results
+    from tutor.core.gradebook import collect, grade_all
+    from tutor.core.gradeout import sort_rows, write_atomic
+    from tutor.sandbox import Sandbox
+    from tutor.sandbox import isolation as iso
+
+    started = time.monotonic()
+    source = Path(args.run)
+    if not source.is_dir():
+        raise UsageError(f"{source} is not a folder")
+    info = iso.choose(settings.isolation, settings.python or iso.default_python())
+    if info.level == "bwrap":
+        isolation = "bubblewrap, inside the autograder's container"
+    else:  # the container is thrown away after this submission: it is the isolation here
+        isolation = f"the autograder's container only (the tutor's own isolation is off: {info.reason})"
+    with tempfile.TemporaryDirectory(prefix="torch-tutor-submission-") as tmp:
+        # A private copy under a fixed name: the learner's folder is then one learner, whatever it holds.
+        shutil.copytree(source, Path(tmp) / "submission", symlinks=True)
+        collection = collect(pack, Path(tmp))
+        with Sandbox(settings).start() as sandbox:
+            rows = grade_all(pack, collection.submissions, sandbox, isolation=info.level)
+    meta = grade_meta(pack, info, ignored=collection.ignored)
+    rows = sort_rows(rows, meta["items"])
+    results = gradescope_results(meta, rows, seconds=time.monotonic() - started, isolation=isolation,
+                                 visibility=args.visibility)
+    write_atomic(Path(args.results), json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    for notice in collection.ignored:
+        print(f"notice: ignored {notice}")
+    print_rows(rows)
+    print(f"score {results['score']:g} of {meta['max_points']:g}; isolation: {isolation}")
+    return 0

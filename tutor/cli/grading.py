@@ -1,0 +1,356 @@
+"""Commands for graders and the learner's hand-in: grade, grade-merge, autograder, handin."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from tutor.cli.common import UsageError, guarded
+
+UNISOLATED = (
+    "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run as "
+    "you, with network access, able to read every file you can read (your home, keys and the other "
+    "learners' submissions) and to write to /tmp and anything else you may write. Get isolation: install "
+    "bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), then check "
+    "`torch-tutor doctor` says 'isolation: bwrap'. To grade anyway (inside a container or VM you trust "
+    "and throw away), pass --unisolated.")
+MAX_NOTICES = 20
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "grade", help="grade learners' submissions with the learner's own check engine",
+        description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
+        "(*.handin.zip, in a learner's folder or at the top) against PACK. One row per learner and "
+        "exercise (and graded quiz): learner, learner_id, email, exercise, passed, checks_passed, checks_total, "
+        "points, max_points, status, message, handed_in, handed_in_from, late. Statuses: "
+        "passed, failed, error (the code raised), timeout, memory, output-limit, crashed, exited (it ended "
+        "its own process before the checks), tampered, sandbox-failure, "
+        "and for the files themselves missing, empty, binary, not-utf8, too-large, refused (a symlink out of "
+        "the folder, or a top-level archive naming a learner who has a folder), unknown-exercise, unrecognised, "
+        "bad-archive, wrong-pack. A re-run reuses results cached by the content of everything that decides "
+        "them. Refuses to run at isolation 'none' unless --unisolated. Exit 0 when every submission was "
+        "graded and every output written, whatever the grades.")
+    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR")
+    _outputs(p)
+    p.add_argument("--roster", metavar="FILE", help="CSV with a 'learner' column (and optional 'id', 'email'): "
+                   "listed learners without submissions get 'missing' rows; anything else is ignored")
+    p.add_argument("--deadline", metavar="DATETIME", help="ISO 8601, e.g. 2026-12-01T23:59+01:00 (no offset: "
+                   "this machine's time zone); later hand-ins are flagged late. An exercise's own deadline wins")
+    p.add_argument("--shard", metavar="K/N", help="grade only the K-th of N shares of the learners (merge the "
+                   "shards' --json files with `torch-tutor grade-merge`)")
+    p.add_argument("--workers", type=int, metavar="N", help="sandbox workers to grade with (default: setting)")
+    p.add_argument("--no-cache", action="store_true", help="grade everything again")
+    p.add_argument("--unisolated", action="store_true",
+                   help="grade even when the sandbox has no isolation (see `torch-tutor doctor`)")
+    p.set_defaults(func=cmd_grade)
+
+    p = subparsers.add_parser(
+        "grade-merge", help="combine the JSON of `grade --shard K/N` runs into one run's outputs",
+        description="Read every shard's --json file and write the same CSV, JSON, JUnit, totals and "
+        "feedback that one unsharded `grade` would have written. Every shard 1..N must be given once.")
+    p.add_argument("shards", metavar="SHARD_JSON", nargs="+")
+    _outputs(p)
+    p.set_defaults(func=cmd_merge)
+
+    p = subparsers.add_parser(
+        "handin", help="write your solved code and quiz answers to an archive for your instructor",
+        description="Write LEARNER-PACK.handin.zip with, for every exercise you worked on, the last code "
+        "that passed its checks (else your latest draft), and your quiz answers. `torch-tutor grade` reads it.")
+    p.add_argument("pack", nargs="?", metavar="PACK", help="pack id (default: the built-in pack)")
+    p.add_argument("--learner", help="your name as your instructor knows it (default: your user name)")
+    p.add_argument("-o", "--output", metavar="FILE", help="where to write the archive")
+    p.set_defaults(func=cmd_handin)
+
+    from tutor.cli.autograder import register as register_autograder
+
+    register_autograder(subparsers)
+
+
+def _outputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--csv", metavar="FILE", help="write the rows as CSV (written as rows finish)")
+    p.add_argument("--json", metavar="FILE", help="write the rows, per-check results and a summary as JSON")
+    p.add_argument("--junit", metavar="FILE", help="write JUnit XML (a suite per learner)")
+    p.add_argument("--totals", metavar="FILE", help="write one row per learner with the total points, for "
+                   "Canvas's or Moodle's gradebook import")
+    p.add_argument("--feedback", metavar="DIR", help="write one Markdown file per learner: every exercise, "
+                   "every check's verdict and message, and the hints for failed checks")
+
+
+def _notice(message: str) -> None:
+    print(f"notice: {message}", file=sys.stderr, flush=True)
+
+
+def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None) -> list[str]:
+    """Every requested output but the streamed CSV; returns the errors (one line each)."""
+    from tutor.core import gradeout
+
+    errors = []
+    if stream is not None:
+        stream.finish(rows)
+        if stream.error:
+            errors.append(stream.error)
+    elif getattr(args, "csv", None):
+        _try(errors, args.csv, lambda: gradeout.write_atomic(Path(args.csv), gradeout.to_csv(rows)))
+    for option, render in ((args.json, gradeout.to_json), (args.junit, gradeout.to_junit),
+                           (args.totals, gradeout.to_totals)):
+        if option:
+            _try(errors, option, lambda o=option, r=render: gradeout.write_atomic(Path(o), r(meta, rows)))
+    if args.feedback:
+        _try(errors, args.feedback, lambda: gradeout.write_feedback(Path(args.feedback), meta, rows))
+    return errors
+
+
+def _try(errors: list[str], where: str, action) -> None:
+    try:
+        action()
+    except OSError as exc:
+        errors.append(f"cannot write {where}: {exc.strerror or exc}")
+
+
+def print_rows(rows: list) -> None:
+    from tutor.core.gradebook import clean_name
+    from tutor.core.gradeout import clip
+
+    if not rows:
+        return
+    width = min(24, max(len(clip(r.learner, 24)) for r in rows))
+    ex_width = min(32, max(len(clip(r.exercise, 32)) for r in rows))
+    for row in rows:
+        mark = "pass" if row.passed else "FAIL"
+        late = "  late" if row.late else ""
+        print(f"{clip(row.learner, 24):<{width}}  {clip(row.exercise, 32):<{ex_width}}  {mark}  "
+              f"{row.checks_passed}/{row.checks_total}  {_num(row.points)}/{_num(row.max_points)}  "
+              f"{row.status:<16} {clip(clean_name(row.message), 100)}{late}")
+
+
+def _num(value: float) -> str:
+    return f"{round(value, 2):g}"
+
+
+@guarded
+def cmd_grade(args: argparse.Namespace) -> int:
+    from tutor.cli.common import resolve_pack_arg, settings_from_args
+    from tutor.core import gradeout
+    from tutor.core.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
+                                      parse_deadline, parse_shard, shard_of)
+    from tutor.core.loader import PackError, load_pack
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    shard = None
+    if args.shard:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    deadline = None
+    if args.deadline:
+        try:
+            deadline = parse_deadline(args.deadline)
+        except ValueError:
+            raise UsageError(f"--deadline takes an ISO 8601 date and time, e.g. 2026-12-01T23:59+01:00, "
+                             f"not {args.deadline!r}") from None
+    roster = None
+    if args.roster:
+        try:
+            roster = load_roster(Path(args.roster))
+        except RosterError as exc:
+            raise UsageError(str(exc)) from None
+    settings = settings_from_args(args, workers=args.workers)
+    try:
+        pack = load_pack(resolve_pack_arg(args.pack, args))
+    except PackError as exc:
+        raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
+    root = Path(args.submissions)
+    if not root.is_dir():
+        raise UsageError(f"{root} is not a folder of submissions")
+    collection = collect(pack, root, roster)
+    submissions = collection.submissions
+    for message in collection.ignored[:MAX_NOTICES]:
+        _notice(f"ignored {gradeout.clip(message, 160)}")
+    if len(collection.ignored) > MAX_NOTICES:
+        _notice(f"... and {len(collection.ignored) - MAX_NOTICES} more ignored (--json lists them all)")
+    if not submissions:
+        raise UsageError(f"{root} holds no learners' folders or hand-in archives")
+    if shard is not None:
+        submissions = shard_of(submissions, *shard)
+    graded_items = set(item_order(pack))
+    learners = len({s.learner for s in submissions if s.exercise in graded_items})
+
+    # Before anything runs: strangers' code is never run unisolated without an explicit yes.
+    from tutor.sandbox import isolation as iso
+
+    try:
+        info = iso.choose(settings.isolation, settings.python or iso.default_python())
+    except iso.IsolationError as exc:
+        raise UsageError(f"isolation 'bwrap' is required but not available: {exc}") from None
+    if info.level == "none" and not args.unisolated:
+        raise UsageError(UNISOLATED.format(reason=info.reason))
+
+    items = item_order(pack)
+    meta = grade_meta(pack, info, shard=shard, ignored=collection.ignored, deadline=deadline)
+    where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    print(f"grading {len(submissions)} submissions of {learners} learners{where} against {pack.id} "
+          f"v{pack.version} with {settings.workers} worker(s), isolation {info.level}", file=sys.stderr)
+    from tutor.sandbox import Sandbox
+
+    cache = None if args.no_cache else GradeCache(settings.data_path / "grade-cache.sqlite", notice=_notice)
+    stream = gradeout.CsvStream(Path(args.csv)) if args.csv else None
+    if stream is not None and stream.error:
+        _notice(stream.error)
+    tty = sys.stderr.isatty()
+    step = max(1, len(submissions) // 10)
+
+    def progress(row, done: int, total: int) -> None:
+        if stream is not None:
+            had = stream.error
+            stream.add(row)
+            if stream.error and not had:
+                _notice(f"{stream.error}; grading goes on, the rows so far are kept")
+        if tty:
+            width = 30
+            filled = int(width * done / total)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
+                             f"{gradeout.clip(row.learner, 24)}/{gradeout.clip(row.exercise, 32)}: "
+                             f"{row.status}\x1b[K")
+            sys.stderr.flush()
+        elif done % step == 0 or done == total:
+            print(f"  {done}/{total} graded", file=sys.stderr, flush=True)
+
+    started = time.monotonic()
+    with Sandbox(settings, workers=settings.workers).start() as sandbox:
+        rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
+                         deadline=deadline, isolation=info.level)
+    if cache is not None:
+        cache.close()
+    if tty:
+        sys.stderr.write("\n")
+    rows = gradeout.sort_rows(rows, items)
+    errors = write_outputs(args, meta, rows, stream)
+    print_rows(rows)
+    ran = [r for r in rows if r.run_seconds or r.why_not_cached or r.cached]
+    cached = sum(r.cached for r in rows)
+    reasons: dict[str, int] = {}
+    for row in ran:
+        if not row.cached:
+            reasons[row.why_not_cached or "new"] = reasons.get(row.why_not_cached or "new", 0) + 1
+    why = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
+          f"{f' ({why})' if why else ''}, {cached} from the cache, {len(rows) - len(ran)} not run (file "
+          f"problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
+    accepted = " (accepted with --unisolated)" if info.level == "none" else ""
+    print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
+    for error in errors:
+        print(f"torch-tutor: error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
+    """What every output says about the run besides its rows (see tutor.core.gradeout)."""
+    from tutor.core.gradebook import item_order
+
+    exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
+    return {
+        "pack": pack.id, "pack_version": pack.version, "pack_title": _title(pack),
+        "pack_fingerprint": pack_fingerprint(pack), "items": item_order(pack),
+        "max_points": sum(float(ex.points) for ex in exercises.values())
+        + sum(float(q.points) for _r, q in _quizzes(pack)),
+        "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
+                      "accepted_unisolated": info.level == "none"},
+        "shard": list(shard) if shard else None,
+        "ignored": list(ignored),
+        "deadline": deadline.isoformat() if deadline else None,
+    }
+
+
+def pack_fingerprint(pack) -> str:
+    import hashlib
+
+    from tutor.core.gradebook import exercise_fingerprint
+
+    digest = hashlib.sha256()
+    for _lesson, exercise in pack.exercises():
+        digest.update(exercise_fingerprint(exercise).encode())
+    for ref, quiz in _quizzes(pack):
+        digest.update(f"{ref}:{quiz.points}:{[c.correct for c in quiz.choices]}".encode())
+    return digest.hexdigest()
+
+
+def _quizzes(pack):
+    from tutor.core.gradebook import graded_quizzes
+
+    return graded_quizzes(pack)
+
+
+def _title(pack) -> str:
+    from tutor.core.text import resolve
+
+    return resolve(pack.title, None, pack.languages[0])
+
+
+@guarded
+def cmd_merge(args: argparse.Namespace) -> int:
+    from tutor.core.gradeout import MergeError, merge_shards
+
+    if not any((args.csv, args.json, args.junit, args.totals, args.feedback)):
+        raise UsageError("say what to write: --csv, --json, --junit, --totals and/or --feedback")
+    try:
+        meta, rows = merge_shards([Path(p) for p in args.shards])
+    except MergeError as exc:
+        raise UsageError(str(exc)) from None
+    errors = write_outputs(args, meta, rows)
+    learners = len({r.learner for r in rows if r.exercise in set(meta["items"])})
+    print(f"merged {len(args.shards)} shards: {len(rows)} rows of {learners} learners, "
+          f"{sum(r.passed for r in rows)} passed; isolation {meta.get('isolation', {}).get('level', '?')}",
+          file=sys.stderr)
+    for error in errors:
+        print(f"torch-tutor: error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+@guarded
+def cmd_handin(args: argparse.Namespace) -> int:
+    import getpass
+
+    from tutor import __version__
+    from tutor.cli.common import resolve_pack_arg, settings_from_args
+    from tutor.core.discovery import builtin_pack_dirs
+    from tutor.core.handin import SUFFIX, write_handin
+    from tutor.core.loader import PackError, load_pack
+    from tutor.core.progress import ProgressStore
+
+    settings = settings_from_args(args)
+    try:
+        path = resolve_pack_arg(args.pack, args) if args.pack else builtin_pack_dirs()[0]
+        pack = load_pack(path)
+    except PackError as exc:
+        raise UsageError(f"the pack has problems:\n{exc}") from None
+    learner = (args.learner or getpass.getuser()).strip()
+    if not learner:
+        raise UsageError("--learner must not be empty")
+    store = ProgressStore.open(settings.data_path)
+    try:
+        recorded = store.steps(pack.id)
+        exercises: dict[str, tuple[str, bool]] = {}
+        for lesson, exercise in pack.exercises():
+            passing = store.solved_code(pack.id, lesson.id, exercise.id)
+            code = passing if passing is not None else store.draft(pack.id, lesson.id, exercise.id)
+            if code is not None:
+                exercises[exercise.id] = (code, passing is not None)
+        quizzes = {f"{lesson}/{step}": {"answer": p.quiz_answer, "correct": p.quiz_correct}
+                   for (lesson, step), p in recorded.items() if p.quiz_answer is not None}
+    finally:
+        store.close()
+    if not exercises and not quizzes:
+        raise UsageError(f"nothing to hand in for {pack.id}: no exercise worked on and no quiz answered yet")
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in learner)
+    target = Path(args.output) if args.output else Path(f"{safe}-{pack.id}{SUFFIX}")
+    write_handin(target, learner=learner, pack_id=pack.id, pack_version=pack.version,
+                 tutor_version=__version__, exercises=exercises, quizzes=quizzes)
+    solved = sum(solved for _code, solved in exercises.values())
+    print(f"wrote {target}: {len(exercises)} exercises ({solved} solved), {len(quizzes)} quiz answers")
+    return 0

@@ -1,0 +1,289 @@
+"""Grading where courses already grade: a Gradescope autograder bundle, a GitHub Classroom setup.
+
+Both run the same engine as `torch-tutor grade` and the learner's Check button. The Gradescope
+bundle carries torch-tutor and the pack as wheels (so its setup does not depend on PyPI having
+this tool), pins a CPU torch to the version the pack was validated with, and its
+``run_autograder`` writes ``results.json`` in Gradescope's documented format
+(``assets/gradescope-results.schema.json``). Both scripts honour ``AUTOGRADER_ROOT`` (default
+``/autograder``), so the bundle can be tried outside Gradescope.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+from tutor.core.gradebook import Row
+from tutor.core.models import Pack
+from tutor.core.text import resolve
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+
+
+class AutograderError(Exception):
+    """The bundle cannot be built; the message says why."""
+
+
+# --------------------------------------------------------------------------- wheels
+
+
+def pack_module(pack: Pack) -> str:
+    return "torch_tutor_pack_" + pack.id.replace("-", "_")
+
+
+def _wheel_version(version: str) -> str:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return str(Version(version))
+    except InvalidVersion:
+        return "0+" + re.sub(r"[^A-Za-z0-9.]", ".", version)
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def build_pack_wheel(pack: Pack, out_dir: Path) -> Path:
+    """A wheel holding the pack's YAML files as a module that declares the ``torch_tutor.packs``
+    entry point, so an installed tutor discovers it by id."""
+    if pack.root is None or not pack.sources:
+        raise AutograderError("the pack was not loaded from a folder")
+    module, version = pack_module(pack), _wheel_version(pack.version)
+    dist = f"{module}-{version}"
+    files: dict[str, bytes] = {f"{module}/__init__.py": f'"""The torch-tutor pack {pack.id}."""\n'.encode()}
+    for source in pack.sources:
+        relative = source.resolve().relative_to(pack.root.resolve()).as_posix()
+        files[f"{module}/{relative}"] = source.read_bytes()
+    name = "torch-tutor-pack-" + pack.id
+    files[f"{dist}.dist-info/METADATA"] = (
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        f"Summary: torch-tutor pack {pack.id} {pack.version}, packed by torch-tutor autograder\n").encode()
+    files[f"{dist}.dist-info/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: torch-tutor\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+    files[f"{dist}.dist-info/entry_points.txt"] = f"[torch_tutor.packs]\n{pack.id} = {module}\n".encode()
+    record = [_record_line(n, d) for n, d in files.items()] + [f"{dist}.dist-info/RECORD,,"]
+    files[f"{dist}.dist-info/RECORD"] = ("\n".join(record) + "\n").encode()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as wheel:
+        for name_in, data in files.items():
+            wheel.writestr(name_in, data)
+    return path
+
+
+def build_tutor_wheel(out_dir: Path, given: Path | None = None) -> Path:
+    """This torch-tutor as a wheel: ``given`` as is, else built from the source checkout."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if given is not None:
+        if not given.is_file() or not given.name.endswith(".whl"):
+            raise AutograderError(f"{given} is not a wheel file")
+        return Path(shutil.copy2(given, out_dir / given.name))
+    root = Path(__file__).resolve().parents[2]
+    if not (root / "pyproject.toml").is_file() or not (root / "tutor").is_dir():
+        raise AutograderError("this torch-tutor was not installed from a source checkout, so it cannot "
+                              "build its own wheel: pass --tutor-wheel FILE (a torch_tutor-*.whl)")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp, str(root)],
+                              capture_output=True, text=True, timeout=600)
+        wheels = list(Path(tmp).glob("torch_tutor-*.whl"))
+        if done.returncode != 0 or not wheels:
+            tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise AutograderError(f"building the torch-tutor wheel failed: {tail}")
+        return Path(shutil.move(str(wheels[0]), out_dir / wheels[0].name))
+
+
+def torch_version() -> str:
+    """The torch this tutor validates with, without its local tag (2.13.0+cpu -> 2.13.0)."""
+    try:
+        return metadata.version("torch").split("+", 1)[0]
+    except metadata.PackageNotFoundError:
+        raise AutograderError("torch is not installed here; pass --torch VERSION") from None
+
+
+# --------------------------------------------------------------------------- Gradescope
+
+
+SETUP_SH = """#!/usr/bin/env bash
+# Gradescope setup for the torch-tutor pack {pack_id} {pack_version}.
+# Installs Python (if needed), a CPU torch {torch}, and torch-tutor plus the pack from the wheels in
+# this bundle. AUTOGRADER_ROOT (default /autograder) is where the virtual environment goes;
+# TORCH_PIP_ARGS replaces the index torch comes from (default: PyTorch's CPU index).
+set -euo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+PYTHON="${{PYTHON:-python3}}"
+if ! "$PYTHON" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv python3-pip
+  PYTHON=python3
+fi
+"$PYTHON" -m venv "$ROOT/venv"
+"$ROOT/venv/bin/python" -m pip install --quiet ${{TORCH_PIP_ARGS:---index-url {index}}} "torch=={torch}"
+"$ROOT/venv/bin/python" -m pip install --quiet --find-links "$HERE/wheels" "$HERE"/wheels/*.whl
+"$ROOT/venv/bin/torch-tutor" list >/dev/null
+echo "torch-tutor is ready to grade {pack_id} {pack_version}"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Gradescope run_autograder for the torch-tutor pack {pack_id} {pack_version}: grades
+# $AUTOGRADER_ROOT/submission (loose <exercise-id>.py files or a hand-in archive) and writes
+# $AUTOGRADER_ROOT/results/results.json. Inside Gradescope the container is the isolation.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+mkdir -p "$ROOT/results"
+export TORCH_TUTOR_DATA_DIR="$ROOT/torch-tutor-data" TORCH_TUTOR_CONFIG_DIR="$ROOT/torch-tutor-config"
+exec "$ROOT/venv/bin/torch-tutor" autograder {pack_id} --run "$ROOT/submission" \\
+  --results "$ROOT/results/results.json" --visibility {visibility}
+"""
+
+
+def build_gradescope_bundle(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | None = None,
+                            visibility: str = "visible") -> Path:
+    """setup.sh, run_autograder and wheels/ at the root of a zip (Gradescope wants them there)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        wheels = Path(tmp) / "wheels"
+        tutor = build_tutor_wheel(wheels, tutor_wheel)
+        packed = build_pack_wheel(pack, wheels)
+        values = dict(pack_id=pack.id, pack_version=pack.version, torch=torch, index=TORCH_CPU_INDEX,
+                      visibility=visibility)
+        partial = out.with_name(out.name + ".partial")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+            for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
+                info = zipfile.ZipInfo(name)
+                info.external_attr = 0o100755 << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                bundle.writestr(info, text.format(**values))
+            for wheel in (tutor, packed):
+                bundle.write(wheel, f"wheels/{wheel.name}")
+        partial.replace(out)
+    return out
+
+
+def _test_output(row: Row) -> str:
+    lines = [row.message] if row.message else []
+    for check in row.checks:
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}.get(check["status"], "?")
+        line = f"{mark}  {check['description']}"
+        if check["status"] != "passed" and check.get("message"):
+            line += f": {check['message']}"
+        lines.append(line)
+        if check.get("hint"):
+            lines.append(f"      hint: {check['hint']}")
+    return "\n".join(lines)
+
+
+def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation: str,
+                       visibility: str = "visible") -> dict:
+    """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
+    files that are no exercise are listed as failed tests worth nothing."""
+    items = set(meta["items"])
+    tests = []
+    for row in rows:
+        graded = row.exercise in items
+        name = row.exercise if graded else f"{row.origin or row.exercise}: {row.status}"
+        test = {"name": name, "status": "passed" if row.passed else "failed",
+                "output": _test_output(row) or row.status, "visibility": visibility}
+        if graded:
+            test["score"] = round(row.points, 4)
+            test["max_score"] = round(row.max_points, 4)
+        tests.append(test)
+    score = round(sum(row.points for row in rows if row.exercise in items), 4)
+    return {
+        "score": score,
+        "execution_time": max(0, round(seconds)),
+        "output": (f"Graded by torch-tutor against the pack {meta['pack']} {meta['pack_version']}: "
+                   f"{score:g} of {meta['max_points']:g} points. Isolation: {isolation}"),
+        "visibility": visibility,
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def results_schema() -> dict:
+    from tutor.core import paths
+
+    return json.loads((paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- GitHub Classroom
+
+
+def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | None = None) -> list[Path]:
+    """A starter repository's autograding: the workflow GitHub Classroom runs (one
+    `torch-tutor check` per exercise, worth its points), the legacy autograding.json, the pack and
+    the torch-tutor wheel under .torch-tutor/, and each exercise's starter file (kept if present)."""
+    import yaml
+
+    written: list[Path] = []
+    home = out / ".torch-tutor"
+    pack_dir = home / "pack"
+    if pack.root is None:
+        raise AutograderError("the pack was not loaded from a folder")
+    for source in pack.sources:
+        target = pack_dir / source.resolve().relative_to(pack.root.resolve())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+        written.append(target)
+    for old in (home / "wheels").glob("torch_tutor-*.whl"):
+        old.unlink()
+    written.append(build_tutor_wheel(home / "wheels", tutor_wheel))
+    setup = (f"python -m pip install --quiet --index-url {TORCH_CPU_INDEX} torch=={torch} && "
+             "python -m pip install --quiet .torch-tutor/wheels/*.whl")
+    steps: list[dict] = [
+        {"name": "Checkout code", "uses": "actions/checkout@v4"},
+        {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": "3.11"}},
+        {"name": "Install torch-tutor and a CPU torch", "run": setup},
+    ]
+    tests, runners = [], []
+    for lesson, exercise in pack.exercises():
+        step_id = re.sub(r"[^a-z0-9-]", "-", exercise.id)
+        command = f"torch-tutor check {lesson.id}/{exercise.id} {exercise.id}.py --pack .torch-tutor/pack"
+        minutes = max(1, int((exercise.timeout or 60) * 3 // 60) + 1)
+        points = int(round(exercise.points))
+        steps.append({"name": exercise.id, "id": step_id, "uses": "classroom-resources/autograding-command-grader@v1",
+                      "with": {"test-name": exercise.id, "setup-command": "", "command": command,
+                               "timeout": minutes, "max-score": points}})
+        runners.append(step_id)
+        tests.append({"name": exercise.id, "setup": "", "run": command, "input": "", "output": "",
+                      "comparison": "included", "timeout": minutes, "points": points})
+        starter = out / f"{exercise.id}.py"
+        if not starter.exists():
+            starter.write_text(exercise.starter, encoding="utf-8")
+            written.append(starter)
+    steps.append({"name": "Autograding Reporter", "uses": "classroom-resources/autograding-grading-reporter@v1",
+                  "env": {f"{r.upper()}_RESULTS": f"${{{{steps.{r}.outputs.result}}}}" for r in runners},
+                  "with": {"runners": ",".join(runners)}})
+    workflow = {"name": "Autograding Tests", "on": ["push", "repository_dispatch"],
+                "permissions": {"checks": "write", "actions": "read", "contents": "read"},
+                "jobs": {"run-autograding-tests": {"runs-on": "ubuntu-latest",
+                                                   "if": "github.actor != 'github-classroom[bot]'",
+                                                   "steps": steps}}}
+    target = out / ".github" / "workflows" / "classroom.yml"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    title = resolve(pack.title, None, pack.languages[0])
+    target.write_text(f"# Written by `torch-tutor autograder {pack.id} --github-classroom`: {title} "
+                      f"{pack.version}\n" + yaml.safe_dump(workflow, sort_keys=False, width=120), encoding="utf-8")
+    written.append(target)
+    config = out / ".github" / "classroom" / "autograding.json"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps({"tests": tests}, indent=2) + "\n", encoding="utf-8")
+    written.append(config)
+    return written
+
+
+def bundle_listing(path: Path) -> list[str]:
+    with zipfile.ZipFile(path) as bundle:
+        return sorted(bundle.namelist())

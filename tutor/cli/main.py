@@ -66,15 +66,58 @@ def _opens_the_app(argv: list[str]) -> bool:
     return True
 
 
+#: Commands that draw on the terminal themselves (the app) or neutralise their own output
+#: (grade keeps a progress line that it redraws with an escape sequence of its own).
+_OWN_TERMINAL = ("open", "grade")
+
+
+class _InertWriter:
+    """A text stream whose every write has its control characters made visible and inert.
+
+    Commands print pack text, file and folder names, exception messages and check messages: none
+    of them came from the tutor, and any could carry an escape sequence that sets the terminal's
+    title or writes its clipboard. Wrapping the stream neutralises all of them in one place."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from tutor.core.textclean import neutralize
+
+        return self._stream.write(neutralize(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _inert_output(command: str | None):
+    """Wrap stdout and stderr for ``command``; returns a function that puts them back."""
+    if command is None or command in _OWN_TERMINAL:
+        return lambda: None
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _InertWriter(out), _InertWriter(err)
+
+    def restore() -> None:
+        sys.stdout, sys.stderr = out, err
+
+    return restore
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(commands=not _opens_the_app(argv))
-    args = parser.parse_args(argv)
+    err = sys.stderr
+    sys.stderr = _InertWriter(err)  # a usage error quotes the arguments back
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        sys.stderr = err
     handler = getattr(args, "func", None)
     if handler is None:
         from tutor.cli.packs import open_app
 
         handler = open_app
+    restore = _inert_output(getattr(args, "command", None))
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
@@ -82,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `torch-tutor list | head`
         return 0
+    finally:
+        restore()
 
 
 if __name__ == "__main__":  # pragma: no cover

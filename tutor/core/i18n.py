@@ -61,6 +61,8 @@ TABLE: dict[str, dict[str, str]] = {
         "home.pack": "{title}  v{version}",
         # lesson
         "lesson.position": "Step {step}/{steps} · Lesson {lesson}/{lessons} · {pack}",
+        "lesson.position.step": "Step {step}/{steps}",
+        "lesson.position.lesson": "Lesson {lesson}/{lessons}",
         "lesson.end": "End of the lesson. F4 goes on to the next one.",
         "lesson.end.pack": "You reached the end of the pack.",
         "lesson.requires.cuda": "This step needs a CUDA device; it is shown but its code may not run here.",
@@ -122,6 +124,9 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.predict.right": "Your prediction matches the output.",
         "quiz.predict.wrong": "The output differs from your prediction.",
         "quiz.predict.actual": "Actual output",
+        "quiz.predict.yours": "Your prediction",
+        "quiz.predict.ran": "What the code did:",
+        "quiz.predict.raises_hint": "If you think it raises an error, type the exception's name (e.g. RuntimeError).",
         "quiz.answered": "Answered earlier: {verdict}",
         # modals
         "confirm.yes": "Yes",

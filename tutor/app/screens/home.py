@@ -15,6 +15,7 @@ from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
@@ -31,7 +32,7 @@ class HomeScreen(Screen):
         with Vertical(id="home"):
             for entry in self.app.found:  # type: ignore[attr-defined]
                 if entry.pack is None:
-                    yield Static(Text(t("home.broken", path=entry.path, count=len(entry.problems or [])),
+                    yield Static(Text(neutralize(t("home.broken", path=entry.path, count=len(entry.problems or []))),
                                       style="yellow"), classes="broken")
             if not self.app.packs:  # type: ignore[attr-defined]
                 yield Static(t("home.nopacks"))

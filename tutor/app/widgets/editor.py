@@ -9,6 +9,8 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import TextArea
 
+from tutor.core.textclean import neutralize
+
 #: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
 DEBOUNCE = 0.4
 
@@ -42,6 +44,13 @@ def _share_highlight_queries() -> None:
 _share_highlight_queries()
 
 
+def _inert(text: str) -> str:
+    """Line endings as newlines; any other control character as its visible picture (ESC: ␛)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return neutralize(text)
+
+
 class TextBox(TextArea):
     """A TextArea whose keys are applied in the order they were pressed.
 
@@ -51,6 +60,19 @@ class TextBox(TextArea):
     out of order: text typed after Down landed above it. Running the widget's own bindings when
     the key reaches it keeps the order.
     """
+
+    def __init__(self, text: str = "", **kwargs: Any):
+        super().__init__(_inert(text), **kwargs)
+
+    def edit(self, edit: Any) -> Any:
+        """Every insertion (typing, paste, undo) goes in with its control characters inert:
+        a raw ESC typed or pasted must never reach the terminal when the line is drawn."""
+        if edit.text:
+            edit.text = _inert(edit.text)
+        return super().edit(edit)
+
+    def load_text(self, text: str) -> None:
+        super().load_text(_inert(text))
 
     async def _on_key(self, event: events.Key) -> None:
         bindings = getattr(getattr(self, "_bindings", None), "key_to_bindings", {}).get(event.key)

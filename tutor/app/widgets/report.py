@@ -13,6 +13,7 @@ from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
 from tutor.app.widgets.output import field, render_run
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 _MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
 
@@ -29,11 +30,11 @@ def check_text(check: Any, resolve) -> Text:
         return out
     message = field(check, "message")
     if message:
-        out.append("\n    " + str(message))
+        out.append("\n    " + neutralize(str(message)))
     for key in ("expected", "got"):
         value = field(check, key)
         if value not in (None, ""):
-            out.append("\n    " + t(f"check.{key}", value=value), style="dim" if key == "expected" else "")
+            out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = field(check, "hint")
     if hint and status in ("failed", "error"):
         out.append("\n    ")
@@ -75,7 +76,7 @@ class CheckReport(Vertical):
         run = field(self.report, "run")
         # The engine's own summary repeats the count unless the run itself went wrong.
         if message and (field(run, "error") is not None or field(run, "status", "ok") != "ok"):
-            yield Static(Text(str(message)))
+            yield Static(Text(neutralize(str(message))))
         for check in checks:
             yield Static(check_text(check, self.resolve), classes="check")
             data = field(check, "data") or {}

@@ -15,6 +15,7 @@ from tutor.app.engine import EngineUnavailable
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.running import RunningIndicator
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 
 class StepView(Vertical):
@@ -98,7 +99,7 @@ class StepView(Vertical):
         output = self.query_one("#output", Static)
         output.add_class("-shown")
         if error is not None:
-            output.update(RichText(error, style="bold red"))
+            output.update(RichText(neutralize(error), style="bold red"))
             return None
         return output
 

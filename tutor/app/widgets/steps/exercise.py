@@ -18,6 +18,7 @@ from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 #: Failed checks after which the solution may be seen (with a confirmation) before solving.
 SOLUTION_AFTER_FAILED = 3
@@ -38,7 +39,7 @@ class ExerciseStep(StepView):
         contract = Text(t("exercise.contract") + ":", style="bold")
         for item in step.contract:
             contract.append("\n  ")
-            contract.append(item.signature, style="bold cyan")
+            contract.append(neutralize(item.signature), style="bold cyan")
             contract.append("  ")
             contract.append_text(inline(self.text(item.description)))
         yield Static(contract, id="contract")
@@ -135,7 +136,7 @@ class ExerciseStep(StepView):
         box = self.query_one("#result", Vertical)
         box.remove_children()
         if error is not None:
-            box.mount(Static(Text(error, style="bold red"), classes="output -shown"))
+            box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
             return
         if job == "run":
             self.store.record_attempt(*self.key, "run", passed=field(result, "status") == "ok",

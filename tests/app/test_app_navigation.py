@@ -46,7 +46,7 @@ async def test_selecting_a_lesson_opens_its_first_step(make_app):
         await settle(pilot)
         assert isinstance(app.screen, LessonScreen)
         text = screen_text(app)
-        assert "Basics › Welcome" in text and "Step 1/6 · Lesson 1/2 · Mini pack" in text
+        assert "Basics › Welcome" in text and "Step 1/8 · Lesson 1/2 · Mini pack" in text
         assert "Shapes first" in text
 
 
@@ -57,7 +57,7 @@ async def test_next_and_previous_cross_lessons_and_stop_at_the_ends(make_app):
         await pilot.press("f3")  # nothing before the first step
         await settle(pilot)
         assert app.screen.place.key == ("mini", "basics", "intro")
-        for _ in range(6):
+        for _ in range(8):
             await pilot.press("f4")
             await settle(pilot)
         assert app.screen.place.key == ("mini", "exercises", "double")

@@ -163,6 +163,13 @@ def _run_pack(pack, path: Path, sandbox, *, quiet: bool):
         if not quiet:
             mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
+            if run.answer is not None:  # what every learner's prediction will be compared against
+                lines = run.answer.rstrip("\n").split("\n") if run.answer.strip() else ["(nothing printed)"]
+                print("       learners' predictions are compared with:")
+                for line in lines[:20]:
+                    print(f"       | {line}")
+                if len(lines) > 20:
+                    print(f"       | ... ({len(lines) - 20} more lines)")
 
     return validate_runs(pack, path, sandbox, progress=progress)
 

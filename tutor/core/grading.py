@@ -205,6 +205,10 @@ def run_example(sandbox: "Sandbox", example: Example | PredictQuiz, code: str | 
     limits = _limits_for(sandbox, timeout)
     result = sandbox.run(code, limits=limits, filename=f"{example.id}.py")
     expect = getattr(example, "expect", None)
+    if getattr(example, "raises", None):  # a predict quiz about an exception: the code must raise it
+        from types import SimpleNamespace
+
+        expect = SimpleNamespace(raises=SimpleNamespace(type=example.raises, match=None), output=None)
     matched, summary = compare_outcome(expect, result)
     return ExampleOutcome(matched=matched, summary=summary, run=result)
 

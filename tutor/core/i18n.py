@@ -119,6 +119,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
+        "quiz.choice.yours": "your answer",
         "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
         "quiz.predict.run": "Run and compare",
         "quiz.predict.right": "Your prediction matches the output.",
@@ -128,6 +129,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.predict.ran": "What the code did:",
         "quiz.predict.raises_hint": "If you think it raises an error, type the exception's name (e.g. RuntimeError).",
         "quiz.answered": "Answered earlier: {verdict}",
+        "quiz.graded": "Your grade is saved: {verdict}",
         # modals
         "confirm.yes": "Yes",
         "confirm.no": "No",

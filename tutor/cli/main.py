@@ -48,7 +48,33 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
         subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
         for name in COMMAND_MODULES:
             importlib.import_module(name).register(subparsers)
+        for sub in subparsers.choices.values():
+            _late_global_options(sub)
     return parser
+
+
+def _late_global_options(sub: argparse.ArgumentParser) -> None:
+    """Accept the global options after the subcommand too (`torch-tutor progress --data-dir D`).
+
+    They land in their own attributes and ``main`` merges them, so ``--pack`` given on both sides
+    adds up. A command with an option of the same name (check's own ``--pack``) keeps its own."""
+    taken = set(sub._option_string_actions)
+    group = sub.add_argument_group("global options (also accepted before the command)")
+    if "--data-dir" not in taken:
+        group.add_argument("--data-dir", dest="late_data_dir", metavar="DIR", default=None,
+                           help="where progress and drafts are kept")
+    if "--pack" not in taken:
+        group.add_argument("--pack", dest="late_pack", action="append", metavar="DIR", default=None,
+                           help="also load the pack in DIR (repeatable)")
+
+
+def _merge_late_options(args: argparse.Namespace) -> None:
+    late_dir = getattr(args, "late_data_dir", None)
+    if late_dir is not None:
+        args.data_dir = late_dir
+    late_packs = getattr(args, "late_pack", None)
+    if late_packs:
+        args.pack = [*getattr(args, "pack", []), *late_packs]
 
 
 def _opens_the_app(argv: list[str]) -> bool:
@@ -112,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     finally:
         sys.stderr = err
+    _merge_late_options(args)
     handler = getattr(args, "func", None)
     if handler is None:
         from tutor.cli.packs import open_app

@@ -84,7 +84,9 @@ class HomeScreen(Screen):
                 s = summary[lesson.id]
                 checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
                 quiz = f"{s.quiz_correct}/{s.quizzes}" if s.quizzes else "–"
-                state = Text(t(f"home.state.{s.state}"), style=_STATE_STYLE[s.state])
+                # "done" means done: every step seen, every exercise solved, every quiz answered
+                shown = "progress" if s.state == "done" and s.quiz_answered < s.quizzes else s.state
+                state = Text(t(f"home.state.{shown}"), style=_STATE_STYLE[shown])
                 rows.append(([f"  {number}. {title}", state, checks, quiz], f"{pack.id}/{lesson.id}"))
             if rows:
                 table.add_row(Text(texts(pack.title) + f"  v{pack.version}", style="bold"), "", "", "",
@@ -98,7 +100,8 @@ class HomeScreen(Screen):
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)  # type: ignore[attr-defined]
-            where = f"{texts(target.lesson.title)} › {texts(target.step.title) or target.step.id}"
+            step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
+            where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None  # type: ignore[attr-defined]
             button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
             button.refresh(layout=True)
@@ -126,6 +129,13 @@ class HomeScreen(Screen):
         target = self._resume_target()
         if target is not None:
             self.app.open_place(target)  # type: ignore[attr-defined]
+
+    def palette_commands(self):
+        """This screen's own actions for the command palette (shown before anything is typed)."""
+        from textual.app import SystemCommand
+
+        yield SystemCommand(t("cmd.resume"), t("cmd.resume.help"), self.action_resume)
+        yield SystemCommand(t("key.filter"), t("cmd.filter.help"), self.action_focus_filter)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter").focus()

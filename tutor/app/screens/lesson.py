@@ -42,6 +42,9 @@ class LessonScreen(Screen):
         Binding("f8", "step('solution')", t("key.solution"), priority=True),
         Binding("f9", "step('reset')", t("key.reset"), priority=True),
         Binding("escape", "stop", t("key.stop"), priority=True),
+        # Not priority: a long editor pages its own code; one whose code fits pages the lesson.
+        Binding("pagedown", "page(1)", t("key.page_down"), key_display="PgDn"),
+        Binding("pageup", "page(-1)", t("key.page_up"), show=False, key_display="PgUp"),
     ]
 
     def __init__(self, place: Place):
@@ -149,6 +152,10 @@ class LessonScreen(Screen):
         if view is not None and view.supports(name) and not view.running:
             getattr(view, f"do_{name}")()
 
+    def action_page(self, direction: int) -> None:
+        scroll = self.query_one("#step-scroll", VerticalScroll)
+        (scroll.scroll_page_down if direction > 0 else scroll.scroll_page_up)(animate=False)
+
     def action_stop(self) -> None:
         view = self.step_view
         if view is not None:
@@ -182,9 +189,9 @@ class LessonScreen(Screen):
         keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         for name in STEP_ACTIONS:
             if view is not None and view.supports(name):
-                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", key=keys[f"step('{name}')"].upper()),
+                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=keys[f"step('{name}')"].upper()),
                                     partial(self.action_step, name))
         for action, label in (("next", "key.next"), ("prev", "key.prev")):
             if self.check_action(action, ()):
-                yield SystemCommand(t(label), t("cmd.action.help", key=keys[action].upper()),
+                yield SystemCommand(t(label), t("cmd.action.help", shortcut=keys[action].upper()),
                                     getattr(self, f"action_{action}"))

@@ -54,18 +54,31 @@ class CheckReport(Vertical):
     CheckReport > .run { margin: 1 0 0 0; }
     """
 
-    def __init__(self, report: Any, resolve):
+    def __init__(self, report: Any, resolve, stamp: str | None = None):
         super().__init__()
         self.report = report
         self.resolve = resolve
+        self.stamp = stamp  # "check 3 at 10:04:12": a new result shows as new even when its text is not
         self.add_class("-passed" if field(report, "passed") else "-failed")
 
     def on_mount(self) -> None:
         # Once laid out (its height known), bring the whole report into view, not just its top.
-        self.call_after_refresh(self.scroll_visible, animate=False)
+        from tutor.app.widgets.steps.base import reveal
+
+        reveal(self)
 
     def compose(self) -> ComposeResult:
         checks = list(field(self.report, "checks", []) or [])
+        cause = field(self.report, "cause")
+        run = field(self.report, "run")
+        if self.stamp:
+            yield Static(Text(self.stamp, style="dim"), classes="stamp")
+        if cause:  # the code does not run: say that and where, and nothing the checks could not see
+            yield Static(Text(t("exercise.does_not_run"), style="bold red"), classes="summary")
+            yield Static(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
+            yield Static(render_run(run), classes="run")
+            yield Static(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), classes="run")
+            return
         passed = sum(field(c, "status") == "passed" for c in checks)
         if field(self.report, "passed"):
             summary = t("exercise.passed", total=len(checks))

@@ -18,6 +18,28 @@ from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
 
+def reveal(widget: Any, *extra: Any) -> None:
+    """Bring what a key produced into view once it is laid out: all of it when it fits (moving the
+    page as little as possible), else its start. ``extra`` widgets (an explanation below) come
+    along when they fit too."""
+
+    def scroll() -> None:
+        if not widget.is_mounted:
+            return
+        container = next((node for node in widget.ancestors if getattr(node, "is_scrollable", False)
+                          and node.allow_vertical_scroll), None)
+        visible = [w for w in (widget, *extra) if w.is_mounted and w.display and w.outer_size.height]
+        height = visible[-1].region.bottom - widget.region.y if visible else widget.outer_size.height
+        if container is not None and height > container.scrollable_content_region.height:
+            widget.scroll_visible(animate=False, top=True)
+            return
+        for item in reversed(visible):
+            item.scroll_visible(animate=False)
+        widget.scroll_visible(animate=False)
+
+    widget.call_after_refresh(scroll)
+
+
 class StepView(Vertical):
     """Base of the step widgets.
 

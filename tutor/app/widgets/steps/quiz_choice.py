@@ -166,4 +166,6 @@ class ChoiceQuizStep(StepView):
         feedback.update(out)
         feedback.add_class("-shown")
         if scroll:
-            self.call_after_refresh(feedback.scroll_visible, animate=False, top=True)
+            from tutor.app.widgets.steps.base import reveal
+
+            reveal(feedback)

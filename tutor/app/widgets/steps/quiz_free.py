@@ -42,7 +42,9 @@ class FreeQuizStep(StepView):
     def _reveal(self) -> None:
         self.query_one("#model").remove_class("-hidden")
         self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
-        self.query_one("#model").scroll_visible()
+        from tutor.app.widgets.steps.base import reveal
+
+        reveal(self.query_one("#model"))
 
     @on(KeyButton.Pressed, "#right, #wrong")
     def _grade(self, event: KeyButton.Pressed) -> None:

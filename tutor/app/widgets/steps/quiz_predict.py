@@ -21,7 +21,7 @@ from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
-from tutor.app.widgets.steps.base import StepView
+from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
 from tutor.core.predict import char_spans, judge, side_by_side
 from tutor.core.textclean import neutralize
@@ -72,7 +72,7 @@ class PredictQuizStep(StepView):
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
         output = self.shown_output(error)
         if output is None:
-            self.call_after_refresh(self._reveal)
+            reveal(self.query_one("#output", Static))
             return
         quiz = self.place.step
         prediction = self.query_one("#prediction", TextArea).text
@@ -91,7 +91,4 @@ class PredictQuizStep(StepView):
         if quiz.explain:
             self.query_one("#explain", Markdown).update(self.text(quiz.explain))
         # The verdict, the comparison and the explanation: bring them into view once laid out.
-        self.call_after_refresh(self._reveal)
-
-    def _reveal(self) -> None:
-        self.query_one("#output", Static).scroll_visible(animate=False, top=True)
+        reveal(output, self.query_one("#explain", Markdown))

@@ -130,7 +130,7 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
         "exercise.stamp": "Check {n} at {time}",
         "exercise.run_stamp": "Run {n} at {time}",
-        "exercise.checks_waiting": "The {total} checks run once it does.",
+        "exercise.checks_waiting": "Checks waiting for your code to run: {total}.",
         "key.page_down": "Page",
         "key.palette": "Command palette: every action of this screen",
         "key.page_up": "Page up",

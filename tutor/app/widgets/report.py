@@ -76,7 +76,10 @@ class CheckReport(Vertical):
         if cause:  # the code does not run: say that and where, and nothing the checks could not see
             yield Static(Text(t("exercise.does_not_run"), style="bold red"), classes="summary")
             yield Static(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
-            yield Static(render_run(run), classes="run")
+            error = field(run, "error")
+            traceback = field(error, "traceback") if error is not None else None
+            if traceback:  # where: the line, with Python's own pointer
+                yield Static(Text(neutralize(str(traceback).rstrip("\n")), style="red"), classes="run")
             yield Static(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), classes="run")
             return
         passed = sum(field(c, "status") == "passed" for c in checks)

@@ -33,9 +33,9 @@ def reveal(widget: Any, *extra: Any) -> None:
         if container is not None and height > container.scrollable_content_region.height:
             widget.scroll_visible(animate=False, top=True)
             return
-        for item in reversed(visible):
-            item.scroll_visible(animate=False)
-        widget.scroll_visible(animate=False)
+        # The span fits: showing its last part (moving down as little as possible) shows all of it.
+        # One scroll only: a second, queued behind it, would measure from the old position.
+        (visible[-1] if visible else widget).scroll_visible(animate=False)
 
     widget.call_after_refresh(scroll)
 

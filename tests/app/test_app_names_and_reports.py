@@ -183,3 +183,17 @@ async def test_contents_say_done_only_when_the_quizzes_are_answered_too(make_app
         text = await wait_for_text(pilot, app, "Basics")
         row = next(line for line in text.splitlines() if "1. Basics" in line)
         assert "in progress" in row and "done" not in row
+
+
+async def test_the_solution_pop_up_never_wraps_a_comment_into_code(make_app, mini_pack):
+    from tutor.app.modals.solution import SolutionScreen
+
+    app = make_app(start_lesson="exercises")
+    long = "import torch\n\ndef double(x):\n    # " + "a long comment that goes on " * 4 + "END\n    return x * 2\n"
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.push_screen(SolutionScreen(long))
+        text = await wait_for_text(pilot, app, "return x * 2")
+        lines = [line for line in text.splitlines() if "return x * 2" in line or "goes on" in line]
+        assert len(lines) == 2  # the comment stays one line (scrolled sideways), the code another
+        assert "END" not in text

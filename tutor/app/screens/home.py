@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -112,11 +112,31 @@ class HomeScreen(Screen):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self.query_one("#toc").focus()
+        """Enter in the filter opens the first lesson that matches (the one highlighted)."""
+        table = self.query_one("#toc", DataTable)
+        for row in range(table.row_count):
+            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            if not key.endswith("/"):
+                self._open_key(key)
+                return
+        table.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing on the contents goes to the filter: no ctrl+f needed first."""
+        filter_box = self.query_one("#filter", Input)
+        if event.is_printable and event.character and self.focused is not filter_box \
+                and event.character not in (" ",):
+            event.stop()
+            event.prevent_default()
+            filter_box.focus()
+            filter_box.insert_text_at_cursor(event.character)
 
     @on(DataTable.RowSelected, "#toc")
     def _open(self, event: DataTable.RowSelected) -> None:
-        pack_id, _, lesson_id = str(event.row_key.value).partition("/")
+        self._open_key(str(event.row_key.value))
+
+    def _open_key(self, key: str) -> None:
+        pack_id, _, lesson_id = key.partition("/")
         app = self.app
         pack = app.pack(pack_id)  # type: ignore[attr-defined]
         if pack is None:

@@ -125,3 +125,16 @@ async def test_escape_pasted_in_the_editor_is_inert(make_app):
         await settle(pilot)
         assert "\x1b" not in editor.text and "␛]0;pwned" in editor.text
         assert not hostile(terminal_bytes(app))
+
+
+def test_json_output_stays_valid_and_inert(tmp_path, capsys):
+    import json
+
+    folder = tmp_path / f"x{OSC_TITLE}\u202e\x9b"
+    folder.mkdir()
+    (folder / "pack.yaml").write_text("format_version: 1\n", encoding="utf-8")
+    assert main(["--data-dir", str(tmp_path / "data"), "--pack", str(folder), "list", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert not hostile(out) and "\u202e" not in out
+    rows = json.loads(out)
+    assert any(row["path"] == str(folder) for row in rows)  # the real name, once decoded

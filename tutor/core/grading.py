@@ -183,7 +183,8 @@ def _named(check: CheckResult, titles: dict[str, str]) -> CheckResult:
     """A skip reason names the checks it waits for by what they check, not by their ids."""
     def name(match: "re.Match[str]") -> str:
         ident = match.group(1)
-        return f"“{titles[ident].strip()}”" if titles.get(ident) else match.group(0)
+        title = (titles.get(ident) or "").strip()
+        return f"“{title}”" if title and title != ident else match.group(0)
 
     check.message = re.sub(r"'([A-Za-z0-9_-]+)'", name, check.message)
     return check

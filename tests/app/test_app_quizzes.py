@@ -87,7 +87,7 @@ async def test_choices_wrap_at_80_columns_and_render_markdown(make_app):
     async with app.run_test(size=SMALL) as pilot:
         await _goto(pilot, app, "which-dim")
         text = screen_text(app)
-        assert "…" not in text
+        assert "…" not in "\n".join(text.splitlines()[:-2])  # nothing cut (the status bar may say "warming up…")
         assert "`" not in text and "**" not in text
         assert "the columns of the first operand" in text and "second one" in text  # the whole choice
         await pilot.click("#choice-1")  # wrong

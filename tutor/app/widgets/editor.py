@@ -229,7 +229,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
             return
         row, column = self.selection.end
         cells = self.get_column_width(row, column)
-        if self.scroll_x and cells < self.scrollable_content_region.width - 1:
+        if self.scroll_x and cells < self.scrollable_content_region.width - self.gutter_width - 1:
             self.scroll_to(x=0, animate=False, immediate=True)
         scroll = self._scroll_parent()
         if scroll is None:

@@ -96,12 +96,14 @@ async def test_choices_wrap_at_80_columns_and_render_markdown(make_app):
         assert "Not quite." in text
         # the explanation's YAML line break is joined into one sentence, its code shown as code
         assert "must match: (4x8) @ (8x2) works." in " ".join(text.split())
-        feedback = app.screen.query_one("#feedback").render()
-        rendered = feedback if isinstance(feedback, Text) else None
-        if rendered is not None:
-            explain = rendered.plain.index("The inner dimensions")
-            styles = [str(span.style) for span in rendered.spans if span.start <= explain < span.end]
-            assert not any("red" in style for style in styles)  # the right answer's explanation is no error
+        step = app.screen.step_view
+        table = step.feedback({1}).renderables[1]
+        cells = {str(mark.plain): body for mark, body in zip(table.columns[0]._cells, table.columns[1]._cells)
+                 if str(mark.plain)}
+        right = cells["✓"]
+        explain = right.plain.index("The inner dimensions")
+        styles = [str(span.style) for span in right.spans if span.start <= explain < span.end]
+        assert not any("red" in style for style in styles) and "red" not in str(right.style)
 
 
 # ------------------------------------------------------------------ predict

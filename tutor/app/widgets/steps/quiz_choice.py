@@ -11,6 +11,8 @@ import random
 import re
 import secrets
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -142,28 +144,35 @@ class ChoiceQuizStep(StepView):
         self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
         self._show(picked)
 
+    def feedback(self, picked: set[int]) -> Group:
+        """The verdict, then each choice in the learner's order: its mark, its text and, under it
+        (wrapped lines aligned), why. Green marks a right choice, red a wrong one; the text and the
+        explanations are never drawn as errors."""
+        choices = self.place.step.choices
+        right = picked == {i for i, c in enumerate(choices) if c.correct}
+        verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
+                       style="bold green" if right else "bold red")
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True)
+        table.add_column(ratio=1)
+        for i in self.order:
+            choice = choices[i]
+            mark = Text("✓", style="bold green") if choice.correct else Text("✗", style="bold red")
+            body = inline(soft_join(self.text(choice.text)), "bold" if i in picked else "")
+            if i in picked:
+                body.append(f"  ({t('quiz.choice.yours')})", style="italic")
+            body.append("\n")
+            body.append_text(inline(soft_join(self.text(choice.explain)),
+                                    "" if i in picked or choice.correct else "dim"))
+            table.add_row(Text(""), Text(""))
+            table.add_row(mark, body)
+        return Group(verdict, table)
+
     def _show(self, picked: set[int], scroll: bool = True) -> None:
         """The verdict, then every choice (in the learner's order) with its explanation. Colour
         means: green for a right choice, red for a wrong one; the explanations are plain text."""
-        choices = self.place.step.choices
-        right = picked == {i for i, c in enumerate(choices) if c.correct}
-        out = Text()
-        out.append(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
-                   style="bold green" if right else "bold red")
-        for i in self.order:
-            choice = choices[i]
-            mark, style = ("✓", "bold green") if choice.correct else ("✗", "bold red")
-            out.append("\n\n")
-            out.append(f"{mark} ", style=style)
-            label = inline(soft_join(self.text(choice.text)), "bold" if i in picked else "")
-            out.append_text(label)
-            if i in picked:
-                out.append(f"  ({t('quiz.choice.yours')})", style="italic")
-            out.append("\n  ")
-            out.append_text(inline(soft_join(self.text(choice.explain)),
-                                   "" if i in picked or choice.correct else "dim"))
         feedback = self.query_one("#feedback", Static)
-        feedback.update(out)
+        feedback.update(self.feedback(picked))
         feedback.add_class("-shown")
         if scroll:
             from tutor.app.widgets.steps.base import reveal

@@ -32,3 +32,27 @@ async def settle(pilot, times: int = 2) -> None:
     """Let mounts, timers and refreshes that a key press started finish."""
     for _ in range(times):
         await pilot.pause()
+
+
+def terminal_bytes(app) -> str:
+    """What the app would write to the real terminal for its whole screen right now."""
+    update = app.screen._compositor.render_full_update()
+    return update.render_segments(app.console)
+
+
+def hostile(text: str) -> bool:
+    """True when ``text`` (terminal output) carries an escape a stranger could abuse: any OSC
+    (title, clipboard, hyperlink), BEL, or a C1 control. Textual's own output is CSI only."""
+    return "\x1b]" in text or "\x07" in text or any("\x80" <= ch <= "\x9f" for ch in text)
+
+
+async def wait_for_text(pilot, app, text: str, tries: int = 50) -> str:
+    """The screen once it shows ``text`` (a new screen may take a few frames); the last screen else."""
+    screen = screen_text(app)
+    for _ in range(tries):
+        if text in screen:
+            break
+        await pilot.pause()
+        await pilot.pause(0.02)
+        screen = screen_text(app)
+    return screen

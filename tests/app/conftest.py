@@ -44,13 +44,13 @@ def make_app(tmp_path, mini_pack):
     stores: list[ProgressStore] = []
 
     def build(*, data_dir: Path | None = None, sandbox=None, start_lesson: str | None = None,
-              resume: bool = True, **flags) -> TutorApp:
+              resume: bool = True, pack=None, **flags) -> TutorApp:
         data = data_dir or tmp_path
         settings = make_settings(data, **flags)
         store = ProgressStore.open(data)
         stores.append(store)
         engine = Engine(settings, sandbox=sandbox) if sandbox is not None else _NoSandboxEngine(settings)
-        return TutorApp(found=[FoundPack(MINI, "--pack", mini_pack)], store=store, engine=engine,
+        return TutorApp(found=[FoundPack(MINI, "--pack", pack or mini_pack)], store=store, engine=engine,
                         settings=settings, start_pack="mini", start_lesson=start_lesson, resume=resume)
 
     yield build

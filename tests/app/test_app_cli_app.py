@@ -45,7 +45,7 @@ def test_progress_text_reads_like_a_report(tmp_path):
     proc = tutor("progress", data_dir=tmp_path)
     assert proc.returncode == 0
     assert "Mini pack (mini)" in proc.stdout and "in progress" in proc.stdout
-    assert "1/1 exercises" in proc.stdout and "resume at exercises/double" in proc.stdout
+    assert "1/1 exercises" in proc.stdout and "resume at: Fixing code › Double it" in proc.stdout
 
 
 def test_progress_with_nothing_done(tmp_path):
@@ -87,3 +87,24 @@ def test_open_unknown_pack_or_lesson_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "no pack 'no-such-pack'" in proc.stderr
     proc = tutor("open", "mini/no-such-lesson", data_dir=tmp_path)
     assert proc.returncode == 2 and "has no lesson 'no-such-lesson'" in proc.stderr
+
+
+def test_global_options_work_after_the_subcommand_too(tmp_path, capsys):
+    """`torch-tutor progress --data-dir D` was a usage error; now it reads D's progress."""
+    from tutor.cli.main import main
+    from tutor.core.progress import ProgressStore
+
+    data = tmp_path / "data"
+    store = ProgressStore.open(data)
+    store.set_position("mini", "basics", "intro")
+    store.visit("mini", "basics", "intro")
+    store.close()
+    mini = str(MINI)
+    assert main(["progress", "--data-dir", str(data), "--pack", mini]) == 0
+    after = capsys.readouterr().out
+    assert main(["--data-dir", str(data), "--pack", mini, "progress"]) == 0
+    before = capsys.readouterr().out
+    assert after == before and "Mini pack" in after
+    assert main(["--pack", mini, "list", "--pack", str(tmp_path / "nowhere"), "--data-dir", str(data)]) == 0
+    listed = capsys.readouterr().out
+    assert "mini" in listed

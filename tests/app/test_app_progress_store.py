@@ -103,7 +103,7 @@ def test_summary_follows_what_the_learner_did(tmp_path):
     assert store.summarize(pack).lessons[1].state == "done"
     store.record_quiz("mini", "basics", "which-dim", "1", False)
     basics = store.summarize(pack).lessons[0]
-    assert (basics.quiz_answered, basics.quiz_correct, basics.quizzes) == (1, 0, 4)
+    assert (basics.quiz_answered, basics.quiz_correct, basics.quizzes) == (1, 0, 6)
 
 
 def test_time_on_a_step_is_capped_per_visit(tmp_path):

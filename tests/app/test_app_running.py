@@ -60,14 +60,15 @@ async def test_failing_check_shows_expected_got_and_hint_then_passing_solves(mak
     app = make_app(start_lesson="exercises", sandbox=sandbox)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        editor.replace_all("# my first try\n" + app.screen.place.step.starter)  # changed, still wrong
         await pilot.press("f6")
         await _finish(pilot, app)
         text = screen_text(app)
         assert "0/1 checks passed." in text and "✗ double(x) is twice x" in text
         assert "expected:" in text and "got:" in text and "hint: Multiply by two." in text
         assert app.store.step("mini", "exercises", "double").failed_checks == 1
-        editor = app.screen.query_one(CodeEditor)
-        editor.move_cursor((3, 12))
+        editor.move_cursor((4, 12))
         await pilot.press(*" * 2")
         await pilot.press("f6")
         await _finish(pilot, app)

@@ -23,13 +23,13 @@ async def test_single_choice_gives_instant_feedback_and_is_recorded(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await _goto(pilot, app, "which-dim")
         assert isinstance(app.focused, RadioSet)
-        await pilot.press("down", "enter")  # the second choice: wrong
+        await pilot.click("#choice-1")  # the second choice as written: wrong (shown in the learner's order)
         await settle(pilot)
         text = screen_text(app)
         assert "Not quite." in text and "Those are the outer dimensions" in text
-        assert "The inner dimensions of a matmul must match." in text  # every choice explained
+        assert "The inner dimensions of a matmul must match:" in text  # every choice explained
         assert app.store.step("mini", "basics", "which-dim").quiz_correct is False
-        await pilot.press("up", "enter")
+        await pilot.click("#choice-0")
         await settle(pilot)
         assert "Correct." in screen_text(app)
         assert app.store.step("mini", "basics", "which-dim").quiz_correct is True
@@ -62,7 +62,8 @@ async def test_free_response_reveals_the_answer_and_takes_a_self_grade(make_app,
         assert "Because the message names the two operands" in screen_text(app)
         await pilot.click("#right")
         await settle(pilot)
-        assert "Answered earlier: I got it" in screen_text(app)
+        assert "Your grade is saved: I got it" in screen_text(app)
+        assert "Answered earlier" not in screen_text(app)
         await pilot.press("ctrl+q")
     recorded = ProgressStore.open(tmp_path).step("mini", "basics", "why-shapes")
     assert recorded.quiz_answer == "the shapes say which operand" and recorded.quiz_correct is True

@@ -1,5 +1,9 @@
 """The real `torch-tutor` in a real terminal (tmux): solve an exercise, and survive a kill -9.
 
+At 80x24, the size most terminals open at and the tutor's design size. The hostile tests check
+the terminal itself: its title (OSC 0) and its clipboard (OSC 52, which tmux keeps as a buffer
+with set-clipboard on) must be untouched by anything a learner's code prints or a paste holds.
+
 Everything is real: the console script, the terminal, the sandbox, the check engine and the
 progress file. The screen is read with capture-pane, as a learner would read it.
 """
@@ -38,12 +42,22 @@ class Terminal:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
                               check=True, timeout=30).stdout
 
-    def start(self, *argv: str) -> None:
+    def start(self, *argv: str, size: tuple[int, int] = (80, 24), raw: str | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
         env.update(TORCH_TUTOR_CONFIG_DIR=str(self.tmp / "config"), TERM="xterm-256color")
-        command = " ".join(["exec", str(TUTOR), "--data-dir", str(self.tmp / "data"), "--pack", str(MINI), *argv])
-        subprocess.run(["tmux", "-L", self.socket, "new-session", "-d", "-x", "100", "-y", "32", "-s", "t",
-                        command], check=True, env=env, timeout=30)
+        command = raw or " ".join(["exec", str(TUTOR), "--data-dir", str(self.tmp / "data"), "--pack", str(MINI),
+                                   *argv])
+        subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", "start-server", ";",
+                        "set", "-g", "set-clipboard", "on", ";",
+                        "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "t", command],
+                       check=True, env=env, timeout=30)
+
+    def title(self) -> str:
+        return self.tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()
+
+    def buffers(self) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "list-buffers"], capture_output=True, text=True,
+                              timeout=30).stdout
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "t")
@@ -97,12 +111,17 @@ def test_solve_an_exercise_in_a_real_terminal(terminal, tmp_path):
     terminal.wait_for("Double it")
     terminal.wait_for("f6 Check")  # the footer is drawn once the step is mounted and the editor focused
     terminal.wait_for("sandbox: ready")
-    terminal.keys("F6")  # Check the starter: it fails
+    terminal.keys("Down", "Down", "Down", "End")
+    terminal.type("  # my first try")
+    terminal.wait_for("# my first try", timeout=30)
+    terminal.keys("F6")  # Check: it fails
     screen = terminal.wait_for("hint: Multiply by two.")  # the report scrolls itself fully into view
     assert "0/1 checks passed." in screen
     # One burst, as tmux delivers a fast typist: the cursor keys must not be overtaken by the
     # text typed after them (they were, while the app was busy; see CodeEditor._on_key).
-    terminal.keys("Down", "Down", "Down", "End")
+    terminal.keys("C-Home", "Down", "Down", "Down", "End")  # typing brings the editor back into view
+    for _ in range(len("  # my first try")):
+        terminal.keys("BSpace")
     terminal.type(" * 2")
     terminal.wait_for("return x * 2", timeout=30)
     terminal.keys("F6")
@@ -147,3 +166,35 @@ def test_keys_in_a_burst_as_the_app_opens_arrive_in_order(terminal):
     terminal.type(" * 2")
     screen = terminal.wait_for("return x * 2", timeout=30)
     assert "* 2import torch" not in screen
+
+
+OSC = "\x1b]0;pwned\x07\x1b]52;c;cm0gLXJmIH4=\x07"
+
+
+def test_the_detector_sees_an_attack(terminal):
+    """Control: a program that prints the escapes does set the title and the clipboard here."""
+    terminal.start(raw="sleep 0.3; printf '\\033]0;pwned\\007\\033]52;c;cm0gLXJmIH4=\\007'; sleep 30")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "pwned" not in terminal.title():
+        time.sleep(0.1)
+    assert terminal.title() == "pwned" and "rm -rf" in terminal.buffers()
+
+
+def test_an_exception_message_cannot_touch_the_terminal(terminal):
+    terminal.start("open", "mini/basics")
+    terminal.wait_for("Welcome")
+    title = terminal.title()
+    terminal.keys("F4")  # the example
+    terminal.wait_for("f5 Run")
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("C-a")  # select all the code, then replace it by typing
+    terminal.type('raise ValueError(chr(27)+"]52;c;cm0gLXJmIH4="+chr(7))')
+    terminal.wait_for("cm0gLXJmIH4=", timeout=30)
+    terminal.keys("F5")
+    screen = terminal.wait_for("␛]52;c;")  # shown, inert
+    assert "ValueError" in screen
+    # (A paste with raw escapes is tested with Pilot, tests/app/test_app_hostile_text.py: tmux's
+    # own paste-buffer already rewrites control characters, so it cannot deliver the attack.)
+    time.sleep(0.5)
+    assert terminal.title() == title != "pwned"
+    assert "rm -rf" not in terminal.buffers() and terminal.buffers().strip() == ""

@@ -131,3 +131,106 @@ def test_check_report_with_profile_and_memory(snap_compare, snapshot_app):
         await _settle(pilot)
 
     assert snap_compare(snapshot_app("exercises"), terminal_size=WIDE, run_before=show)
+
+
+# ------------------------------------------------------------------ 80x24, the design size (issue 14)
+
+
+async def _goto(pilot, step_id: str) -> None:
+    await _settle(pilot)
+    while pilot.app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await _settle(pilot)
+
+
+def _at(step_id: str, *keys: str, then=None):
+    async def run(pilot):
+        await _goto(pilot, step_id)
+        if keys:
+            await pilot.press(*keys)
+        if then is not None:
+            await then(pilot)
+        await _settle(pilot)
+
+    return run
+
+
+def test_small_prose(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_settle)
+
+
+def test_small_example_after_run(snap_compare, snapshot_app):
+    from tutor.core.grading import ExampleOutcome
+    from tutor.sandbox.result import LearnerError
+
+    outcome = ExampleOutcome(matched=True, summary="raised as expected", run=RunResult(
+        status="error", error=LearnerError("RuntimeError", "mat1 and mat2 shapes cannot be multiplied (4x8 and 16x2)",
+                                           "Traceback (most recent call last):\n  File \"shape-error.py\", line 4, "
+                                           "in <module>\n    a @ b\nRuntimeError: mat1 and mat2 shapes cannot be "
+                                           "multiplied (4x8 and 16x2)", 4)))
+
+    async def ran(pilot):
+        pilot.app.screen.step_view.job_finished("run", outcome, None)
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("shape-error", then=ran))
+
+
+def test_small_choice_quiz_answered_wrong(snap_compare, snapshot_app):
+    async def wrong(pilot):
+        await pilot.click("#choice-1")
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("which-dim", then=wrong))
+
+
+def test_small_multiple_choice(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("which-modes"))
+
+
+def test_small_free_quiz_revealed(snap_compare, snapshot_app):
+    async def reveal(pilot):
+        await pilot.press(*"shapes")
+        await pilot.click("#reveal")
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("why-shapes", then=reveal))
+
+
+def test_small_predict_missed(snap_compare, snapshot_app):
+    async def missed(pilot):
+        await pilot.press("6")
+        pilot.app.screen.step_view.job_finished("run", RunResult(status="ok", stdout="5\n", wall_time=0.05), None)
+
+    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("predict-sum", then=missed))
+
+
+def test_small_exercise_with_a_long_report(snap_compare, snapshot_app):
+    checks = [CheckResult(f"c{n}", "failed" if n % 2 else "passed", f"check number {n} of the exercise",
+                          "the values differ", expected="2 * x", got="x", hint="Multiply by two.")
+              for n in range(1, 7)]
+    report = ExerciseReport(exercise="double", passed=False, message="3 of 6 checks passed",
+                            run=RunResult(status="ok"), checks=checks)
+
+    async def show(pilot):
+        step = pilot.app.screen.step_view
+        await step.query_one("#result").mount(CheckReport(report, step.text, stamp="Check 1 at 10:00:00"))
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", then=show))
+
+
+def test_small_syntax_error_report(snap_compare, snapshot_app):
+    from tutor.core.grading import grade
+    from tutor.sandbox.result import LearnerError
+
+    async def show(pilot):
+        step = pilot.app.screen.step_view
+        error = LearnerError("IndentationError", "expected an indented block after function definition on line 3",
+                             "  File \"double.py\", line 4\n    return x * 2\n    ^^^^^^\n"
+                             "IndentationError: expected an indented block after function definition on line 3", 4)
+        report = grade(step.place.step, RunResult(status="error", error=error, report={"checks": [
+            {"id": "doubles", "status": "error", "message": "NameError: name 'double' is not defined"}]}))
+        await step.query_one("#result").mount(CheckReport(report, step.text, stamp="Check 1 at 10:00:00"))
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", then=show))
+
+
+def test_small_help(snap_compare, snapshot_app):
+    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", "f1"))

@@ -61,7 +61,9 @@ class TutorApp(App[None]):
     def on_mount(self) -> None:
         self.theme = THEMES.get(self._theme_choice(), "textual-dark")
         if self.store.notice:
-            self.notify(self.store.notice, severity="warning", timeout=20)
+            from tutor.core.textclean import neutralize
+
+            self.notify(neutralize(self.store.notice), severity="warning", timeout=20, markup=False)
         pack = self.pack(self.start_pack)
         place = None
         if pack is not None and (self.start_lesson or self.resume):

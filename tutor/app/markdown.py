@@ -24,6 +24,8 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
+from tutor.core.textclean import neutralize
+
 # --------------------------------------------------------------------------- blocks
 
 
@@ -126,7 +128,7 @@ def _split_row(line: str) -> list[str]:
 
 def parse(markdown: str) -> list[Block]:
     """The blocks of ``markdown`` (tabs count as four spaces)."""
-    lines = markdown.expandtabs(4).splitlines()
+    lines = neutralize(markdown).expandtabs(4).splitlines()
     return _parse_lines(lines)
 
 
@@ -262,7 +264,7 @@ _AUTOLINK = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
 def inline(text: str, style: Style | str = "", *, code_style: str = "bold cyan") -> Text:
     """``text`` with its inline Markdown applied, as Rich Text."""
     out = Text(style=style)
-    _inline(text, out, Style(), code_style)
+    _inline(neutralize(text), out, Style(), code_style)
     return out
 
 

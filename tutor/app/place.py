@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from tutor.core.models import Lesson, Pack, Step
 from tutor.core.text import resolve
+from tutor.core.textclean import neutralize
 
 
 @dataclass(frozen=True)
@@ -62,4 +63,5 @@ class Texts:
         self.fallback = pack.languages[0]
 
     def __call__(self, text: object) -> str:
-        return resolve(text, self.language, self.fallback)  # type: ignore[arg-type]
+        # Pack text never reaches a terminal with its control characters (see textclean).
+        return neutralize(resolve(text, self.language, self.fallback))  # type: ignore[arg-type]

@@ -85,10 +85,25 @@ def cmd_progress(args: argparse.Namespace) -> int:
                 parts.append(f"quiz {entry.quiz_correct}/{entry.quizzes}")
             print(f"  {title:<40} {state:<12} {', '.join(parts)}")
         if summary.position:
-            print(f"  resume at {summary.position[0]}/{summary.position[1]}")
+            print(f"  resume at: {_where(pack, *summary.position, lang)}")
     for pack_id in orphans:
         print(f"{pack_id}: progress kept, but the pack is not installed")
     return 0
+
+
+def _where(pack, lesson_id: str, step_id: str, lang) -> str:
+    """"Lesson title › step title" for a saved position (ids only for what the pack no longer has)."""
+    from tutor.core.text import resolve
+
+    lesson = pack.lesson(lesson_id)
+    if lesson is None:
+        return f"{lesson_id}/{step_id}"
+    fallback = pack.languages[0]
+    index, step = next(((i, s) for i, s in enumerate(lesson.steps) if s.id == step_id), (None, None))
+    if step is None:
+        return resolve(lesson.title, lang, fallback)
+    title = resolve(step.title, lang, fallback) if step.title else f"step {index + 1}"
+    return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 
 @guarded

@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("check", help="run an exercise's checks on a file",
                               description="Run FILE as your code for EXERCISE (its id, or lesson/exercise) "
                               "in the sandbox and report every check: what was expected and what was found.")
-    p.add_argument("exercise", metavar="EXERCISE", help="exercise id, or lesson-id/exercise-id")
+    p.add_argument("exercise", metavar="EXERCISE",
+                   help="exercise id (see `torch-tutor list PACK`), lesson-id/exercise-id, the exercise's "
+                   "title, or a unique start of either")
     p.add_argument("file", metavar="FILE", help="the Python file to check ('-' reads standard input)")
     p.add_argument("--pack", dest="check_pack", metavar="P",
                    help="the pack (folder, pack.yaml or id); default: every pack the tutor sees")
@@ -43,12 +45,38 @@ def _packs(args: argparse.Namespace):
     return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
 
 
+def _by_name(pack, wanted: str, language) -> list:
+    """Exercises of ``pack`` whose title is ``wanted``, else whose id or title starts with it."""
+    from tutor.core.text import resolve
+
+    wanted = " ".join(wanted.lower().split()).removeprefix("exercise:").strip()
+    exercises = pack.exercises()
+
+    def title(step) -> str:
+        text = " ".join(resolve(step.title, language, pack.languages[0]).lower().split()) if step.title else ""
+        return text.removeprefix("exercise:").strip()  # "Exercise: shift a row..." is found by "shift a row"
+
+    exact = [(pack, lesson, step) for lesson, step in exercises if wanted and title(step) == wanted]
+    if exact:
+        return exact
+    return [(pack, lesson, step) for lesson, step in exercises
+            if wanted and (step.id.startswith(wanted) or title(step).startswith(wanted))]
+
+
 def _find(args: argparse.Namespace):
     matches = []
-    for pack in _packs(args):
+    packs = _packs(args)
+    for pack in packs:
         found = pack.find_exercise(args.exercise)
         if found is not None:
             matches.append((pack, *found))
+    if not matches:  # a title, or the start of an id or a title
+        language = settings_from_args(args).language
+        for pack in packs:
+            matches += _by_name(pack, args.exercise, language)
+        if len(matches) > 1 and len({(m[0].id, m[2].id) for m in matches}) > 1:
+            names = ", ".join(f"{m[2].id}" for m in matches[:8])
+            raise UsageError(f"{args.exercise!r} could be any of: {names}; give more of the id or title")
     if not matches:
         raise UsageError(f"no exercise {args.exercise!r} in "
                          + (f"pack {args.check_pack}" if args.check_pack else "the packs the tutor sees")
@@ -110,6 +138,13 @@ def _print_report(report, name: str, language, fallback: str) -> None:
         print("  your code printed:")
         for line in run.stdout.rstrip().splitlines()[-10:]:
             print(f"    {line}")
+    if getattr(report, "cause", None):  # nothing ran: the cause, where, and no list of checks that saw nothing
+        error = run.error
+        if error is not None and error.traceback:
+            for line in error.traceback.rstrip().splitlines()[-6:]:
+                print(f"    {line}")
+        print(f"  the {len(report.checks)} checks run once your code does")
+        return
     for check in report.checks:
         print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
         if check.message:

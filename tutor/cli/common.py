@@ -29,8 +29,14 @@ def fail_usage(message: str) -> int:
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, default=str)
-    sys.stdout.write("\n")
+    """JSON with every character a terminal would act on written as a \\u escape (JSON escapes
+    C0 controls itself; DEL, C1 and bidi marks it would leave raw), so it stays valid JSON after
+    the commands' output neutraliser and is safe on a terminal."""
+    import re
+
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    text = re.sub("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def guarded(func):

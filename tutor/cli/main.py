@@ -48,7 +48,33 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
         subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
         for name in COMMAND_MODULES:
             importlib.import_module(name).register(subparsers)
+        for sub in subparsers.choices.values():
+            _late_global_options(sub)
     return parser
+
+
+def _late_global_options(sub: argparse.ArgumentParser) -> None:
+    """Accept the global options after the subcommand too (`torch-tutor progress --data-dir D`).
+
+    They land in their own attributes and ``main`` merges them, so ``--pack`` given on both sides
+    adds up. A command with an option of the same name (check's own ``--pack``) keeps its own."""
+    taken = set(sub._option_string_actions)
+    group = sub.add_argument_group("global options (also accepted before the command)")
+    if "--data-dir" not in taken:
+        group.add_argument("--data-dir", dest="late_data_dir", metavar="DIR", default=None,
+                           help="where progress and drafts are kept")
+    if "--pack" not in taken:
+        group.add_argument("--pack", dest="late_pack", action="append", metavar="DIR", default=None,
+                           help="also load the pack in DIR (repeatable)")
+
+
+def _merge_late_options(args: argparse.Namespace) -> None:
+    late_dir = getattr(args, "late_data_dir", None)
+    if late_dir is not None:
+        args.data_dir = late_dir
+    late_packs = getattr(args, "late_pack", None)
+    if late_packs:
+        args.pack = [*getattr(args, "pack", []), *late_packs]
 
 
 def _opens_the_app(argv: list[str]) -> bool:
@@ -66,15 +92,59 @@ def _opens_the_app(argv: list[str]) -> bool:
     return True
 
 
+#: Commands that draw on the terminal themselves (the app) or neutralise their own output
+#: (grade keeps a progress line that it redraws with an escape sequence of its own).
+_OWN_TERMINAL = ("open", "grade")
+
+
+class _InertWriter:
+    """A text stream whose every write has its control characters made visible and inert.
+
+    Commands print pack text, file and folder names, exception messages and check messages: none
+    of them came from the tutor, and any could carry an escape sequence that sets the terminal's
+    title or writes its clipboard. Wrapping the stream neutralises all of them in one place."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from tutor.core.textclean import neutralize
+
+        return self._stream.write(neutralize(text))
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _inert_output(command: str | None):
+    """Wrap stdout and stderr for ``command``; returns a function that puts them back."""
+    if command is None or command in _OWN_TERMINAL:
+        return lambda: None
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _InertWriter(out), _InertWriter(err)
+
+    def restore() -> None:
+        sys.stdout, sys.stderr = out, err
+
+    return restore
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(commands=not _opens_the_app(argv))
-    args = parser.parse_args(argv)
+    err = sys.stderr
+    sys.stderr = _InertWriter(err)  # a usage error quotes the arguments back
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        sys.stderr = err
+    _merge_late_options(args)
     handler = getattr(args, "func", None)
     if handler is None:
         from tutor.cli.packs import open_app
 
         handler = open_app
+    restore = _inert_output(getattr(args, "command", None))
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
@@ -82,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # e.g. `torch-tutor list | head`
         return 0
+    finally:
+        restore()
 
 
 if __name__ == "__main__":  # pragma: no cover

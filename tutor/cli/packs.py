@@ -14,6 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("list", help="list the packs the tutor can see",
                               description="List every pack: built-in, --pack folders, installed "
                               "packages (entry point torch_tutor.packs) and the user packs folder.")
+    p.add_argument("packs", nargs="*", metavar="PACK",
+                   help="a pack id or folder: list its lessons and the exercise ids `check` takes")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_list)
 
@@ -46,6 +48,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     found = discover(args.pack, settings.data_path)
+    if getattr(args, "packs", None):
+        return _list_lessons(args, found, settings)
     rows = []
     for entry in found:
         pack = entry.pack
@@ -71,6 +75,47 @@ def cmd_list(args: argparse.Namespace) -> int:
             continue
         print(f"{row['id']}  {row['title']}  v{row['version']}  {row['lessons']} lessons  "
               f"[{row['origin']}] {row['path']}")
+    return 0
+
+
+def _list_lessons(args: argparse.Namespace, found, settings) -> int:
+    """`list PACK`: each lesson by title, with its steps' titles and the exercise ids."""
+    from tutor.cli.common import UsageError
+    from tutor.core.loader import PackError, load_pack
+    from tutor.core.models import Exercise
+    from tutor.core.text import resolve
+
+    out = []
+    for value in args.packs:
+        pack = next((f.pack for f in found if f.pack is not None and f.pack.id == value), None)
+        if pack is None and Path(value).exists():
+            try:
+                pack = load_pack(Path(value))
+            except PackError as exc:
+                raise UsageError(f"{value} has {len(exc.problems)} problem(s); run `torch-tutor validate {value}`")
+        if pack is None:
+            raise UsageError(f"no pack folder or pack id {value!r} (see `torch-tutor list`)")
+        lang, fallback = settings.language, pack.languages[0]
+        lessons = []
+        for number, lesson in enumerate(pack.lessons, 1):
+            exercises = [{"id": step.id, "title": resolve(step.title, lang, fallback) or step.id}
+                         for step in lesson.steps if isinstance(step, Exercise)]
+            lessons.append({"number": number, "id": lesson.id, "title": resolve(lesson.title, lang, fallback),
+                            "steps": len(lesson.steps), "exercises": exercises})
+        out.append({"id": pack.id, "title": resolve(pack.title, lang, fallback), "version": pack.version,
+                    "lessons": lessons})
+    if args.json:
+        print_json(out)
+        return 0
+    for entry in out:
+        print(f"{entry['title']} ({entry['id']} v{entry['version']})")
+        for lesson in entry["lessons"]:
+            steps = f"{lesson['steps']} step" + ("s" if lesson["steps"] != 1 else "")
+            print(f"  {lesson['number']}. {lesson['title']}  ({steps}; open with "
+                  f"`torch-tutor open {entry['id']}/{lesson['id']}`)")
+            for exercise in lesson["exercises"]:
+                print(f"       exercise {exercise['id']}: {exercise['title']}")
+        print("Check a file against an exercise: torch-tutor check EXERCISE-ID FILE")
     return 0
 
 
@@ -163,6 +208,13 @@ def _run_pack(pack, path: Path, sandbox, *, quiet: bool):
         if not quiet:
             mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
+            if run.answer is not None:  # what every learner's prediction will be compared against
+                lines = run.answer.rstrip("\n").split("\n") if run.answer.strip() else ["(nothing printed)"]
+                print("       learners' predictions are compared with:")
+                for line in lines[:20]:
+                    print(f"       | {line}")
+                if len(lines) > 20:
+                    print(f"       | ... ({len(lines) - 20} more lines)")
 
     return validate_runs(pack, path, sandbox, progress=progress)
 

@@ -65,6 +65,9 @@ class ExerciseReport:
     run: "RunResult"
     message: str
     tampered: list[str] = field(default_factory=list)
+    #: set when the learner's code could not run at all (a syntax or import error): the one thing
+    #: to fix, said first; the checks are then "skipped", never a list of their NameErrors
+    cause: str | None = None
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -73,7 +76,8 @@ class ExerciseReport:
         run = self.run.to_dict()
         run.pop("report", None)  # its content is `checks`, typed
         return {"exercise": self.exercise, "passed": self.passed, "message": self.message,
-                "checks": [c.to_json() for c in self.checks], "tampered": self.tampered, "run": run}
+                "checks": [c.to_json() for c in self.checks], "tampered": self.tampered, "run": run,
+                "cause": self.cause}
 
 
 @dataclass
@@ -157,16 +161,47 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
         checks.append(CheckResult(
             id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
             expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
-            hint=spec.hint if status in ("failed", "error") else None,
+            hint=spec.hint if status == "failed" else None,  # an error is not the learner's miss
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
         ))
+    titles = {c.id: c.description for c in checks}
+    checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]
+    cause = does_not_run(result)
+    if cause is not None:  # nothing the checks said is about the exercise: they only lacked the code
+        checks = [c if c.passed else CheckResult(c.id, "skipped", c.description, NOT_RUN, kind=c.kind)
+                  for c in checks]
     all_passed = bool(checks) and all(c.passed for c in checks)
     learner_failed = result.error is not None
     passed = all_passed and not learner_failed and report is not None
     return ExerciseReport(exercise=exercise.id, passed=passed, checks=checks, run=result,
-                          message=_summary(checks, result, report),
-                          tampered=[str(t) for t in (report or {}).get("tampered", [])])
+                          message=cause or _summary(checks, result, report),
+                          tampered=[str(t) for t in (report or {}).get("tampered", [])], cause=cause)
+
+
+def _named(check: CheckResult, titles: dict[str, str]) -> CheckResult:
+    """A skip reason names the checks it waits for by what they check, not by their ids."""
+    def name(match: "re.Match[str]") -> str:
+        ident = match.group(1)
+        title = (titles.get(ident) or "").strip()
+        return f"“{title}”" if title and title != ident else match.group(0)
+
+    check.message = re.sub(r"'([A-Za-z0-9_-]+)'", name, check.message)
+    return check
+
+
+#: Errors that mean the learner's file did not run at all, so no check could look at anything.
+DOES_NOT_RUN = ("SyntaxError", "IndentationError", "TabError", "ImportError", "ModuleNotFoundError")
+NOT_RUN = "not run: your code has to run first"
+
+
+def does_not_run(result: "RunResult") -> str | None:
+    """"your code does not run: IndentationError at line 4: ..." when the file could not run."""
+    error = result.error
+    if error is None or str(error.type).rsplit(".", 1)[-1] not in DOES_NOT_RUN:
+        return None
+    where = f" at line {error.lineno}" if error.lineno else ""
+    return f"your code does not run: {error.type}{where}: {_clip(error.message)}"
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -205,6 +240,10 @@ def run_example(sandbox: "Sandbox", example: Example | PredictQuiz, code: str | 
     limits = _limits_for(sandbox, timeout)
     result = sandbox.run(code, limits=limits, filename=f"{example.id}.py")
     expect = getattr(example, "expect", None)
+    if getattr(example, "raises", None):  # a predict quiz about an exception: the code must raise it
+        from types import SimpleNamespace
+
+        expect = SimpleNamespace(raises=SimpleNamespace(type=example.raises, match=None), output=None)
     matched, summary = compare_outcome(expect, result)
     return ExampleOutcome(matched=matched, summary=summary, run=result)
 

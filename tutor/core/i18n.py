@@ -43,7 +43,8 @@ TABLE: dict[str, dict[str, str]] = {
         "cmd.resume.help": "Open the step where you left off",
         "cmd.language": "Language: {name}",
         "cmd.language.help": "Show the pack's text in {name}",
-        "cmd.action.help": "{key} on the lesson screen",
+        "cmd.action.help": "{shortcut} on the lesson screen",
+        "cmd.filter.help": "Type to narrow the lessons (ctrl+f)",
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
@@ -54,6 +55,7 @@ TABLE: dict[str, dict[str, str]] = {
         "home.col.checks": "Exercises",
         "home.col.quiz": "Quiz",
         "home.state.done": "done",
+        "home.step_number": "step {n}",
         "home.state.progress": "in progress",
         "home.state.new": "not started",
         "home.broken": "A pack could not be loaded: {path} ({count} problem(s); run `torch-tutor validate`)",
@@ -61,6 +63,8 @@ TABLE: dict[str, dict[str, str]] = {
         "home.pack": "{title}  v{version}",
         # lesson
         "lesson.position": "Step {step}/{steps} · Lesson {lesson}/{lessons} · {pack}",
+        "lesson.position.step": "Step {step}/{steps}",
+        "lesson.position.lesson": "Lesson {lesson}/{lessons}",
         "lesson.end": "End of the lesson. F4 goes on to the next one.",
         "lesson.end.pack": "You reached the end of the pack.",
         "lesson.requires.cuda": "This step needs a CUDA device; it is shown but its code may not run here.",
@@ -120,12 +124,34 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
+        "quiz.choice.yours": "your answer",
+        "exercise.does_not_run": "Your code does not run yet, so no check could look at it.",
+        "outcome.no_cuda": "This step needs a CUDA GPU and this machine has none, so its code cannot do "
+                           "what the lesson shows. Nothing you did caused this; read on, or run it where "
+                           "there is a GPU (the `python` setting).",
+        "exercise.id": "Exercise id: {id}  (torch-tutor check {id} your_file.py)",
+        "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
+        "exercise.stamp": "Check {n} at {time}",
+        "exercise.run_stamp": "Run {n} at {time}",
+        "exercise.checks_waiting": "Checks waiting for your code to run: {total}.",
+        "key.page_down": "Page",
+        "key.palette": "Command palette: every action of this screen",
+        "key.page_up": "Page up",
+        "editor.select_all": "Select all the code (editor)",
+        "editor.document_start": "Go to the start of the code (editor)",
+        "editor.document_end": "Go to the end of the code (editor)",
+        "editor.select_to_start": "Select to the start of the code (editor)",
+        "editor.select_to_end": "Select to the end of the code (editor)",
         "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
         "quiz.predict.run": "Run and compare",
         "quiz.predict.right": "Your prediction matches the output.",
         "quiz.predict.wrong": "The output differs from your prediction.",
         "quiz.predict.actual": "Actual output",
+        "quiz.predict.yours": "Your prediction",
+        "quiz.predict.ran": "What the code did:",
+        "quiz.predict.raises_hint": "If you think it raises an error, type the exception's name (e.g. RuntimeError).",
         "quiz.answered": "Answered earlier: {verdict}",
+        "quiz.graded": "Your grade is saved: {verdict}",
         # modals
         "confirm.yes": "Yes",
         "confirm.no": "No",
@@ -135,7 +161,10 @@ TABLE: dict[str, dict[str, str]] = {
         "help.title": "Keys",
         "help.body": "A focused editor takes ordinary keys, so every action has a function key "
                      "or a ctrl key. Ctrl+P opens the command palette with every action. "
-                     "Your code is saved as you type; quitting loses nothing.",
+                     "Your code is saved as you type; quitting loses nothing.\n"
+                     "In the editor, Enter keeps the indentation (one level more after a line "
+                     "ending in ':'), Backspace in the leading spaces removes one level, and "
+                     "PageUp/PageDown scroll the lesson while the code fits in the editor.",
         # status bar
         "status.sandbox.none": "sandbox: not available ({reason})",
         "status.sandbox.warming": "sandbox: warming up…",

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Iterator, Union
 
 import yaml
+
+from tutor.core.textclean import _UNSAFE as _CONTROL, first_unsafe  # what a terminal acts on
 from tutor.core.models import Exercise, Lesson, Pack, PackHeader
 from tutor.core.paths import PACK_FILE
 from tutor.core.problems import PackError, Problem
@@ -121,6 +123,14 @@ class _Converter:
     def _at(self, node: yaml.Node, message: str) -> None:
         self.problems.append(Problem(self.path, node.start_mark.line + 1, node.start_mark.column + 1, message))
 
+    def _control(self, node: yaml.Node, value: str) -> None:
+        """Escapes such as "\\e]52;..." would reach a terminal: the pack must not hold them."""
+        found = first_unsafe(value)
+        if found is not None:
+            offset, label = found
+            self._at(node, f"control character {label} at character {offset + 1} of this text: "
+                     "pack text may hold no control characters except tab and newline")
+
     def convert(self, node: yaml.Node) -> Any:
         self.budget -= 1
         if self.budget < 0:
@@ -132,7 +142,10 @@ class _Converter:
         if kind is yaml.ScalarNode:  # most nodes: test them first
             tag = node.tag
             if tag == _STR or tag == _TIMESTAMP:  # a date-like version string stays a string
-                return node.value
+                value = node.value
+                if _CONTROL.search(value):
+                    self._control(node, value)
+                return value
             if tag == _NULL:
                 return None
             if tag == _BOOL:

@@ -149,6 +149,8 @@ class ChoiceQuiz(QuizBase):
     points: Annotated[
         float, Meta(ge=0), Meta("points for a correct answer in a graded hand-in (0: not graded)")
     ] = 0.0
+    shuffle: Annotated[bool, Meta("false keeps the choices in the order written (for 'all of the above'); "
+                                  "by default each learner sees them in an order of their own")] = True
 
     def __post_init__(self) -> None:
         if not any(c.correct for c in self.choices):
@@ -167,6 +169,15 @@ class PredictQuiz(QuizBase):
     code: str
     explain: Annotated[Text | None, Meta("shown after the comparison")] = None
     timeout: Seconds | None = None
+    compare: Annotated[Literal["whitespace", "exact"],
+                       Meta("how a prediction is compared with the output: 'whitespace' (spacing, "
+                            "blank lines and spaces inside lines do not count) or 'exact'")] = "whitespace"
+    accept: Annotated[list[str], Meta("other answers counted as right (e.g. 'float64' for "
+                                      "'torch.float64'), compared the same way")] = field(default_factory=list)
+    raises: Annotated[str | None, Meta("the exception class the code raises, e.g. RuntimeError: the right "
+                                       "answer is then the exception ('RuntimeError' or 'raises RuntimeError'), "
+                                       "and validate checks that the code raises it",
+                                       pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] = None
 
 
 Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Meta(discriminator="style")]

@@ -35,6 +35,8 @@ class StepRun:
     seconds: float
     problems: list[Problem] = field(default_factory=list)
     skipped: bool = False
+    #: predict quizzes: the answer learners' predictions are compared against (the recorded output)
+    answer: str | None = None
 
     @property
     def name(self) -> str:
@@ -44,7 +46,8 @@ class StepRun:
         return {"lesson": self.lesson, "step": self.step, "role": self.role, "ok": self.ok,
                 "skipped": self.skipped,
                 "summary": self.summary, "seconds": round(self.seconds, 3),
-                "problems": [p.to_json() for p in self.problems]}
+                "problems": [p.to_json() for p in self.problems],
+                **({"answer": self.answer} if self.answer is not None else {})}
 
 
 class _Locator:
@@ -186,7 +189,15 @@ def _example_run(lesson: str, index: int, step: Example | PredictQuiz, sandbox: 
     if not outcome.matched:
         where = ("expect",) if isinstance(step, Example) and (step.expect.raises or step.expect.output) else ("code",)
         problems.append(locator.problem(lesson, index, where, f"{role} {step.id!r}: {outcome.summary}"))
-    return StepRun(lesson, step.id, role, outcome.matched, outcome.summary, time.perf_counter() - started, problems)
+    answer = None
+    if isinstance(step, PredictQuiz) and outcome.run.status in ("ok", "error"):
+        from tutor.core.predict import expected_answer
+
+        error = outcome.run.error
+        raised = error.type.rsplit(".", 1)[-1] if error is not None else None
+        answer = expected_answer(outcome.run.stdout, raised, step.raises)
+    return StepRun(lesson, step.id, role, outcome.matched, outcome.summary, time.perf_counter() - started, problems,
+                   answer=answer)
 
 
 def junit_xml(results: list[tuple[str, list[StepRun]]]) -> str:

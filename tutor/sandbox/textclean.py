@@ -13,22 +13,11 @@ import re
 #: This torch build prints these on every profiler start and stop; no variable silences them.
 _USDT = re.compile(rb"^USDT:[^\n]*\] profiler_(?:start|stop)[^\n]*\n?", re.MULTILINE)
 
-# C0 controls except tab and newline, DEL, C1 controls, and the bidi/invisible formatting marks.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+from tutor.core.textclean import _UNSAFE, _visible  # one implementation (see there)
 
 
 def strip_profiler_noise(data: bytes) -> bytes:
     return _USDT.sub(b"", data)
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode "control picture": ␛ for ESC
-    if code == 0x7F:
-        return "\u2421"
-    return f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}"
 
 
 def _carriage_returns(line: str) -> str:

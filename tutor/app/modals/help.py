@@ -14,19 +14,32 @@ from tutor.app.widgets.keybutton import KeyButton
 from tutor.core.i18n import t
 
 
+#: The editor's keys listed in help (its cursor keys need no introduction).
+_EDITOR_KEYS = {"select_all", "document_start", "document_end", "cursor_page_down", "cursor_page_up", "undo",
+                "redo", "cut", "copy", "paste", "delete_line"}
+
+
 def key_table(screen, app) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
     seen: set[str] = set()
-    for node in (screen, app):
+    nodes: list = [screen, app, "palette"]
+    editors = screen.query("CodeEditor") if screen is not None else []
+    if editors:  # the editing keys, when the step has a code editor
+        nodes.append(editors.first())
+    for node in nodes:
+        if node == "palette":
+            table.add_row(app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "")), t("key.palette"))
+            continue
         for binding in node.BINDINGS:
             if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
+                continue
+            if node is not screen and node is not app and binding.action.split("(")[0] not in _EDITOR_KEYS:
                 continue
             seen.add(binding.description)
             keys = ", ".join(app.get_key_display(Binding(k, "")) for k in binding.key.split(","))
             table.add_row(keys, binding.description)
-    table.add_row("ctrl+p", "Command palette")
     return table
 
 

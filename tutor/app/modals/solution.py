@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
-from tutor.app.widgets.markdown import Markdown
+from tutor.app.widgets.editor import TextBox
 from tutor.core.i18n import t
 
 
@@ -24,7 +24,10 @@ class SolutionScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide"):
             yield Static(t("solution.title"), classes="title")
-            yield Markdown(f"```python\n{self.code.rstrip()}\n```", id="solution-code")
+            # Code is never wrapped (a wrapped comment's tail read as code): it scrolls sideways.
+            yield TextBox(self.code.rstrip("\n"), language="python", read_only=True, soft_wrap=False,
+                          show_line_numbers=True, id="solution-code",
+                          theme="monokai" if self.app.current_theme.dark else "github_light")
             with Horizontal(classes="buttons"):
                 yield KeyButton(t("solution.use"), id="use", variant="warning")
                 yield KeyButton(t("solution.close"), id="close", variant="primary")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -15,6 +15,7 @@ from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
@@ -31,7 +32,7 @@ class HomeScreen(Screen):
         with Vertical(id="home"):
             for entry in self.app.found:  # type: ignore[attr-defined]
                 if entry.pack is None:
-                    yield Static(Text(t("home.broken", path=entry.path, count=len(entry.problems or [])),
+                    yield Static(Text(neutralize(t("home.broken", path=entry.path, count=len(entry.problems or []))),
                                       style="yellow"), classes="broken")
             if not self.app.packs:  # type: ignore[attr-defined]
                 yield Static(t("home.nopacks"))
@@ -83,7 +84,9 @@ class HomeScreen(Screen):
                 s = summary[lesson.id]
                 checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
                 quiz = f"{s.quiz_correct}/{s.quizzes}" if s.quizzes else "–"
-                state = Text(t(f"home.state.{s.state}"), style=_STATE_STYLE[s.state])
+                # "done" means done: every step seen, every exercise solved, every quiz answered
+                shown = "progress" if s.state == "done" and s.quiz_answered < s.quizzes else s.state
+                state = Text(t(f"home.state.{shown}"), style=_STATE_STYLE[shown])
                 rows.append(([f"  {number}. {title}", state, checks, quiz], f"{pack.id}/{lesson.id}"))
             if rows:
                 table.add_row(Text(texts(pack.title) + f"  v{pack.version}", style="bold"), "", "", "",
@@ -97,7 +100,8 @@ class HomeScreen(Screen):
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)  # type: ignore[attr-defined]
-            where = f"{texts(target.lesson.title)} › {texts(target.step.title) or target.step.id}"
+            step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
+            where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None  # type: ignore[attr-defined]
             button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
             button.refresh(layout=True)
@@ -108,11 +112,31 @@ class HomeScreen(Screen):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        self.query_one("#toc").focus()
+        """Enter in the filter opens the first lesson that matches (the one highlighted)."""
+        table = self.query_one("#toc", DataTable)
+        for row in range(table.row_count):
+            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            if not key.endswith("/"):
+                self._open_key(key)
+                return
+        table.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing on the contents goes to the filter: no ctrl+f needed first."""
+        filter_box = self.query_one("#filter", Input)
+        if event.is_printable and event.character and self.focused is not filter_box \
+                and event.character not in (" ",):
+            event.stop()
+            event.prevent_default()
+            filter_box.focus()
+            filter_box.insert_text_at_cursor(event.character)
 
     @on(DataTable.RowSelected, "#toc")
     def _open(self, event: DataTable.RowSelected) -> None:
-        pack_id, _, lesson_id = str(event.row_key.value).partition("/")
+        self._open_key(str(event.row_key.value))
+
+    def _open_key(self, key: str) -> None:
+        pack_id, _, lesson_id = key.partition("/")
         app = self.app
         pack = app.pack(pack_id)  # type: ignore[attr-defined]
         if pack is None:
@@ -125,6 +149,13 @@ class HomeScreen(Screen):
         target = self._resume_target()
         if target is not None:
             self.app.open_place(target)  # type: ignore[attr-defined]
+
+    def palette_commands(self):
+        """This screen's own actions for the command palette (shown before anything is typed)."""
+        from textual.app import SystemCommand
+
+        yield SystemCommand(t("cmd.resume"), t("cmd.resume.help"), self.action_resume)
+        yield SystemCommand(t("key.filter"), t("cmd.filter.help"), self.action_focus_filter)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter").focus()

@@ -16,6 +16,7 @@ from textual.widgets import Static
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
+from tutor.app.widgets.topbar import TopBar
 from tutor.app.widgets.steps import StepView, make_step
 from tutor.core.i18n import t
 
@@ -41,6 +42,9 @@ class LessonScreen(Screen):
         Binding("f8", "step('solution')", t("key.solution"), priority=True),
         Binding("f9", "step('reset')", t("key.reset"), priority=True),
         Binding("escape", "stop", t("key.stop"), priority=True),
+        # Not priority: a long editor pages its own code; one whose code fits pages the lesson.
+        Binding("pagedown", "page(1)", t("key.page_down"), key_display="PgDn"),
+        Binding("pageup", "page(-1)", t("key.page_up"), show=False, key_display="PgUp"),
     ]
 
     def __init__(self, place: Place):
@@ -60,7 +64,9 @@ class LessonScreen(Screen):
     def compose(self) -> ComposeResult:
         # The first step is composed with the screen (not mounted after it), so the first frame
         # drawn already holds it: one layout, one styling pass.
-        yield Static(self._position(), id="position", classes="topbar")
+        bar = TopBar(id="position", classes="topbar")
+        bar.show(*self._position())
+        yield bar
         with VerticalScroll(id="step-scroll"):
             yield from self._step_widgets()
         yield StatusBar()
@@ -79,15 +85,13 @@ class LessonScreen(Screen):
         store.set_position(*place.key)
         store.visit(*place.key)
 
-    def _position(self) -> str:
-        """The top bar: lesson › step, and where that is in the lesson and the pack."""
+    def _position(self) -> tuple[str, str, str, str, str]:
+        """The top bar's parts: lesson, step, where that is in the lesson and the pack, the pack."""
         place, texts = self.place, self.texts
-        title = texts(place.lesson.title)
-        step_title = texts(place.step.title)
-        heading = f"{title} › {step_title}" if step_title else title
-        position = t("lesson.position", step=place.step_index + 1, steps=len(place.lesson.steps),
-                     lesson=place.lesson_index + 1, lessons=len(place.pack.lessons), pack=texts(place.pack.title))
-        return f"{heading}   [dim]{position}[/]"
+        return (texts(place.lesson.title), texts(place.step.title),
+                t("lesson.position.step", step=place.step_index + 1, steps=len(place.lesson.steps)),
+                t("lesson.position.lesson", lesson=place.lesson_index + 1, lessons=len(place.pack.lessons)),
+                texts(place.pack.title))
 
     def _step_widgets(self) -> list[Widget]:
         place = self.place
@@ -117,7 +121,7 @@ class LessonScreen(Screen):
         self._enter(place)
         scroll = self.query_one("#step-scroll", VerticalScroll)
         await scroll.remove_children()
-        self.query_one("#position", Static).update(self._position())
+        self.query_one("#position", TopBar).show(*self._position())
         await scroll.mount_all(self._step_widgets())
         scroll.scroll_home(animate=False)
         self._focus_first()
@@ -156,6 +160,10 @@ class LessonScreen(Screen):
         if view is not None and view.supports(name) and not view.running:
             getattr(view, f"do_{name}")()
 
+    def action_page(self, direction: int) -> None:
+        scroll = self.query_one("#step-scroll", VerticalScroll)
+        (scroll.scroll_page_down if direction > 0 else scroll.scroll_page_up)(animate=False)
+
     def action_stop(self) -> None:
         view = self.step_view
         if view is not None:
@@ -189,9 +197,9 @@ class LessonScreen(Screen):
         keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         for name in STEP_ACTIONS:
             if view is not None and view.supports(name):
-                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", key=keys[f"step('{name}')"].upper()),
+                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=keys[f"step('{name}')"].upper()),
                                     partial(self.action_step, name))
         for action, label in (("next", "key.next"), ("prev", "key.prev")):
             if self.check_action(action, ()):
-                yield SystemCommand(t(label), t("cmd.action.help", key=keys[action].upper()),
+                yield SystemCommand(t(label), t("cmd.action.help", shortcut=keys[action].upper()),
                                     getattr(self, f"action_{action}"))

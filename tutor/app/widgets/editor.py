@@ -9,8 +9,42 @@ from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import TextArea
 
+from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
+
 #: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
 DEBOUNCE = 0.4
+
+#: Spaces per indentation level (PEP 8).
+INDENT = 4
+
+#: Lines after which Python's next line is one level less indented.
+_BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
+
+
+def _editor_bindings() -> list[Binding]:
+    """TextArea's keys, minus those the tutor owns (F6/F7), with the editing keys people expect:
+    ctrl+a selects all (Home still goes to the line's start), ctrl+home/ctrl+end go to the start
+    and end of the code. Listed in F1 through their descriptions."""
+    keep: list[Binding] = []
+    for binding in TextArea.BINDINGS:
+        if not isinstance(binding, Binding) or binding.key in ("f6", "f7"):
+            continue
+        if "ctrl+a" in binding.key.split(","):
+            binding = Binding("home", binding.action, binding.description, show=False)
+        elif binding.key in ("pageup", "pagedown"):  # a page of the lesson when the code fits
+            binding = Binding(binding.key, binding.action, t("key.page_down" if binding.key == "pagedown"
+                                                               else "key.page_up"),
+                              show=binding.key == "pagedown", key_display="PgDn" if binding.key == "pagedown" else None)
+        keep.append(binding)
+    keep += [
+        Binding("ctrl+a", "select_all", t("editor.select_all"), show=False),
+        Binding("ctrl+home", "document_start", t("editor.document_start"), show=False),
+        Binding("ctrl+end", "document_end", t("editor.document_end"), show=False),
+        Binding("ctrl+shift+home", "document_start(True)", t("editor.select_to_start"), show=False),
+        Binding("ctrl+shift+end", "document_end(True)", t("editor.select_to_end"), show=False),
+    ]
+    return keep
 
 
 def _share_highlight_queries() -> None:
@@ -42,6 +76,13 @@ def _share_highlight_queries() -> None:
 _share_highlight_queries()
 
 
+def _inert(text: str) -> str:
+    """Line endings as newlines; any other control character as its visible picture (ESC: ␛)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return neutralize(text)
+
+
 class TextBox(TextArea):
     """A TextArea whose keys are applied in the order they were pressed.
 
@@ -51,6 +92,19 @@ class TextBox(TextArea):
     out of order: text typed after Down landed above it. Running the widget's own bindings when
     the key reaches it keeps the order.
     """
+
+    def __init__(self, text: str = "", **kwargs: Any):
+        super().__init__(_inert(text), **kwargs)
+
+    def edit(self, edit: Any) -> Any:
+        """Every insertion (typing, paste, undo) goes in with its control characters inert:
+        a raw ESC typed or pasted must never reach the terminal when the line is drawn."""
+        if edit.text:
+            edit.text = _inert(edit.text)
+        return super().edit(edit)
+
+    def load_text(self, text: str) -> None:
+        super().load_text(_inert(text))
 
     async def _on_key(self, event: events.Key) -> None:
         bindings = getattr(getattr(self, "_bindings", None), "key_to_bindings", {}).get(event.key)
@@ -74,7 +128,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
 
     # F6/F7 (select line/all in TextArea) belong to Check and Hint: a focused editor must not
     # take the tutor's keys, nor push them to the front of the footer.
-    BINDINGS = [b for b in TextArea.BINDINGS if not (isinstance(b, Binding) and b.key in ("f6", "f7"))]
+    BINDINGS = _editor_bindings()
 
     DEFAULT_CSS = """
     CodeEditor { height: auto; min-height: 5; max-height: 24; }
@@ -90,6 +144,104 @@ class CodeEditor(TextBox, inherit_bindings=False):
         self.key = key
         self._timer: Timer | None = None
         self._dirty = False
+
+    # ------------------------------------------------------------------ Python-aware editing
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter" and not self.read_only:
+            event.stop()
+            event.prevent_default()
+            self._restart_blink()
+            start, end = self.selection
+            self._replace_via_keyboard("\n" + self._next_indent(min(start, end)), start, end)
+            return
+        await super()._on_key(event)
+
+    def _next_indent(self, location: tuple[int, int]) -> str:
+        """The indentation of a new line at ``location``: the line's own, one level more after a
+        line ending in ':', one level less after return/pass/raise/break/continue."""
+        row, column = location
+        before = self.document.get_line(row)[:column]
+        indent = before[: len(before) - len(before.lstrip(" \t"))]
+        code = before.split("#", 1)[0].rstrip() if "#" in before and "'" not in before and '"' not in before \
+            else before.rstrip()
+        if code.endswith(":"):
+            return indent + " " * INDENT
+        words = code.strip().split(None, 1)
+        if words and words[0] in _BLOCK_ENDERS and len(indent) >= INDENT:
+            return indent[:-INDENT]
+        return indent
+
+    def action_delete_left(self) -> None:
+        """Backspace in the leading spaces of a line removes one indentation level."""
+        selection = self.selection
+        if selection.is_empty and not self.read_only:
+            row, column = selection.end
+            before = self.document.get_line(row)[:column]
+            if column > 0 and before.strip(" ") == "" and "\t" not in before:
+                target = (column - 1) // INDENT * INDENT
+                self._delete_via_keyboard((row, target), (row, column))
+                return
+        super().action_delete_left()
+
+    def action_document_start(self, select: bool = False) -> None:
+        self.move_cursor((0, 0), select=select)
+
+    def action_document_end(self, select: bool = False) -> None:
+        last = self.document.line_count - 1
+        self.move_cursor((last, len(self.document.get_line(last))), select=select)
+
+    def action_cursor_page_down(self) -> None:
+        """PageDown: a page of the editor when its code is longer than it shows, else of the lesson."""
+        if self.max_scroll_y == 0:
+            self._page_scroll(+1)
+        else:
+            super().action_cursor_page_down()
+
+    def action_cursor_page_up(self) -> None:
+        if self.max_scroll_y == 0:
+            self._page_scroll(-1)
+        else:
+            super().action_cursor_page_up()
+
+    def _page_scroll(self, direction: int) -> None:
+        scroll = self._scroll_parent()
+        if scroll is not None:
+            (scroll.scroll_page_down if direction > 0 else scroll.scroll_page_up)(animate=False)
+
+    def _scroll_parent(self) -> Any:
+        from textual.containers import ScrollableContainer
+
+        for node in self.ancestors:
+            if isinstance(node, ScrollableContainer):
+                return node
+        return None
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if event.text_area is self:
+            self.call_after_refresh(self._keep_cursor_in_view)
+
+    def _keep_cursor_in_view(self) -> None:
+        """The cursor stays on screen while typing, even when a report pushed the editor away;
+        and the view is scrolled sideways only while the cursor needs it, so line starts come
+        back as soon as the cursor is left of the editor's width."""
+        if not self.is_mounted or not self.has_focus:
+            return
+        row, column = self.selection.end
+        cells = self.get_column_width(row, column)
+        if self.scroll_x and cells < self.scrollable_content_region.width - self.gutter_width - 1:
+            self.scroll_to(x=0, animate=False, immediate=True)
+        scroll = self._scroll_parent()
+        if scroll is None:
+            return
+        y = self.cursor_screen_offset.y
+        top, bottom = scroll.content_region.y, scroll.content_region.bottom
+        if y < top:
+            scroll.scroll_to(y=scroll.scroll_y - (top - y) - 1, animate=False)
+        elif y >= bottom:
+            scroll.scroll_to(y=scroll.scroll_y + (y - bottom) + 2, animate=False)
+
+    # ------------------------------------------------------------------ drafts
 
     def on_mount(self) -> None:
         if getattr(self.app, "started", True):

@@ -16,8 +16,16 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
-#: Actions whose names go first when space is short (their keys stay).
-_NAMES_DROPPED_FIRST = ("command_palette", "help", "quit", "prev", "next", "home", "focus_filter")
+#: What goes first when the line does not fit, in order: ("name", action) drops the name and keeps
+#: the key, ("entry", action) drops the whole key (F1 lists every key). The step's own actions
+#: (Run, Check...) keep their names longest; Next and Help come right after them.
+_DEGRADE = (
+    ("entry", "command_palette"), ("name", "quit"), ("name", "home"), ("name", "focus_filter"),
+    ("name", "prev"), ("entry", "quit"), ("name", "page"), ("entry", "page"), ("entry", "prev"),
+    ("entry", "home"), ("name", "resume"), ("name", "help"), ("name", "next"), ("entry", "help"),
+    ("name", "step"),
+)
+_PAGE_ACTIONS = ("page", "cursor_page_down")
 
 
 class _Entry(NamedTuple):
@@ -82,20 +90,27 @@ class KeyFooter(Widget):
         return action.split("(", 1)[0].rsplit(".", 1)[-1]
 
     def layout_entries(self, width: int) -> list[tuple[_Entry, bool]]:
-        """Each entry with whether its name is shown, dropping names until the line fits."""
+        """The entries shown, each with whether its name is shown, degraded (see ``_DEGRADE``)
+        until the line fits."""
         entries = self.entries()
         named = [bool(entry.name) for entry in entries]
+        kept = [True] * len(entries)
 
         def length() -> int:
-            return sum(len(e.shown) + (len(e.name) + 1 if show else 0) + 2 for e, show in zip(entries, named))
+            return sum(len(e.shown) + (len(e.name) + 1 if show else 0) + 2
+                       for e, show, keep in zip(entries, named, kept) if keep)
 
-        for action in _NAMES_DROPPED_FIRST:
+        for what, action in _DEGRADE:
             if length() <= width:
                 break
             for index, entry in enumerate(entries):
-                if self._action_name(entry.action) == action:
-                    named[index] = False
-        return list(zip(entries, named))
+                name = self._action_name(entry.action)
+                if name == action or (action == "page" and name in _PAGE_ACTIONS):
+                    if what == "name":
+                        named[index] = False
+                    else:
+                        kept[index] = False
+        return [(entry, show) for entry, show, keep in zip(entries, named, kept) if keep]
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("keyfooter--key", partial=True)

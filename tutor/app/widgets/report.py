@@ -13,6 +13,7 @@ from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
 from tutor.app.widgets.output import field, render_run
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 _MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
 
@@ -29,11 +30,11 @@ def check_text(check: Any, resolve) -> Text:
         return out
     message = field(check, "message")
     if message:
-        out.append("\n    " + str(message))
+        out.append("\n    " + neutralize(str(message)))
     for key in ("expected", "got"):
         value = field(check, key)
         if value not in (None, ""):
-            out.append("\n    " + t(f"check.{key}", value=value), style="dim" if key == "expected" else "")
+            out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = field(check, "hint")
     if hint and status in ("failed", "error"):
         out.append("\n    ")
@@ -53,18 +54,34 @@ class CheckReport(Vertical):
     CheckReport > .run { margin: 1 0 0 0; }
     """
 
-    def __init__(self, report: Any, resolve):
+    def __init__(self, report: Any, resolve, stamp: str | None = None):
         super().__init__()
         self.report = report
         self.resolve = resolve
+        self.stamp = stamp  # "check 3 at 10:04:12": a new result shows as new even when its text is not
         self.add_class("-passed" if field(report, "passed") else "-failed")
 
     def on_mount(self) -> None:
         # Once laid out (its height known), bring the whole report into view, not just its top.
-        self.call_after_refresh(self.scroll_visible, animate=False)
+        from tutor.app.widgets.steps.base import reveal
+
+        reveal(self)
 
     def compose(self) -> ComposeResult:
         checks = list(field(self.report, "checks", []) or [])
+        cause = field(self.report, "cause")
+        run = field(self.report, "run")
+        if self.stamp:
+            yield Static(Text(self.stamp, style="dim"), classes="stamp")
+        if cause:  # the code does not run: say that and where, and nothing the checks could not see
+            yield Static(Text(t("exercise.does_not_run"), style="bold red"), classes="summary")
+            yield Static(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
+            error = field(run, "error")
+            traceback = field(error, "traceback") if error is not None else None
+            if traceback:  # where: the line, with Python's own pointer
+                yield Static(Text(neutralize(str(traceback).rstrip("\n")), style="red"), classes="run")
+            yield Static(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), classes="run")
+            return
         passed = sum(field(c, "status") == "passed" for c in checks)
         if field(self.report, "passed"):
             summary = t("exercise.passed", total=len(checks))
@@ -75,7 +92,7 @@ class CheckReport(Vertical):
         run = field(self.report, "run")
         # The engine's own summary repeats the count unless the run itself went wrong.
         if message and (field(run, "error") is not None or field(run, "status", "ok") != "ok"):
-            yield Static(Text(str(message)))
+            yield Static(Text(neutralize(str(message))))
         for check in checks:
             yield Static(check_text(check, self.resolve), classes="check")
             data = field(check, "data") or {}

@@ -15,6 +15,29 @@ from tutor.app.engine import EngineUnavailable
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.running import RunningIndicator
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
+
+
+def reveal(widget: Any, *extra: Any) -> None:
+    """Bring what a key produced into view once it is laid out: all of it when it fits (moving the
+    page as little as possible), else its start. ``extra`` widgets (an explanation below) come
+    along when they fit too."""
+
+    def scroll() -> None:
+        if not widget.is_mounted:
+            return
+        container = next((node for node in widget.ancestors if getattr(node, "is_scrollable", False)
+                          and node.allow_vertical_scroll), None)
+        visible = [w for w in (widget, *extra) if w.is_mounted and w.display and w.outer_size.height]
+        height = visible[-1].region.bottom - widget.region.y if visible else widget.outer_size.height
+        if container is not None and height > container.scrollable_content_region.height:
+            widget.scroll_visible(animate=False, top=True)
+            return
+        # The span fits: showing its last part (moving down as little as possible) shows all of it.
+        # One scroll only: a second, queued behind it, would measure from the old position.
+        (visible[-1] if visible else widget).scroll_visible(animate=False)
+
+    widget.call_after_refresh(scroll)
 
 
 class StepView(Vertical):
@@ -98,7 +121,7 @@ class StepView(Vertical):
         output = self.query_one("#output", Static)
         output.add_class("-shown")
         if error is not None:
-            output.update(RichText(error, style="bold red"))
+            output.update(RichText(neutralize(error), style="bold red"))
             return None
         return output
 

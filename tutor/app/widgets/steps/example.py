@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual import on
@@ -14,13 +15,21 @@ from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
-from tutor.app.widgets.steps.base import StepView
+from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
 
 
-def example_headline(outcome: Any) -> tuple[str, str] | None:
+#: What torch says when a CUDA step runs on a machine without one: not the learner's doing.
+_NO_CUDA = re.compile(r"CUDA|NVIDIA driver|no GPUs? (?:are |is )?available", re.IGNORECASE)
+
+
+def example_headline(outcome: Any, needs_cuda: bool = False) -> tuple[str, str] | None:
     """The sentence above the output: "Raised as expected: ..." or what did not match."""
     run = field(outcome, "run")
+    error = field(run, "error")
+    if needs_cuda and not field(outcome, "matched") and error is not None \
+            and _NO_CUDA.search(f"{field(error, 'type', '')}: {field(error, 'message', '')}"):
+        return t("outcome.no_cuda"), "bold yellow"
     if field(outcome, "matched"):
         error = field(run, "error")
         if field(run, "status") == "error" and error:
@@ -62,9 +71,13 @@ class ExampleStep(StepView):
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
         output = self.shown_output(error)
         if output is None:
+            reveal(self.query_one("#output"))
             return
         self.store.record_attempt(*self.key, "run", passed=bool(field(result, "matched")),
                                   wall_time=field(field(result, "run"), "wall_time"))
-        output.update(render_run(field(result, "run"), headline=example_headline(result)))
+        requires = getattr(self.place.step, "requires", None) or getattr(self.place.pack, "requires", None)
+        output.update(render_run(field(result, "run"),
+                                 headline=example_headline(result, bool(getattr(requires, "cuda", False)))))
         if self.place.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.place.step.explain))
+        reveal(output, self.query_one("#explain", Markdown))  # the output (and why), not left below the fold

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+from rich.console import Group
 
 from rich.text import Text
 from textual import on
@@ -16,8 +19,9 @@ from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
-from tutor.app.widgets.steps.base import StepView
+from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
+from tutor.core.textclean import neutralize
 
 #: Failed checks after which the solution may be seen (with a confirmation) before solving.
 SOLUTION_AFTER_FAILED = 3
@@ -28,6 +32,9 @@ class ExerciseStep(StepView):
     #: The code a Check was started with: kept with the result if it passes.
     _checked_code: str | None = None
     ACTIONS = frozenset({"run", "check", "hint", "solution", "reset"})
+    #: Checks and runs in this visit: numbered, so a result with the same text still visibly changes.
+    _checks = 0
+    _runs = 0
 
     def compose(self) -> ComposeResult:
         step = self.place.step
@@ -38,10 +45,13 @@ class ExerciseStep(StepView):
         contract = Text(t("exercise.contract") + ":", style="bold")
         for item in step.contract:
             contract.append("\n  ")
-            contract.append(item.signature, style="bold cyan")
+            contract.append(neutralize(item.signature), style="bold cyan")
             contract.append("  ")
             contract.append_text(inline(self.text(item.description)))
         yield Static(contract, id="contract")
+        # The id is what `torch-tutor check` takes: shown where a learner working in their own
+        # editor needs it.
+        yield Static(Text(t("exercise.id", id=step.id), style="dim"), id="exercise-id")
         draft = self.store.draft(*self.key)
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
@@ -92,7 +102,7 @@ class ExerciseStep(StepView):
         self.store.use_hint(*self.key)
         widget = self._hint_widget(shown)
         self.query_one("#hints").mount(widget)
-        widget.scroll_visible()
+        reveal(widget)
 
     @on(KeyButton.Pressed, "#reset")
     def do_reset(self) -> None:
@@ -135,24 +145,36 @@ class ExerciseStep(StepView):
         box = self.query_one("#result", Vertical)
         box.remove_children()
         if error is not None:
-            box.mount(Static(Text(error, style="bold red"), classes="output -shown"))
+            box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
             return
         if job == "run":
             self.store.record_attempt(*self.key, "run", passed=field(result, "status") == "ok",
                                       wall_time=field(result, "wall_time"))
-            widget = Static(render_run(result), classes="output -shown")
+            self._runs += 1
+            widget = Static(Group(render_run(result), Text(t("exercise.run_stamp", n=self._runs,
+                                                                time=time.strftime("%H:%M:%S")), style="dim")),
+                            classes="output -shown")
         else:
             checks = list(field(result, "checks", []) or [])
             passed = bool(field(result, "passed"))
-            self.store.record_attempt(*self.key, "check", passed=passed,
-                                      checks_passed=sum(field(c, "status") == "passed" for c in checks),
-                                      checks_total=len(checks), wall_time=field(field(result, "run"), "wall_time"),
-                                      code=self._checked_code)
+            unchanged = (self._checked_code or "").strip() == self.place.step.starter.strip()
+            if unchanged and not passed:
+                # Checking the starter as given is a look at the task, not an attempt: it must
+                # not count towards opening the solution.
+                self.app.notify(t("exercise.starter_unchanged"))
+            else:
+                self.store.record_attempt(*self.key, "check", passed=passed,
+                                          checks_passed=sum(field(c, "status") == "passed" for c in checks),
+                                          checks_total=len(checks),
+                                          wall_time=field(field(result, "run"), "wall_time"),
+                                          code=self._checked_code)
             if passed:
                 self.query_one("#solved-badge").add_class("-shown")
             from tutor.app.widgets.report import CheckReport
 
-            widget = CheckReport(result, self.text)  # scrolls itself into view once laid out
+            self._checks += 1
+            widget = CheckReport(result, self.text, stamp=t("exercise.stamp", n=self._checks,
+                                                            time=time.strftime("%H:%M:%S")))
         box.mount(widget)
         if job == "run":
-            self.call_after_refresh(widget.scroll_visible)
+            reveal(widget)

@@ -1,17 +1,58 @@
-"""A multiple-choice quiz: instant feedback for one answer, Submit for several; every choice explained."""
+"""A multiple-choice quiz: instant feedback for one answer, Submit for several; every choice explained.
+
+Choices appear in an order of the learner's own (seeded by the learner and the quiz, so a resumed
+quiz keeps its order and the right answer is not always first), unless the author wrote
+``shuffle: false``. Choice text and explanations are Markdown; long choices wrap.
+"""
 
 from __future__ import annotations
 
+import random
+import re
+import secrets
+
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
+from textual.geometry import Size
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
+from tutor.app.markdown import inline
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
+
+#: The progress store's preference that seeds every shuffle for this learner.
+SEED_PREFERENCE = "shuffle-seed"
+
+_SOFT_BREAK = re.compile(r"(?<![\n\\])(?<!  )\n(?!\n)")
+
+
+def soft_join(text: str) -> str:
+    """Markdown's soft line breaks (one newline inside a paragraph) joined with a space."""
+    return _SOFT_BREAK.sub(" ", text.strip())
+
+
+def learner_seed(store) -> str:
+    """This learner's shuffle seed: made once, kept with their progress."""
+    seed = store.preference(SEED_PREFERENCE)
+    if not seed:
+        seed = secrets.token_hex(8)
+        store.set_preference(SEED_PREFERENCE, seed)
+    return seed
+
+
+def choice_order(count: int, seed: str, key: tuple[str, ...], shuffle: bool = True) -> list[int]:
+    """The order (original indices) in which this learner sees the ``count`` choices of quiz ``key``."""
+    order = list(range(count))
+    if shuffle:
+        random.Random("/".join((seed, *key))).shuffle(order)
+    return order
 
 
 def _indices(answer: str | None) -> set[int]:
@@ -20,51 +61,120 @@ def _indices(answer: str | None) -> set[int]:
     return {int(part) for part in answer.split(",") if part.strip().isdigit()}
 
 
+class _Wrapping:
+    """Textual's toggle buttons draw one line and cut the label with "…": these wrap it, the
+    continuation lines indented under the label's start."""
+
+    def _lines(self, width: int) -> list[Content]:
+        button = self._button  # type: ignore[attr-defined]
+        indent = button.cell_length + 1
+        label: Content = self._label  # type: ignore[attr-defined]
+        lines = label.wrap(max(width - indent - 1, 8)) or [Content("")]
+        return lines
+
+    def render(self) -> Content:
+        width = self.content_region.width or self.size.width  # type: ignore[attr-defined]
+        label_style = self.get_visual_style("toggle--label")  # type: ignore[attr-defined]
+        button = self._button  # type: ignore[attr-defined]
+        pad = " " * (button.cell_length + 1)
+        parts: list[Content | tuple[str, object] | str] = []
+        for index, line in enumerate(self._lines(width)):
+            line = line.pad(1, 0).stylize_before(label_style)
+            parts.append(button if index == 0 else Content(pad[:-1]))
+            parts.append(line)
+            parts.append("\n")
+        return Content.assemble(*parts[:-1])
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width))
+
+
+class ChoiceRadio(_Wrapping, RadioButton):
+    pass
+
+
+class ChoiceBox(_Wrapping, Checkbox):
+    pass
+
+
 class ChoiceQuizStep(StepView):
     def compose(self) -> ComposeResult:
         quiz = self.place.step
         earlier = _indices(self.store.step(*self.key).quiz_answer)
         yield Markdown(self.text(quiz.question))
         yield Static(t("quiz.choice.pick_many" if quiz.multiple else "quiz.choice.pick"), classes="muted")
+        order = self.order
         if quiz.multiple:
             with Vertical(id="choices"):
-                for i, choice in enumerate(quiz.choices):
-                    yield Checkbox(self.text(choice.text), value=i in earlier, id=f"choice-{i}")
+                for i in order:
+                    yield ChoiceBox(self._label(i), value=i in earlier, id=f"choice-{i}")
             yield KeyButton(t("quiz.choice.submit"), id="submit", variant="primary")
         else:
             with RadioSet(id="choices"):
-                for i, choice in enumerate(quiz.choices):
-                    yield RadioButton(self.text(choice.text), value=i in earlier, id=f"choice-{i}")
+                for i in order:
+                    yield ChoiceRadio(self._label(i), value=i in earlier, id=f"choice-{i}")
         yield Static(id="feedback")
+
+    @property
+    def order(self) -> list[int]:
+        quiz = self.place.step
+        return choice_order(len(quiz.choices), learner_seed(self.store), self.key, getattr(quiz, "shuffle", True))
+
+    def _label(self, index: int) -> Text:
+        return inline(soft_join(self.text(self.place.step.choices[index].text)))
 
     def on_mount(self) -> None:
         earlier = self.store.step(*self.key).quiz_answer
         if earlier is not None:
-            self._show(_indices(earlier))
+            self._show(_indices(earlier), scroll=False)
 
     @on(RadioSet.Changed)
     def _picked(self, event: RadioSet.Changed) -> None:
-        self._answer({event.radio_set.pressed_index})
+        pressed = event.pressed
+        if pressed is None or not (pressed.id or "").startswith("choice-"):
+            return
+        self._answer({int(pressed.id.removeprefix("choice-"))})
 
     @on(KeyButton.Pressed, "#submit")
     def _submit(self) -> None:
-        self._answer({i for i, box in enumerate(self.query(Checkbox)) if box.value})
+        self._answer({int((box.id or "-1").removeprefix("choice-")) for box in self.query(ChoiceBox) if box.value})
 
     def _answer(self, picked: set[int]) -> None:
         correct = {i for i, c in enumerate(self.place.step.choices) if c.correct}
         self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
         self._show(picked)
 
-    def _show(self, picked: set[int]) -> None:
+    def feedback(self, picked: set[int]) -> Group:
+        """The verdict, then each choice in the learner's order: its mark, its text and, under it
+        (wrapped lines aligned), why. Green marks a right choice, red a wrong one; the text and the
+        explanations are never drawn as errors."""
         choices = self.place.step.choices
         right = picked == {i for i, c in enumerate(choices) if c.correct}
-        out = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
-                   style="bold green" if right else "bold red")
-        for i, choice in enumerate(choices):
-            mark, style = ("✓", "green") if choice.correct else ("✗", "red")
-            out.append(f"\n{mark} ", style=style)
-            out.append(self.text(choice.text), style="bold" if i in picked else "")
-            out.append(" — " + self.text(choice.explain), style="" if i in picked or choice.correct else "dim")
+        verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
+                       style="bold green" if right else "bold red")
+        table = Table.grid(padding=(0, 1))
+        table.add_column(no_wrap=True)
+        table.add_column(ratio=1)
+        for i in self.order:
+            choice = choices[i]
+            mark = Text("✓", style="bold green") if choice.correct else Text("✗", style="bold red")
+            body = inline(soft_join(self.text(choice.text)), "bold" if i in picked else "")
+            if i in picked:
+                body.append(f"  ({t('quiz.choice.yours')})", style="italic")
+            body.append("\n")
+            body.append_text(inline(soft_join(self.text(choice.explain)),
+                                    "" if i in picked or choice.correct else "dim"))
+            table.add_row(Text(""), Text(""))
+            table.add_row(mark, body)
+        return Group(verdict, table)
+
+    def _show(self, picked: set[int], scroll: bool = True) -> None:
+        """The verdict, then every choice (in the learner's order) with its explanation. Colour
+        means: green for a right choice, red for a wrong one; the explanations are plain text."""
         feedback = self.query_one("#feedback", Static)
-        feedback.update(out)
+        feedback.update(self.feedback(picked))
         feedback.add_class("-shown")
+        if scroll:
+            from tutor.app.widgets.steps.base import reveal
+
+            reveal(feedback)

@@ -32,19 +32,22 @@ class FreeQuizStep(StepView):
             yield Static(self._verdict(earlier.quiz_correct), id="verdict")
 
     @staticmethod
-    def _verdict(correct: bool | None) -> str:
+    def _verdict(correct: bool | None, just_now: bool = False) -> str:
         if correct is None:
             return ""
-        return t("quiz.answered", verdict=t("quiz.free.right" if correct else "quiz.free.wrong"))
+        return t("quiz.graded" if just_now else "quiz.answered",
+                 verdict=t("quiz.free.right" if correct else "quiz.free.wrong"))
 
     @on(KeyButton.Pressed, "#reveal")
     def _reveal(self) -> None:
         self.query_one("#model").remove_class("-hidden")
         self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
-        self.query_one("#model").scroll_visible()
+        from tutor.app.widgets.steps.base import reveal
+
+        reveal(self.query_one("#model"))
 
     @on(KeyButton.Pressed, "#right, #wrong")
     def _grade(self, event: KeyButton.Pressed) -> None:
         correct = event.button.id == "right"
         self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, correct)
-        self.query_one("#verdict", Static).update(self._verdict(correct))
+        self.query_one("#verdict", Static).update(self._verdict(correct, just_now=True))

@@ -1,9 +1,17 @@
-"""Predict the output: type what the code prints, then it runs in the sandbox and is compared."""
+"""Predict the output: type what the code prints, then it runs in the sandbox and is compared.
+
+The comparison is ``tutor.core.predict`` (shared with ``validate``): whitespace does not count by
+default, the author may accept other answers or ask which exception the code raises. On a miss the
+learner sees their answer and the real output side by side, the differences marked.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
@@ -13,13 +21,31 @@ from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import field, render_run
 from tutor.app.widgets.running import RunningIndicator
-from tutor.app.widgets.steps.base import StepView
+from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
+from tutor.core.predict import char_spans, judge, side_by_side
+from tutor.core.textclean import neutralize
 
 
-def normalize(text: str) -> str:
-    """Compare what matters: trailing spaces and blank lines at either end are not the point."""
-    return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip()
+def difference(prediction: str, expected: str) -> Table:
+    """Two columns, "your prediction" and "the output", lines aligned, differing characters marked."""
+    table = Table(box=None, expand=True, show_edge=False, pad_edge=False, padding=(0, 1))
+    table.add_column(t("quiz.predict.yours"), ratio=1, overflow="fold", header_style="bold")
+    table.add_column(t("quiz.predict.actual"), ratio=1, overflow="fold", header_style="bold")
+    for mine, theirs, differs in side_by_side(neutralize(prediction), neutralize(expected)):
+        left, right = Text(mine or " "), Text(theirs or " ")
+        if differs:
+            left_spans, right_spans = char_spans(mine, theirs)
+            for start, end in left_spans:
+                left.stylize("bold reverse red", start, end)
+            for start, end in right_spans:
+                right.stylize("bold reverse green", start, end)
+            left.stylize("red")
+        else:
+            left.stylize("dim")
+            right.stylize("dim")
+        table.add_row(left, right)
+    return table
 
 
 class PredictQuizStep(StepView):
@@ -30,6 +56,8 @@ class PredictQuizStep(StepView):
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
+        if quiz.raises:
+            yield Static(t("quiz.predict.raises_hint"), classes="muted")
         yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
         yield KeyButton(t("quiz.predict.run") + " F5", id="run", variant="primary")
         yield RunningIndicator()
@@ -44,12 +72,23 @@ class PredictQuizStep(StepView):
     def job_finished(self, job: str, result: Any, error: str | None) -> None:
         output = self.shown_output(error)
         if output is None:
+            reveal(self.query_one("#output", Static))
             return
+        quiz = self.place.step
         prediction = self.query_one("#prediction", TextArea).text
         actual = field(result, "stdout", "") or ""
-        right = normalize(prediction) == normalize(actual)
-        self.store.record_quiz(*self.key, prediction, right)
-        headline = (t("quiz.predict.right"), "bold green") if right else (t("quiz.predict.wrong"), "bold red")
-        output.update(render_run(result, headline=headline))
-        if self.place.step.explain:
-            self.query_one("#explain", Markdown).update(self.text(self.place.step.explain))
+        run_error = field(result, "error")
+        raised = str(field(run_error, "type", "")).rsplit(".", 1)[-1] if run_error is not None else None
+        verdict = judge(prediction, actual, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
+                        raised=raised)
+        self.store.record_quiz(*self.key, prediction, verdict.right)
+        if verdict.right:
+            output.update(render_run(result, headline=(t("quiz.predict.right"), "bold green")))
+        else:
+            output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
+                                difference(prediction, verdict.expected), Text(""),
+                                render_run(result, headline=(t("quiz.predict.ran"), "bold"))))
+        if quiz.explain:
+            self.query_one("#explain", Markdown).update(self.text(quiz.explain))
+        # The verdict, the comparison and the explanation: bring them into view once laid out.
+        reveal(output, self.query_one("#explain", Markdown))

@@ -1,0 +1,122 @@
+"""The code editor knows Python and keeps what the learner does in view (issue 14)."""
+
+from __future__ import annotations
+
+from app_support import screen_text, settle, wait_for_text
+from tutor.app.widgets.editor import CodeEditor
+
+SMALL = (80, 24)
+
+
+async def _editor(pilot, app) -> CodeEditor:
+    await settle(pilot)
+    editor = app.screen.query_one(CodeEditor)
+    editor.focus()
+    await settle(pilot)
+    return editor
+
+
+async def test_enter_keeps_indentation_and_indents_after_a_colon(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.replace_all("")
+        await pilot.press(*"def f(x):", "enter", *"with x:", "enter", *"y = 1", "enter", *"return y", "enter",
+                          *"z")
+        await settle(pilot)
+        assert editor.text == "def f(x):\n    with x:\n        y = 1\n        return y\n    z"
+
+
+async def test_backspace_in_leading_spaces_removes_one_level(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.replace_all("")
+        await pilot.press(*"if x:", "enter", *"if y:", "enter", "backspace", *"a", "enter", "backspace")
+        await settle(pilot)
+        assert editor.text == "if x:\n    if y:\n    a\n"
+        await pilot.press("b", "left", "backspace")  # not in leading whitespace only: one character
+        await settle(pilot)
+        assert editor.text == "if x:\n    if y:\n    ab"
+
+
+async def test_select_all_and_document_start_and_end(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        await pilot.press("ctrl+end")
+        last = editor.document.line_count - 1
+        assert editor.selection.end == (last, len(editor.document.get_line(last)))
+        await pilot.press("ctrl+home")
+        assert editor.selection.end == (0, 0)
+        await pilot.press("ctrl+a")
+        assert editor.selected_text == editor.text
+        await pilot.press(*"x = 1")
+        await settle(pilot)
+        assert editor.text == "x = 1"
+
+
+async def test_editing_keys_are_listed_in_help(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _editor(pilot, app)
+        await pilot.press("f1")
+        text = await wait_for_text(pilot, app, "PageUp/PageDown")
+        assert "PageUp/PageDown" in text and "scroll the lesson while the code fits" in text
+        app.screen.query_one("VerticalScroll").scroll_end(animate=False)
+        text = await wait_for_text(pilot, app, "Select all the code")
+        assert "Select all the code" in text and "^a " in text
+        assert "^end " in text and "Go to the end of the code" in text
+
+
+async def test_a_long_line_scrolled_sideways_gives_the_line_starts_back(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.replace_all("import torch\n\ndef double(x):\n    return x\n")
+        await pilot.press("ctrl+end", *("# " + "y" * 120))
+        await settle(pilot)
+        assert editor.scroll_x > 0  # the cursor is past the editor's width
+        await pilot.press("home")
+        await settle(pilot)
+        assert editor.scroll_x == 0
+        assert "import torch" in screen_text(app)
+
+
+async def test_typing_in_an_editor_pushed_off_screen_brings_it_back(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        scroll = app.screen.query_one("#step-scroll")
+        scroll.scroll_end(animate=False)
+        await settle(pilot)
+        await pilot.press("ctrl+home", *"# here ")
+        await settle(pilot, 3)
+        assert "# here" in screen_text(app)
+
+
+async def test_page_down_in_an_editor_whose_code_fits_scrolls_the_lesson(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=(80, 16)) as pilot:
+        await _editor(pilot, app)
+        scroll = app.screen.query_one("#step-scroll")
+        scroll.scroll_home(animate=False)
+        await settle(pilot)
+        assert scroll.max_scroll_y > 0 and scroll.scroll_y == 0
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert scroll.scroll_y > 0
+        await pilot.press("pageup")
+        await settle(pilot)
+        assert scroll.scroll_y == 0
+
+
+async def test_the_page_key_is_in_the_footer_where_there_is_room(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "shape-error":  # an example: editor focused, two actions
+            await pilot.press("f4")
+            await settle(pilot)
+        assert isinstance(app.focused, CodeEditor)
+        footer = screen_text(app).splitlines()[-1]
+        assert "PgDn Page" in footer and "f5 Run" in footer

@@ -1,0 +1,199 @@
+"""Names, not ids, wherever a learner reads; reports that lead with the cause (issue 14)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from app_support import MINI, screen_text, settle, wait_for_text
+from tutor.app.widgets.editor import CodeEditor
+from tutor.app.widgets.report import CheckReport
+from tutor.cli.main import main
+from tutor.core.grading import grade
+from tutor.core.progress import ProgressStore
+from tutor.sandbox.result import LearnerError, RunResult
+
+SMALL = (80, 24)
+SYNTAX_ERROR = "import torch\n\ndef double(x):\nreturn x * 2\n"
+
+
+def _exercise(mini_pack):
+    return mini_pack.lessons[1].steps[0]
+
+
+# ------------------------------------------------------------------ the command line
+
+
+def test_list_pack_shows_lessons_and_the_exercise_ids_check_takes(tmp_path, capsys):
+    assert main(["--data-dir", str(tmp_path), "--pack", str(MINI), "list", "mini"]) == 0
+    out = capsys.readouterr().out
+    assert "1. Basics" in out and "2. Fixing code" in out
+    assert "exercise double: Double it" in out
+    assert "torch-tutor check EXERCISE-ID FILE" in out
+
+
+def test_check_takes_a_title_or_a_unique_start(tmp_path, capsys):
+    fix = tmp_path / "fix.py"
+    fix.write_text("import torch\n\ndef double(x):\n    return x * 2\n", encoding="utf-8")
+    base = ["--data-dir", str(tmp_path / "data"), "--pack", str(MINI), "check"]
+    assert main([*base, "Double it", str(fix), "--pack", str(MINI)]) == 0
+    assert main([*base, "doub", str(fix), "--pack", str(MINI)]) == 0
+    assert "exercises/double: all 1 checks passed" in capsys.readouterr().out
+    assert main([*base, "triple", str(fix), "--pack", str(MINI)]) == 2
+    assert "no exercise 'triple'" in capsys.readouterr().err
+
+
+def test_progress_names_where_to_resume_by_title(tmp_path, capsys):
+    data = tmp_path / "data"
+    store = ProgressStore.open(data)
+    store.set_position("mini", "basics", "which-dim")
+    store.visit("mini", "basics", "which-dim")
+    store.close()
+    assert main(["--data-dir", str(data), "--pack", str(MINI), "progress"]) == 0
+    out = capsys.readouterr().out
+    assert "resume at: Basics › Which numbers" in out and "which-dim" not in out
+
+
+def test_check_of_a_syntax_error_leads_with_it(tmp_path, capsys):
+    broken = tmp_path / "broken.py"
+    broken.write_text(SYNTAX_ERROR, encoding="utf-8")
+    assert main(["--data-dir", str(tmp_path / "data"), "--pack", str(MINI), "check", "double", str(broken)]) == 1
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert "your code does not run: IndentationError at line 4" in first
+    assert "NameError" not in out and "hint" not in out
+
+
+# ------------------------------------------------------------------ grading, parent side
+
+
+def _run(error: LearnerError | None, checks: list[dict]) -> RunResult:
+    return RunResult(status="error" if error else "ok", error=error, report={"checks": checks})
+
+
+def test_a_file_that_does_not_run_gets_its_cause_not_a_list_of_name_errors(mini_pack):
+    error = LearnerError("IndentationError", "expected an indented block after function definition on line 3",
+                         "  File \"double.py\", line 4\n    return x * 2\n    ^\nIndentationError: ...", 4)
+    checks = [{"id": "doubles", "status": "error",
+               "message": "NameError: name 'double' is not defined (setup: x = torch.randn(n))"}]
+    report = grade(_exercise(mini_pack), _run(error, checks))
+    assert report.cause == ("your code does not run: IndentationError at line 4: expected an indented block "
+                            "after function definition on line 3")
+    assert report.message == report.cause and not report.passed
+    assert [(c.status, c.hint) for c in report.checks] == [("skipped", None)]
+    assert "NameError" not in report.checks[0].message and "setup" not in report.checks[0].message
+
+
+def test_hints_only_for_checks_that_failed_on_their_own_terms(mini_pack):
+    exercise = _exercise(mini_pack)
+    errored = grade(exercise, _run(None, [{"id": "doubles", "status": "error", "message": "RuntimeError: x"}]))
+    assert errored.checks[0].hint is None
+    failed = grade(exercise, _run(None, [{"id": "doubles", "status": "failed", "message": "values differ"}]))
+    assert failed.checks[0].hint == "Multiply by two."
+
+
+def test_a_skip_reason_names_the_check_it_waits_for(mini_pack):
+    exercise = _exercise(mini_pack)
+    second = dataclasses.replace(exercise.checks[0], id="second", description="the second check")
+    two = dataclasses.replace(exercise, checks=[exercise.checks[0], second])
+    report = grade(two, _run(None, [
+        {"id": "doubles", "status": "failed", "message": "no"},
+        {"id": "second", "status": "skipped", "message": "skipped: needs 'doubles' to pass first"}]))
+    assert report.checks[1].message == "skipped: needs “double(x) is twice x” to pass first"
+
+
+# ------------------------------------------------------------------ the app
+
+
+async def test_the_exercise_shows_its_id_for_the_command_line(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert "Exercise id: double" in screen_text(app)
+
+
+async def test_resume_names_the_step_by_title(make_app, tmp_path):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "which-dim":
+            await pilot.press("f4")
+            await settle(pilot)
+        await pilot.press("f2")
+        text = await wait_for_text(pilot, app, "Resume:")
+        assert "Resume: Basics › Which numbers" in text and "which-dim" not in text
+
+
+async def test_a_syntax_error_report_at_80x24_leads_with_the_cause(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all(SYNTAX_ERROR)
+        await pilot.press("f6")
+        await app.workers.wait_for_complete()
+        text = await wait_for_text(pilot, app, "does not run")
+        assert "Your code does not run yet" in text
+        assert "IndentationError at line 4" in " ".join(text.split())
+        assert "NameError" not in text and "Multiply by two" not in text  # no check's hint
+
+
+async def test_three_checks_of_the_unchanged_starter_do_not_open_the_solution(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        for _ in range(3):
+            await pilot.press("f6")
+            await app.workers.wait_for_complete()
+            await settle(pilot, 3)
+        assert app.store.step("mini", "exercises", "double").failed_checks == 0
+        await pilot.press("f8")
+        await settle(pilot, 3)
+        assert type(app.screen).__name__ == "LessonScreen"  # no confirmation, no solution
+
+
+async def test_the_same_result_twice_still_shows_a_change(make_app, sandbox):
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("import torch\n\ndef double(x):\n    return x + 1\n")
+        for n in (1, 2):
+            await pilot.press("f6")
+            await app.workers.wait_for_complete()
+            await settle(pilot, 3)
+            assert app.screen.query_one(CheckReport).stamp.startswith(f"Check {n} at ")
+            assert f"Check {n} at" in screen_text(app)
+
+
+def test_a_gpu_step_on_a_cpu_does_not_read_as_the_learners_fault():
+    from tutor.app.widgets.steps.example import example_headline
+
+    outcome = {"matched": False, "summary": "expected RuntimeError, got AssertionError: Torch not compiled "
+               "with CUDA enabled", "run": {"status": "error", "error": {
+                   "type": "AssertionError", "message": "Torch not compiled with CUDA enabled"}}}
+    sentence, style = example_headline(outcome, needs_cuda=True)
+    assert "needs a CUDA GPU" in sentence and "Nothing you did caused this" in sentence and "red" not in style
+    assert example_headline(outcome, needs_cuda=False)[0].startswith("Not what the lesson expected")
+
+
+async def test_contents_say_done_only_when_the_quizzes_are_answered_too(make_app, mini_pack):
+    app = make_app(start_lesson="basics")
+    for step in mini_pack.lessons[0].steps:  # every step of Basics seen, no quiz answered
+        app.store.visit("mini", "basics", step.id)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")
+        text = await wait_for_text(pilot, app, "Basics")
+        row = next(line for line in text.splitlines() if "1. Basics" in line)
+        assert "in progress" in row and "done" not in row
+
+
+async def test_the_solution_pop_up_never_wraps_a_comment_into_code(make_app, mini_pack):
+    from tutor.app.modals.solution import SolutionScreen
+
+    app = make_app(start_lesson="exercises")
+    long = "import torch\n\ndef double(x):\n    # " + "a long comment that goes on " * 4 + "END\n    return x * 2\n"
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.push_screen(SolutionScreen(long))
+        text = await wait_for_text(pilot, app, "return x * 2")
+        lines = [line for line in text.splitlines() if "return x * 2" in line or "goes on" in line]
+        assert len(lines) == 2  # the comment stays one line (scrolled sideways), the code another
+        assert "END" not in text

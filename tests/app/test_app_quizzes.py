@@ -1,0 +1,202 @@
+"""Quizzes that test knowledge (issue 14): shuffled choices, Markdown, wrapping, meaningful colours,
+and predictions compared by meaning with a side-by-side difference on a miss."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from app_support import screen_text, settle
+from tutor.app.widgets.steps.quiz_choice import ChoiceRadio, choice_order, learner_seed, soft_join
+from tutor.core.predict import judge, normalize, raised_name, side_by_side
+from tutor.core.progress import ProgressStore
+
+SMALL = (80, 24)
+
+
+async def _goto(pilot, app, step_id: str) -> None:
+    while app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await settle(pilot)
+
+
+# ------------------------------------------------------------------ shuffle
+
+
+def test_choice_order_is_stable_for_a_learner_and_differs_across_learners():
+    key = ("pack", "lesson", "quiz")
+    assert choice_order(4, "learner-a", key) == choice_order(4, "learner-a", key)
+    orders = {tuple(choice_order(4, f"learner-{n}", key)) for n in range(40)}
+    assert len(orders) > 5  # not one order for everybody
+    firsts = {choice_order(4, f"learner-{n}", key)[0] for n in range(40)}
+    assert firsts == {0, 1, 2, 3}  # the first-written (often the right) answer is not always on top
+    other_quiz = {tuple(choice_order(4, "learner-a", ("pack", "lesson", f"q{n}"))) for n in range(40)}
+    assert len(other_quiz) > 5  # seeded by the item too
+    assert choice_order(4, "learner-a", key, shuffle=False) == [0, 1, 2, 3]
+
+
+def test_the_seed_is_made_once_and_kept_with_progress(tmp_path):
+    store = ProgressStore.open(tmp_path)
+    seed = learner_seed(store)
+    store.close()
+    again = ProgressStore.open(tmp_path)
+    assert learner_seed(again) == seed and len(seed) >= 8
+    again.close()
+    other = ProgressStore.open(tmp_path / "someone-else")
+    assert learner_seed(other) != seed
+    other.close()
+
+
+def _shown_order(app) -> list[str]:
+    return [radio.id for radio in app.screen.query(ChoiceRadio)]
+
+
+async def test_a_resumed_quiz_keeps_its_order_and_another_learner_gets_another(make_app, tmp_path):
+    orders = []
+    for learner in range(12):
+        data = tmp_path / f"learner{learner}"
+        app = make_app(start_lesson="basics", data_dir=data)
+        async with app.run_test(size=SMALL) as pilot:
+            await _goto(pilot, app, "which-dim")
+            orders.append(_shown_order(app))
+        if learner == 0:  # the same learner again: the same order
+            again = make_app(start_lesson="basics", data_dir=data)
+            async with again.run_test(size=SMALL) as pilot:
+                await _goto(pilot, again, "which-dim")
+                assert _shown_order(again) == orders[0]
+    assert {tuple(o) for o in orders} == {("choice-0", "choice-1"), ("choice-1", "choice-0")}
+
+
+async def test_fixed_order_when_the_author_asks(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "which-modes")
+        assert [box.id for box in app.screen.query("#choices > *")] == ["choice-0", "choice-1", "choice-2"]
+
+
+# ------------------------------------------------------------------ Markdown, wrapping, colours
+
+
+def test_soft_line_breaks_are_joined_and_hard_ones_kept():
+    assert soft_join("The inner dimensions\nmust match.\n") == "The inner dimensions must match."
+    assert soft_join("one\n\ntwo") == "one\n\ntwo"
+    assert soft_join("hard  \nbreak") == "hard  \nbreak"
+
+
+async def test_choices_wrap_at_80_columns_and_render_markdown(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "which-dim")
+        text = screen_text(app)
+        assert "…" not in "\n".join(text.splitlines()[:-2])  # nothing cut (the status bar may say "warming up…")
+        assert "`" not in text and "**" not in text
+        assert "the columns of the first operand" in text and "second one" in text  # the whole choice
+        await pilot.click("#choice-1")  # wrong
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Not quite." in text
+        # the explanation's YAML line break is joined into one sentence, its code shown as code
+        assert "must match: (4x8) @ (8x2) works." in " ".join(text.split())
+        step = app.screen.step_view
+        table = step.feedback({1}).renderables[1]
+        cells = {str(mark.plain): body for mark, body in zip(table.columns[0]._cells, table.columns[1]._cells)
+                 if str(mark.plain)}
+        right = cells["✓"]
+        explain = right.plain.index("The inner dimensions")
+        styles = [str(span.style) for span in right.spans if span.start <= explain < span.end]
+        assert not any("red" in style for style in styles) and "red" not in str(right.style)
+
+
+# ------------------------------------------------------------------ predict
+
+
+def test_predictions_compare_meaning_not_spacing():
+    assert judge("[[0.0,5.0],[0.0,5.0]]", "[[0.0, 5.0], [0.0, 5.0]]\n").right
+    assert judge("  5\n\n", "5\n").right
+    assert judge("tensor([1., 2.])\nfloat32", "tensor([1.,  2.])\nfloat32\n").right
+    assert not judge("1 2", "12\n").right  # spaces between words still count
+    assert not judge("6", "5\n").right
+
+
+def test_exact_comparison_and_accepted_answers():
+    assert not judge("[[0.0,5.0]]", "[[0.0, 5.0]]\n", compare="exact").right
+    assert judge("[[0.0, 5.0]]", "[[0.0, 5.0]]\n", compare="exact").right
+    assert judge("float64", "torch.float64\n", accept=["float64"]).right
+    assert not judge("float32", "torch.float64\n", accept=["float64"]).right
+
+
+def test_raises_answers():
+    assert raised_name("raises RuntimeError") == "RuntimeError"
+    assert raised_name("RuntimeError: mat1 and mat2 shapes") == "RuntimeError"
+    assert raised_name("it raises a torch.OutOfMemoryError") == "OutOfMemoryError"
+    assert judge("ValueError", "", raises="ValueError", raised="ValueError").right
+    assert judge("raises ValueError: invalid literal", "", raises="ValueError", raised="ValueError").right
+    verdict = judge("TypeError", "", raises="ValueError", raised="ValueError")
+    assert not verdict.right and verdict.expected == "raises ValueError"
+    assert not judge("5", "5\n", raises="ValueError", raised=None).right  # the quiz is about the error
+
+
+def test_side_by_side_pairs_lines_and_marks_the_differing_ones():
+    rows = side_by_side("tensor([1, 2])\nfloat32", "tensor([1, 2])\nint64\n")
+    assert rows == [("tensor([1, 2])", "tensor([1, 2])", False), ("float32", "int64", True)]
+    assert normalize("a ,  b") == "a,b"
+
+
+async def test_a_missed_prediction_shows_both_side_by_side(make_app, sandbox):
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "predict-list")
+        await pilot.press(*"[[0.0,5.0],[0.0,5.0]]")  # no spaces: still right
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert "Your prediction matches the output." in screen_text(app)
+        assert app.store.step("mini", "basics", "predict-list").quiz_correct is True
+
+        await _goto(pilot, app, "predict-sum")
+        await pilot.press("6", "f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "The output differs from your prediction." in text  # scrolled into view at 80x24
+        assert "Your prediction" in text and "Actual output" in text
+        row = next(line for line in text.splitlines() if " 6 " in f" {line} " and " 5 " in f" {line} ")
+        assert row.index("6") < row.index("5")  # yours on the left, the real output on the right
+
+
+async def test_a_prediction_about_an_exception(make_app, sandbox):
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "predict-raises")
+        assert "type the exception's name" in screen_text(app)
+        await pilot.press(*"raises ValueError", "f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert "Your prediction matches the output." in screen_text(app)
+        assert app.store.step("mini", "basics", "predict-raises").quiz_correct is True
+
+
+def test_validate_prints_what_every_prediction_is_compared_with(tmp_path, capsys):
+    from app_support import MINI
+    from tutor.cli.main import main
+
+    assert main(["--data-dir", str(tmp_path), "validate", str(MINI)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("learners' predictions are compared with:") == 3
+    assert "| [[0.0, 5.0], [0.0, 5.0]]" in out
+    assert "| raises ValueError" in out
+    assert "       | 5\n" in out
+
+
+def test_validate_fails_a_raises_quiz_whose_code_runs_cleanly(tmp_path, capsys):
+    import shutil
+
+    from app_support import MINI
+    from tutor.cli.main import main
+
+    pack = tmp_path / "pack"
+    shutil.copytree(MINI, pack)
+    lesson = pack / "basics.yaml"
+    lesson.write_text(lesson.read_text(encoding="utf-8").replace('int("five")', 'int("5")'), encoding="utf-8")
+    assert main(["--data-dir", str(tmp_path), "validate", str(pack)]) == 1
+    out = capsys.readouterr().out
+    assert "predict 'predict-raises': expected ValueError, but the code ran without an error" in out

@@ -90,6 +90,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("processes", 64, _positive_int, "processes and threads a run may have at once"),
     Setting("file_size_mb", 64, _positive_int, "MiB a run may write to one file"),
     Setting("open_files", 256, _positive_int, "files a run may have open"),
+    Setting("new_cards_per_day", 10, lambda v: _positive_int(v) if v not in (0, "0") else 0,
+            "review cards never reviewed yet (met before review existed, or changed) let in per day; 0: none"),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -1,0 +1,94 @@
+"""`torch-tutor review`: the review queue in the app, what is due (for scripts), and the optimizer."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+
+from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "review", help="review what you learned, when it is about to be forgotten",
+        description="Open the tutor on the review queue: the quiz items and exercises you have met come "
+        "back on FSRS's schedule (all packs, or one with --pack ID). With --due, list what is due instead "
+        "(id, pack, title, kind, due time); --at shows what will be due at another time.")
+    p.add_argument("--pack", dest="review_pack", metavar="ID", help="only this pack's cards")
+    p.add_argument("--due", action="store_true", help="list what is due and exit")
+    p.add_argument("--json", action="store_true", help="with --due: print JSON")
+    p.add_argument("--at", metavar="DATETIME",
+                   help="with --due: as if it were this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T09:30; "
+                   "local time unless it names a zone)")
+    p.add_argument("--optimize", action="store_true",
+                   help="fit your own FSRS parameters to your review log (runs torch in a subprocess)")
+    p.set_defaults(func=cmd_review)
+
+
+def parse_at(value: str | None) -> float:
+    """Seconds since the epoch for --at (now without it); a bad value is a usage error."""
+    if value is None:
+        return datetime.now(timezone.utc).timestamp()
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(f"--at {value!r} is not a date or time (use ISO 8601, e.g. 2026-05-01T09:30)") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time
+    return moment.timestamp()
+
+
+def _local(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+@guarded
+def cmd_review(args: argparse.Namespace) -> int:
+    if args.json and not args.due:
+        raise UsageError("--json goes with --due")
+    if args.at is not None and not args.due:
+        raise UsageError("--at goes with --due")
+    if args.optimize:
+        from tutor.cli.review_optimize import cmd_optimize
+
+        return cmd_optimize(args)
+    if not args.due:
+        from tutor.app import run_app
+
+        args.open_review = args.review_pack or ""
+        return run_app(args, args.review_pack)
+    return _due(args)
+
+
+def _due(args: argparse.Namespace) -> int:
+    from tutor.cli.app import _open_store, _packs
+    from tutor.core import review
+
+    at = parse_at(args.at)
+    settings, store = _open_store(args)
+    try:
+        packs = _packs(args, settings)
+        if args.review_pack is not None and args.review_pack not in packs:
+            raise UsageError(f"no installed pack {args.review_pack!r} (see `torch-tutor list`)")
+        chosen = [packs[args.review_pack]] if args.review_pack else list(packs.values())
+        notices = review.sync(store, list(packs.values()))
+        due = review.queue(store, chosen, at, settings.new_cards_per_day, settings.language)
+    finally:
+        store.close()
+    for notice in notices:
+        print(notice, file=sys.stderr)
+    if args.json:
+        print_json({"at": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
+                    "due": [d.to_json() for d in due], "notices": notices})
+        return 0
+    if not due:
+        print(f"Nothing due at {_local(at)}.")
+        return 0
+    new = sum(d.new for d in due)
+    print(f"{len(due)} due at {_local(at)} ({len(due) - new} to review, {new} new):")
+    width = max(len(d.item) for d in due)
+    for d in due:
+        when = "new" if d.new else f"due {_local(d.due)}"
+        print(f"  {d.item:<{width}}  {d.pack}  {d.kind:<8}  {when:<20}  {d.title}")
+    return 0

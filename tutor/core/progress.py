@@ -443,6 +443,18 @@ class ProgressStore:
 
     # ------------------------------------------------------------------ review cards (see tutor.core.review)
 
+    def scratch_key(self, pack: str, lesson: str, step: str) -> tuple[str, str, str]:
+        """Where a review keeps its own answers, hints and draft, apart from the lesson's."""
+        return pack, REVIEW_SCRATCH + lesson, step
+
+    def clear_scratch(self, pack: str, lesson: str, step: str) -> None:
+        """Forget the last review's answers, hints and draft of an item: a review starts afresh
+        (an exercise from its starter); the lesson's own rows are not touched."""
+        key = self.scratch_key(pack, lesson, step)
+        for table in ("steps", "drafts", "attempts", "solutions", "quiz"):
+            self._exec(f"DELETE FROM {table} WHERE pack=? AND lesson=? AND step=?", key)
+        self.unsaved.pop(key, None)
+
     def _met(self, key: tuple[str, str, str], kind: str, rating: int) -> None:
         """The first graded meeting of an item in its lesson is its card's first review."""
         if key[1].startswith(REVIEW_SCRATCH):

@@ -143,6 +143,7 @@ class ProgressStore:
         #: hint, solution view or check; the review screen listens to its scratch keys.
         self.listeners: list[Callable[[str, tuple[str, str, str], dict[str, Any]], None]] = []
         self._lock_file: Any = None
+        self._retrying = False
 
     @property
     def persistent(self) -> bool:
@@ -214,6 +215,11 @@ class ProgressStore:
                 source = None
                 try:
                     source = sqlite3.connect(uri, uri=True, timeout=1.0)
+                    # A read first: it gives up after the timeout, where backup() would retry a
+                    # locked source for ever.
+                    source.execute("BEGIN")
+                    source.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                    source.execute("COMMIT")
                     source.backup(conn)
                     break
                 except sqlite3.Error:
@@ -429,17 +435,23 @@ class ProgressStore:
 
     def retry_unsaved(self) -> bool:
         """Write the drafts the disk refused before; True when none is left in memory only."""
-        for key, code in list(self.unsaved.items()):
-            if code is None:
-                ok = self._exec("DELETE FROM drafts WHERE pack=? AND lesson=? AND step=?", key)
-            else:
-                ok = self._exec("INSERT INTO drafts VALUES (?,?,?,?,?) ON CONFLICT DO UPDATE SET "
-                                "code=excluded.code, updated=excluded.updated", (*key, code, time.time()))
-            if not ok:
-                return False
-            if self.unsaved.get(key, code) == code:
-                del self.unsaved[key]
-        return True
+        if self._retrying:
+            return not self.unsaved
+        self._retrying = True
+        try:
+            for key, code in list(self.unsaved.items()):
+                if code is None:
+                    ok = self._exec("DELETE FROM drafts WHERE pack=? AND lesson=? AND step=?", key)
+                else:
+                    ok = self._exec("INSERT INTO drafts VALUES (?,?,?,?,?) ON CONFLICT DO UPDATE SET "
+                                    "code=excluded.code, updated=excluded.updated", (*key, code, time.time()))
+                if not ok:
+                    return False
+                if key in self.unsaved and self.unsaved[key] == code:
+                    del self.unsaved[key]
+            return True
+        finally:
+            self._retrying = False
 
     # ------------------------------------------------------------------ review cards (see tutor.core.review)
 
@@ -600,7 +612,7 @@ class ProgressStore:
             return False
         if self.write_error is not None:
             self.write_error = None
-            if self.unsaved:
+            if self.unsaved and not self._retrying:
                 self.retry_unsaved()
         return True
 

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
-from tutor.core.progress import ProgressStore, day_start
+from tutor.core.progress import ProgressStore, _float, day_start
 
 if TYPE_CHECKING:
     from tutor.core.models import Pack, Step
@@ -287,7 +287,7 @@ def queue(store: ProgressStore, packs: Iterable["Pack"], now: float, new_per_day
         fallback = pack.languages[0]
         title = resolve(step.title, language, fallback) if step.title else step.id
         title = f"{resolve(lesson.title, language, fallback)} › {title}"
-        entry = Due(pack.id, lesson.id, step.id, kind, title, float(card["due"]), card["last_review"] is None)
+        entry = Due(pack.id, lesson.id, step.id, kind, title, _float(card["due"], now), card["last_review"] is None)
         if entry.new:
             new.append(entry)
         elif entry.due <= now:
@@ -304,7 +304,7 @@ def forecast(store: ProgressStore, packs: Iterable["Pack"], now: float, days: in
     for card in store.cards(ids):
         if card["last_review"] is None:
             continue
-        due = float(card["due"])
+        due = _float(card["due"], now)
         index = 0 if due < today else int((due - today) // 86400)
         if index < days:
             counts[index] += 1
@@ -319,16 +319,16 @@ def retention(store: ProgressStore, packs: Iterable["Pack"], now: float, weeks: 
     for entry in store.reviews([pack.id for pack in packs], since=start):
         if entry["source"] != "review" or entry["first"]:
             continue
-        index = min(weeks - 1, int((float(entry["at"]) - start) // (7 * 86400)))
+        index = min(weeks - 1, max(0, int((_float(entry["at"], start) - start) // (7 * 86400))))
         out[index][0] += 1
-        out[index][1] += int(entry["rating"]) > AGAIN
+        out[index][1] += _float(entry["rating"]) > AGAIN
     return [(a, b) for a, b in out]
 
 
 def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> float | None:
     """When the next learned card comes due after ``after`` (None when none is scheduled)."""
-    dues = [float(c["due"]) for c in store.cards([p.id for p in packs])
-            if c["last_review"] is not None and float(c["due"]) > after]
+    dues = [_float(c["due"], after) for c in store.cards([p.id for p in packs]) if c["last_review"] is not None]
+    dues = [due for due in dues if due > after]
     return min(dues) if dues else None
 
 

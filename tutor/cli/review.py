@@ -1,4 +1,4 @@
-"""`torch-tutor review`: the review queue in the app, what is due (for scripts), and the optimizer."""
+"""`torch-tutor review`: the review queue in the app, and what is due (for scripts and tests)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--at", metavar="DATETIME",
                    help="with --due: as if it were this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T09:30; "
                    "local time unless it names a zone)")
-    p.add_argument("--optimize", action="store_true",
-                   help="fit your own FSRS parameters to your review log (runs torch in a subprocess)")
     p.set_defaults(func=cmd_review)
 
 
@@ -49,10 +47,6 @@ def cmd_review(args: argparse.Namespace) -> int:
         raise UsageError("--json goes with --due")
     if args.at is not None and not args.due:
         raise UsageError("--at goes with --due")
-    if args.optimize:
-        from tutor.cli.review_optimize import cmd_optimize
-
-        return cmd_optimize(args)
     if not args.due:
         from tutor.app import run_app
 

@@ -6,8 +6,8 @@ free quizzes, exercises). The learner's first graded answer in the lesson is its
 back when FSRS predicts it is about to be forgotten. Cards and the review log live in the
 progress database (``cards``, ``reviews``); this module holds the rules and the scheduler:
 
-- The scheduler is py-fsrs's (pure Python; its optimizer needs torch and never runs in the UI
-  process, see :mod:`tutor.core.review_optimize`). One learning step and one relearning step
+- The scheduler is py-fsrs's (pure Python; its optimizer needs torch, so it must never run in
+  the UI process: it is not used yet). One learning step and one relearning step
   of 10 minutes: Again brings a card back the same day, Good on a first meeting schedules it by
   FSRS's initial stability (2 days with the default parameters), Easy further (8 days). No
   fuzz: a learner (and a test) can be told the day a card comes back, and a deck of tens of
@@ -46,8 +46,6 @@ DESIRED_RETENTION = 0.9
 #: answer is simply known; a learner who has to work it out takes longer.
 QUICK_SECONDS = {"choice": 10.0, "predict": 20.0}
 KINDS = ("choice", "predict", "free", "exercise")
-#: Where the learner's own FSRS parameters are kept (written by `torch-tutor review --optimize`).
-PARAMETERS_KEY = "fsrs.parameters"
 
 
 # ---------------------------------------------------------------------------- items
@@ -110,18 +108,9 @@ def _utc(seconds: float | None) -> datetime | None:
 
 
 def scheduler(store: ProgressStore) -> Any:
-    """FSRS with this tutor's steps, and the learner's own parameters when they have some."""
+    """FSRS with its default parameters and this tutor's steps (see the module docstring)."""
     from fsrs import Scheduler
 
-    parameters = None
-    saved = store.preference(PARAMETERS_KEY)
-    if saved:
-        try:
-            parameters = tuple(float(x) for x in json.loads(saved))
-            return Scheduler(parameters, desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
-                             relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
-        except (ValueError, TypeError):
-            pass  # unreadable or out of bounds: the defaults
     return Scheduler(desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
                      relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
 

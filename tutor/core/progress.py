@@ -197,7 +197,7 @@ class ProgressStore:
             backup = _newer_backup(path, found)
             store = cls.in_memory()
             store.notice = t("progress.newer", found=found, known=SCHEMA_VERSION, backup=backup)
-            store.backup = backup
+            store.backup = backup if isinstance(backup, Path) else None
             return store
         try:
             _create(conn, found)
@@ -479,7 +479,12 @@ class ProgressStore:
 
     def _tell(self, event: str, key: tuple[str, str, str], **details: Any) -> None:
         for listener in list(self.listeners):
-            listener(event, key, details)
+            try:
+                listener(event, key, details)
+            except Exception as exc:  # what was recorded stays recorded; the listener's bug is shown
+                import sys
+
+                print(f"torch-tutor: a progress listener failed: {type(exc).__name__}: {exc}", file=sys.stderr)
 
     def card(self, pack: str, lesson: str, step: str) -> dict[str, Any] | None:
         row = self._one(f"SELECT {', '.join(CARD_COLUMNS)} FROM cards WHERE pack=? AND lesson=? AND step=?",
@@ -757,7 +762,7 @@ def _unique(path: Path) -> Path:
     return candidate
 
 
-def _newer_backup(path: Path, found: int) -> Path:
+def _newer_backup(path: Path, found: int) -> "Path | str":
     """A copy of a newer tutor's file, made once: a start that finds an identical copy reuses it."""
     base = path.with_name(f"{path.name}.v{found}-backup")
     size, data = path.stat().st_size, None
@@ -774,8 +779,8 @@ def _newer_backup(path: Path, found: int) -> Path:
         candidate = base.with_name(f"{base.name}.{n}")
     try:
         shutil.copy2(path, candidate)
-    except OSError:
-        pass
+    except OSError as exc:
+        return f"nowhere: it could not be copied ({_reason(exc)})"  # type: ignore[return-value]
     return candidate
 
 

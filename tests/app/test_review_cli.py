@@ -40,6 +40,8 @@ def test_due_lists_what_is_due_at_a_given_time(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["review", "--due", "--at", "next tuesday"], "is not a date or time"),
+    (["review", "--due", "--at", "0001-01-01"], "is out of range"),
+    (["review", "--due", "--at", "9999-12-31T23:00"], "is out of range"),
     (["review", "--due", "--pack", "nope"], "no installed pack 'nope'"),
     (["review", "--json"], "--json goes with --due"),
     (["review", "--at", "2026-01-01"], "--at goes with --due"),

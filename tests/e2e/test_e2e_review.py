@@ -62,6 +62,12 @@ def test_a_choice_answered_in_a_lesson_is_due_a_month_later(terminal, tmp_path):
     progress = _cli(tmp_path, "progress")
     assert "review: 0 due now, 0 new, next in 2 days (1 cards" in progress.stdout
 
+    terminal.start("review")  # straight into the review queue
+    terminal.wait_for("Nothing to review now. Next review in 2 days.")
+    terminal.wait_for("Reviews due, next 14 days")
+    terminal.keys("C-q")
+    _wait_gone(terminal)
+
 
 @pytest.mark.parametrize("how", ["SIGHUP", "SIGTERM"])
 def test_typing_just_before_a_signal_is_saved(terminal, tmp_path, how):

@@ -6,8 +6,8 @@ free quizzes, exercises). The learner's first graded answer in the lesson is its
 back when FSRS predicts it is about to be forgotten. Cards and the review log live in the
 progress database (``cards``, ``reviews``); this module holds the rules and the scheduler:
 
-- The scheduler is py-fsrs's (pure Python; its optimizer needs torch, so it must never run in
-  the UI process: it is not used yet). One learning step and one relearning step
+- The scheduler is py-fsrs's (pure Python). Its optimizer needs torch, so it runs only in a
+  subprocess (:mod:`tutor.core.review_fit`, `torch-tutor review --optimize`). One learning step and one relearning step
   of 10 minutes: Again brings a card back the same day, Good on a first meeting schedules it by
   FSRS's initial stability (2 days with the default parameters), Easy further (8 days). No
   fuzz: a learner (and a test) can be told the day a card comes back, and a deck of tens of
@@ -107,12 +107,53 @@ def _utc(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(float(seconds), timezone.utc)
 
 
+#: The learner's own FSRS parameters, once `torch-tutor review --optimize` has fitted them.
+PARAMETERS_KEY = "fsrs.parameters"
+#: Reviews FSRS can learn from (a day or more after the card's previous review) needed before
+#: fitting: fsrs's optimizer takes gradient steps on mini-batches of 512 such reviews and returns
+#: the default parameters unchanged below one batch, so fitting earlier cannot help.
+MIN_REVIEWS_TO_FIT = 512
+
+
 def scheduler(store: ProgressStore) -> Any:
-    """FSRS with its default parameters and this tutor's steps (see the module docstring)."""
+    """FSRS with this tutor's steps (see the module docstring), and the learner's own parameters
+    when they have fitted some (else, or if those are unusable, FSRS's defaults)."""
     from fsrs import Scheduler
 
-    return Scheduler(desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
+    options = dict(desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
+                   relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
+    saved = store.preference(PARAMETERS_KEY)
+    if saved:
+        try:
+            return Scheduler([float(x) for x in json.loads(saved)], **options)
+        except (ValueError, TypeError):
+            pass
+    return Scheduler(**options)
+
+
+def scheduler_with(parameters: list[float]) -> Any:
+    """A scheduler with ``parameters``; ValueError when FSRS rejects them (count, bounds)."""
+    from fsrs import Scheduler
+
+    return Scheduler(parameters, desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
                      relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
+
+
+def fit_reviews(store: ProgressStore) -> tuple[list[list[Any]], int]:
+    """The review log as the fitting subprocess reads it (one card id per card and generation),
+    and how many of those reviews FSRS can learn from."""
+    out, counted, last = [], 0, {}
+    for entry in store.reviews():
+        at, rating = _float(entry["at"], -1.0), int(_float(entry["rating"]))
+        if at < 0 or rating not in RATING_NAMES:
+            continue
+        card = int(_float(entry["card"])) * 1000 + int(_float(entry["generation"])) % 1000
+        if card in last and at - last[card] >= 86400:
+            counted += 1
+        last[card] = at
+        duration = entry["duration_ms"]
+        out.append([card, rating, at, int(_float(duration)) if duration is not None else None])
+    return out, counted
 
 
 def _to_fsrs(card: dict[str, Any]) -> Any:

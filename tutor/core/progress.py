@@ -144,6 +144,7 @@ class ProgressStore:
         self.listeners: list[Callable[[str, tuple[str, str, str], dict[str, Any]], None]] = []
         self._lock_file: Any = None
         self._retrying = False
+        self._failed_at = 0.0
 
     @property
     def persistent(self) -> bool:
@@ -433,10 +434,15 @@ class ProgressStore:
         self.unsaved[(pack, lesson, step)] = None
         self.retry_unsaved()
 
-    def retry_unsaved(self) -> bool:
-        """Write the drafts the disk refused before; True when none is left in memory only."""
-        if self._retrying:
+    def retry_unsaved(self, *, every: float = 0.0) -> bool:
+        """Write the drafts the disk refused before; True when none is left in memory only.
+
+        ``every``: skip the attempt if the last failed one is more recent than this many seconds
+        (a poller must not make the UI wait on a busy file twice a second)."""
+        if self._retrying or not self.unsaved:
             return not self.unsaved
+        if every and time.monotonic() - self._failed_at < every:
+            return False
         self._retrying = True
         try:
             for key, code in list(self.unsaved.items()):
@@ -446,6 +452,7 @@ class ProgressStore:
                     ok = self._exec("INSERT INTO drafts VALUES (?,?,?,?,?) ON CONFLICT DO UPDATE SET "
                                     "code=excluded.code, updated=excluded.updated", (*key, code, time.time()))
                 if not ok:
+                    self._failed_at = time.monotonic()
                     return False
                 if key in self.unsaved and self.unsaved[key] == code:
                     del self.unsaved[key]

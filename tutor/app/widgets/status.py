@@ -24,7 +24,7 @@ class StatusBar(Static):
         store = app.store  # type: ignore[attr-defined]
         if not store.persistent:
             text += " · " + t("status.progress.temp")
-        if store.unsaved and not store.retry_unsaved():  # the disk refused a draft: say so, retry
+        if store.unsaved and not store.retry_unsaved(every=5.0):  # the disk refused a draft: say so, retry
             text = t("status.unsaved", count=len(store.unsaved)) + " · " + text
             self.tooltip = store.write_error
         due, new = store.due_counts([p.id for p in app.packs], store.clock(),  # type: ignore[attr-defined]

@@ -88,3 +88,16 @@ def test_the_first_screen_loads_no_review_module(tmp_path):
         assert first["loaded"] == []
     finally:
         test_app_startup.SCRIPT = original
+
+
+@pytest.mark.parametrize("value, expected", [("0", 0), ("25", 25), ("-1", "must be 0 or more"), ("lots", "whole number")])
+def test_the_new_cards_per_day_setting(tmp_path, value, expected):
+    from tutor.core.config import ConfigError, load_settings
+
+    environ = {"TORCH_TUTOR_NEW_CARDS_PER_DAY": value}
+    if isinstance(expected, int):
+        settings = load_settings({}, config_file=tmp_path / "none.toml", environ=environ)
+        assert settings.new_cards_per_day == expected
+    else:
+        with pytest.raises(ConfigError, match=expected):
+            load_settings({}, config_file=tmp_path / "none.toml", environ=environ)

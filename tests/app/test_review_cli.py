@@ -101,3 +101,34 @@ def test_the_new_cards_per_day_setting(tmp_path, value, expected):
     else:
         with pytest.raises(ConfigError, match=expected):
             load_settings({}, config_file=tmp_path / "none.toml", environ=environ)
+
+
+def test_pack_text_and_stored_ids_reach_the_terminal_inert(tmp_path, capsys):
+    """A title with an OSC 52 (clipboard) sequence, and a hand-edited card id with ESC: printed
+    as visible characters, never as control sequences."""
+    import dataclasses
+
+    from tutor.core import review
+    from tutor.core.loader import load_pack
+
+    pack = load_pack(MINI)
+    store = ProgressStore.open(tmp_path)
+    store.record_quiz("mini", "basics", "which-dim", "1", False)
+    store.put_card(review._new_card(("mini", "basics", "gone\x1b]0;owned\x07"), "choice", 0.0))
+    quiz = dataclasses.replace(pack.lessons[0].steps[2], title="Evil \x1b]52;c;aGk=\x07")
+    lesson = dataclasses.replace(pack.lessons[0], steps=[*pack.lessons[0].steps[:2], quiz, *pack.lessons[0].steps[3:]])
+    hostile = dataclasses.replace(pack, lessons=[lesson, *pack.lessons[1:]])
+    store.close()
+
+    import tutor.cli.app as cli_app
+
+    original = cli_app._packs
+    cli_app._packs = lambda args, settings: {"mini": hostile}
+    try:
+        soon = (datetime.now() + timedelta(days=1)).isoformat(timespec="minutes")
+        code, out, err = _run(capsys, tmp_path, "review", "--due", "--at", soon)
+    finally:
+        cli_app._packs = original
+    assert code == 0 and "basics/which-dim" in out
+    assert "\x1b" not in out and "\x07" not in out and "\x1b" not in err
+    assert "Evil ␛]52;c;aGk=␇" in out and "gone␛]0;owned␇" in err

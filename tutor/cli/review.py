@@ -83,8 +83,10 @@ def _due(args: argparse.Namespace) -> int:
         due = review.queue(store, chosen, at, settings.new_cards_per_day, settings.language)
     finally:
         store.close()
+    from tutor.sandbox.textclean import clean_output  # pack text: no control sequence reaches the terminal
+
     for notice in notices:
-        print(notice, file=sys.stderr)
+        print(clean_output(notice.encode()), file=sys.stderr)
     if args.json:
         print_json({"at": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
                     "due": [d.to_json() for d in due], "notices": notices})
@@ -97,7 +99,7 @@ def _due(args: argparse.Namespace) -> int:
     width = max(len(d.item) for d in due)
     for d in due:
         when = "new" if d.new else f"due {_local(d.due)}"
-        print(f"  {d.item:<{width}}  {d.pack}  {d.kind:<8}  {when:<20}  {d.title}")
+        print(clean_output(f"  {d.item:<{width}}  {d.pack}  {d.kind:<8}  {when:<20}  {d.title}".encode()))
     return 0
 
 

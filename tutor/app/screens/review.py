@@ -28,6 +28,7 @@ from tutor.app.widgets.steps import StepView
 from tutor.app.widgets.steps import _VIEWS as STEP_VIEWS
 from tutor.core import review
 from tutor.core.i18n import t
+from tutor.sandbox.textclean import clean_output
 
 _SCRATCH_VIEWS: dict[type, type] = {}
 
@@ -122,7 +123,7 @@ class ReviewScreen(Screen):
         app = self.app
         notices = review.sync(self.store, app.packs)  # type: ignore[attr-defined]
         for notice in notices:
-            app.notify(notice, severity="warning", timeout=10)
+            app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
         self.queue = review.queue(self.store, self.packs, self.store.clock(),
                                   app.settings.new_cards_per_day, app.language)  # type: ignore[attr-defined]
         self.store.listeners.append(self._heard)
@@ -152,7 +153,8 @@ class ReviewScreen(Screen):
             top = t("review.position", n=self.index + 1, total=len(self.queue), title=item.title, kind=item.kind)
             if item.new:
                 top += "  " + t("review.new")
-            self.query_one("#review-top", Static).update(top)
+            # Pack text: never markup, never a control sequence for the terminal.
+            self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
             await scroll.mount(scratch_view(place, Texts(pack, self.app.language)))  # type: ignore[attr-defined]
             scroll.scroll_home(animate=False)
             found = self.query(self.AUTO_FOCUS)

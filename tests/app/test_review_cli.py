@@ -132,3 +132,16 @@ def test_pack_text_and_stored_ids_reach_the_terminal_inert(tmp_path, capsys):
     assert code == 0 and "basics/which-dim" in out
     assert "\x1b" not in out and "\x07" not in out and "\x1b" not in err
     assert "Evil ␛]52;c;aGk=␇" in out and "gone␛]0;owned␇" in err
+
+
+def test_review_modules_and_review_due_import_neither_torch_nor_textual(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom tutor.cli.main import main\n"
+            f"assert main(['--data-dir', {str(tmp_path)!r}, '--pack', {str(MINI)!r}, 'review', '--due']) == 0\n"
+            "import tutor.core.review\n"
+            "heavy = [m for m in ('torch', 'textual', 'pandas') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr

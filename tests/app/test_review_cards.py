@@ -240,3 +240,14 @@ def test_forecast_and_retention(store, pack):
     review.review(store, ("mini", "basics", "predict-sum"), review.AGAIN)
     weeks = review.retention(store, [pack], store.clock.now)
     assert weeks[-1] == (2, 1) and sum(n for n, _ in weeks) == 2  # first meetings do not count
+
+
+def test_resetting_an_exercise_forgets_its_review_scratch_but_not_a_lookalike_lessons(store):
+    store.record_attempt(*DOUBLE, "check", passed=True)
+    scratch = store.scratch_key(*DOUBLE)
+    assert scratch[1].startswith("review:") and scratch[1].endswith(":exercises")
+    store.save_draft(*scratch, "review code")
+    other = ("mini", "review:1:exercises-two", "double")  # another lesson's scratch: kept
+    store.save_draft(*other, "other")
+    store.reset("mini", step="double", lesson="exercises")
+    assert store.draft(*scratch) is None and store.draft(*other) == "other"

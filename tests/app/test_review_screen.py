@@ -135,12 +135,25 @@ async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_
         editor.focus()
         await pilot.press("end")
         await pilot.press(*"# review work")
-        await pilot.press("f4")  # gave up: Again, and the scratch draft is written, apart
+        scratch = screen._scratch
+        await pilot.press("f2")  # away in the middle of the review, and back: nothing typed is lost
+        await settle(pilot, 3)
+        assert "# review work" in (app.store.draft(*scratch) or "")
+        screen = await _open_review(pilot, app)
+        assert screen._scratch == scratch and "# review work" in app.screen.query_one(CodeEditor).text
+        assert len(app.store.reviews()) == 1  # leaving is not a rating
+        await pilot.press("f4")  # gave up: Again
         await settle(pilot, 3)
         assert app.store.reviews()[-1]["rating"] == review.AGAIN
-        assert app.store.draft(*DOUBLE) == "# my lesson draft\n"
-        assert "# review work" in (app.store.draft(*app.store.scratch_key(*DOUBLE)) or "")
+        assert app.store.draft(*DOUBLE) == "# my lesson draft\n"  # the lesson's draft, untouched
         assert app.store.solved_code(*DOUBLE) == "solved"
+        await pilot.press("f2")
+        await settle(pilot)
+        app.store.clock.now += DAY  # the next review starts from the starter again
+        screen = await _open_review(pilot, app)
+        assert screen._scratch != scratch
+        assert app.screen.query_one(CodeEditor).text == app.pack("mini").lessons[1].steps[0].starter
+        assert app.store.draft(*scratch) is None  # the finished review's scratch is forgotten
 
 
 async def test_due_counts_on_the_contents_and_the_status_bar(make_app):

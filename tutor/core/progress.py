@@ -27,7 +27,7 @@ LOCK_NAME = "app.lock"
 #: Seconds to wait for another program that holds the file before calling it busy.
 BUSY_WAIT = 5.0
 #: The lesson part of the key under which a review's own answers, hints and scratch draft are
-#: kept (``review:<lesson>``), apart from the lesson's: a lesson id cannot contain ':'.
+#: kept (``review:<token>:<lesson>``), apart from the lesson's: a lesson id cannot contain ':'.
 REVIEW_SCRATCH = "review:"
 #: An idle learner should not look like one who studied for hours: one visit counts at most this.
 MAX_SECONDS_PER_VISIT = 15 * 60
@@ -463,16 +463,23 @@ class ProgressStore:
     # ------------------------------------------------------------------ review cards (see tutor.core.review)
 
     def scratch_key(self, pack: str, lesson: str, step: str) -> tuple[str, str, str]:
-        """Where a review keeps its own answers, hints and draft, apart from the lesson's."""
-        return pack, REVIEW_SCRATCH + lesson, step
+        """Where the coming review of an item keeps its own answers, hints and draft, apart from
+        the lesson's: one key per review (``review:<last review>:<lesson>``), so a review left
+        unfinished resumes where it was, and the next one starts afresh."""
+        card = self.card(pack, lesson, step)
+        token = _int(card["last_review"]) if card is not None and card["last_review"] is not None else 0
+        return pack, f"{REVIEW_SCRATCH}{token}:{lesson}", step
 
-    def clear_scratch(self, pack: str, lesson: str, step: str) -> None:
-        """Forget the last review's answers, hints and draft of an item: a review starts afresh
-        (an exercise from its starter); the lesson's own rows are not touched."""
-        key = self.scratch_key(pack, lesson, step)
+    def clear_scratch(self, pack: str, lesson: str, step: str, *, keep: str | None = None) -> None:
+        """Forget the answers, hints and drafts of an item's earlier, finished reviews (all but
+        the scratch lesson ``keep``); the lesson's own rows are not touched."""
+        suffix = ":" + lesson
         for table in ("steps", "drafts", "attempts", "solutions", "quiz"):
-            self._exec(f"DELETE FROM {table} WHERE pack=? AND lesson=? AND step=?", key)
-        self.unsaved.pop(key, None)
+            self._exec(f"DELETE FROM {table} WHERE pack=? AND step=? AND lesson LIKE 'review:%' "
+                       "AND substr(lesson, ?) = ? AND lesson != ?", (pack, step, -len(suffix), suffix, keep or ""))
+        for key in [k for k in self.unsaved if k[0] == pack and k[2] == step and k[1] != keep
+                    and k[1].startswith(REVIEW_SCRATCH) and k[1].endswith(suffix)]:
+            del self.unsaved[key]
 
     def _met(self, key: tuple[str, str, str], kind: str, rating: int) -> None:
         """The first graded meeting of an item in its lesson is its card's first review."""
@@ -573,9 +580,9 @@ class ProgressStore:
             if step is not None:
                 where += " AND step=?"
                 params += (step,)
-                if lesson is not None:
-                    where += " AND lesson IN (?, ?)"
-                    params += (lesson, REVIEW_SCRATCH + lesson)
+                if lesson is not None:  # the lesson's rows and its reviews' scratch rows
+                    where += " AND (lesson=? OR (lesson LIKE 'review:%' AND substr(lesson, ?) = ?))"
+                    params += (lesson, -len(lesson) - 1, ":" + lesson)
         removed = 0
         with self._conn:
             for table in _TABLES:

@@ -33,20 +33,19 @@ from tutor.sandbox.textclean import clean_output
 _SCRATCH_VIEWS: dict[type, type] = {}
 
 
-def scratch_view(place: Place, texts: Texts) -> StepView:
-    """The lesson's step widget for ``place``, keeping everything under the review's scratch key."""
+def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
+    """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""
     import importlib
 
     module, name = STEP_VIEWS[type(place.step)]
     base = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
     view = _SCRATCH_VIEWS.get(base)
     if view is None:
-        def key(self: StepView) -> tuple[str, str, str]:
-            return self.store.scratch_key(*self.place.key)
-
-        view = type(f"Review{base.__name__}", (base,), {"key": property(key)})
+        view = type(f"Review{base.__name__}", (base,), {"key": property(lambda self: self.scratch)})
         _SCRATCH_VIEWS[base] = view
-    return view(place, texts)
+    widget = view(place, texts)
+    widget.scratch = key
+    return widget
 
 
 class ReviewScreen(Screen):
@@ -88,6 +87,7 @@ class ReviewScreen(Screen):
         self.wrong = 0  # wrong answers to the current item
         self.revealed = False  # a free answer's model answer is showing: 1-4 rate it
         self._shown = time.monotonic()
+        self._scratch: tuple[str, str, str] | None = None  # the current item's scratch key
         self._elapsed = elapsed or (lambda since: time.monotonic() - since)
 
     # ------------------------------------------------------------------ state
@@ -149,13 +149,20 @@ class ReviewScreen(Screen):
         else:
             pack = self.app.pack(item.pack)  # type: ignore[attr-defined]
             place = Place.find(pack, item.lesson, item.step)
-            self.store.clear_scratch(*place.key)
+            self._scratch = self.store.scratch_key(*place.key)
+            self.store.clear_scratch(*place.key, keep=self._scratch[1])
+            earlier = self.store.step(*self._scratch)  # a review left unfinished resumes
+            self.wrong = 1 if earlier.quiz_correct is False else 0
+            self.revealed = item.kind == "free" and earlier.quiz_answer is not None
             top = t("review.position", n=self.index + 1, total=len(self.queue), title=item.title, kind=item.kind)
             if item.new:
                 top += "  " + t("review.new")
             # Pack text: never markup, never a control sequence for the terminal.
             self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
-            await scroll.mount(scratch_view(place, Texts(pack, self.app.language)))  # type: ignore[attr-defined]
+            await scroll.mount(scratch_view(place, Texts(pack, self.app.language),  # type: ignore[attr-defined]
+                                            self._scratch))
+            if self.revealed:
+                self._verdict(Text(t("review.rate.prompt"), style="bold"))
             scroll.scroll_home(animate=False)
             found = self.query(self.AUTO_FOCUS)
             (found.first() if found else scroll).focus()
@@ -190,7 +197,7 @@ class ReviewScreen(Screen):
         item = self.current
         if item is None or self.rating is not None:
             return
-        if key != self.store.scratch_key(item.pack, item.lesson, item.step):
+        if key != self._scratch:
             return
         if event == "quiz":
             correct = details.get("correct")

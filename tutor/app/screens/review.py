@@ -2,8 +2,9 @@
 a chart at the end.
 
 Each item is shown by the same step widget as in its lesson, with one difference: its answers,
-hints and code are kept under a scratch key (``review:<lesson>``), so an exercise starts from
-its starter and the lesson's draft is never touched. The screen listens to the progress store
+hints and code are kept under a scratch key (``review:<last review>:<lesson>``), so an exercise
+starts from its starter, a review left unfinished resumes, and the lesson's draft is never
+touched. The screen listens to the progress store
 for what the learner did under that key and turns it into a rating (see tutor.core.review).
 Nothing here is imported on the app's first screen: the app loads it on the first F10.
 """

@@ -34,7 +34,11 @@ class TutorApp(App[None]):
     BINDINGS = [
         Binding("f1", "help", t("key.help"), priority=True),
         Binding("ctrl+q", "quit", t("key.quit"), priority=True),
+        # The review queue from anywhere (ctrl+t too: some terminals keep F10 for their menu).
+        Binding("f10,ctrl+t", "review", t("key.review"), priority=True, show=False),
     ]
+    #: `torch-tutor review`: open on the review queue ("" all packs, else a pack id); None: not.
+    start_review: str | None = None
 
     def __init__(self, *, found: list[FoundPack], store: ProgressStore, engine: Engine, settings: Settings,
                  start_pack: str | None = None, start_lesson: str | None = None, resume: bool = True):
@@ -68,7 +72,9 @@ class TutorApp(App[None]):
         place = None
         if pack is not None and (self.start_lesson or self.resume):
             place = self.resume_place(pack, self.start_lesson)
-        if place is not None:
+        if self.start_review is not None:
+            self.action_review(self.start_review)
+        elif place is not None:
             # Straight to the step: the contents are built when the learner first goes there
             # (action_home), not drawn unseen underneath at start-up.
             self.open_place(place)
@@ -123,7 +129,22 @@ class TutorApp(App[None]):
 
     async def action_quit(self) -> None:
         self.flush_drafts()
+        if self.store.unsaved and not self.store.retry_unsaved():
+            # The disk refused the drafts: quitting now would lose the learner's text.
+            from tutor.app.modals.confirm import ConfirmScreen
+
+            message = t("quit.unsaved", count=len(self.store.unsaved), reason=self.store.write_error or "?")
+            self.push_screen(ConfirmScreen(message), lambda yes: self.exit() if yes else None)
+            return
         self.exit()
+
+    def action_review(self, pack_id: str | None = None) -> None:
+        """Open the review queue (every pack, or ``pack_id``'s)."""
+        from tutor.app.screens.review import ReviewScreen
+
+        if not isinstance(self.screen, ReviewScreen):
+            self.flush_drafts()
+            self.push_screen(ReviewScreen(pack_id or None))
 
     # ------------------------------------------------------------------ app-wide actions
 
@@ -176,6 +197,7 @@ class TutorApp(App[None]):
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)
         yield SystemCommand(t("cmd.home"), t("cmd.home.help"), self.action_home)
+        yield SystemCommand(t("cmd.review"), t("cmd.review.help"), self.action_review)
         languages: list[str] = []
         for pack in self.packs:
             languages += [code for code in pack.languages if code not in languages]

@@ -6,6 +6,7 @@ import argparse
 import gc
 import sys
 from pathlib import Path
+from typing import Callable
 
 from tutor.cli.common import UsageError, settings_from_args
 from tutor.core.discovery import FoundPack, discover
@@ -79,11 +80,45 @@ def launch(args: argparse.Namespace, target: str | None = None) -> int:
     engine = Engine(settings)
     app = TutorApp(found=found, store=store, engine=engine, settings=settings,
                    start_pack=pack_id, start_lesson=lesson)
+    app.start_review = getattr(args, "open_review", None)  # `torch-tutor review`
+    store.claim()  # a second app on the same data folder is told so (store.notice)
+    restore = _flush_on_signals(app)
     try:
         app.run()
     finally:
+        restore()
         engine.close()
         store.close()
     if store.notice:  # said in the app too; repeated here so it survives the screen clearing
         print(store.notice, file=sys.stderr)
     return app.return_code or 0
+
+
+def _flush_on_signals(app) -> "Callable[[], None]":
+    """SIGTERM and SIGHUP (the terminal closed) write every pending draft before the app goes:
+    the last keystrokes are still inside the draft debounce. Returns what puts the old
+    handlers back."""
+    import signal
+
+    def handler(signum, frame) -> None:
+        try:
+            app.flush_drafts()
+            app.store.retry_unsaved()
+        except Exception:  # leaving is what matters now
+            pass
+        app.exit(return_code=128 + signum)
+
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is not None:
+            try:
+                previous[number] = signal.signal(number, handler)
+            except (ValueError, OSError):  # not the main thread
+                pass
+
+    def restore() -> None:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+    return restore

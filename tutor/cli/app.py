@@ -62,10 +62,12 @@ def cmd_progress(args: argparse.Namespace) -> int:
         recorded = set(store.packs())
         summaries = [store.summarize(pack) for pack in packs.values() if pack.id in recorded]
         orphans = sorted(recorded - set(packs))
+        due = _review_counts(store, [packs[s.pack] for s in summaries], settings.new_cards_per_day)
     finally:
         store.close()
     if args.json:
-        print_json({"store": str(store.path) if store.path else None, "packs": [s.to_json() for s in summaries],
+        print_json({"store": str(store.path) if store.path else None,
+                    "packs": [{**s.to_json(), "review": due[s.pack]} for s in summaries],
                     "unknown_packs": orphans})
         return 0
     if not summaries and not orphans:
@@ -86,6 +88,11 @@ def cmd_progress(args: argparse.Namespace) -> int:
             print(f"  {title:<40} {state:<12} {', '.join(parts)}")
         if summary.position:
             print(f"  resume at: {_where(pack, *summary.position, lang)}")
+        counts = due[summary.pack]
+        if counts["cards"]:
+            nxt = f", next {counts['next']}" if counts["next"] else ""
+            print(f"  review: {counts['due']} due now, {counts['new']} new{nxt} "
+                  f"({counts['cards']} cards; `torch-tutor review`)")
     for pack_id in orphans:
         print(f"{pack_id}: progress kept, but the pack is not installed")
     return 0
@@ -106,25 +113,42 @@ def _where(pack, lesson_id: str, step_id: str, lang) -> str:
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 
+def _review_counts(store, packs: list, new_per_day: int) -> dict:
+    """Per pack: review cards due now, new ones allowed in today, and when the next comes due."""
+    import time
+
+    from tutor.core import review
+
+    review.sync(store, packs)
+    now = time.time()
+    out = {}
+    for pack in packs:
+        due, new = store.due_counts([pack.id], now, new_per_day)
+        upcoming = review.next_due(store, [pack], now)
+        out[pack.id] = {"due": due, "new": new, "cards": len(store.cards([pack.id])),
+                        "next": review.when(upcoming, now) if upcoming else None}
+    return out
+
+
 @guarded
 def cmd_reset(args: argparse.Namespace) -> int:
     settings, store = _open_store(args)
     try:
         pack_id = step = lesson = None
-        what = "all progress and drafts"
+        what = "all progress, drafts and review cards"
         if args.target:
             pack_id, _, ref = args.target.partition("/")
             packs = _packs(args, settings)
             if pack_id not in packs and pack_id not in store.packs():
                 raise UsageError(f"no pack {pack_id!r} with progress or installed (see `torch-tutor progress`)")
-            what = f"progress and drafts of pack {pack_id}"
+            what = f"progress, drafts and review cards of pack {pack_id}"
             if ref:
                 pack = packs.get(pack_id)
                 found = pack.find_exercise(ref) if pack is not None else None
                 if found is None:
                     raise UsageError(f"pack {pack_id!r} has no exercise {ref!r}")
                 lesson, step = found[0].id, found[1].id
-                what = f"progress and draft of exercise {lesson}/{step} in pack {pack_id}"
+                what = f"progress, draft and review card of exercise {lesson}/{step} in pack {pack_id}"
         if not args.yes:
             if not sys.stdin.isatty():
                 raise UsageError(f"reset would forget {what}; confirm with --yes when not at a terminal")
@@ -132,7 +156,16 @@ def cmd_reset(args: argparse.Namespace) -> int:
             if answer not in ("y", "yes"):
                 print("Nothing changed.")
                 return 1
-        removed = store.reset(pack_id, step=step, lesson=lesson)
+        if not store.persistent:  # read-only, busy or newer: _open_store has said why
+            print("Nothing was reset: the progress file cannot be written now.", file=sys.stderr)
+            return 1
+        import sqlite3
+
+        try:
+            removed = store.reset(pack_id, step=step, lesson=lesson)
+        except sqlite3.OperationalError as exc:
+            print(f"Nothing was reset: the progress file cannot be written now ({exc}).", file=sys.stderr)
+            return 1
     finally:
         store.close()
     print(f"Forgot {what} ({removed} record(s)).")

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "tutor.cli.checking",
     "tutor.cli.author",
     "tutor.cli.app",
+    "tutor.cli.review",
     "tutor.cli.sandbox",
 )
 

@@ -52,6 +52,21 @@ def _positive_int(value: Any) -> int:
     return number
 
 
+def _count(value: Any) -> int:
+    """A whole number, 0 or more."""
+    if isinstance(value, bool):
+        raise ValueError("expected a whole number")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a whole number") from None
+    if isinstance(value, float) and value != number:
+        raise ValueError("expected a whole number")
+    if number < 0:
+        raise ValueError("must be 0 or more")
+    return number
+
+
 def _string(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError("expected a non-empty string")
@@ -90,6 +105,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("processes", 64, _positive_int, "processes and threads a run may have at once"),
     Setting("file_size_mb", 64, _positive_int, "MiB a run may write to one file"),
     Setting("open_files", 256, _positive_int, "files a run may have open"),
+    Setting("new_cards_per_day", 10, _count,
+            "review cards never reviewed yet (met before review existed, or changed) let in per day; 0: none"),
 )
 _BY_NAME = {s.name: s for s in SETTINGS}
 

@@ -180,6 +180,61 @@ TABLE: dict[str, dict[str, str]] = {
                           "knows {known}). It was left untouched (a copy is at {backup}); progress made now "
                           "is not saved. Upgrade torch-tutor to keep it.",
         "sandbox.missing": "Running code needs the sandbox, which is not available: {reason}",
+        # progress store: a healthy file that cannot be written, and writes the disk refused
+        "progress.corrupt.stuck": "Your progress file could not be read ({reason}) and could not be moved "
+                                  "aside ({error}); it was left as it is. Progress made now is not saved.",
+        "progress.unwritable": "The data folder {folder} cannot be used ({reason}). Progress made now is not "
+                               "saved.",
+        "progress.busy": "Your progress file {path} is busy: another program has held it for {seconds} s "
+                         "(another torch-tutor?). It was left untouched; progress made now is not saved.",
+        "progress.readonly": "Your progress file {path} cannot be written ({reason}): the data folder is "
+                             "read-only. Your progress is shown; progress made now is not saved.",
+        "progress.full": "Your progress file {path} cannot be written: the disk is full. Your progress is "
+                         "shown; progress made now is not saved.",
+        "progress.io": "Your progress file {path} cannot be written now ({reason}). It was left untouched; "
+                       "progress made now is not saved.",
+        "progress.shared": "Another torch-tutor (process {pid}) is open on this data folder. Both save "
+                           "your progress; for a step open in both, the last one to save wins.",
+        "progress.write.full": "saving failed: the disk is full ({reason}); your text is kept and saving is "
+                               "retried",
+        "progress.write.readonly": "saving failed: the data folder is read-only ({reason}); your text is "
+                                   "kept and saving is retried",
+        "progress.write.busy": "saving failed: the progress file is busy ({reason}); your text is kept and "
+                               "saving is retried",
+        "progress.write.io": "saving failed ({reason}); your text is kept and saving is retried",
+        "progress.write.corrupt": "saving failed ({reason}); your text is kept and saving is retried",
+        "status.unsaved": "NOT SAVED: {count} draft(s) in memory only",
+        "quit.unsaved": "{count} draft(s) could not be saved ({reason}). Quit anyway and lose them?",
+        # review (spaced repetition)
+        "key.review": "Review",
+        "cmd.review": "Review",
+        "cmd.review.help": "Review the quiz items and exercises that are due (F10)",
+        "review.key.next": "Next",
+        "review.rate.1": "Again",
+        "review.rate.2": "Hard",
+        "review.rate.3": "Good",
+        "review.rate.4": "Easy",
+        "review.rating.again": "Again",
+        "review.rating.hard": "Hard",
+        "review.rating.good": "Good",
+        "review.rating.easy": "Easy",
+        "review.title": "Review",
+        "review.title.done": "Review — session over",
+        "review.position": "Review {n}/{total} · {title} · {kind}",
+        "review.new": "(new)",
+        "review.rate.prompt": "How well did you know it?  1 Again · 2 Hard · 3 Good · 4 Easy",
+        "review.wrong": "Not this time: try again, or F4 to move on (counts as Again).",
+        "review.settled": "{rating}: back {when}.  F4 next",
+        "review.gaveup": "Moved on: {rating}, back {when}.",
+        "review.summary": "Session over: {reviewed} reviewed, {right} right. Next review {next}.",
+        "review.empty": "Nothing to review now. Next review {next}.",
+        "review.none": "not scheduled yet (answer quizzes and solve exercises in the lessons)",
+        "review.chart.forecast": "Reviews due, next {days} days",
+        "review.chart.today": "now",
+        "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",
+        "review.chart.retention.total": "{right}/{reviewed} in all",
+        "status.review": "review: {count} due F10",
+        "home.review": "Review: {due} due, {new} new",
     },
     # Chinese: filled in by a translator; every missing key falls back to English.
     "zh": {

@@ -37,6 +37,7 @@ class HomeScreen(Screen):
             if not self.app.packs:  # type: ignore[attr-defined]
                 yield Static(t("home.nopacks"))
             yield KeyButton("", id="resume", variant="primary")
+            yield KeyButton("", id="review-due")
             yield Input(placeholder=t("home.filter"), id="filter")
             yield DataTable(id="toc", cursor_type="row", zebra_stripes=True)
         yield StatusBar()
@@ -105,6 +106,7 @@ class HomeScreen(Screen):
             started = app.store.position(target.pack.id) is not None  # type: ignore[attr-defined]
             button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
             button.refresh(layout=True)
+        self._refresh_review()
 
     @on(Input.Changed, "#filter")
     def _filter(self) -> None:
@@ -156,6 +158,22 @@ class HomeScreen(Screen):
 
         yield SystemCommand(t("cmd.resume"), t("cmd.resume.help"), self.action_resume)
         yield SystemCommand(t("key.filter"), t("cmd.filter.help"), self.action_focus_filter)
+
+    @on(KeyButton.Pressed, "#review-due")
+    def _review(self) -> None:
+        self.app.action_review()  # type: ignore[attr-defined]
+
+    def _refresh_review(self) -> None:
+        """The review button: shown while cards are due (F10 opens the queue from anywhere)."""
+        app = self.app
+        store = app.store  # type: ignore[attr-defined]
+        due, new = store.due_counts([p.id for p in app.packs], store.clock(),  # type: ignore[attr-defined]
+                                    app.settings.new_cards_per_day)  # type: ignore[attr-defined]
+        button = self.query_one("#review-due", KeyButton)
+        button.display = bool(due + new)
+        if due + new:
+            button.label = t("home.review", due=due, new=new) + "  F10"
+            button.refresh(layout=True)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter").focus()

@@ -21,8 +21,16 @@ class StatusBar(Static):
     def refresh_status(self) -> None:
         app = self.app
         text = app.engine.status_text()  # type: ignore[attr-defined]
-        if not app.store.persistent:  # type: ignore[attr-defined]
+        store = app.store  # type: ignore[attr-defined]
+        if not store.persistent:
             text += " · " + t("status.progress.temp")
+        if store.unsaved and not store.retry_unsaved(every=5.0):  # the disk refused a draft: say so, retry
+            text = t("status.unsaved", count=len(store.unsaved)) + " · " + text
+            self.tooltip = store.write_error
+        due, new = store.due_counts([p.id for p in app.packs], store.clock(),  # type: ignore[attr-defined]
+                                    app.settings.new_cards_per_day)  # type: ignore[attr-defined]
+        if due + new:
+            text += " · " + t("status.review", count=due + new)
         self.update(text)
         reason = app.engine.isolation_reason()  # type: ignore[attr-defined]
-        self.tooltip = reason or None
+        self.tooltip = store.write_error or reason or None

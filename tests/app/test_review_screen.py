@@ -1,0 +1,190 @@
+"""The review screen at 80x24 with a controlled clock: the queue in the lesson's own step views,
+ratings as the learner answers, the scratch draft, due counts, the summary and the chart."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from textual.widgets import RadioSet
+
+from app_support import screen_text, settle
+from tutor.app.screens.home import HomeScreen
+from tutor.app.screens.review import ReviewScreen
+from tutor.app.widgets.editor import CodeEditor
+from tutor.core import review
+
+SMALL = (80, 24)
+DAY = 86400.0
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc).timestamp()
+WHICH = ("mini", "basics", "which-dim")
+FREE = ("mini", "basics", "why-shapes")
+DOUBLE = ("mini", "exercises", "double")
+
+
+class Clock:
+    def __init__(self, now: float = T0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _app(make_app, **kwargs):
+    app = make_app(**kwargs)
+    app.store.clock = Clock()
+    return app
+
+
+async def _open_review(pilot, app, *, seconds_on_item: float = 30.0) -> ReviewScreen:
+    await pilot.press("f10")
+    await settle(pilot, 3)
+    screen = app.screen
+    assert isinstance(screen, ReviewScreen)
+    screen._elapsed = lambda since: seconds_on_item
+    return screen
+
+
+async def test_a_choice_answered_in_the_lesson_comes_back_and_a_right_answer_is_good(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)  # met in the lesson on day 0
+        app.store.clock.now = T0 + 3 * DAY
+        screen = await _open_review(pilot, app)
+        text = screen_text(app)
+        assert "Review 1/1" in text and "Which numbers" in text
+        assert isinstance(app.focused, RadioSet)
+        assert "Correct." not in text  # the lesson's answer is not shown: a review starts afresh
+        await pilot.press("enter")  # the first choice: right, at the first try, not quick
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Good: back in" in text
+        assert app.store.reviews()[-1]["rating"] == review.GOOD
+        assert app.store.reviews()[-1]["source"] == "review"
+        assert app.store.step(*WHICH).quiz_answer == "0"  # the lesson's record is untouched
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Session over: 1 reviewed, 1 right." in text
+        assert "Reviews due, next 14 days" in text and "Remembered" in text
+
+
+async def test_moving_on_is_again_wrong_then_right_is_hard_and_quick_is_easy(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("f4")  # moved on unanswered: Again, back in 10 minutes
+        await settle(pilot, 3)
+        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert "Session over: 1 reviewed, 0 right." in screen_text(app)
+        await pilot.press("f2")
+        await settle(pilot)
+
+        app.store.clock.now += 600
+        await _open_review(pilot, app)
+        await pilot.press("down", "enter")  # wrong
+        await settle(pilot)
+        assert "Not this time" in screen_text(app)
+        await pilot.press("up", "enter")  # right after a wrong try
+        await settle(pilot)
+        assert app.store.reviews()[-1]["rating"] == review.HARD
+        assert "Hard: back in" in screen_text(app)
+        await pilot.press("f2")
+        await settle(pilot)
+
+        app.store.clock.now += 90 * DAY
+        await _open_review(pilot, app, seconds_on_item=4.0)
+        await pilot.press("enter")  # right at once, within 10 s
+        await settle(pilot)
+        assert app.store.reviews()[-1]["rating"] == review.EASY
+        assert "Easy: back in" in screen_text(app)
+
+
+async def test_a_free_answer_is_rated_with_keys_one_to_four(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*FREE, "shapes", None)
+        app.store.record_quiz(*FREE, "shapes", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("3")  # before the reveal, digits are typed into the answer
+        await settle(pilot)
+        assert app.screen.query_one("#answer").text == "3"
+        assert len(app.store.reviews()) == 1
+        await pilot.click("#reveal")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "1 Again" in text and "4 Easy" in text
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.store.reviews()[-1]["rating"] == review.HARD
+        assert app.screen.query_one("#answer").text == "3"  # the rating key was not typed
+
+
+async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_draft(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.save_draft(*DOUBLE, "# my lesson draft\n")
+        app.store.record_attempt(*DOUBLE, "check", passed=True, code="solved")
+        app.store.clock.now = T0 + 30 * DAY
+        screen = await _open_review(pilot, app)
+        assert screen.current.kind == "exercise"
+        editor = app.screen.query_one(CodeEditor)
+        assert editor.text == app.pack("mini").lessons[1].steps[0].starter
+        editor.focus()
+        await pilot.press("end")
+        await pilot.press(*"# review work")
+        scratch = screen._scratch
+        await pilot.press("f2")  # away in the middle of the review, and back: nothing typed is lost
+        await settle(pilot, 3)
+        assert "# review work" in (app.store.draft(*scratch) or "")
+        screen = await _open_review(pilot, app)
+        assert screen._scratch == scratch and "# review work" in app.screen.query_one(CodeEditor).text
+        assert len(app.store.reviews()) == 1  # leaving is not a rating
+        await pilot.press("f4")  # gave up: Again
+        await settle(pilot, 3)
+        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.draft(*DOUBLE) == "# my lesson draft\n"  # the lesson's draft, untouched
+        assert app.store.solved_code(*DOUBLE) == "solved"
+        await pilot.press("f2")
+        await settle(pilot)
+        app.store.clock.now += DAY  # the next review starts from the starter again
+        screen = await _open_review(pilot, app)
+        assert screen._scratch != scratch
+        assert app.screen.query_one(CodeEditor).text == app.pack("mini").lessons[1].steps[0].starter
+        assert app.store.draft(*scratch) is None  # the finished review's scratch is forgotten
+
+
+async def test_due_counts_on_the_contents_and_the_status_bar(make_app):
+    app = _app(make_app, resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+        assert "Review:" not in screen_text(app)  # nothing due: nothing shown
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.record_quiz(*FREE, "x", False)
+        app.store.clock.now = T0 + 3 * DAY
+        app.screen.refresh_contents()
+        for bar in app.screen.query("StatusBar"):
+            bar.refresh_status()
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Review: 2 due, 0 new  F10" in text
+        assert "review: 2 due F10" in text
+        await pilot.click("#review-due")
+        await settle(pilot, 3)
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_nothing_due_shows_when_the_next_review_is_and_the_chart(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        await _open_review(pilot, app)
+        text = screen_text(app)
+        assert "Nothing to review now. Next review in 2 days." in text
+        assert "Reviews due, next 14 days" in text

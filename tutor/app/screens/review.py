@@ -1,0 +1,286 @@
+"""The review queue: the items due, one at a time, in the lesson's own step views; a summary and
+a chart at the end.
+
+Each item is shown by the same step widget as in its lesson, with one difference: its answers,
+hints and code are kept under a scratch key (``review:<last review>:<lesson>``), so an exercise
+starts from its starter, a review left unfinished resumes, and the lesson's draft is never
+touched. The screen listens to the progress store
+for what the learner did under that key and turns it into a rating (see tutor.core.review).
+Nothing here is imported on the app's first screen: the app loads it on the first F10.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Static
+
+from tutor.app.place import Place, Texts
+from tutor.app.screens.review_chart import forecast_chart, retention_chart
+from tutor.app.widgets.keyfooter import KeyFooter
+from tutor.app.widgets.status import StatusBar
+from tutor.app.widgets.steps import StepView
+from tutor.app.widgets.steps import _VIEWS as STEP_VIEWS
+from tutor.core import review
+from tutor.core.i18n import t
+from tutor.sandbox.textclean import clean_output
+
+_SCRATCH_VIEWS: dict[type, type] = {}
+
+
+def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
+    """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""
+    import importlib
+
+    module, name = STEP_VIEWS[type(place.step)]
+    base = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+    view = _SCRATCH_VIEWS.get(base)
+    if view is None:
+        view = type(f"Review{base.__name__}", (base,), {"key": property(lambda self: self.scratch)})
+        _SCRATCH_VIEWS[base] = view
+    widget = view(place, texts)
+    widget.scratch = key
+    return widget
+
+
+class ReviewScreen(Screen):
+    """``pack_id``: review only that pack's cards (None: every installed pack).
+
+    ``clock`` gives the time in seconds since the epoch for the ratings (the store's), and
+    ``elapsed`` the seconds an item has been on screen (for "quick"); tests replace both.
+    """
+
+    DEFAULT_CSS = """
+    ReviewScreen #review-scroll { height: 1fr; padding: 0 1; }
+    ReviewScreen #verdict { height: auto; padding: 0 1; background: $boost; }
+    ReviewScreen #verdict.-empty { display: none; }
+    ReviewScreen .summary { margin: 1 0 0 0; }
+    """
+    AUTO_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
+    BINDINGS = [
+        Binding("f2", "home", t("key.home"), priority=True),
+        Binding("f4", "next", t("review.key.next"), priority=True),
+        Binding("f5", "step('run')", t("key.run"), priority=True),
+        Binding("f6", "step('check')", t("key.check"), priority=True),
+        Binding("f7", "step('hint')", t("key.hint"), priority=True),
+        Binding("f8", "step('solution')", t("key.solution"), priority=True),
+        Binding("f9", "step('reset')", t("key.reset"), priority=True),
+        Binding("escape", "stop", t("key.stop"), priority=True),
+        Binding("1", "rate(1)", t("review.rate.1"), priority=True),
+        Binding("2", "rate(2)", t("review.rate.2"), priority=True),
+        Binding("3", "rate(3)", t("review.rate.3"), priority=True),
+        Binding("4", "rate(4)", t("review.rate.4"), priority=True),
+    ]
+
+    def __init__(self, pack_id: str | None = None, *, elapsed: Callable[[float], float] | None = None):
+        super().__init__()
+        self.pack_id = pack_id
+        self.queue: list[review.Due] = []
+        self.index = 0
+        self.results: list[tuple[review.Due, int]] = []
+        self.rating: int | None = None  # the current item's, once settled
+        self.wrong = 0  # wrong answers to the current item
+        self.revealed = False  # a free answer's model answer is showing: 1-4 rate it
+        self._shown = time.monotonic()
+        self._scratch: tuple[str, str, str] | None = None  # the current item's scratch key
+        self._elapsed = elapsed or (lambda since: time.monotonic() - since)
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def store(self) -> Any:
+        return self.app.store  # type: ignore[attr-defined]
+
+    @property
+    def packs(self) -> list:
+        packs = self.app.packs  # type: ignore[attr-defined]
+        return [p for p in packs if self.pack_id in (None, "", p.id)]
+
+    @property
+    def current(self) -> review.Due | None:
+        return self.queue[self.index] if self.index < len(self.queue) else None
+
+    @property
+    def step_view(self) -> StepView | None:
+        views = self.query(StepView)
+        return views.first() if views else None
+
+    # ------------------------------------------------------------------ showing
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="review-top", classes="topbar")
+        yield VerticalScroll(id="review-scroll")
+        yield Static("", id="verdict", classes="-empty")
+        yield StatusBar()
+        yield KeyFooter()
+
+    def on_mount(self) -> None:
+        app = self.app
+        notices = review.sync(self.store, app.packs)  # type: ignore[attr-defined]
+        for notice in notices:
+            app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
+        self.queue = review.queue(self.store, self.packs, self.store.clock(),
+                                  app.settings.new_cards_per_day, app.language)  # type: ignore[attr-defined]
+        self.store.listeners.append(self._heard)
+        self.run_worker(self._show(), exclusive=True, group="review-show")
+
+    def on_unmount(self) -> None:
+        if self._heard in self.store.listeners:
+            self.store.listeners.remove(self._heard)
+
+    def on_screen_suspend(self) -> None:
+        self.app.flush_drafts()  # type: ignore[attr-defined]
+
+    async def _show(self) -> None:
+        scroll = self.query_one("#review-scroll", VerticalScroll)
+        await scroll.remove_children()
+        self.rating, self.wrong, self.revealed = None, 0, False
+        self._verdict(None)
+        item = self.current
+        if item is None:
+            self.query_one("#review-top", Static).update(t("review.title.done" if self.results else "review.title"))
+            await scroll.mount_all(self._summary())
+            scroll.focus()
+        else:
+            pack = self.app.pack(item.pack)  # type: ignore[attr-defined]
+            place = Place.find(pack, item.lesson, item.step)
+            self._scratch = self.store.scratch_key(*place.key)
+            self.store.clear_scratch(*place.key, keep=self._scratch[1])
+            earlier = self.store.step(*self._scratch)  # a review left unfinished resumes
+            self.wrong = 1 if earlier.quiz_correct is False else 0
+            self.revealed = item.kind == "free" and earlier.quiz_answer is not None
+            top = t("review.position", n=self.index + 1, total=len(self.queue), title=item.title, kind=item.kind)
+            if item.new:
+                top += "  " + t("review.new")
+            # Pack text: never markup, never a control sequence for the terminal.
+            self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
+            await scroll.mount(scratch_view(place, Texts(pack, self.app.language),  # type: ignore[attr-defined]
+                                            self._scratch))
+            if self.revealed:
+                self._verdict(Text(t("review.rate.prompt"), style="bold"))
+            scroll.scroll_home(animate=False)
+            found = self.query(self.AUTO_FOCUS)
+            (found.first() if found else scroll).focus()
+            self._shown = time.monotonic()
+        self.refresh_bindings()
+
+    def _summary(self) -> list[Static]:
+        store, packs, now = self.store, self.packs, self.store.clock()
+        widgets = []
+        if self.results:
+            right = sum(rating > review.AGAIN for _, rating in self.results)
+            upcoming = review.next_due(store, packs, now)
+            widgets.append(Static(Text(t("review.summary", reviewed=len(self.results), right=right,
+                                         next=review.when(upcoming, now) if upcoming else t("review.none")),
+                                       style="bold"), id="summary"))
+        else:
+            upcoming = review.next_due(store, packs, now)
+            widgets.append(Static(t("review.empty", next=review.when(upcoming, now) if upcoming
+                                    else t("review.none")), id="summary"))
+        widgets.append(Static(forecast_chart(review.forecast(store, packs, now), now), classes="summary"))
+        widgets.append(Static(retention_chart(review.retention(store, packs, now)), classes="summary"))
+        return widgets
+
+    def _verdict(self, text: Text | str | None) -> None:
+        verdict = self.query_one("#verdict", Static)
+        verdict.update(text or "")
+        verdict.set_class(not text, "-empty")
+
+    # ------------------------------------------------------------------ what the learner did
+
+    def _heard(self, event: str, key: tuple[str, str, str], details: dict[str, Any]) -> None:
+        item = self.current
+        if item is None or self.rating is not None:
+            return
+        if key != self._scratch:
+            return
+        if event == "quiz":
+            correct = details.get("correct")
+            if item.kind == "free":
+                if correct is None:
+                    self.revealed = True
+                    self._verdict(Text(t("review.rate.prompt"), style="bold"))
+                    self.set_focus(None)  # 1-4 rate; the answer box keeps its text
+                    self.refresh_bindings()
+                else:
+                    self._settle(review.GOOD if correct else review.AGAIN)
+                return
+            if correct:
+                seconds = self._elapsed(self._shown)
+                self._settle(review.quiz_rating(item.kind, True, self.wrong + 1, seconds))
+            else:
+                self.wrong += 1
+                self._verdict(Text(t("review.wrong"), style="yellow"))
+        elif event == "solution":
+            self._settle(review.AGAIN)
+        elif event == "check" and details.get("passed"):
+            progress = self.store.step(*key)
+            self._settle(review.exercise_rating(progress.hints_used, progress.solution_seen))
+
+    def _settle(self, rating: int, *, gave_up: bool = False) -> None:
+        item = self.current
+        if item is None or self.rating is not None:
+            return
+        self.rating = rating
+        seconds = self._elapsed(self._shown)
+        card = review.review(self.store, (item.pack, item.lesson, item.step), rating,
+                             duration_ms=int(max(0.0, seconds) * 1000))
+        self.results.append((item, rating))
+        back = review.when(card["due"], self.store.clock()) if card else "?"
+        name = t(f"review.rating.{review.RATING_NAMES[rating]}")
+        key = "review.gaveup" if gave_up else "review.settled"
+        self._verdict(Text(t(key, rating=name, when=back), style="bold green" if rating > review.AGAIN else "bold"))
+        self.refresh_bindings()
+
+    # ------------------------------------------------------------------ actions
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        view = self.step_view
+        if action == "rate":
+            return self.current is not None and self.current.kind == "free" and self.revealed \
+                and self.rating is None
+        if action == "step":
+            if view is None or not view.supports(str(parameters[0])):
+                return False
+            return not view.running
+        if action == "stop":
+            return view is not None and view.running
+        if action == "next":
+            return self.current is not None
+        return True
+
+    def action_rate(self, rating: int) -> None:
+        if self.check_action("rate", ()):
+            self._settle(int(rating))
+
+    def action_next(self) -> None:
+        """On to the next item; leaving one unanswered (or only wrong) rates it Again."""
+        if self.current is None:
+            return
+        view = self.step_view
+        if view is not None and view.running:
+            view.stop()
+        if self.rating is None:
+            self._settle(review.AGAIN, gave_up=True)
+        self.app.flush_drafts()  # type: ignore[attr-defined]
+        self.index += 1
+        self.run_worker(self._show(), exclusive=True, group="review-show")
+
+    def action_step(self, name: str) -> None:
+        view = self.step_view
+        if view is not None and view.supports(name) and not view.running:
+            getattr(view, f"do_{name}")()
+
+    def action_stop(self) -> None:
+        view = self.step_view
+        if view is not None:
+            view.stop()
+
+    def action_home(self) -> None:
+        self.app.action_home()  # type: ignore[attr-defined]

@@ -1,0 +1,159 @@
+"""`torch-tutor review`: the review queue in the app, and what is due (for scripts and tests)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime, timezone
+
+from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "review", help="review what you learned, when it is about to be forgotten",
+        description="Open the tutor on the review queue: the quiz items and exercises you have met come "
+        "back on FSRS's schedule (all packs, or one with --pack ID). With --due, list what is due instead "
+        "(id, pack, title, kind, due time); --at shows what will be due at another time.")
+    p.add_argument("--pack", dest="review_pack", metavar="ID", help="only this pack's cards")
+    p.add_argument("--due", action="store_true", help="list what is due and exit")
+    p.add_argument("--json", action="store_true", help="with --due: print JSON")
+    p.add_argument("--at", metavar="DATETIME",
+                   help="with --due: as if it were this time (ISO 8601, e.g. 2026-05-01 or 2026-05-01T09:30; "
+                   "local time unless it names a zone)")
+    p.add_argument("--optimize", action="store_true",
+                   help="fit FSRS's parameters to your own review log (in a subprocess: it uses torch); "
+                   "needs 512 reviews made a day or more after the card's previous one")
+    p.set_defaults(func=cmd_review)
+
+
+def parse_at(value: str | None) -> float:
+    """Seconds since the epoch for --at (now without it); a bad value is a usage error."""
+    if value is None:
+        return datetime.now(timezone.utc).timestamp()
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise UsageError(f"--at {value!r} is not a date or time (use ISO 8601, e.g. 2026-05-01T09:30)") from None
+    try:
+        if moment.tzinfo is None:
+            moment = moment.astimezone()  # local time
+        seconds = moment.timestamp()
+        datetime.fromtimestamp(seconds).astimezone()  # shown back in local time: must be in range
+        datetime.fromtimestamp(seconds + 86400 * 15)  # the day arithmetic after it too
+    except (ValueError, OverflowError, OSError):
+        raise UsageError(f"--at {value!r} is out of range (use a date between 1970 and 9999)") from None
+    return seconds
+
+
+def _local(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+@guarded
+def cmd_review(args: argparse.Namespace) -> int:
+    if args.json and not args.due:
+        raise UsageError("--json goes with --due")
+    if args.at is not None and not args.due:
+        raise UsageError("--at goes with --due")
+    if args.optimize:
+        if args.due:
+            raise UsageError("--optimize does not go with --due")
+        return _optimize(args)
+    if not args.due:
+        from tutor.app import run_app
+
+        args.open_review = args.review_pack or ""
+        return run_app(args, args.review_pack)
+    return _due(args)
+
+
+def _due(args: argparse.Namespace) -> int:
+    from tutor.cli.app import _open_store, _packs
+    from tutor.core import review
+
+    at = parse_at(args.at)
+    settings, store = _open_store(args)
+    try:
+        packs = _packs(args, settings)
+        if args.review_pack is not None and args.review_pack not in packs:
+            raise UsageError(f"no installed pack {args.review_pack!r} (see `torch-tutor list`)")
+        chosen = [packs[args.review_pack]] if args.review_pack else list(packs.values())
+        notices = review.sync(store, list(packs.values()))
+        due = review.queue(store, chosen, at, settings.new_cards_per_day, settings.language)
+    finally:
+        store.close()
+    from tutor.sandbox.textclean import clean_output  # pack text: no control sequence reaches the terminal
+
+    for notice in notices:
+        print(clean_output(notice.encode()), file=sys.stderr)
+    if args.json:
+        print_json({"at": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
+                    "due": [d.to_json() for d in due], "notices": notices})
+        return 0
+    if not due:
+        print(f"Nothing due at {_local(at)}.")
+        return 0
+    new = sum(d.new for d in due)
+    print(f"{len(due)} due at {_local(at)} ({len(due) - new} to review, {new} new):")
+    width = max(len(d.item) for d in due)
+    for d in due:
+        when = "new" if d.new else f"due {_local(d.due)}"
+        print(clean_output(f"  {d.item:<{width}}  {d.pack}  {d.kind:<8}  {when:<20}  {d.title}".encode()))
+    return 0
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    """Fit the learner's FSRS parameters in a subprocess (fsrs's optimizer imports torch, which
+    the tutor's own processes never do) and keep them only if they fit the log better."""
+    import json
+    import subprocess
+
+    from tutor.cli.app import _open_store
+    from tutor.core import review
+
+    _settings, store = _open_store(args)
+    try:
+        logs, counted = review.fit_reviews(store)
+        if counted < review.MIN_REVIEWS_TO_FIT:
+            print(f"Not yet: FSRS can learn from {counted} of your reviews (those a day or more after the "
+                  f"card's previous review) and fitting needs {review.MIN_REVIEWS_TO_FIT} (below that, fsrs's "
+                  "optimizer returns the defaults). Nothing changed; keep reviewing.")
+            return 0
+        if not store.persistent:
+            print("Nothing changed: the progress file cannot be written now.", file=sys.stderr)
+            return 1
+        print(f"Fitting FSRS to {counted} of your reviews (this takes a while)...", flush=True)
+        try:
+            done = subprocess.run([sys.executable, "-m", "tutor.core.review_fit"], input=json.dumps({"reviews": logs}),
+                                  capture_output=True, text=True, timeout=3600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            print(f"The optimizer could not run: {exc}", file=sys.stderr)
+            return 1
+        try:
+            result = json.loads(done.stdout)
+            fitted = [float(x) for x in result["parameters"]]
+            before, after = result["before"], result["after"]
+        except (ValueError, KeyError, TypeError):
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            hint = " (it needs pandas and tqdm: pip install 'torch-tutor[optimize]')" \
+                if "No module named" in done.stderr else ""
+            print(f"The optimizer failed: {last}{hint}", file=sys.stderr)
+            return 1
+        lines = (f"Predicted recall at your reviews: {before['predicted']:.1%} with the default parameters, "
+                 f"{after['predicted']:.1%} with yours; you actually recalled {after['actual']:.1%} "
+                 f"(log loss {before['loss']:.3f} -> {after['loss']:.3f}, lower fits better).")
+        print(lines)
+        if after["loss"] >= before["loss"]:
+            print("Your parameters do not fit your reviews better than the defaults: nothing changed.")
+            return 0
+        try:
+            review.scheduler_with(fitted)
+        except ValueError as exc:
+            print(f"The optimizer's parameters are unusable ({exc}): nothing changed.", file=sys.stderr)
+            return 1
+        store.set_preference(review.PARAMETERS_KEY, json.dumps(fitted))
+        print("From now on your reviews are scheduled with your own parameters.")
+        return 0
+    finally:
+        store.close()

@@ -1,0 +1,375 @@
+"""Spaced review: every quiz item and exercise the learner has met comes back on FSRS's schedule.
+
+A *card* is one item (pack, lesson, step) of one of the reviewable kinds (choice, predict and
+free quizzes, exercises). The learner's first graded answer in the lesson is its first review
+(:func:`first_review`, called by the progress store); after that the review queue brings it
+back when FSRS predicts it is about to be forgotten. Cards and the review log live in the
+progress database (``cards``, ``reviews``); this module holds the rules and the scheduler:
+
+- The scheduler is py-fsrs's (pure Python). Its optimizer needs torch, so it runs only in a
+  subprocess (:mod:`tutor.core.review_fit`, `torch-tutor review --optimize`). One learning step and one relearning step
+  of 10 minutes: Again brings a card back the same day, Good on a first meeting schedules it by
+  FSRS's initial stability (2 days with the default parameters), Easy further (8 days). No
+  fuzz: a learner (and a test) can be told the day a card comes back, and a deck of tens of
+  cards does not clump the way an Anki deck of thousands does.
+- Ratings (:func:`quiz_rating`): right at the first try is Good, right after a wrong try Hard,
+  wrong (gave up or moved on) Again; right at the first try within :data:`QUICK_SECONDS` of
+  the item appearing is Easy. Free answers are rated by the learner (1-4). Exercises: passed
+  without hints Good, with hints Hard, solution seen or gave up Again.
+- An item whose question or answer changed (:func:`content_hash`) starts again as a new card
+  with a notice; an item gone from its pack is retired (kept, never shown); both happen in
+  :func:`sync`, which every review entry point calls with the installed packs.
+- New cards (met before review existed, or reset by a change) enter the queue at most
+  ``new_cards_per_day`` a day (a setting, default 10), so an upgrade never floods the queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Iterable
+
+from tutor.core.progress import ProgressStore, _float, day_start
+
+if TYPE_CHECKING:
+    from tutor.core.models import Pack, Step
+
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
+RATING_NAMES = {AGAIN: "again", HARD: "hard", GOOD: "good", EASY: "easy"}
+LEARNING_STEPS = (timedelta(minutes=10),)
+RELEARNING_STEPS = (timedelta(minutes=10),)
+DESIRED_RETENTION = 0.9
+#: A right first answer given within this many seconds of the item appearing is Easy: enough
+#: to read a short question and pick a choice (or type a one-line output, and run it) when the
+#: answer is simply known; a learner who has to work it out takes longer.
+QUICK_SECONDS = {"choice": 10.0, "predict": 20.0}
+KINDS = ("choice", "predict", "free", "exercise")
+
+
+# ---------------------------------------------------------------------------- items
+
+def item_kind(step: "Step") -> str | None:
+    """The card kind of a step, None when the step is not reviewed (prose, examples)."""
+    kind = getattr(step, "kind", None)
+    if kind == "exercise":
+        return "exercise"
+    if kind == "quiz":
+        return getattr(step, "style", None)
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """Pack text (a string or a language map) and records as plain JSON-able data."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: _plain(getattr(value, name)) for name in fields if not name.startswith("_")}
+    return str(value)
+
+
+def content_hash(step: "Step") -> str:
+    """A hash of what the item asks and what counts as its answer: changing either makes the
+    learner's memory of it stale. Titles, explanations and hints may change freely."""
+    kind = item_kind(step)
+    if kind == "choice":
+        parts: Any = [step.question, [[c.text, c.correct] for c in step.choices], step.multiple]  # type: ignore[attr-defined]
+    elif kind == "free":
+        parts = [step.question, step.answer]  # type: ignore[attr-defined]
+    elif kind == "predict":
+        parts = [step.question, step.code]  # type: ignore[attr-defined]
+    else:
+        parts = [step.body, step.starter, step.checks]  # type: ignore[attr-defined]
+    data = json.dumps([kind, _plain(parts)], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def items(pack: "Pack") -> dict[tuple[str, str], tuple[str, Any, Any]]:
+    """Every reviewable item of a pack: (lesson id, step id) -> (kind, lesson, step)."""
+    out = {}
+    for lesson in pack.lessons:
+        for step in lesson.steps:
+            kind = item_kind(step)
+            if kind is not None:
+                out[(lesson.id, step.id)] = (kind, lesson, step)
+    return out
+
+
+# ---------------------------------------------------------------------------- scheduling
+
+def _utc(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(float(seconds), timezone.utc)
+
+
+#: The learner's own FSRS parameters, once `torch-tutor review --optimize` has fitted them.
+PARAMETERS_KEY = "fsrs.parameters"
+#: Reviews FSRS can learn from (a day or more after the card's previous review) needed before
+#: fitting: fsrs's optimizer takes gradient steps on mini-batches of 512 such reviews and returns
+#: the default parameters unchanged below one batch, so fitting earlier cannot help.
+MIN_REVIEWS_TO_FIT = 512
+
+
+def scheduler(store: ProgressStore) -> Any:
+    """FSRS with this tutor's steps (see the module docstring), and the learner's own parameters
+    when they have fitted some (else, or if those are unusable, FSRS's defaults)."""
+    from fsrs import Scheduler
+
+    options = dict(desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
+                   relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
+    saved = store.preference(PARAMETERS_KEY)
+    if saved:
+        try:
+            return Scheduler([float(x) for x in json.loads(saved)], **options)
+        except (ValueError, TypeError):
+            pass
+    return Scheduler(**options)
+
+
+def scheduler_with(parameters: list[float]) -> Any:
+    """A scheduler with ``parameters``; ValueError when FSRS rejects them (count, bounds)."""
+    from fsrs import Scheduler
+
+    return Scheduler(parameters, desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
+                     relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
+
+
+def fit_reviews(store: ProgressStore) -> tuple[list[list[Any]], int]:
+    """The review log as the fitting subprocess reads it (one card id per card and generation),
+    and how many of those reviews FSRS can learn from."""
+    out, counted, last = [], 0, {}
+    for entry in store.reviews():
+        at, rating = _float(entry["at"], -1.0), int(_float(entry["rating"]))
+        if at < 0 or rating not in RATING_NAMES:
+            continue
+        card = int(_float(entry["card"])) * 1000 + int(_float(entry["generation"])) % 1000
+        if card in last and at - last[card] >= 86400:
+            counted += 1
+        last[card] = at
+        duration = entry["duration_ms"]
+        out.append([card, rating, at, int(_float(duration)) if duration is not None else None])
+    return out, counted
+
+
+def _to_fsrs(card: dict[str, Any]) -> Any:
+    from fsrs import Card, State
+
+    try:
+        state = State(int(card["state"]))
+    except (TypeError, ValueError):
+        state = State.Learning
+    step = card.get("fsrs_step")
+    if state == State.Review:
+        step = None
+    elif not isinstance(step, int) or step < 0:
+        step = 0
+    stability = card.get("stability")
+    difficulty = card.get("difficulty")
+    if not isinstance(stability, (int, float)) or not isinstance(difficulty, (int, float)) or stability <= 0:
+        stability = difficulty = None
+        if state != State.Learning:
+            state, step = State.Learning, 0
+    return Card(card_id=int(card.get("id") or 1), state=state, step=step, stability=stability,
+                difficulty=difficulty, due=_utc(card["due"]) or datetime.now(timezone.utc),
+                last_review=_utc(card.get("last_review")) if stability is not None else None)
+
+
+def _new_card(key: tuple[str, str, str], kind: str | None, now: float) -> dict[str, Any]:
+    pack, lesson, step = key
+    return {"pack": pack, "lesson": lesson, "step": step, "kind": kind, "content": None, "generation": 0,
+            "state": 1, "fsrs_step": 0, "stability": None, "difficulty": None, "due": now,
+            "last_review": None, "retired": None, "created": now, "notice": None}
+
+
+def first_review(store: ProgressStore, key: tuple[str, str, str], kind: str, rating: int) -> dict[str, Any] | None:
+    """Make the card of an item met in its lesson; that graded meeting is its first review."""
+    now = store.clock()
+    if not store.put_card(_new_card(key, kind, now)):
+        return None
+    return review(store, key, rating, source="lesson")
+
+
+def review(store: ProgressStore, key: tuple[str, str, str], rating: int, *, source: str = "review",
+           duration_ms: int | None = None) -> dict[str, Any] | None:
+    """Rate the card of ``key`` now; returns the updated card (None when it has none)."""
+    from fsrs import Rating
+
+    card = store.card(*key)
+    if card is None:
+        return None
+    now = store.clock()
+    fsrs = scheduler(store)
+    before = _to_fsrs(card)
+    retrievability = fsrs.get_card_retrievability(before, _utc(now)) if before.last_review else None
+    after, _log = fsrs.review_card(before, Rating(int(rating)), _utc(now), duration_ms)
+    first = card["last_review"] is None
+    card.update(state=int(after.state), fsrs_step=after.step, stability=after.stability,
+                difficulty=after.difficulty, due=after.due.timestamp(), last_review=now, notice=None)
+    store.put_card(card)
+    store.log_review(card, int(rating), now, source=source, first=first, duration_ms=duration_ms,
+                     retrievability=retrievability)
+    return store.card(*key)
+
+
+def quiz_rating(kind: str, correct: bool, tries: int, seconds: float | None) -> int:
+    """The rating a choice or predict answer earns (see the module docstring)."""
+    if not correct:
+        return AGAIN
+    if tries > 1:
+        return HARD
+    quick = QUICK_SECONDS.get(kind)
+    if quick is not None and seconds is not None and seconds <= quick:
+        return EASY
+    return GOOD
+
+
+def exercise_rating(hints_used: int, solution_seen: bool) -> int:
+    if solution_seen:
+        return AGAIN
+    return HARD if hints_used else GOOD
+
+
+# ---------------------------------------------------------------------------- keeping cards true to packs
+
+def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
+    """Match the cards of installed ``packs`` to their items; returns notices for the learner.
+
+    A card whose item changed starts again as new (its reviews are kept, under the old
+    generation); a card whose item left the pack is retired; a retired card whose item came
+    back is live again. Cards of packs that are not installed are left as they are.
+    """
+    notices = []
+    now = store.clock()
+    for pack in packs:
+        present = items(pack)
+        for card in store.cards([pack.id], retired=True):
+            found = present.get((card["lesson"], card["step"]))
+            name = f"{pack.id}: {card['lesson']}/{card['step']}"
+            if found is None:
+                if card["retired"] is None:
+                    card["retired"] = now
+                    store.put_card(card)
+                    notices.append(f"{name} is no longer in its pack; its review card is retired.")
+                continue
+            kind, _lesson, step = found
+            changed = False
+            if card["retired"] is not None:
+                card["retired"] = None
+                changed = True
+            digest = content_hash(step)
+            if card["content"] is None:  # met before its pack was read with it: as it is now
+                card["content"], card["kind"], changed = digest, kind, True
+            elif card["content"] != digest:
+                card.update(_new_card((card["pack"], card["lesson"], card["step"]), kind, now),
+                            created=card["created"], generation=int(card["generation"] or 0) + 1, content=digest,
+                            notice="changed")
+                changed = True
+                notices.append(f"{name} changed since you learned it; it starts again as a new review card.")
+            elif card["kind"] != kind:
+                card["kind"], changed = kind, True
+            if changed:
+                store.put_card(card)
+    return notices
+
+
+# ---------------------------------------------------------------------------- what is due
+
+@dataclass
+class Due:
+    pack: str
+    lesson: str
+    step: str
+    kind: str
+    title: str
+    due: float
+    new: bool
+
+    @property
+    def item(self) -> str:
+        return f"{self.lesson}/{self.step}"
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["id"] = self.item
+        data["due"] = datetime.fromtimestamp(self.due, timezone.utc).isoformat(timespec="seconds")
+        return data
+
+
+def queue(store: ProgressStore, packs: Iterable["Pack"], now: float, new_per_day: int,
+          language: str | None = None) -> list[Due]:
+    """The cards to review at ``now``: those due (oldest due first), then new ones up to the
+    day's allowance. Only live cards of installed packs whose item is still there."""
+    from tutor.core.text import resolve
+
+    by_id = {pack.id: pack for pack in packs}
+    due, new = [], []
+    for card in store.cards(list(by_id)):
+        pack = by_id[card["pack"]]
+        found = items(pack).get((card["lesson"], card["step"]))
+        if found is None:
+            continue
+        kind, lesson, step = found
+        fallback = pack.languages[0]
+        title = resolve(step.title, language, fallback) if step.title else step.id
+        title = f"{resolve(lesson.title, language, fallback)} › {title}"
+        entry = Due(pack.id, lesson.id, step.id, kind, title, _float(card["due"], now), card["last_review"] is None)
+        if entry.new:
+            new.append(entry)
+        elif entry.due <= now:
+            due.append(entry)
+    due.sort(key=lambda d: d.due)
+    return due + new[:store.new_allowance(now, new_per_day)]
+
+
+def forecast(store: ProgressStore, packs: Iterable["Pack"], now: float, days: int = 14) -> list[int]:
+    """Cards due on each of the next ``days`` local days; today's count includes overdue ones."""
+    ids = [pack.id for pack in packs]
+    today = day_start(now)
+    counts = [0] * days
+    for card in store.cards(ids):
+        if card["last_review"] is None:
+            continue
+        due = _float(card["due"], now)
+        index = 0 if due < today else int((due - today) // 86400)
+        if index < days:
+            counts[index] += 1
+    return counts
+
+
+def retention(store: ProgressStore, packs: Iterable["Pack"], now: float, weeks: int = 8) -> list[tuple[int, int]]:
+    """(reviews, remembered) for each of the last ``weeks`` weeks, oldest first: reviews in the
+    review queue (not first meetings), remembered = rated Hard or better."""
+    start = day_start(now) - (weeks - 1) * 7 * 86400
+    out = [[0, 0] for _ in range(weeks)]
+    for entry in store.reviews([pack.id for pack in packs], since=start):
+        if entry["source"] != "review" or entry["first"]:
+            continue
+        index = min(weeks - 1, max(0, int((_float(entry["at"], start) - start) // (7 * 86400))))
+        out[index][0] += 1
+        out[index][1] += _float(entry["rating"]) > AGAIN
+    return [(a, b) for a, b in out]
+
+
+def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> float | None:
+    """When the next learned card comes due after ``after`` (None when none is scheduled)."""
+    dues = [_float(c["due"], after) for c in store.cards([p.id for p in packs]) if c["last_review"] is not None]
+    dues = [due for due in dues if due > after]
+    return min(dues) if dues else None
+
+
+def when(seconds: float, now: float) -> str:
+    """'in 10 min', 'in 3 h', 'in 2 days', 'now': how far ``seconds`` is from ``now``."""
+    delta = seconds - now
+    if delta <= 60:
+        return "now"
+    if delta < 3600:
+        return f"in {round(delta / 60)} min"
+    if delta < 86400:
+        return f"in {round(delta / 3600)} h"
+    days = round(delta / 86400)
+    return f"in {days} day{'s' if days != 1 else ''}"

@@ -13,6 +13,7 @@ import traceback
 
 
 from tutor.checks import guard, refs, render
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunStopped
 
 _walk_tb = traceback.walk_tb
 
@@ -65,12 +66,15 @@ class Learner:
 
     def explain(self, error: BaseException, source: str | None = None) -> dict:
         """An exception as the learner should read it: type, message, their line."""
-        kind = refs.type_(error).__name__
-        try:
-            message = refs.str_(error)
-        except Exception:  # a learner's exception whose __str__ raises
-            message = ""
-        lineno = self.last_line(error.__traceback__)
+        if refs.type_(error) is RemoteRaised:  # raised in the runner: its type, message and line as data
+            kind, message, lineno = error.type_name, error.message, error.lineno
+        else:
+            kind = refs.type_(error).__name__
+            try:
+                message = refs.str_(error)
+            except Exception:  # a learner's exception whose __str__ raises
+                message = ""
+            lineno = self.last_line(error.__traceback__)
         text = f"{kind}: {render.clip(message, 300)}" if message else kind
         if lineno is not None:
             code = self.line(lineno)
@@ -124,10 +128,14 @@ def reset_modes() -> None:
             continue
 
 
+#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, KeyboardInterrupt, SystemExit)
+
+
 class Case:
     """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
 
-    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict):
+    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict, session=None):
         self.learner = learner
         self.check = check
         self.bindings = bindings
@@ -140,6 +148,7 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
+        self.session = session
 
     def prepare(self) -> None:
         seed_all(self.seed)
@@ -154,7 +163,7 @@ class Case:
         """Evaluate a check expression; learner code it calls may raise (-> CodeRaised)."""
         try:
             return refs.eval_(self._compile(source, "eval"), self.namespace)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001 - the learner's exception is the result
             raise CodeRaised(error, source) from None
@@ -164,7 +173,7 @@ class Case:
     def run(self, source: str) -> None:
         try:
             refs.exec_(self._compile(source, "exec"), self.namespace)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, source) from None
@@ -179,7 +188,7 @@ class Case:
         """
         try:
             return function(*args)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None

@@ -19,7 +19,7 @@ def _set_limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def apply_limits(limits: dict, containment: dict, report_fd: int) -> None:
+def apply_limits(limits: dict, containment: dict) -> None:
     mib = 1024 * 1024
     if containment.get("count_user_tasks"):
         _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + linux.user_tasks(os.getuid()))
@@ -38,21 +38,19 @@ def apply_limits(limits: dict, containment: dict, report_fd: int) -> None:
     _set_limit(resource.RLIMIT_DATA, ceiling)
 
 
-def _hide_report_fd(fd: int) -> int:
-    """Move the report pipe far from the low descriptors a run might guess and write to."""
+def _hide_channel(channel: socket.socket) -> socket.socket:
+    """Move the channel to the judge far from the low descriptors a run might guess and write
+    to (it stays reachable by a run that looks for it: that can only spoil its own answers)."""
     import random
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
-    if top <= 1100:
-        target = top - 1
-    else:
-        target = random.SystemRandom().randrange(1024, top)
+    target = top - 1 if top <= 1100 else random.SystemRandom().randrange(1024, top)
     if soft < target + 1:
         resource.setrlimit(resource.RLIMIT_NOFILE, (target + 1, hard))
-    os.dup2(fd, target, inheritable=False)
-    os.close(fd)
-    return target
+    os.dup2(channel.fileno(), target, inheritable=False)
+    channel.close()
+    return socket.socket(fileno=target)
 
 
 def _paths_under_tmp() -> list[str]:
@@ -130,14 +128,14 @@ def _flush_streams() -> None:
             pass
 
 
-def _take_request(channel: socket.socket) -> tuple[dict, int]:
-    """Wait for the one request; wire stdin/stdout/stderr; return it and the report descriptor."""
+def _take_request(channel: socket.socket) -> dict:
+    """Wait for the one request (from the keeper); wire stdin/stdout/stderr; return it. The
+    report descriptor stays with the keeper, the judge: this process never has it."""
     try:
         message, fds = wire.recv_frame(channel)
     except wire.WireError:
         os._exit(0)  # discarded spare
-    channel.close()
-    out_fd, err_fd, report_fd = fds
+    out_fd, err_fd = fds
     os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -145,7 +143,6 @@ def _take_request(channel: socket.socket) -> tuple[dict, int]:
     os.dup2(err_fd, 2)
     for fd in (null, out_fd, err_fd):
         os.close(fd)
-    report_fd = _hide_report_fd(report_fd)
     linux.set_name(b"tutor-run")
 
     import io
@@ -155,10 +152,10 @@ def _take_request(channel: socket.socket) -> tuple[dict, int]:
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     sys.stdin = open(os.devnull)
-    return message, report_fd
+    return message
 
 
-def _set_up(message: dict, containment: dict, report_fd: int) -> str | None:
+def _set_up(message: dict, containment: dict) -> str | None:
     """Scratch folder, privileges, limits, threads; why it failed, or None."""
     scratch = message["scratch"]
     try:
@@ -171,7 +168,7 @@ def _set_up(message: dict, containment: dict, report_fd: int) -> str | None:
         tempfile.tempdir = None
         if containment.get("drop_uid") is not None:
             _drop_privileges(int(containment["drop_uid"]))
-        apply_limits(message["limits"], containment, report_fd)
+        apply_limits(message["limits"], containment)
         import torch
 
         threads = int(message.get("threads") or 0)
@@ -199,56 +196,44 @@ def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
     return namespace, learner_error
 
 
-def after_learner_code(message: dict, namespace: dict, learner_error: dict | None,
-                       setup_error: str | None) -> dict:
-    """Everything the runner does once the learner's code has run: call the probe the request
-    names (the check engine's program) in the same process, and build the report dict."""
-    report = {"learner_error": learner_error, "setup_error": setup_error}
-    probe = message.get("probe")
-    if probe and setup_error is None:
-        try:
-            import importlib
+def after_learner_code(channel: socket.socket, message: dict, namespace: dict, learner_error: dict | None,
+                       setup_error: str | None) -> None:
+    """Everything the runner does once the learner's code has run: tell the judge (the keeper)
+    how it ended and what it defined, then answer the judge's requests until it says bye. The
+    verdict is the judge's: nothing this process sends is one."""
+    from tutor.checks import protocol
 
-            function = getattr(importlib.import_module(probe["module"]), probe["function"])
-            report["report"] = function(namespace, probe.get("payload"), learner_error)
-        except BaseException:
-            import traceback
+    serve = bool(message.get("serve")) and setup_error is None
+    ready = {"op": "ready", "names": {}, "learner_error": learner_error, "setup_error": setup_error,
+             "repaired": [], "private_mb": linux.private_memory_mb() if message.get("stats") else None}
+    blobs: list = []
+    server = None
+    if serve:
+        from tutor.checks import guard
+        from tutor.checks.context import Learner
+        from tutor.checks.server import Server
 
-            report["probe_error"] = traceback.format_exc()
-        _flush_streams()
-    if message.get("stats"):
-        report["private_mb"] = linux.private_memory_mb()
-    return report
-
-
-def _write_report(report_fd: int, report: dict) -> None:
-    learner_error, setup_error = report.get("learner_error"), report.get("setup_error")
+        ready["repaired"] = guard.restore()
+        server = Server(channel, namespace, Learner(message.get("filename") or "<snippet>", message["code"]))
+        ready["names"] = server.manifest(blobs)
     try:
-        data = wire.encode_report(report)
-    except BaseException as exc:
-        data = wire.encode_report({"learner_error": learner_error, "setup_error": setup_error,
-                                   "probe_error": f"the probe's report is not JSON: {exc}"})
-    if len(data) > wire.MAX_REPORT:
-        data = wire.encode_report({"learner_error": learner_error, "setup_error": setup_error,
-                                   "probe_error": f"the probe's report is {len(data)} bytes, over "
-                                                  f"the {wire.MAX_REPORT}-byte limit"})
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(report_fd, view):]
+        protocol.send(channel, ready, blobs)
     except OSError:
-        pass  # the run closed it; the tutor sees no report and says so
+        return  # the run closed its own channel; the judge sees no answer and says so
+    if server is not None:
+        server.serve()
+        _flush_streams()
 
 
 def runner(channel: socket.socket, containment: dict) -> None:
-    message, report_fd = _take_request(channel)
+    message = _take_request(channel)
+    channel = _hide_channel(channel)
     filename = message.get("filename") or "<snippet>"
-    setup_error = _set_up(message, containment, report_fd)
+    setup_error = _set_up(message, containment)
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     learner_error = None
     if setup_error is None:
         namespace, learner_error = _run_learner_code(message["code"], filename)
     _flush_streams()
-    report = after_learner_code(message, namespace, learner_error, setup_error)
-    _write_report(report_fd, report)
+    after_learner_code(channel, message, namespace, learner_error, setup_error)
     os._exit(1 if (learner_error or setup_error) else 0)

@@ -15,7 +15,7 @@ from tutor.sandbox.worker.keeper import Spare, sweep
 
 #: Modules the profiler and the checks reach for: loading them per run costs about a second.
 BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
-OPTIONAL_PRELOAD = ("torch._dynamo",)
+OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
 
 
 def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -78,6 +78,9 @@ class Session:
         self.alive = True
         self.pending = False
         self.mirrors: dict[int, object] = {}
+        self.callbacks: dict[int, object] = {}
+        self._callback_ids: dict[int, int] = {}
+        self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
         self.repaired: set[str] = set()
         self.capture = False
@@ -88,6 +91,7 @@ class Session:
         self.budget_until: float | None = None
         self._keep: list = []
         self._storages: dict[str, object] = {}
+        self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
 
     # ------------------------------------------------------------------ transport
 
@@ -138,10 +142,15 @@ class Session:
         budget = float(message.get("budget", 5.0))
         try:
             protocol.send(self.sock, message, blobs)
-            self.pending = True
-            self._wait(refs.monotonic() + budget + self.GRACE)
-            self.pending = False
-            answer, data = protocol.recv(self.sock)
+            limit = refs.monotonic() + budget + self.GRACE
+            while True:
+                self.pending = True
+                self._wait(limit)
+                self.pending = False
+                answer, data = protocol.recv(self.sock)
+                if answer.get("op") != "callback":
+                    break
+                self._callback(answer, data)
         except RemoteTimeout:
             self.pending = False
             self.die()
@@ -159,6 +168,28 @@ class Session:
         if "error" in answer:
             raise RuntimeError(f"the runner could not serve the request: {answer['error']}")
         return answer, data
+
+    def _callback(self, request: dict, data: list) -> None:
+        """The learner's code called a function of the check's (``record`` in ``bench(record)``):
+        it runs here, in the judge, on the arguments it was given (as data), so its side effects
+        land in the check's own namespace; its result travels back like any argument."""
+        function = self.callbacks.get(refs.int_(request.get("fid", -1)))
+        reply: dict = {"op": "result", "budget": self.budget()}
+        blobs: list = []
+        try:
+            args = self.decode(request.get("args"), data, {}, {}, {})
+            positional, keywords = (args[0], args[1]) if refs.type_(args) is list and refs.len_(args) == 2 else ([], {})
+            if function is None:
+                raise LookupError("no such function of the check's")
+            result = function(*positional, **(keywords if refs.type_(keywords) is dict else {}))
+            reply["args"] = self.pack(((result,), {}), blobs, reply, {}, {})
+        except Exception as error:  # noqa: BLE001 - reported to the learner's code as its exception
+            blobs = []
+            reply = {"op": "result", "raised": f"{refs.type_(error).__name__}: {error}"}
+        except BaseException:
+            self.die()  # the judge's own timer, mid-callback: the runner cannot be resynchronised
+            raise
+        protocol.send(self.sock, reply, blobs)
 
     def die(self) -> None:
         """The runner is wedged or gone: nothing more is asked of it."""
@@ -191,7 +222,12 @@ class Session:
         if self.observe is not None:
             module = self.observe["module"]
             message["observe"] = {"module": self._ref(module, known_objects), "outputs": self.observe["outputs"]}
-        message["args"] = self.pack((args, kwargs), blobs, message, known_tensors, known_objects)
+        involved = [self.mirrors[h] for h in refresh if h in self.mirrors] + self._mirrors_in((args, kwargs))
+        where, changed = self._changed_mirror_tensors(involved)
+        payload = (args, kwargs, changed) if changed else (args, kwargs)
+        if changed:
+            message["push"] = where
+        message["args"] = self.pack(payload, blobs, message, known_tensors, known_objects)
         handles = list(refresh) + [object_handle(m) for m in self._mirrors_in((args, kwargs))]
         if handles:
             message["refresh"] = handles
@@ -229,12 +265,50 @@ class Session:
         """Time (``op="time"``) or profile the callables where the learner's code lives."""
         message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget()}
         blobs: list = []
-        message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
+        shipping, self.ship = self.ship, True  # measured where the learner's code runs
+        try:
+            message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
+        finally:
+            self.ship = shipping
         self.calls += 1
         answer, _ = self.request(message, blobs)
         if "raised" in answer:
             raise RemoteRaised(answer["raised"])
         return answer.get("numbers")
+
+    def _changed_mirror_tensors(self, mirrors: list) -> tuple[list, list]:
+        """Tensors of mirrored modules the judge changed since the runner described them."""
+        where, changed = [], []
+        for top in mirrors:
+            stack = [(top, [])]
+            while stack:
+                module, path = stack.pop()
+                attrs = refs.object_getattribute(module, "__dict__")
+                handle = attrs.get("_handle")
+                for group in ("_parameters", "_buffers", None):
+                    members = attrs.get(group) if group else {k: v for k, v in attrs.items()
+                                                              if refs.type_(v) in (refs.Tensor, refs.Parameter)}
+                    for name, tensor in (members or {}).items():
+                        pristine = self._pristine.get(refs.id_(tensor))
+                        if tensor is None or pristine is None or refs.t_device(tensor).type == "meta":
+                            continue
+                        if refs.storage_bytes(refs.t_untyped_storage(tensor)) != pristine:
+                            where.append([handle, [], group, name])
+                            changed.append(tensor)
+                for name, child in (attrs.get("_modules") or {}).items():
+                    if refs.isinstance_(child, MirrorModule):
+                        stack.append((child, path + [name]))
+        return where, changed
+
+    def callback_id(self, function) -> int:
+        key = refs.id_(function)
+        fid = self._callback_ids.get(key)
+        if fid is None:
+            fid = refs.len_(self.callbacks)
+            self.callbacks[fid] = function
+            self._callback_ids[key] = fid
+            self._keep.append(function)
+        return fid
 
     def _mirrors_in(self, payload, depth: int = 0) -> list:
         if depth > 6:
@@ -274,8 +348,15 @@ class Session:
                     return ("tensor", index[key])
                 if refs.isinstance_(obj, (Remote, MirrorModule)):
                     return ("handle", object_handle(obj))
-                if kind is types.FunctionType and obj.__code__.co_filename.startswith("<check "):
+                if kind is types.FunctionType and obj.__code__.co_filename.startswith("<check ") and session.ship:
                     return ("function", ship_function(obj))
+                if kind is _Container:
+                    key = f"c{refs.id_(obj.value)}"
+                    known_objects.setdefault(key, obj.value)
+                    return ("container", [key, obj.value])
+                if (kind is types.FunctionType and obj.__code__.co_filename.startswith("<check ")) or \
+                        kind in (types.BuiltinMethodType, types.MethodType):
+                    return ("callback", session.callback_id(obj))
                 if kind is types.ModuleType:
                     return ("pymodule", obj.__name__)
                 if refs.issubclass_(kind, refs.Module):
@@ -324,22 +405,42 @@ class Session:
                 target.copy_(refs.torch_module.frombuffer(bytearray(new), dtype=refs.torch_module.uint8))
             for key, spec in (back.get("tensors") or {}).items():
                 tensor = known_tensors.get(key)
-                if tensor is None:
-                    continue
-                if refs.len_(spec.get("shape", [])) != refs.len_(tuple(refs.t_shape(tensor))) or \
-                        list(refs.t_shape(tensor)) != spec["shape"] or list(tensor.stride()) != spec["stride"] or \
-                        refs.int_(tensor.storage_offset()) != spec["offset"]:
-                    storage = self._storages.get(spec.get("storage"))
-                    if storage is not None:
-                        tensor.set_(storage, spec["offset"], spec["shape"], spec["stride"])
-                    else:
-                        tensor.set_(self.decode(spec, data, {}, {}, {}).detach())
-                if refs.bool_(spec.get("requires_grad")) != refs.t_requires_grad(tensor) and refs.t_is_leaf(tensor):
-                    tensor.requires_grad_(refs.bool_(spec.get("requires_grad")))
+                if tensor is not None:
+                    self._write_tensor(tensor, spec, data)
         for key, spec in (back.get("modules") or {}).items():
             module = known_objects.get(key)
             if module is not None:
                 sync_module(self, module, spec, data, known_tensors)
+        for key, spec in (back.get("containers") or {}).items():
+            container = known_objects.get(key)
+            value = self.decode(spec, data, known_tensors, known_objects, {})
+            if refs.type_(container) is list and refs.type_(value) in (list, tuple):
+                container[:] = value
+            elif refs.type_(container) is dict and refs.type_(value) is dict:
+                container.clear()
+                container.update(value)
+            elif refs.type_(container) is set and refs.type_(value) in (list, tuple):
+                container.clear()
+                container.update(value)
+
+    def _write_tensor(self, tensor, spec: dict, data: list) -> None:
+        """One argument tensor as the call left it (under no_grad)."""
+        device = refs.t_device(tensor)
+        same_storage = device.type != "meta" and spec.get("storage") is not None and \
+            self._storages.get(spec["storage"]) is not None and \
+            refs.storage_data_ptr(self._storages[spec["storage"]]) == \
+            refs.storage_data_ptr(refs.t_untyped_storage(tensor))
+        same_dtype = refs.str_(refs.t_dtype(tensor)).removeprefix("torch.") == spec.get("dtype")
+        if same_storage and same_dtype:
+            if list(refs.t_shape(tensor)) != spec["shape"] or list(tensor.stride()) != spec["stride"] or \
+                    refs.int_(tensor.storage_offset()) != spec["offset"]:
+                tensor.set_(self._storages[spec["storage"]], spec["offset"], spec["shape"], spec["stride"])
+        elif spec.get("device") != "meta" or device.type != "meta" or not same_dtype:
+            fresh = dict(spec)
+            fresh.pop("known", None)
+            tensor.data = self.decode_tensor(fresh, data, {}, {}).detach()
+        if refs.bool_(spec.get("requires_grad")) != refs.t_requires_grad(tensor) and refs.t_is_leaf(tensor):
+            tensor.requires_grad_(refs.bool_(spec.get("requires_grad")))
 
     def decode(self, value, data: list, known_tensors: dict, known_objects: dict, built: dict):
         kind = refs.type_(value)
@@ -424,6 +525,18 @@ class Session:
         return tensor
 
 
+class _Container:
+    """A list, dict or set a shipped function reads: the runner reports it back after the call,
+    so ``calls.append(args)`` in a check's ``record`` lands in the check's own ``calls``."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _mark(value):
+    return _Container(value) if refs.type_(value) in (list, dict, set) else value
+
+
 def ship_function(function) -> tuple:
     """A function of the check's own (a workload, a lambda) as what rebuilds it in the runner:
     its compiled code and the values of the names it reads. Pickled, they travel through the
@@ -436,7 +549,7 @@ def ship_function(function) -> tuple:
         if refs.type_(const) is types.CodeType:
             names.update(const.co_names)
     scope = function.__globals__
-    values = {name: scope[name] for name in names if name in scope and name not in ("__builtins__",)}
+    values = {name: _mark(scope[name]) for name in names if name in scope and name not in ("__builtins__",)}
     cells = tuple(cell.cell_contents for cell in function.__closure__ or ())
     return (marshal.dumps(code), values, function.__defaults__, cells, function.__name__)
 
@@ -545,15 +658,31 @@ for _method in ("to", "train", "eval", "cuda", "cpu", "float", "double", "half",
     setattr(MirrorModule, _method, _make(_method))
 
 
-_MIRROR_CLASSES: dict[str, type] = {}
+_MIRROR_CLASSES: dict[tuple, type] = {}
+
+
+def _torch_class(bases: list):
+    """The judge's own torch class a mirrored module derives from, if the runner named one."""
+    import sys
+
+    for entry in bases:
+        if refs.type_(entry) is not list or refs.len_(entry) != 2:
+            continue
+        module = sys.modules.get(refs.str_(entry[0]))
+        found = refs.getattr_(module, refs.str_(entry[1]), None) if module is not None else None
+        if refs.type_(found) is type and refs.issubclass_(found, refs.Module):
+            return found
+    return None
 
 
 def mirror(session: Session, spec: dict, data: list, known_tensors: dict):
     name = refs.str_(spec.get("type") or "Module")
-    cls = _MIRROR_CLASSES.get(name)
-    if cls is None:
-        cls = type(name, (MirrorModule,), {"__module__": "your code"})
-        _MIRROR_CLASSES[name] = cls
+    base = _torch_class(spec.get("torch_bases") or [])
+    cls = _MIRROR_CLASSES.get((name, base))
+    if cls is None:  # isinstance(m, nn.Linear) holds for a mirror of a Linear (or a subclass of it)
+        bases = (MirrorModule,) if base is None or base is refs.Module else (MirrorModule, base)
+        cls = type(name, bases, {"__module__": "your code"})
+        _MIRROR_CLASSES[(name, base)] = cls
     module = object.__new__(cls)
     session.mirrors[spec["handle"]] = module
     attrs = refs.object_getattribute(module, "__dict__")
@@ -569,6 +698,17 @@ def mirror(session: Session, spec: dict, data: list, known_tensors: dict):
 def fill_mirror(session: Session, module, spec: dict, data: list, known_tensors: dict) -> None:
     attrs = refs.object_getattribute(module, "__dict__")
     built: dict = {}
+    _fill(session, attrs, spec, data, known_tensors, built)
+    for group in ("_parameters", "_buffers"):
+        for tensor in attrs[group].values():
+            if tensor is not None and refs.t_device(tensor).type != "meta":
+                session._pristine[refs.id_(tensor)] = refs.storage_bytes(refs.t_untyped_storage(tensor))
+    for name, value in list(attrs.items()):
+        if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta":
+            session._pristine[refs.id_(value)] = refs.storage_bytes(refs.t_untyped_storage(value))
+
+
+def _fill(session: Session, attrs: dict, spec: dict, data: list, known_tensors: dict, built: dict) -> None:
     attrs["training"] = bool(spec.get("training", True))
     attrs["_parameters"] = {n: None if t is None else session.decode_tensor(t, data, known_tensors, built)
                             for n, t in spec.get("params", {}).items()}

@@ -137,7 +137,10 @@ class Server:
     def encode_module(self, module, blobs: list, storages: dict, depth: int) -> dict:
         known = self._known_key(module)
         attrs = refs.object_getattribute(module, "__dict__")
+        torch_bases = [[cls.__module__, cls.__qualname__] for cls in refs.type_(module).__mro__
+                       if refs.str_(cls.__module__).startswith("torch.")]
         encoded = {"$": "module", "type": refs.type_(module).__name__, "handle": self.handle(module),
+                   "torch_bases": torch_bases[:1],
                    "training": refs.bool_(attrs.get("training", True)), "params": {}, "buffers": {},
                    "children": {}, "settings": {}, "tensors": {}}
         if known is not None:
@@ -217,6 +220,12 @@ class Server:
                     return server.objects[value]
                 if kind == "function":
                     return server.rebuild_function(value)
+                if kind == "callback":
+                    return Callback(server, value)
+                if kind == "container":
+                    key, container = value
+                    server.received_objects[key] = container
+                    return container
                 if kind == "pymodule":
                     import importlib
 
@@ -225,9 +234,27 @@ class Server:
 
         import io
 
-        args, kwargs, objects = Loader(io.BytesIO(blobs[request["args"]])).load()
-        self.received_objects = dict(objects)
+        loaded = Loader(io.BytesIO(blobs[request["args"]])).load()
+        args, kwargs, objects = loaded[0], loaded[1], loaded[-1]
+        self.received_objects.update(objects)
+        if refs.len_(loaded) == 4:
+            self.push(request.get("push") or [], loaded[2])
         return args, kwargs
+
+    def push(self, where: list, tensors: list) -> None:
+        """The judge changed tensors of a module that lives here (``net.scale.copy_(...)`` in a
+        check's setup): make the real module's tensors hold the same values."""
+        with refs.no_grad():
+            for (handle, path, group, name), tensor in zip(where, tensors):
+                module = self.objects[handle]
+                for part in path:
+                    module = (refs.object_getattribute(module, "__dict__").get("_modules") or {})[part]
+                members = refs.object_getattribute(module, "__dict__").get(group) if group else None
+                real = members.get(name) if members is not None else \
+                    refs.object_getattribute(module, "__dict__").get(name)
+                if real is not None and refs.t_shape(real) == refs.t_shape(tensor) and \
+                        refs.t_dtype(real) == refs.t_dtype(tensor):
+                    real.copy_(tensor)
 
     def rebuild_function(self, shipped):
         """A function of the check's (a workload, a lambda) from its code and the values it reads;
@@ -260,15 +287,27 @@ class Server:
             op = request.get("op")
             if op == "bye":
                 return
-            answer, out = self.answer(op, request, blobs)
-            repaired = guard.restore()
-            reset_modes()
-            if repaired:
-                answer["repaired"] = repaired
-            try:
-                protocol.send(self.sock, answer, out)
-            except OSError:
+            if not self.serve_one(op, request, blobs):
                 return
+
+    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False) -> bool:
+        answer, out = self.answer(op, request, blobs)
+        repaired = guard.restore()
+        if not nested:  # a request made while the learner's code waits on a callback keeps its modes
+            reset_modes()
+        if repaired:
+            answer["repaired"] = repaired
+        try:
+            protocol.send(self.sock, answer, out)
+        except OSError:
+            return False
+        return True
+
+    def save(self) -> tuple:
+        return self.received_storages, self.received_tensors, self.received_objects
+
+    def restore(self, saved: tuple) -> None:
+        self.received_storages, self.received_tensors, self.received_objects = saved
 
     def answer(self, op: str, request: dict, blobs: list) -> tuple[dict, list]:
         out: list = []
@@ -385,8 +424,17 @@ class Server:
         shared: dict = {}
         for key, tensor in self.received_tensors.values():
             tensors[key] = self.encode_tensor(tensor, out, shared)
-        modules = {}
+        modules, containers = {}, {}
         for key, obj in self.received_objects.items():
+            if refs.type_(obj) in (list, dict, set):
+                saved = self.received_objects
+                self.received_objects = {}
+                try:
+                    value = list(obj) if refs.type_(obj) is set else obj
+                    containers[key] = self.encode(value, out, shared)
+                finally:
+                    self.received_objects = saved
+                continue
             if refs.issubclass_(refs.type_(obj), refs.Module):
                 saved = self.received_objects
                 self.received_objects = {}
@@ -394,7 +442,7 @@ class Server:
                     modules[key] = self.encode_module(obj, out, shared, 0)
                 finally:
                     self.received_objects = saved
-        return {"storages": storages, "tensors": tensors, "modules": modules}
+        return {"storages": storages, "tensors": tensors, "modules": modules, "containers": containers}
 
     def repeat(self, op: str, request: dict, blobs: list) -> dict:
         targets, _ = self.arguments(request, blobs)
@@ -408,6 +456,36 @@ class Server:
         answer = self.guarded(dict(request, want="none"), lambda: action(), [],
                               finish=lambda answer, value, out, storages: answer.update(numbers=value))
         return answer
+
+
+class Callback:
+    """A function of the check's, handed to the learner's code: calling it asks the judge to run
+    it there (its side effects belong to the check), answering the judge's requests meanwhile."""
+
+    def __init__(self, server: Server, fid: int):
+        self.server = server
+        self.fid = fid
+
+    def __call__(self, *args, **kwargs):
+        server = self.server
+        saved = server.save()
+        try:
+            blobs: list = []
+            encoded = server.encode([list(args), kwargs], blobs, {})
+            protocol.send(server.sock, {"op": "callback", "fid": self.fid, "args": encoded}, blobs)
+            while True:
+                request, data = protocol.recv(server.sock)
+                op = request.get("op")
+                if op == "result":
+                    break
+                server.serve_one(op, request, data, nested=True)
+                server.restore(saved)
+            if "raised" in request:
+                raise RuntimeError(f"the check's function failed: {request['raised']}")
+            result, _ = server.arguments(request, data)
+            return result[0]
+        finally:
+            server.restore(saved)
 
 
 # --------------------------------------------------------------------------- observing

@@ -188,7 +188,14 @@ def _compare(check: dict, spec: dict, case: Case, warmup: int, repeat: int, sort
         rows = measure(case, workload, warmup, repeat, sort_by)
         case.namespace["workload"] = workload
         case.namespace["k"] = k
-        ranking = case.eval(spec["call"])
+        session = case.session
+        if session is not None:  # the learner's function profiles the workload: it must run there
+            session.ship = True
+        try:
+            ranking = case.eval(spec["call"])
+        finally:
+            if session is not None:
+                session.ship = False
         if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
             raise Failed(f"your ranking function returned {render.describe(ranking)}, expected a list of "
                          "operator names such as ['aten::mm', ...]", expected="a list of operator names",

@@ -96,14 +96,21 @@ FORGERIES = {
                 if obj.__name__ in ("compare_close", "first_mismatch", "_compare", "_properties"):
                     obj.__code__ = nothing.__code__
     """),
-    # ours: answer the judge's questions with whatever passes (a runner-side server in learner code)
-    "lie-about-storage": STARTER + textwrap.dedent("""\
+    # ours, knowing the judge/runner design: the runner's answers lie about what only it can see
+    # (the caller's tensor "unchanged", the result "not sharing memory"); the values are right
+    "lie-about-effects": STARTER + textwrap.dedent("""\
         import sys
-        for module in list(sys.modules.values()):
-            if getattr(module, "__name__", "").startswith("tutor.checks"):
-                for name in ("storage_key", "storage_ptr"):
-                    if hasattr(module, name):
-                        setattr(module, name, lambda *a, **k: object())
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            real_key = server.Server.storage_key
+            def storage_key(self, tensor, blobs, storages):
+                known, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known
+            server.Server.storage_key = storage_key
+            server.Server.writeback = lambda self, out: {}
     """),
 }
 
@@ -151,7 +158,15 @@ def test_grade_never_passes_a_forgery(graded, name):
     assert row["passed"] == "false" and row["status"] not in PASSING_STATUSES, row
 
 
-@pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call"])
+def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
+    """Without the canaries this one passes: its values are right and its lies are consistent."""
+    row = graded["lie-about-effects"]
+    assert row["passed"] == "false", row
+    assert "tampering detected" in row["message"] or row["status"] == "tampered", row
+
+
+@pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
+                                  "lie-about-effects"])
 def test_check_never_passes_a_forgery(isolation, name):
     base, env = isolation
     learner = base / f"{name}.py"
@@ -165,3 +180,48 @@ def test_check_never_passes_a_forgery(isolation, name):
     # the starter really is wrong: the checks that catch it still say so
     assert statuses["caller-unchanged"] in ("failed", "error", "tampered"), statuses
     assert statuses["independent"] in ("failed", "error", "tampered"), statuses
+    if name == "lie-about-effects":
+        assert set(statuses.values()) == {"tampered"}, statuses
+
+
+# --------------------------------------------------------------------------- lying about facts
+
+LIE_MODES = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    real_report = server.Watcher.report
+    def report(self):
+        seen = real_report(self)
+        seen["seen"] = [dict(s, inference_mode=True, grad_enabled=False) for s in seen["seen"]]
+        return seen
+    server.Watcher.report = report
+""")
+SERVE = "def serve(model, x):\n    return model(x)\n"
+MODE = {"id": "m", "kind": "mode", "setup": "model = nn.Linear(4, 2); x = torch.randn(3, 4)", "module": "model",
+        "call": "serve(model, x)", "during": {"inference_mode": True}}
+LIE_MEMORY = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    server._kept = lambda measure, value, baseline: 1000
+""")
+KEEPS = "import torch\ndef keep(n):\n    return [torch.ones(1000) for _ in range(n)]\n"
+MEMORY = {"id": "mem", "kind": "memory", "call": "keep(n)", "steps": [2, 4, 8], "expect": "flat"}
+
+
+def test_modes_honestly_reported_fail(grade):
+    assert grade(SERVE, MODE).checks[0].status == "failed"
+
+
+def test_lying_about_the_modes_during_a_forward_is_tampering(grade):
+    check = grade(SERVE + LIE_MODES, MODE).checks[0]
+    assert check.status == "tampered", check.message
+    assert check.message.startswith("tampering detected: the modes reported during a forward pass")
+
+
+def test_memory_honestly_reported_fails(grade):
+    assert grade(KEEPS, MEMORY).checks[0].status == "failed"
+
+
+def test_lying_about_memory_is_tampering(grade):
+    check = grade(KEEPS + LIE_MEMORY, MEMORY).checks[0]
+    assert check.status == "tampered", check.message

@@ -150,6 +150,11 @@ class Case:
         self._label = f"<check {check.get('id', '?')}>"
         self.session = session
 
+    @property
+    def label(self) -> str:
+        """What the check's own code is called in tracebacks (and where it runs)."""
+        return self._label
+
     def prepare(self) -> None:
         seed_all(self.seed)
         setup = self.check.get("setup")

@@ -14,7 +14,7 @@ Payload (plain JSON, built by ``tutor.core.grading.build_payload``)::
 
 from __future__ import annotations
 
-from tutor.checks import guard, refs, render
+from tutor.checks import canary, guard, refs, render
 from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
 from tutor.checks.remote import RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
@@ -130,9 +130,17 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None)
     data = None
     for number, bindings in enumerate(cases):
         case = Case(learner, namespace, check, dict(bindings), session)
+        canary_first = canary.coin()
         try:
+            if canary_first:
+                canary.ask(session, check.get("kind"), case.label)
             case.prepare()
             data = runner(check, case)
+            if not canary_first:
+                canary.ask(session, check.get("kind"), case.label)
+        except canary.Tampered as lie:
+            return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
+                           "process, so this check cannot pass)", case=number)
         except Failed as failure:
             where = case.describe()
             message = failure.message + (f" ({where})" if where else "")

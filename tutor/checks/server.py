@@ -355,7 +355,10 @@ class Server:
 
     def call(self, request: dict, blobs: list, out: list) -> dict:
         args, kwargs = self.arguments(request, blobs)
-        function = self.target(request["target"])
+        if request["target"].get("callee"):
+            function, args = args[0], args[1:]
+        else:
+            function = self.target(request["target"])
         observe = request.get("observe")
         watcher = Watcher(self, observe) if observe else None
         measure = request.get("measure")

@@ -61,6 +61,10 @@ def coin() -> bool:
     return _RNG.random() < 0.5
 
 
+def coin_seed() -> int:
+    return _RNG.randrange(1 << 31)
+
+
 def ask(session, kind: str, label: str = _LABEL) -> None:
     """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
     check's own (its functions' file name), so the canary's code is named like the check's."""

@@ -111,7 +111,11 @@ class TimeLimit:
 
 def seed_all(seed: int) -> None:
     refs.random_seed(seed)
-    refs.torch_manual_seed(seed)
+    # the CPU generator as torch.manual_seed seeds it; CUDA's only once CUDA is in use (seeding it
+    # before queues a lazy call that records a stack trace: 5 ms a case)
+    refs.cpu_generator.manual_seed(seed)
+    if refs.torch_module.cuda.is_initialized():
+        refs.torch_module.cuda.manual_seed_all(seed)
     if refs.np_seed is not None:
         refs.np_seed(seed % (2**32))
 
@@ -157,9 +161,17 @@ class Case:
 
     def prepare(self) -> None:
         seed_all(self.seed)
+        if self.session is not None:  # the learner's code draws from the runner's generators:
+            self.session.seed = self.seed  # seeded the same way, at the case's first call
         setup = self.check.get("setup")
         if setup:
             self.run(setup)
+
+    def _restore(self) -> None:
+        """Undo monkeypatching after code ran here. In the judge only the pack's code runs (the
+        learner's runs in the runner, which restores its own torch after every request)."""
+        if self.session is None:
+            guard.restore()
 
     def _compile(self, source: str, mode: str):
         return refs.compile_(source, self._label, mode)
@@ -173,7 +185,7 @@ class Case:
         except BaseException as error:  # noqa: BLE001 - the learner's exception is the result
             raise CodeRaised(error, source) from None
         finally:
-            guard.restore()
+            self._restore()
 
     def run(self, source: str) -> None:
         try:
@@ -183,7 +195,7 @@ class Case:
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, source) from None
         finally:
-            guard.restore()
+            self._restore()
 
     def call(self, function, *args, restore: bool = True):
         """Call something the learner gave us (a workload, a ranking function).
@@ -199,7 +211,7 @@ class Case:
             raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None
         finally:
             if restore:
-                guard.restore()
+                self._restore()
 
     def describe(self) -> str:
         """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""

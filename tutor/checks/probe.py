@@ -59,7 +59,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     started = refs.monotonic()
     namespace = dict(namespace)
     session = namespace.pop(SESSION_KEY, None)
-    repaired = set(guard.restore())
+    repaired = set(guard.restore()) if session is None else set()
     reset_modes()
     checks = payload.get("checks") or []
     learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
@@ -70,14 +70,15 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
         result = _run_one(check, index, namespace, learner, budget, status, session)
         status[check.get("id", "")] = result["status"]
         results.append(result)
-        repaired.update(guard.restore())
+        if session is None:  # the judge runs no learner code: nothing of the learner's to undo here
+            repaired.update(guard.restore())
         reset_modes()
     return {
         "version": REPORT_VERSION,
         "exercise": payload.get("exercise"),
         "checks": results,
         "learner_error": learner_error,
-        "tampered": sorted(repaired | guard.REPAIRED | (session.repaired if session is not None else set())),
+        "tampered": sorted(repaired | (guard.REPAIRED if session is None else session.repaired)),
         "elapsed": refs.monotonic() - started,
     }
 
@@ -133,6 +134,8 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None)
         canary_first = canary.coin()
         try:
             if canary_first:
+                if session is not None:  # a first call of a case seeds the runner: this one too
+                    session.seed = canary.coin_seed()
                 canary.ask(session, check.get("kind"), case.label)
             case.prepare()
             data = runner(check, case)

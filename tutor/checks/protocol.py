@@ -77,6 +77,7 @@ class Call(TypedDict, total=False):
     observe: Observe
     measure: Literal["graph", "rss", "cuda"]
     want: Literal["value", "none"]
+    seed: int  # seed the runner's generators first (a check case's first call)
     refresh: list[int]  # handles of modules to describe again after the call (the judge mirrors them)
 
 

@@ -139,6 +139,7 @@ torch_tensor = torch.tensor
 torch_float64 = torch.float64
 torch_complex128 = torch.complex128
 torch_manual_seed = torch.manual_seed
+cpu_generator = torch.default_generator
 torch_get_rng_state = torch.get_rng_state
 torch_set_rng_state = torch.set_rng_state
 is_grad_enabled = torch.is_grad_enabled

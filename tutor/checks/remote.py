@@ -80,6 +80,7 @@ class Session:
         self.mirrors: dict[int, object] = {}
         self.callbacks: dict[int, object] = {}
         self._callback_ids: dict[int, int] = {}
+        self.seed: int | None = None  # seed the runner's generators before the next call
         self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
         self.repaired: set[str] = set()
@@ -235,6 +236,8 @@ class Session:
             message["capture"] = True
         if self.measure:
             message["measure"] = self.measure
+        if self.seed is not None:
+            message["seed"], self.seed = self.seed, None
         self.calls += 1
         answer, data = self.request(message, blobs)
         self.apply_writeback(answer.get("writeback") or {}, data, known_tensors, known_objects)

@@ -365,6 +365,8 @@ class Server:
         printed = refs.StringIO() if request.get("capture") else None
 
         def action():
+            if refs.type_(request.get("seed")) is int:
+                seed_all(request["seed"])
             modes = set_modes(request.get("modes"))
             try:
                 if watcher is not None:

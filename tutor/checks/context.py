@@ -13,7 +13,7 @@ import traceback
 
 
 from tutor.checks import guard, refs, render
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunStopped
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunStopped
 
 _walk_tb = traceback.walk_tb
 
@@ -132,8 +132,8 @@ def reset_modes() -> None:
             continue
 
 
-#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run.
-PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, KeyboardInterrupt, SystemExit)
+#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner gone.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, KeyboardInterrupt, SystemExit)
 
 
 class Case:

@@ -105,6 +105,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", "not run: the time for checks ran out (earlier checks were too slow)")
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
+    del raises.MATCHING[:]
     started = refs.monotonic()
     if session is not None:
         session.budget_until = started + seconds
@@ -171,6 +172,12 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None)
 
 
 def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
+    if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
+        pattern = raises.MATCHING[-1]
+        del raises.MATCHING[:]
+        return _result(check, "error", f"the check's pattern /{pattern}/ did not finish in {elapsed:.1f} s "
+                       "(it backtracks catastrophically: nested quantifiers such as (a+)+); this is a problem "
+                       "in the pack, not in your code", internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
     message = f"stopped after {elapsed:.1f} s: still running (an infinite loop?)"
     if lineno is not None:

@@ -2,8 +2,8 @@
 
 The **judge** (the run's keeper: it never runs learner code) evaluates the checks and sends
 requests; the **runner** (the process that ran the learner's code) answers them. What the runner
-sends back is plain data only: JSON with tagged values (see :mod:`tutor.checks.values_wire`) and
-raw byte blobs for tensor storages. Never a pickle, never an object that could run code or lie
+sends back is plain data only: JSON with tagged values (``{"$": "tensor", ...}``, see
+``server.Server.encode`` and ``remote.Session.decode``) and raw byte blobs for tensor storages. Never a pickle, never an object that could run code or lie
 about itself in the judge.
 
 A frame is ``!II`` (JSON length, blob count), the JSON, then each blob as ``!Q`` length + bytes.
@@ -27,6 +27,10 @@ MAX_BLOB_BYTES = 1024 * 1024 * 1024
 
 class ProtocolError(Exception):
     """The peer closed the channel or sent something that is not a frame."""
+
+
+class ChannelClosed(ProtocolError):
+    """The peer is gone (end of file): nothing to stop, it is ending by itself."""
 
 
 # --------------------------------------------------------------------------- messages
@@ -69,7 +73,7 @@ class Call(TypedDict, total=False):
     """judge -> runner: call ``target`` with pickled arguments and report what happened."""
 
     op: Literal["call"]
-    target: Any  # {"handle": n} or {"getattr": [handle, name]}
+    target: Any  # {"callee": true}: the first pickled argument; {"getattr": [handle, name]}: a method
     args: int  # blob index of the pickled (args, kwargs, known tensors, known objects)
     modes: Modes  # the judge's grad/inference/autocast modes: the call runs under them
     budget: float  # seconds before the runner stops the call itself
@@ -92,6 +96,8 @@ class Repeat(TypedDict, total=False):
 
 
 class GetAttr(TypedDict):
+    """judge -> runner: an attribute of one of the learner's objects (a property may run code)."""
+
     op: Literal["getattr"]
     handle: int
     name: str
@@ -112,6 +118,23 @@ class Answer(TypedDict, total=False):
     numbers: Any
     repaired: list[str]
     error: str  # the request itself could not be served (a checker bug)
+
+
+class CallBack(TypedDict):
+    """runner -> judge, while a call is in progress: the learner's code called a bound method of
+    the check's (``calls.append``); the judge runs it and answers with a ``Result``."""
+
+    op: Literal["callback"]
+    fid: int
+    args: Any  # [positional list, keyword dict], encoded as values are
+
+
+class Result(TypedDict, total=False):
+    """judge -> runner: what the check's function returned (pickled, like arguments), or raised."""
+
+    op: Literal["result"]
+    args: int
+    raised: str
 
 
 class Bye(TypedDict):
@@ -143,7 +166,7 @@ def _exactly(sock: socket.socket, size: int) -> bytes:
     while got < size:
         count = sock.recv_into(view[got:], min(size - got, 1 << 22))
         if not count:
-            raise ProtocolError("channel closed")
+            raise ChannelClosed("channel closed")
         got += count
     return bytes(data)
 

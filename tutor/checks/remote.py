@@ -158,7 +158,7 @@ class Session:
             raise
         except (protocol.ProtocolError, OSError) as exc:
             self.pending = False
-            self.die()
+            self.die(kill=not isinstance(exc, protocol.ChannelClosed))  # a closed channel: it is ending
             raise RunnerGone(f"your code's process ended or broke the channel ({exc})") from None
         for name in answer.get("repaired") or []:
             self.repaired.add(refs.str_(name))
@@ -192,10 +192,10 @@ class Session:
             raise
         protocol.send(self.sock, reply, blobs)
 
-    def die(self) -> None:
+    def die(self, kill: bool = True) -> None:
         """The runner is wedged or gone: nothing more is asked of it."""
         self.alive = False
-        if self.kill is not None:
+        if kill and self.kill is not None:
             self.kill()
 
     def bye(self) -> None:

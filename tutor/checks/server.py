@@ -19,6 +19,8 @@ from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, 
 
 _SETTING_TYPES = (bool, int, float, str, type(None))
 _MAX_DEPTH = 30
+#: A global tensor bigger than this is not copied to the judge up front (a check rarely reads one).
+_MANIFEST_TENSOR_BYTES = 16 * 1024 * 1024
 
 
 class Server:
@@ -170,6 +172,10 @@ class Server:
                 continue
             if refs.type_(value) is types.ModuleType:
                 names[name] = {"$": "pymodule", "name": refs.str_(refs.getattr_(value, "__name__", ""))}
+                continue
+            if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta" and \
+                    refs.storage_nbytes(refs.t_untyped_storage(value)) > _MANIFEST_TENSOR_BYTES:
+                names[name] = self.foreign(value)  # fetched only if a check reads it
                 continue
             try:
                 names[name] = self.encode(value, blobs, storages)

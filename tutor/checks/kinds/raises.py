@@ -14,6 +14,18 @@ def _message(error: BaseException) -> str:
         return ""
 
 
+#: The author pattern being matched, if any: a check stopped by its time limit meanwhile was
+#: stopped by the pattern (catastrophic backtracking), not by the learner's code.
+MATCHING: list[str] = []
+
+
+def search(pattern: str, text: str):
+    MATCHING.append(pattern)  # left there when the check's timer stops the match
+    found = refs.re_search(pattern, text)
+    MATCHING.pop()
+    return found
+
+
 def run_raises(check: dict, case: Case):
     wanted = check["type"]
     try:
@@ -29,7 +41,7 @@ def run_raises(check: dict, case: Case):
             got = f"{name}: {render.clip(message, 100)}" if message else name
             raise Failed(f"expected {wanted}, got {got}", expected=wanted, got=got) from None
         pattern = check.get("match")
-        if pattern and refs.re_search(pattern, message) is None:
+        if pattern and search(pattern, message) is None:
             raise Failed(f"raised {name} as expected, but its message does not match /{pattern}/: "
                          f"{render.clip(message, 100)!r}",
                          expected=f"a message matching /{pattern}/", got=render.clip(message, 100)) from None
@@ -51,7 +63,7 @@ def run_output(check: dict, case: Case):
             session.capture = False
     printed = buffer.getvalue()
     pattern = check["match"]
-    if refs.re_search(pattern, printed) is None:
+    if search(pattern, printed) is None:
         shown = render.clip(printed.strip(), 100) or "nothing"
         raise Failed(f"expected output matching /{pattern}/, got {shown!r}" if printed.strip()
                      else f"expected output matching /{pattern}/, but nothing was printed",

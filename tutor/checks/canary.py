@@ -117,10 +117,15 @@ def _tensor(session, label: str) -> None:
 
 
 def _call(session, function, args: tuple):
+    from tutor.checks.remote import adopt_modes, current_modes
+
+    modes = current_modes()
     try:
         return session.call({"callee": True}, (function, *args), {})
     except RemoteRaised as raised:
         raise Tampered(f"a call the checker knows to succeed raised {raised.type_name}") from None
+    finally:
+        adopt_modes(modes)  # whatever the canary switched stays in the runner
 
 
 def _mode(session, label: str) -> None:

@@ -245,6 +245,7 @@ class Session:
             existing = self.mirrors.get(refs.int_(handle))
             if existing is not None:
                 fill_mirror(self, existing, spec, data, known_tensors)
+        adopt_modes(answer.get("modes_after"))
         if "observed" in answer:
             self.observed.append(answer["observed"])
         if "kept" in answer:
@@ -568,6 +569,23 @@ def _collect_modules(payload, found: dict, depth: int = 0) -> None:
             _collect_modules(item, found, depth + 1)
     elif refs.issubclass_(refs.type_(payload), refs.Module) and not refs.isinstance_(payload, MirrorModule):
         found.setdefault(f"o{refs.id_(payload)}", payload)
+
+
+def adopt_modes(modes) -> None:
+    """Carry over a grad or autocast mode the learner's call left switched, as if the check's code
+    ran in the same process (``torch.set_grad_enabled(False)`` never switched back on breaks a
+    later ``backward()`` in the check). Inference mode ends with the call that entered it."""
+    if refs.type_(modes) is not dict:
+        return
+    if refs.type_(modes.get("grad_enabled")) is bool:
+        refs.set_grad_enabled_raw(modes["grad_enabled"])
+    autocast = modes.get("autocast")
+    if autocast is False:
+        refs.set_autocast_enabled("cpu", False)
+    elif refs.type_(autocast) is str and refs.type_(refs.getattr_(refs.torch_module, autocast, None)) is \
+            refs.torch_module.dtype:
+        refs.set_autocast_enabled("cpu", True)
+        refs.torch_module.set_autocast_dtype("cpu", refs.getattr_(refs.torch_module, autocast))
 
 
 def current_modes() -> dict:

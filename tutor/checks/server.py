@@ -394,6 +394,7 @@ class Server:
                 del modes
 
         answer = self.guarded(request, action, out, finish=self._finish_call(measure))
+        answer["modes_after"] = state("cpu")  # a mode the call left switched (set_grad_enabled(False))
         if printed is not None:
             answer["printed"] = printed.getvalue()
         if watcher is not None:

@@ -13,6 +13,7 @@ import traceback
 
 
 from tutor.checks import guard, refs, render
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunStopped
 
 _walk_tb = traceback.walk_tb
 
@@ -65,12 +66,15 @@ class Learner:
 
     def explain(self, error: BaseException, source: str | None = None) -> dict:
         """An exception as the learner should read it: type, message, their line."""
-        kind = refs.type_(error).__name__
-        try:
-            message = refs.str_(error)
-        except Exception:  # a learner's exception whose __str__ raises
-            message = ""
-        lineno = self.last_line(error.__traceback__)
+        if refs.type_(error) is RemoteRaised:  # raised in the runner: its type, message and line as data
+            kind, message, lineno = error.type_name, error.message, error.lineno
+        else:
+            kind = refs.type_(error).__name__
+            try:
+                message = refs.str_(error)
+            except Exception:  # a learner's exception whose __str__ raises
+                message = ""
+            lineno = self.last_line(error.__traceback__)
         text = f"{kind}: {render.clip(message, 300)}" if message else kind
         if lineno is not None:
             code = self.line(lineno)
@@ -107,7 +111,11 @@ class TimeLimit:
 
 def seed_all(seed: int) -> None:
     refs.random_seed(seed)
-    refs.torch_manual_seed(seed)
+    # the CPU generator as torch.manual_seed seeds it; CUDA's only once CUDA is in use (seeding it
+    # before queues a lazy call that records a stack trace: 5 ms a case)
+    refs.cpu_generator.manual_seed(seed)
+    if refs.torch_module.cuda.is_initialized():
+        refs.torch_module.cuda.manual_seed_all(seed)
     if refs.np_seed is not None:
         refs.np_seed(seed % (2**32))
 
@@ -124,10 +132,14 @@ def reset_modes() -> None:
             continue
 
 
+#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner gone.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, KeyboardInterrupt, SystemExit)
+
+
 class Case:
     """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
 
-    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict):
+    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict, session=None):
         self.learner = learner
         self.check = check
         self.bindings = bindings
@@ -140,12 +152,26 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
+        self.session = session
+
+    @property
+    def label(self) -> str:
+        """What the check's own code is called in tracebacks (and where it runs)."""
+        return self._label
 
     def prepare(self) -> None:
         seed_all(self.seed)
+        if self.session is not None:  # the learner's code draws from the runner's generators:
+            self.session.seed = self.seed  # seeded the same way, at the case's first call
         setup = self.check.get("setup")
         if setup:
             self.run(setup)
+
+    def _restore(self) -> None:
+        """Undo monkeypatching after code ran here. In the judge only the pack's code runs (the
+        learner's runs in the runner, which restores its own torch after every request)."""
+        if self.session is None:
+            guard.restore()
 
     def _compile(self, source: str, mode: str):
         return refs.compile_(source, self._label, mode)
@@ -154,22 +180,22 @@ class Case:
         """Evaluate a check expression; learner code it calls may raise (-> CodeRaised)."""
         try:
             return refs.eval_(self._compile(source, "eval"), self.namespace)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001 - the learner's exception is the result
             raise CodeRaised(error, source) from None
         finally:
-            guard.restore()
+            self._restore()
 
     def run(self, source: str) -> None:
         try:
             refs.exec_(self._compile(source, "exec"), self.namespace)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, source) from None
         finally:
-            guard.restore()
+            self._restore()
 
     def call(self, function, *args, restore: bool = True):
         """Call something the learner gave us (a workload, a ranking function).
@@ -179,13 +205,13 @@ class Case:
         """
         try:
             return function(*args)
-        except (CheckTimeout, KeyboardInterrupt, SystemExit):
+        except PASS_THROUGH:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None
         finally:
             if restore:
-                guard.restore()
+                self._restore()
 
     def describe(self) -> str:
         """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""

@@ -1,10 +1,10 @@
 """The probe: ``run_checks(namespace, payload, learner_error)`` runs an exercise's checks.
 
-The sandbox worker imports this module before forking, which is what makes
-:mod:`tutor.checks.refs` and :mod:`tutor.checks.guard` trustworthy: their references and
-snapshots predate any learner code. In the child, after the learner's code ran, the sandbox
-calls :func:`run_checks` with the learner's globals; the returned dict travels back to the
-parent over a private channel, where ``tutor.core.grading`` turns it into typed results.
+It runs in the **judge** (the run's keeper), a process in which learner code never ran: the
+learner's names in ``namespace`` are proxies (:mod:`tutor.checks.remote`) whose calls are requests
+to the runner, and what comes back is plain data rebuilt here. The judge evaluates the pack's
+setup and expressions, computes the expected values, compares, and writes the report to the
+parent on a descriptor the runner never had; ``tutor.core.grading`` turns it into typed results.
 
 Payload (plain JSON, built by ``tutor.core.grading.build_payload``)::
 
@@ -14,11 +14,14 @@ Payload (plain JSON, built by ``tutor.core.grading.build_payload``)::
 
 from __future__ import annotations
 
-from tutor.checks import guard, refs, render
+from tutor.checks import canary, guard, refs, render
 from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
+from tutor.checks.remote import RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
 
 REPORT_VERSION = 1
+#: Where the keeper puts the judge's session in the namespace it hands to the probe.
+SESSION_KEY = "__tutor_session__"
 
 KINDS = {
     "tensor": tensor.run,
@@ -54,7 +57,9 @@ class Budget:
 def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:
     """Run every check in ``payload`` against the learner's ``namespace``; never raises."""
     started = refs.monotonic()
-    repaired = set(guard.restore())
+    namespace = dict(namespace)
+    session = namespace.pop(SESSION_KEY, None)
+    repaired = set(guard.restore()) if session is None else set()
     reset_modes()
     checks = payload.get("checks") or []
     learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
@@ -62,17 +67,18 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     status: dict[str, str] = {}
     results = []
     for index, check in enumerate(checks):
-        result = _run_one(check, index, namespace, learner, budget, status)
+        result = _run_one(check, index, namespace, learner, budget, status, session)
         status[check.get("id", "")] = result["status"]
         results.append(result)
-        repaired.update(guard.restore())
+        if session is None:  # the judge runs no learner code: nothing of the learner's to undo here
+            repaired.update(guard.restore())
         reset_modes()
     return {
         "version": REPORT_VERSION,
         "exercise": payload.get("exercise"),
         "checks": results,
         "learner_error": learner_error,
-        "tampered": sorted(repaired | guard.REPAIRED),
+        "tampered": sorted(repaired | (guard.REPAIRED if session is None else session.repaired)),
         "elapsed": refs.monotonic() - started,
     }
 
@@ -85,7 +91,7 @@ def _result(check: dict, status: str, message: str = "", **extra) -> dict:
 
 
 def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget: Budget,
-             status: dict[str, str]) -> dict:
+             status: dict[str, str], session=None) -> dict:
     blocked = [dep for dep in check.get("after") or [] if status.get(dep) != "passed"]
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
@@ -99,14 +105,21 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", "not run: the time for checks ran out (earlier checks were too slow)")
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
+    del raises.MATCHING[:]
     started = refs.monotonic()
+    if session is not None:
+        session.budget_until = started + seconds
     try:
         # A warning raised while a check looks at the learner's values (float() of a tensor that
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
         with refs.catch_warnings(), TimeLimit(seconds):
             refs.ignore_warnings("ignore")
-            result = _cases(check, runner, namespace, learner)
+            result = _cases(check, runner, namespace, learner, session)
     except CheckTimeout as stop:
+        late = session.settle() if session is not None else None
+        if result is None:
+            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started)
+    except RemoteTimeout as stop:
         if result is None:
             result = _timeout(check, learner, stop, refs.monotonic() - started)
     finally:
@@ -114,14 +127,24 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner) -> dict:
+def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
-        case = Case(learner, namespace, check, dict(bindings))
+        case = Case(learner, namespace, check, dict(bindings), session)
+        canary_first = canary.coin()
         try:
+            if canary_first:
+                if session is not None:  # a first call of a case seeds the runner: this one too
+                    session.seed = canary.coin_seed()
+                canary.ask(session, check.get("kind"), case.label)
             case.prepare()
             data = runner(check, case)
+            if not canary_first:
+                canary.ask(session, check.get("kind"), case.label)
+        except canary.Tampered as lie:
+            return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
+                           "process, so this check cannot pass)", case=number)
         except Failed as failure:
             where = case.describe()
             message = failure.message + (f" ({where})" if where else "")
@@ -133,16 +156,29 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner) -> dict:
             message = explained["text"] + (f" ({where})" if where else "")
             return _result(check, "error", message, case=number, lineno=explained["lineno"],
                            exception={"type": explained["type"], "message": explained["message"]})
-        except CheckTimeout:
+        except (CheckTimeout, RemoteTimeout):
             raise
+        except RunnerGone as gone:
+            where = case.describe()
+            return _result(check, "error", "your code's process ended or stopped answering while this check ran "
+                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number,
+                           detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
+            import traceback
+
             return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
-                           case=number, internal=True)
+                           case=number, internal=True, detail=traceback.format_exc(limit=-6))
     return _result(check, "passed", "", data=render.to_jsonable(data))
 
 
-def _timeout(check: dict, learner: Learner, stop: CheckTimeout, elapsed: float) -> dict:
-    lineno = learner.last_line(stop.__traceback__)
+def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
+    if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
+        pattern = raises.MATCHING[-1]
+        del raises.MATCHING[:]
+        return _result(check, "error", f"the check's pattern /{pattern}/ did not finish in {elapsed:.1f} s "
+                       "(it backtracks catastrophically: nested quantifiers such as (a+)+); this is a problem "
+                       "in the pack, not in your code", internal=True, timeout=True)
+    lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
     message = f"stopped after {elapsed:.1f} s: still running (an infinite loop?)"
     if lineno is not None:
         code = learner.line(lineno)

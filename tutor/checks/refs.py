@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import ctypes
 import fnmatch
 import gc
 import io
@@ -124,6 +125,13 @@ t_logical_not = _TB["logical_not"]
 t_any = _TB["any"]
 storage_nbytes = torch._C.StorageBase.__dict__["nbytes"]
 storage_data_ptr = torch._C.StorageBase.__dict__["data_ptr"]
+_string_at = ctypes.string_at
+
+
+def storage_bytes(storage) -> bytes:
+    """A CPU storage's bytes, copied in one go (``bytes(storage)`` walks it element by element)."""
+    size = storage_nbytes(storage)
+    return _string_at(storage_data_ptr(storage), size) if size else b""
 
 # torch functions ---------------------------------------------------------------------------
 torch_isclose = torch.isclose
@@ -131,6 +139,7 @@ torch_tensor = torch.tensor
 torch_float64 = torch.float64
 torch_complex128 = torch.complex128
 torch_manual_seed = torch.manual_seed
+cpu_generator = torch.default_generator
 torch_get_rng_state = torch.get_rng_state
 torch_set_rng_state = torch.set_rng_state
 is_grad_enabled = torch.is_grad_enabled

@@ -60,6 +60,11 @@ def fmt_index(index) -> str:
 
 
 def grad_fn_name(tensor) -> str:
+    from tutor.checks.remote import tensor_facts
+
+    facts = tensor_facts(tensor)
+    if facts is not None:  # rebuilt from the runner's answer: the name it reported
+        return "None" if facts.get("grad_fn") is None else refs.str_(facts["grad_fn"])
     node = refs.t_grad_fn(tensor)
     return "None" if node is None else refs.type_(node).__name__
 
@@ -83,7 +88,9 @@ def describe(value) -> str:
         return clip(refs.repr_(value), 60)
     if refs.issubclass_(refs.type_(value), refs.Module):
         return f"a {refs.type_(value).__name__} module"
-    return f"a {refs.type_(value).__name__}"
+    from tutor.checks.remote import type_name
+
+    return f"a {type_name(value)}"
 
 
 def bindings_text(bindings: dict) -> str:

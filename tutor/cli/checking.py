@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP "}
+_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR"}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -8,10 +8,10 @@ back into :class:`CheckResult` objects the app and the CLI can show. It never im
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tutor.core import safe_regex
 from tutor.core.models import Example, Exercise, PredictQuiz
 from tutor.core.spec import as_data
 from tutor.core.text import Text, resolve
@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
 
 PROBE_MODULE = "tutor.checks.probe"
 PROBE_FUNCTION = "run_checks"
-Status = Literal["passed", "failed", "error", "skipped"]
+#: "tampered": the runner answered a question whose answer the judge knew, wrongly (a canary).
+Status = Literal["passed", "failed", "error", "skipped", "tampered"]
 
 #: Share of an exercise's wall time given to the checks; the rest covers the learner's own
 #: top-level code and the child's start, so the probe finishes (and reports) before the sandbox
@@ -157,7 +158,8 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             checks.append(CheckResult(check_id, "error", description, f"not checked: {why}", kind=spec.kind,
                                       hint=None))
             continue
-        status = raw.get("status") if raw.get("status") in ("passed", "failed", "error", "skipped") else "error"
+        status = raw.get("status") if raw.get("status") in ("passed", "failed", "error", "skipped", "tampered") \
+            else "error"
         checks.append(CheckResult(
             id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
             expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
@@ -261,12 +263,22 @@ def compare_outcome(expect: Any, result: "RunResult") -> tuple[bool, str]:
         got = f"{error.type}: {_clip(error.message)}" if error.message else error.type
         if error.type != raises.type and error.type.rsplit(".", 1)[-1] != raises.type:
             return False, f"expected {raises.type}, got {got}"
-        if raises.match and re.search(raises.match, error.message) is None:
-            return False, f"raised {error.type} as expected, but its message does not match /{raises.match}/: {got}"
+        if raises.match:
+            try:
+                found = safe_regex.search(raises.match, error.message)
+            except safe_regex.PatternTimeout as slow:
+                return False, str(slow)
+            if not found:
+                return False, f"raised {error.type} as expected, but its message does not match /{raises.match}/: {got}"
     elif error is not None:
         where = f" at line {error.lineno}" if error.lineno else ""
         return False, f"expected no error, got {error.type}{where}: {_clip(error.message)}"
-    if output is not None and re.search(output, result.stdout) is None:
+    if output is not None:
+        try:
+            found = safe_regex.search(output, result.stdout)
+        except safe_regex.PatternTimeout as slow:
+            return False, str(slow)
+    if output is not None and not found:
         shown = _clip(result.stdout.strip(), 80) or "nothing"
         return False, f"expected output matching /{output}/, got {shown!r}" if result.stdout.strip() \
             else f"expected output matching /{output}/, but nothing was printed"

@@ -1,6 +1,7 @@
 """A minimal probe: proves the report channel end to end (``doctor`` and the sandbox tests).
 
-Runs inside the sandbox child after the learner's code; standard library only.
+Runs in the run's judge (the keeper) once the learner's code has run in the runner: the names
+it sees are the learner's, as the judge's proxies. Standard library only.
 """
 
 from __future__ import annotations

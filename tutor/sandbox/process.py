@@ -27,10 +27,12 @@ class WorkerDied(Exception):
 
 @dataclass(frozen=True)
 class ProbeSpec:
-    """What the check engine runs after the learner's code, in the same fresh child.
+    """What the check engine runs once the learner's code has run: in the run's judge (the
+    keeper), never in the process that ran the learner's code.
 
     ``getattr(import_module(module), function)(namespace, payload, learner_error)`` must return
-    a JSON-able dict: it becomes ``RunResult.report``.
+    a JSON-able dict: it becomes ``RunResult.report``. ``namespace`` maps the learner's names to
+    the judge's proxies of them (``tutor.checks.remote``).
     """
 
     module: str

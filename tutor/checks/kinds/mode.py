@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tutor.checks import modules, refs, render
 from tutor.checks.context import Case, Failed
+from tutor.checks.remote import MirrorModule
 
 
 def _autocast_device(module) -> str:
@@ -56,12 +57,19 @@ def run(check: dict, case: Case):
     device = _autocast_device(module)
     seen: list[dict] = []
     outputs: dict[str, list[str]] = {}
-    handles = [refs.register_forward_pre_hook(module, lambda _m, _args: seen.append(state(device)))]
+    handles = []
+    session = case.session
+    if session is None and not refs.isinstance_(module, MirrorModule):  # no runner: watch it here
+        handles.append(refs.register_forward_pre_hook(module, lambda _m, _args: seen.append(state(device))))
     wanted_outputs = check.get("output_dtypes") or {}
     for key in wanted_outputs:
         for name, sub in modules.walk(module):
+            if not handles:
+                break
             if name == key or refs.type_(sub).__name__ == key:
                 handles.append(refs.register_forward_hook(sub, _recorder(outputs, key)))
+    if session is not None:  # calls into the learner's code: the runner watches its copy of the module
+        session.observe, session.observed = {"module": module, "outputs": list(wanted_outputs)}, []
     before = state(device)
     try:
         case.eval(check["call"])
@@ -69,6 +77,10 @@ def run(check: dict, case: Case):
     finally:
         for handle in handles:
             handle.remove()
+        if session is not None:
+            session.observe = None
+    if session is not None and session.observed:
+        before, after = _observed(session.observed, seen, outputs, before, after)
     during = {k: v for k, v in (check.get("during") or {}).items() if v is not None}
     if during:
         if not seen:
@@ -94,6 +106,18 @@ def run(check: dict, case: Case):
             if got_dtype != wanted:
                 raise Failed(f"output of `{key}`: expected {wanted}, got {got_dtype}", expected=wanted, got=got_dtype)
     return {"during": seen[:8], "before": before, "after": after}
+
+
+def _observed(observed: list[dict], seen: list, outputs: dict, before: dict, after: dict):
+    """Merge what the runner watched (facts it reports) into the judge's own record."""
+    for report in observed:
+        for item in report.get("seen") or []:
+            if refs.type_(item) is dict:
+                seen.append({k: item.get(k) for k in ("grad_enabled", "inference_mode", "autocast")})
+        for key, dtypes in (report.get("outputs") or {}).items():
+            outputs.setdefault(refs.str_(key), []).extend(refs.str_(d) for d in dtypes)
+    first, last = observed[0].get("before"), observed[-1].get("after")
+    return (first if refs.type_(first) is dict else before), (last if refs.type_(last) is dict else after)
 
 
 def _recorder(outputs: dict, key: str):

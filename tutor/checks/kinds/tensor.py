@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from tutor.checks import refs, render, values
 from tutor.checks.context import Case, Failed
+from tutor.checks.remote import Remote, tensor_facts, type_name
+
+
+def is_remote_tensor_subclass(value) -> bool:
+    return refs.type_(value) is Remote and refs.object_getattribute(value, "_tensor_subclass")
+
+
+def _device(tensor):
+    facts = tensor_facts(tensor)
+    return refs.device_type(facts["device"]) if facts is not None else refs.t_device(tensor)
 
 _TENSOR_KEYS = ("dtype", "shape", "device", "requires_grad", "is_leaf", "grad_fn", "is_inference",
                 "contiguous", "layout", "shares_storage_with", "independent_of")
@@ -40,8 +50,8 @@ def _check_one(check: dict, case: Case, value, reference, what: str) -> None:
     wants_tensor = any(check.get(key) is not None for key in _TENSOR_KEYS)
     if wants_tensor:
         if not render.is_tensor(value):
-            if refs.isinstance_(value, refs.Tensor):
-                got = f"a {refs.type_(value).__name__} (a Tensor subclass)"
+            if refs.isinstance_(value, refs.Tensor) or is_remote_tensor_subclass(value):
+                got = f"a {type_name(value)} (a Tensor subclass)"
             else:
                 got = render.describe(value)
             raise Failed(f"{_lead(what)}expected a torch.Tensor, got {got}", expected="a torch.Tensor", got=got)
@@ -73,7 +83,7 @@ def _properties(check: dict, case: Case, tensor, what: str) -> None:
                          expected=render.fmt_shape(expected), got=render.fmt_shape(got_shape))
     device = check.get("device")
     if device is not None:
-        got_device = refs.t_device(tensor)
+        got_device = _device(tensor)
         got = refs.str_(got_device)
         wanted = refs.device_type(device)
         same = got_device.type == wanted.type and (wanted.index is None or got_device.index == wanted.index)
@@ -81,7 +91,8 @@ def _properties(check: dict, case: Case, tensor, what: str) -> None:
             raise _mismatch(what, "device", device, got)
     layout = check.get("layout")
     if layout is not None:
-        got = refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
+        facts = tensor_facts(tensor)
+        got = facts["layout"] if facts is not None else refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
         if got != layout.removeprefix("torch."):
             raise _mismatch(what, "layout", layout, got)
     contiguous = check.get("contiguous")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tutor.checks import guard, refs, render
 from tutor.checks.context import Case, Failed
-from tutor.checks.kinds.profile import _callable, _median
+from tutor.checks.kinds.profile import _callable, _median, in_runner
 
 
 def _timed(case: Case, function, sync: bool) -> float:
@@ -22,6 +22,13 @@ def _timed(case: Case, function, sync: bool) -> float:
 def run(check: dict, case: Case):
     fast = _callable(case, check["fast"])
     slow = _callable(case, check["slow"])
+    if in_runner(case, fast) or in_runner(case, slow):
+        times = case.session.repeat("time", [fast, slow], check.get("warmup", 3), check.get("repeat", 15))
+        fast_times = [refs.float_(t) for t in (times or {}).get("fast") or []]
+        slow_times = [refs.float_(t) for t in (times or {}).get("slow") or []]
+        if not fast_times or not slow_times:
+            raise Failed("your code's process did not report the timings")
+        return _verdict(check, fast_times, slow_times)
     for _ in range(check.get("warmup", 3)):
         case.call(fast)
         case.call(slow)
@@ -31,7 +38,12 @@ def run(check: dict, case: Case):
     for _ in range(check.get("repeat", 15)):
         fast_times.append(_timed(case, fast, sync))
         slow_times.append(_timed(case, slow, sync))
-    guard.restore()
+    if case.session is None:
+        guard.restore()
+    return _verdict(check, fast_times, slow_times)
+
+
+def _verdict(check: dict, fast_times: list[float], slow_times: list[float]):
     fast_s, slow_s = _median(fast_times), _median(slow_times)
     ratio = slow_s / fast_s if fast_s > 0 else float("inf")
     data = {"fast_s": fast_s, "slow_s": slow_s, "ratio": ratio}

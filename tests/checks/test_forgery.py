@@ -1,0 +1,227 @@
+"""Forged verdicts: submissions that do NOT fix view-inplace (its starter, unchanged) and attack the
+checks instead. Through the real `torch-tutor check` and `grade`, in both isolation levels.
+
+Each attack needs no knowledge of the exercise beyond what a learner sees; none may pass.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+STARTER = textwrap.dedent("""\
+    import torch
+
+
+    def shifted_first_row(t, k):
+        row = t[0]
+        row += k
+        return row
+""")
+
+#: The issue's three forgeries, and others of our own.
+FORGERIES = {
+    # 1. a length-prefixed "all passed" report to every descriptor above 1024, then os._exit(0)
+    "fd-scan": STARTER + textwrap.dedent("""\
+        import json, os, struct
+        checks = [{"id": i, "kind": "tensor", "status": "passed", "message": ""}
+                  for i in ("values", "caller-unchanged", "independent")]
+        body = json.dumps({"learner_error": None, "setup_error": None,
+                           "report": {"version": 1, "exercise": "view-inplace", "checks": checks,
+                                      "learner_error": None, "tampered": [], "elapsed": 0.1}}).encode()
+        for name in os.listdir("/proc/self/fd"):
+            if int(name) > 2:
+                try:
+                    os.write(int(name), struct.pack("!I", len(body)) + body)
+                except OSError:
+                    pass
+        os._exit(0)
+    """),
+    # 2. replace the probe the runner looks up after the learner's code has run
+    "replace-probe": STARTER + textwrap.dedent("""\
+        import sys
+        def fake(namespace, payload, learner_error):
+            return {"version": 1, "exercise": payload["exercise"], "learner_error": None, "tampered": [],
+                    "elapsed": 0.1, "checks": [{"id": c["id"], "kind": c["kind"], "status": "passed",
+                                                "message": ""} for c in payload["checks"]]}
+        for module in list(sys.modules.values()):
+            if hasattr(module, "run_checks"):
+                module.run_checks = fake
+    """),
+    # 3. every "failed" leaving the process reads "passed"
+    "wrap-os-write": STARTER + textwrap.dedent("""\
+        import os
+        real_write = os.write
+        def write(fd, data):
+            data = bytes(data).replace(b'"failed"', b'"passed"').replace(b'"error"', b'"passed"')
+            return real_write(fd, data)
+        os.write = write
+    """),
+    # ours: the same through json.dumps
+    "wrap-json-dumps": STARTER + textwrap.dedent("""\
+        import json
+        real_dumps = json.dumps
+        def dumps(obj, *args, **kwargs):
+            return real_dumps(obj, *args, **kwargs).replace('"failed"', '"passed"')
+        json.dumps = dumps
+    """),
+    # ours: make every check kind a no-op, from inside the learner's function (after any guard ran)
+    "patch-kinds-at-call": textwrap.dedent("""\
+        import sys
+        def shifted_first_row(t, k):
+            for module in list(sys.modules.values()):
+                table = getattr(module, "KINDS", None)
+                if isinstance(table, dict):
+                    for kind in table:
+                        table[kind] = lambda check, case: None
+            row = t[0]
+            row += k
+            return row
+    """),
+    # ours: rewrite the code of the comparison helpers found through the garbage collector
+    "rewrite-code-objects": STARTER + textwrap.dedent("""\
+        import gc, types
+        def nothing(*args, **kwargs):
+            return None
+        for obj in gc.get_objects():
+            if isinstance(obj, types.FunctionType) and obj.__module__ and obj.__module__.startswith("tutor."):
+                if obj.__name__ in ("compare_close", "first_mismatch", "_compare", "_properties"):
+                    obj.__code__ = nothing.__code__
+    """),
+    # ours, knowing the judge/runner design: the runner's answers lie about what only it can see
+    # (the caller's tensor "unchanged", the result "not sharing memory"); the values are right
+    "lie-about-effects": STARTER + textwrap.dedent("""\
+        import sys
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            real_key = server.Server.storage_key
+            def storage_key(self, tensor, blobs, storages):
+                known, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known
+            server.Server.storage_key = storage_key
+            server.Server.writeback = lambda self, out: {}
+    """),
+}
+
+PASSING_STATUSES = {"passed"}
+
+
+def tutor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True,
+                          env={**os.environ, **env}, timeout=600)
+
+
+@pytest.fixture(scope="module", params=["none", "bwrap"])
+def isolation(request, tmp_path_factory):
+    if request.param == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    base = tmp_path_factory.mktemp(f"forgery-{request.param}")
+    env = {"TORCH_TUTOR_DATA_DIR": str(base / "data"), "TORCH_TUTOR_CONFIG_DIR": str(base / "config"),
+           "TORCH_TUTOR_ISOLATION": request.param}
+    return base, env
+
+
+@pytest.fixture(scope="module")
+def graded(isolation):
+    """Every forgery (and the real fix, to prove the batch grades) in one `grade` batch."""
+    base, env = isolation
+    subs = base / "subs"
+    solutions = dict(FORGERIES, honest="import torch\ndef shifted_first_row(t, k):\n    return t[0] + k\n")
+    for learner, code in solutions.items():
+        (subs / learner).mkdir(parents=True)
+        (subs / learner / "view-inplace.py").write_text(code)
+    out = base / "rows.csv"
+    done = tutor("grade", "debugging-and-speed", str(subs), "--csv", str(out), "--no-cache", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    return {row["learner"]: row for row in rows if row["exercise"] == "view-inplace"}
+
+
+def test_the_honest_fix_passes_in_the_same_batch(graded):
+    assert graded["honest"]["status"] == "passed", graded["honest"]
+
+
+@pytest.mark.parametrize("name", sorted(FORGERIES))
+def test_grade_never_passes_a_forgery(graded, name):
+    row = graded[name]
+    assert row["passed"] == "false" and row["status"] not in PASSING_STATUSES, row
+
+
+def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
+    """Without the canaries this one passes: its values are right and its lies are consistent."""
+    row = graded["lie-about-effects"]
+    assert row["passed"] == "false", row
+    assert "tampering detected" in row["message"] or row["status"] == "tampered", row
+
+
+@pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
+                                  "lie-about-effects"])
+def test_check_never_passes_a_forgery(isolation, name):
+    base, env = isolation
+    learner = base / f"{name}.py"
+    learner.write_text(FORGERIES[name])
+    done = tutor("check", "view-inplace", str(learner), "--json", env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    data = json.loads(done.stdout)
+    assert data["passed"] is False
+    statuses = {c["id"]: c["status"] for c in data["checks"]}
+    assert set(statuses) == {"values", "caller-unchanged", "independent"}
+    # the starter really is wrong: the checks that catch it still say so
+    assert statuses["caller-unchanged"] in ("failed", "error", "tampered"), statuses
+    assert statuses["independent"] in ("failed", "error", "tampered"), statuses
+    if name == "lie-about-effects":
+        assert set(statuses.values()) == {"tampered"}, statuses
+
+
+# --------------------------------------------------------------------------- lying about facts
+
+LIE_MODES = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    real_report = server.Watcher.report
+    def report(self):
+        seen = real_report(self)
+        seen["seen"] = [dict(s, inference_mode=True, grad_enabled=False) for s in seen["seen"]]
+        return seen
+    server.Watcher.report = report
+""")
+SERVE = "def serve(model, x):\n    return model(x)\n"
+MODE = {"id": "m", "kind": "mode", "setup": "model = nn.Linear(4, 2); x = torch.randn(3, 4)", "module": "model",
+        "call": "serve(model, x)", "during": {"inference_mode": True}}
+LIE_MEMORY = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    server._kept = lambda measure, value, baseline: 1000
+""")
+KEEPS = "import torch\ndef keep(n):\n    return [torch.ones(1000) for _ in range(n)]\n"
+MEMORY = {"id": "mem", "kind": "memory", "call": "keep(n)", "steps": [2, 4, 8], "expect": "flat"}
+
+
+def test_modes_honestly_reported_fail(grade):
+    assert grade(SERVE, MODE).checks[0].status == "failed"
+
+
+def test_lying_about_the_modes_during_a_forward_is_tampering(grade):
+    check = grade(SERVE + LIE_MODES, MODE).checks[0]
+    assert check.status == "tampered", check.message
+    assert check.message.startswith("tampering detected: the modes reported during a forward pass")
+
+
+def test_memory_honestly_reported_fails(grade):
+    assert grade(KEEPS, MEMORY).checks[0].status == "failed"
+
+
+def test_lying_about_memory_is_tampering(grade):
+    check = grade(KEEPS + LIE_MEMORY, MEMORY).checks[0]
+    assert check.status == "tampered", check.message

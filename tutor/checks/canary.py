@@ -1,0 +1,203 @@
+"""Canaries: questions whose answers the judge knows, asked of the runner like real ones.
+
+Some facts only the runner can see: what a call did to its arguments, whether a result shares
+memory with one of them, ``grad_fn``, the modes a module's forward ran under, the memory a result
+keeps alive, profiler events, timings. The runner reports them, and a runner rewritten by the
+learner's code could report anything. So in every check case the judge also asks, at a random
+moment, for a call whose facts it can work out itself (a small function of its own on fresh
+random tensors, travelling and answered exactly as a real call does, with the same options).
+A wrong answer means the runner lies: the check's status becomes ``tampered``, never ``passed``.
+
+What this catches: a runner that lies about a kind of fact across the board (always "unchanged",
+always "grad disabled", always the same profile). What it cannot catch: a runner that inspects
+every function it is asked to call and lies only about the learner's own (the threat model in
+docs/architecture.md says so).
+"""
+
+from __future__ import annotations
+
+import random
+
+from tutor.checks import refs, render, values
+from tutor.checks.remote import RemoteRaised
+
+_RNG = random.SystemRandom()
+_LABEL = "<check canary>"
+
+#: Pieces of the tensor canary: each exercises facts the runner reports (an argument changed in
+#: place, a view sharing an argument's memory, a copy, an autograd graph, a detached result).
+_PIECES = [
+    "    t[0] += k",
+    "    out.append(u[1])",
+    "    out.append(u[0].clone() + k)",
+    "    out.append((u.detach().requires_grad_() * k).sum(0))",
+    "    out.append((u.detach().requires_grad_() * k).detach())",
+    "    out.append(float(u.sum()) + k)",
+]
+_MODE = ("def step(m, x, g):\n"
+         "    torch.set_grad_enabled(g)\n"
+         "    return m(x)\n")
+_INFERENCE = ("def step(m, x, g):\n"
+              "    with torch.inference_mode():\n"
+              "        return m(x)\n")
+_MEMORY = "def step(n):\n    return [torch.zeros(n, 8, dtype=torch.float32) for _ in range(2)]\n"
+_PROFILE = "def step():\n    return a @ b\n"
+_TIMING_FAST = "def step():\n    return 1\n"
+_TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
+
+
+class Tampered(Exception):
+    """The runner's answer to a canary contradicts what the judge knows."""
+
+
+def _function(source: str, scope: dict, label: str = _LABEL):
+    namespace = {"torch": refs.torch_module, "nn": refs.nn_module, **scope}
+    refs.exec_(refs.compile_(source, label, "exec"), namespace)
+    return namespace["step"]
+
+
+def coin() -> bool:
+    """Before the real question or after it: the runner cannot tell which comes first."""
+    return _RNG.random() < 0.5
+
+
+def coin_seed() -> int:
+    return _RNG.randrange(1 << 31)
+
+
+def ask(session, kind: str, label: str = _LABEL) -> None:
+    """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
+    check's own (its functions' file name), so the canary's code is named like the check's."""
+    if session is None or not session.alive:
+        return
+    if kind == "mode":
+        _mode(session, label)
+    elif kind == "memory":
+        _memory(session, label)
+    elif kind == "profile":
+        _profile(session, label)
+    elif kind == "timing":
+        _timing(session, label)
+    else:
+        _tensor(session, label)
+
+
+def _fingerprint(value, args: tuple) -> object:
+    tensors = [a for a in args if render.is_tensor(a)]
+
+    def one(item):
+        if render.is_tensor(item):
+            shares = [i for i, t in enumerate(tensors) if values.storage_ptr(t) == values.storage_ptr(item)]
+            return ("tensor", render.dtype_name(refs.t_dtype(item)), render.shape(item),
+                    refs.t_tolist(refs.t_detach(item)), refs.bool_(refs.t_requires_grad(item)),
+                    refs.bool_(refs.t_is_leaf(item)), render.grad_fn_name(item), shares)
+        if render.is_number(item):
+            return ("number", render.number(item))
+        if refs.type_(item) in (list, tuple):
+            return [one(v) for v in item]
+        return ("other", refs.type_(item).__name__)
+
+    return one(value), [one(a) for a in args]
+
+
+def _tensor(session, label: str) -> None:
+    pieces = list(_PIECES)
+    _RNG.shuffle(pieces)
+    source = "def step(t, u, k):\n    out = []\n" + "\n".join(pieces) + "\n    return out\n"
+    function = _function(source, {}, label)
+    k = _RNG.choice([0.5, 1.5, 2.0, -3.0])
+    mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)),
+            refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)))
+    theirs = tuple(refs.t_clone(t) for t in mine)
+    expected = _fingerprint(function(*mine, k), mine)
+    got = _fingerprint(_call(session, function, (*theirs, k)), theirs)
+    if got != expected:
+        raise Tampered("the answers about a call whose effects the checker knows were wrong "
+                       "(its changes to the arguments, shared memory, autograd graph or values)")
+
+
+def _call(session, function, args: tuple):
+    from tutor.checks.remote import adopt_modes, current_modes
+
+    modes = current_modes()
+    try:
+        return session.call({"callee": True}, (function, *args), {})
+    except RemoteRaised as raised:
+        raise Tampered(f"a call the checker knows to succeed raised {raised.type_name}") from None
+    finally:
+        adopt_modes(modes)  # whatever the canary switched stays in the runner
+
+
+def _mode(session, label: str) -> None:
+    order = [True, False]
+    _RNG.shuffle(order)
+    for inference in order:
+        _one_mode(session, label, inference)
+
+
+def _one_mode(session, label: str, inference: bool) -> None:
+    function = _function(_INFERENCE if inference else _MODE, {}, label)
+    module = refs.nn_module.Linear(3, 2)
+    x = refs.torch_module.randn(2, 3)
+    grad = _RNG.random() < 0.5
+    before = dict(_modes())
+    observe, observed = session.observe, session.observed
+    session.observe, session.observed = {"module": module, "outputs": ["Linear"]}, []
+    try:
+        _call(session, function, (module, x, grad))
+        report = session.observed[-1] if session.observed else {}
+    finally:
+        session.observe, session.observed = observe, observed
+    during = dict(before, grad_enabled=False, inference_mode=True) if inference else dict(before, grad_enabled=grad)
+    after = before if inference else dict(before, grad_enabled=grad)
+    seen = report.get("seen") or []
+    if refs.len_(seen) != 1 or seen[0] != during or report.get("after") != after or \
+            report.get("before") != before or report.get("outputs", {}).get("Linear") != ["float32"]:
+        raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
+
+
+def _modes() -> dict:
+    from tutor.checks.remote import current_modes
+
+    return current_modes()
+
+
+def _memory(session, label: str) -> None:
+    function = _function(_MEMORY, {}, label)
+    n = _RNG.randint(3, 40)
+    measure, kept = session.measure, session.kept
+    session.measure, session.kept = "graph", []
+    try:
+        _call(session, function, (n,))
+        got = session.kept[-1] if session.kept else None
+    finally:
+        session.measure, session.kept = measure, kept
+    if got != 2 * n * 8 * 4:
+        raise Tampered("the memory reported for a result whose size the checker knows was wrong")
+
+
+def _profile(session, label: str) -> None:
+    size = _RNG.choice([192, 224, 256])
+    function = _function(_PROFILE, {"a": refs.torch_module.randn(size, size), "b": refs.torch_module.randn(size, size)},
+                         label)
+    runs = session.repeat("profile", [function], 1, 2)
+    for run in runs if refs.type_(runs) is list else [None]:
+        if refs.type_(run) is not dict or "aten::mm" not in run:
+            raise Tampered("a profile of a matrix product had no aten::mm in it")
+        top = max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list else 0.0)
+        if top != "aten::mm":
+            raise Tampered(f"a profile of a matrix product ranked {top} above aten::mm")
+
+
+def _timing(session, label: str) -> None:
+    import time
+
+    fast = _function(_TIMING_FAST, {}, label)
+    slow = _function(_TIMING_SLOW, {"time": time}, label)
+    times = session.repeat("time", [fast, slow], 0, 3)
+    fast_times = (times or {}).get("fast") or []
+    slow_times = (times or {}).get("slow") or []
+    if refs.len_(slow_times) != 3 or refs.len_(fast_times) != 3 or min(slow_times) < 0.004 or \
+            sorted(fast_times)[1] >= sorted(slow_times)[1]:
+        raise Tampered("the timings reported for calls whose durations the checker knows were wrong")
+

@@ -1,0 +1,192 @@
+"""The judge/runner protocol: one definition of every message, and the framing they travel in.
+
+The **judge** (the run's keeper: it never runs learner code) evaluates the checks and sends
+requests; the **runner** (the process that ran the learner's code) answers them. What the runner
+sends back is plain data only: JSON with tagged values (``{"$": "tensor", ...}``, see
+``server.Server.encode`` and ``remote.Session.decode``) and raw byte blobs for tensor storages. Never a pickle, never an object that could run code or lie
+about itself in the judge.
+
+A frame is ``!II`` (JSON length, blob count), the JSON, then each blob as ``!Q`` length + bytes.
+Standard library only: both sides import it.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+from typing import Any, Literal, TypedDict
+
+_HEAD = struct.Struct("!II")
+_BLOB = struct.Struct("!Q")
+#: What one answer may carry (tensor storages included); a bigger one is refused, not read.
+MAX_JSON = 64 * 1024 * 1024
+MAX_BLOBS = 4096
+MAX_BLOB_BYTES = 1024 * 1024 * 1024
+
+
+class ProtocolError(Exception):
+    """The peer closed the channel or sent something that is not a frame."""
+
+
+class ChannelClosed(ProtocolError):
+    """The peer is gone (end of file): nothing to stop, it is ending by itself."""
+
+
+# --------------------------------------------------------------------------- messages
+
+Modes = TypedDict("Modes", {"grad_enabled": bool, "inference_mode": bool, "autocast": "str | bool"})
+
+
+class Start(TypedDict):
+    """keeper -> runner, once: what to run (stdout and stderr ride along as descriptors)."""
+
+    op: Literal["start"]
+    code: str
+    filename: str
+    scratch: str
+    limits: dict[str, Any]
+    threads: int
+    stats: bool
+    serve: bool
+
+
+class Ready(TypedDict):
+    """runner -> judge, once, after the learner's code ran: what it defined and how it ended."""
+
+    op: Literal["ready"]
+    names: dict[str, Any]  # global name -> encoded value (callables and objects as handles)
+    learner_error: dict[str, Any] | None
+    setup_error: str | None
+    repaired: list[str]
+    private_mb: float | None
+
+
+class Observe(TypedDict, total=False):
+    """What to watch during a call: a module's forward (modes seen, output dtypes)."""
+
+    module: Any  # an encoded reference to the module (handle or known argument)
+    outputs: list[str]
+
+
+class Call(TypedDict, total=False):
+    """judge -> runner: call ``target`` with pickled arguments and report what happened."""
+
+    op: Literal["call"]
+    target: Any  # {"callee": true}: the first pickled argument; {"getattr": [handle, name]}: a method
+    args: int  # blob index of the pickled (args, kwargs, known tensors, known objects)
+    modes: Modes  # the judge's grad/inference/autocast modes: the call runs under them
+    budget: float  # seconds before the runner stops the call itself
+    capture: bool  # return what the call printed instead of printing it
+    observe: Observe
+    measure: Literal["graph", "rss", "cuda"]
+    want: Literal["value", "none"]
+    seed: int  # seed the runner's generators first (a check case's first call)
+    refresh: list[int]  # handles of modules to describe again after the call (the judge mirrors them)
+
+
+class Repeat(TypedDict, total=False):
+    """judge -> runner: time or profile callables (warm-up first), answering the raw numbers."""
+
+    op: Literal["time", "profile"]
+    args: int  # blob index of the pickled callables (the learner's handles, the check's functions)
+    warmup: int
+    repeat: int
+    budget: float
+
+
+class GetAttr(TypedDict):
+    """judge -> runner: an attribute of one of the learner's objects (a property may run code)."""
+
+    op: Literal["getattr"]
+    handle: int
+    name: str
+    budget: float
+
+
+class Answer(TypedDict, total=False):
+    """runner -> judge: the result of one request, as data."""
+
+    op: Literal["answer"]
+    value: Any
+    raised: dict[str, Any]  # type, mro (names), message, lineno, text
+    timeout: dict[str, Any]  # lineno, code
+    printed: str
+    writeback: dict[str, Any]  # what the call did to the arguments it received
+    observed: dict[str, Any]
+    kept: int
+    numbers: Any
+    repaired: list[str]
+    error: str  # the request itself could not be served (a checker bug)
+
+
+class CallBack(TypedDict):
+    """runner -> judge, while a call is in progress: the learner's code called a bound method of
+    the check's (``calls.append``); the judge runs it and answers with a ``Result``."""
+
+    op: Literal["callback"]
+    fid: int
+    args: Any  # [positional list, keyword dict], encoded as values are
+
+
+class Result(TypedDict, total=False):
+    """judge -> runner: what the check's function returned (pickled, like arguments), or raised."""
+
+    op: Literal["result"]
+    args: int
+    raised: str
+
+
+class Bye(TypedDict):
+    """judge -> runner: no more requests; the runner exits."""
+
+    op: Literal["bye"]
+
+
+# --------------------------------------------------------------------------- framing
+
+
+def send(sock: socket.socket, message: dict, blobs: list[bytes] | tuple = ()) -> None:
+    body = json.dumps(message, separators=(",", ":"), allow_nan=True).encode("utf-8")
+    parts = [_HEAD.pack(len(body), len(blobs)) + body]
+    for blob in blobs:
+        parts.append(_BLOB.pack(len(blob)))
+        parts.append(blob)
+    if sum(len(part) for part in parts) < (1 << 20):
+        sock.sendall(b"".join(parts))
+        return
+    for part in parts:
+        sock.sendall(part)
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        count = sock.recv_into(view[got:], min(size - got, 1 << 22))
+        if not count:
+            raise ChannelClosed("channel closed")
+        got += count
+    return bytes(data)
+
+
+def recv(sock: socket.socket) -> tuple[dict, list[bytes]]:
+    size, count = _HEAD.unpack(_exactly(sock, _HEAD.size))
+    if size > MAX_JSON or count > MAX_BLOBS:
+        raise ProtocolError(f"a frame of {size} bytes and {count} blobs is over the limit")
+    try:
+        message = json.loads(_exactly(sock, size))
+    except ValueError as exc:
+        raise ProtocolError(f"not JSON: {exc}") from None
+    if type(message) is not dict:
+        raise ProtocolError("a frame that is not an object")
+    blobs = []
+    total = 0
+    for _ in range(count):
+        (length,) = _BLOB.unpack(_exactly(sock, _BLOB.size))
+        total += length
+        if total > MAX_BLOB_BYTES:
+            raise ProtocolError("the frame's data is over the limit")
+        blobs.append(_exactly(sock, length))
+    return message, blobs

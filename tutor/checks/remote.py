@@ -1,0 +1,784 @@
+"""The judge's view of the learner's code: proxies that turn a call into a request to the runner.
+
+The judge evaluates the pack's expressions in a namespace where every name the learner defined is
+a :class:`Remote` (a function, a class, an object living in the runner) and every value that comes
+back is rebuilt here from plain data: tensors from their bytes, dtype, shape and strides; modules
+as :class:`MirrorModule` shells whose parameters and buffers are such tensors; anything else as
+another :class:`Remote`. Facts about a tensor that its values cannot carry (``grad_fn``'s name,
+where its storage came from) are kept beside it in :data:`FACTS`.
+
+Arguments travel the other way as a pickle (the runner is the untrusted side: it may unpickle what
+the judge sends; the judge never unpickles anything).
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import select
+import types
+
+from tutor.checks import protocol, refs
+
+#: id(tensor) -> the runner's facts about it; the tensors are kept alive by the session.
+FACTS: dict[int, dict] = {}
+
+
+class RunStopped(BaseException):
+    """The run was cancelled or ran out of wall time while the judge waited: stop judging."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RunnerGone(Exception):
+    """The runner closed the channel, died, or stopped answering."""
+
+
+class RemoteRaised(Exception):
+    """Learner code raised in the runner; its type names and message, as data."""
+
+    def __init__(self, info: dict):
+        super().__init__(info.get("message", ""))
+        self.info = info
+        self.type_name = str(info.get("type", "Exception"))
+        self.mro_names = [str(n) for n in info.get("mro") or [self.type_name]]
+        self.message = str(info.get("message", ""))
+        self.lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
+        self.text = str(info.get("text") or self.type_name)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class RemoteTimeout(BaseException):
+    """The runner stopped a call that ran past its budget (or the judge gave up waiting)."""
+
+    def __init__(self, lineno: int | None, code: str = ""):
+        super().__init__("timeout")
+        self.lineno = lineno
+        self.code = code
+
+
+def tensor_facts(tensor) -> dict | None:
+    return FACTS.get(refs.id_(tensor))
+
+
+class Session:
+    """The judge's channel to one runner. Not thread-safe: the judge is one thread."""
+
+    GRACE = 1.0
+
+    def __init__(self, sock, *, stop_fd: int | None = None, deadline: float | None = None, kill=None):
+        self.sock = sock
+        self.stop_fd = stop_fd
+        self.deadline = deadline
+        self.kill = kill
+        self.alive = True
+        self.pending = False
+        self.mirrors: dict[int, object] = {}
+        self.callbacks: dict[int, object] = {}
+        self._callback_ids: dict[int, int] = {}
+        self.seed: int | None = None  # seed the runner's generators before the next call
+        self.ship = True  # hand the check's functions to the runner (False: call them back here)
+        self.calls = 0
+        self.repaired: set[str] = set()
+        self.capture = False
+        self.observe: dict | None = None
+        self.observed: list[dict] = []
+        self.measure: str | None = None
+        self.kept: list[int] = []
+        self.budget_until: float | None = None
+        self._keep: list = []
+        self._storages: dict[str, object] = {}
+        self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
+
+    # ------------------------------------------------------------------ transport
+
+    def _wait(self, limit: float | None) -> None:
+        """Block until the runner answers; a cancel, the wall time or the limit stop the wait."""
+        while True:
+            now = refs.monotonic()
+            timeout = None
+            if self.deadline is not None:
+                timeout = self.deadline - now
+                if timeout <= 0:
+                    raise RunStopped("timeout")
+            if limit is not None:
+                timeout = min(timeout, limit - now) if timeout is not None else limit - now
+                if timeout <= 0:
+                    raise RemoteTimeout(None)
+            watch = [self.sock] + ([self.stop_fd] if self.stop_fd is not None else [])
+            ready, _, _ = select.select(watch, [], [], timeout)
+            if self.stop_fd is not None and self.stop_fd in ready:
+                raise RunStopped("cancelled")
+            if self.sock in ready:
+                return
+
+    def settle(self) -> RemoteTimeout | None:
+        """After the judge's own timer interrupted a wait: collect the runner's late answer (its
+        own timer stops the call too), or give up on a runner that no longer answers."""
+        if not self.pending:
+            return None
+        self.pending = False
+        try:
+            self._wait(refs.monotonic() + self.GRACE)
+            answer, _ = protocol.recv(self.sock)
+        except (RemoteTimeout, protocol.ProtocolError, OSError):
+            self.die()
+            return RemoteTimeout(None)
+        for name in answer.get("repaired") or []:
+            self.repaired.add(refs.str_(name))
+        info = answer.get("timeout")
+        if refs.type_(info) is dict:
+            lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
+            return RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+        return None
+
+    def request(self, message: dict, blobs: list | tuple = ()) -> tuple[dict, list]:
+        self.settle()
+        if not self.alive:
+            raise RunnerGone("your code's process is no longer answering")
+        budget = float(message.get("budget", 5.0))
+        try:
+            protocol.send(self.sock, message, blobs)
+            limit = refs.monotonic() + budget + self.GRACE
+            while True:
+                self.pending = True
+                self._wait(limit)
+                self.pending = False
+                answer, data = protocol.recv(self.sock)
+                if answer.get("op") != "callback":
+                    break
+                self._callback(answer, data)
+        except RemoteTimeout:
+            self.pending = False
+            self.die()
+            raise
+        except (protocol.ProtocolError, OSError) as exc:
+            self.pending = False
+            self.die(kill=not isinstance(exc, protocol.ChannelClosed))  # a closed channel: it is ending
+            raise RunnerGone(f"your code's process ended or broke the channel ({exc})") from None
+        for name in answer.get("repaired") or []:
+            self.repaired.add(refs.str_(name))
+        if "timeout" in answer:
+            info = answer["timeout"] or {}
+            lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
+            raise RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+        if "error" in answer:
+            raise RuntimeError(f"the runner could not serve the request: {answer['error']}")
+        return answer, data
+
+    def _callback(self, request: dict, data: list) -> None:
+        """The learner's code called a function of the check's (``record`` in ``bench(record)``):
+        it runs here, in the judge, on the arguments it was given (as data), so its side effects
+        land in the check's own namespace; its result travels back like any argument."""
+        function = self.callbacks.get(refs.int_(request.get("fid", -1)))
+        reply: dict = {"op": "result", "budget": self.budget()}
+        blobs: list = []
+        try:
+            args = self.decode(request.get("args"), data, {}, {}, {})
+            positional, keywords = (args[0], args[1]) if refs.type_(args) is list and refs.len_(args) == 2 else ([], {})
+            if function is None:
+                raise LookupError("no such function of the check's")
+            result = function(*positional, **(keywords if refs.type_(keywords) is dict else {}))
+            reply["args"] = self.pack(((result,), {}), blobs, reply, {}, {})
+        except Exception as error:  # noqa: BLE001 - reported to the learner's code as its exception
+            blobs = []
+            reply = {"op": "result", "raised": f"{refs.type_(error).__name__}: {error}"}
+        except BaseException:
+            self.die()  # the judge's own timer, mid-callback: the runner cannot be resynchronised
+            raise
+        protocol.send(self.sock, reply, blobs)
+
+    def die(self, kill: bool = True) -> None:
+        """The runner is wedged or gone: nothing more is asked of it."""
+        self.alive = False
+        if kill and self.kill is not None:
+            self.kill()
+
+    def bye(self) -> None:
+        """No more requests: the runner leaves (after a late answer, if a timer cut one off)."""
+        if not self.alive:
+            return
+        try:
+            self.settle()
+            protocol.send(self.sock, {"op": "bye"})
+        except (protocol.ProtocolError, OSError):
+            pass
+
+    def budget(self) -> float:
+        if self.budget_until is None:
+            return 5.0
+        return max(self.budget_until - refs.monotonic(), 0.001)
+
+    # ------------------------------------------------------------------ requests
+
+    def call(self, target: dict, args: tuple, kwargs: dict, refresh: tuple = ()):
+        message: dict = {"op": "call", "target": target, "modes": current_modes(), "budget": self.budget()}
+        blobs: list = []
+        known_tensors: dict = {}
+        known_objects: dict = {}
+        if self.observe is not None:
+            module = self.observe["module"]
+            message["observe"] = {"module": self._ref(module, known_objects), "outputs": self.observe["outputs"]}
+        involved = [self.mirrors[h] for h in refresh if h in self.mirrors] + self._mirrors_in((args, kwargs))
+        where, changed = self._changed_mirror_tensors(involved)
+        payload = (args, kwargs, changed) if changed else (args, kwargs)
+        if changed:
+            message["push"] = where
+        message["args"] = self.pack(payload, blobs, message, known_tensors, known_objects)
+        handles = list(refresh) + [object_handle(m) for m in self._mirrors_in((args, kwargs))]
+        if handles:
+            message["refresh"] = handles
+        if self.capture:
+            message["capture"] = True
+        if self.measure:
+            message["measure"] = self.measure
+        if self.seed is not None:
+            message["seed"], self.seed = self.seed, None
+        self.calls += 1
+        answer, data = self.request(message, blobs)
+        self.apply_writeback(answer.get("writeback") or {}, data, known_tensors, known_objects)
+        for handle, spec in (answer.get("refreshed") or {}).items():
+            existing = self.mirrors.get(refs.int_(handle))
+            if existing is not None:
+                fill_mirror(self, existing, spec, data, known_tensors)
+        adopt_modes(answer.get("modes_after"))
+        if "observed" in answer:
+            self.observed.append(answer["observed"])
+        if "kept" in answer:
+            self.kept.append(refs.int_(answer["kept"]))
+        printed = answer.get("printed")
+        if printed:
+            import sys
+
+            sys.stdout.write(refs.str_(printed))
+        if "raised" in answer:
+            raise RemoteRaised(answer["raised"])
+        return self.decode(answer.get("value"), data, known_tensors, known_objects, {})
+
+    def getattr(self, handle: int, name: str):
+        answer, data = self.request({"op": "getattr", "handle": handle, "name": name, "budget": self.budget()})
+        if "raised" in answer:
+            raise RemoteRaised(answer["raised"])
+        return self.decode(answer.get("value"), data, {}, {}, {})
+
+    def repeat(self, op: str, targets: list, warmup: int, repeat: int):
+        """Time (``op="time"``) or profile the callables where the learner's code lives."""
+        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget()}
+        blobs: list = []
+        shipping, self.ship = self.ship, True  # measured where the learner's code runs
+        try:
+            message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
+        finally:
+            self.ship = shipping
+        self.calls += 1
+        answer, _ = self.request(message, blobs)
+        if "raised" in answer:
+            raise RemoteRaised(answer["raised"])
+        return answer.get("numbers")
+
+    def _changed_mirror_tensors(self, mirrors: list) -> tuple[list, list]:
+        """Tensors of mirrored modules the judge changed since the runner described them."""
+        where, changed = [], []
+        for top in mirrors:
+            stack = [(top, [])]
+            while stack:
+                module, path = stack.pop()
+                attrs = refs.object_getattribute(module, "__dict__")
+                handle = attrs.get("_handle")
+                for group in ("_parameters", "_buffers", None):
+                    members = attrs.get(group) if group else {k: v for k, v in attrs.items()
+                                                              if refs.type_(v) in (refs.Tensor, refs.Parameter)}
+                    for name, tensor in (members or {}).items():
+                        pristine = self._pristine.get(refs.id_(tensor))
+                        if tensor is None or pristine is None or refs.t_device(tensor).type == "meta":
+                            continue
+                        if refs.storage_bytes(refs.t_untyped_storage(tensor)) != pristine:
+                            where.append([handle, [], group, name])
+                            changed.append(tensor)
+                for name, child in (attrs.get("_modules") or {}).items():
+                    if refs.isinstance_(child, MirrorModule):
+                        stack.append((child, path + [name]))
+        return where, changed
+
+    def callback_id(self, function) -> int:
+        key = refs.id_(function)
+        fid = self._callback_ids.get(key)
+        if fid is None:
+            fid = refs.len_(self.callbacks)
+            self.callbacks[fid] = function
+            self._callback_ids[key] = fid
+            self._keep.append(function)
+        return fid
+
+    def _mirrors_in(self, payload, depth: int = 0) -> list:
+        if depth > 6:
+            return []
+        if refs.isinstance_(payload, MirrorModule):
+            return [payload]
+        if refs.type_(payload) in (list, tuple):
+            return [m for item in payload for m in self._mirrors_in(item, depth + 1)]
+        if refs.type_(payload) is dict:
+            return [m for item in payload.values() for m in self._mirrors_in(item, depth + 1)]
+        return []
+
+    def _ref(self, obj, known_objects: dict) -> dict:
+        if refs.isinstance_(obj, (Remote, MirrorModule)):
+            return {"handle": object_handle(obj)}
+        key = f"o{refs.id_(obj)}"
+        known_objects.setdefault(key, obj)
+        return {"known": key}
+
+    # ------------------------------------------------------------------ arguments out
+
+    def pack(self, payload, blobs: list, message: dict, known_tensors: dict, known_objects: dict) -> int:
+        session = self
+        tensors: list[dict] = []
+        index: dict[str, int] = {}
+        storages: dict[str, int] = {}
+
+        class Packer(pickle.Pickler):
+            def persistent_id(self, obj):
+                kind = refs.type_(obj)
+                if kind is refs.Tensor or kind is refs.Parameter:
+                    key = f"t{refs.id_(obj)}"
+                    if key not in index:
+                        known_tensors[key] = obj
+                        index[key] = refs.len_(tensors)
+                        tensors.append(session._tensor_spec(obj, key, blobs, storages))
+                    return ("tensor", index[key])
+                if refs.isinstance_(obj, (Remote, MirrorModule)):
+                    return ("handle", object_handle(obj))
+                if kind is types.FunctionType and obj.__code__.co_filename.startswith("<check ") and session.ship:
+                    return ("function", ship_function(obj))
+                if kind is _Container:
+                    key = f"c{refs.id_(obj.value)}"
+                    known_objects.setdefault(key, obj.value)
+                    return ("container", [key, obj.value])
+                if (kind is types.FunctionType and obj.__code__.co_filename.startswith("<check ")) or \
+                        kind in (types.BuiltinMethodType, types.MethodType):
+                    return ("callback", session.callback_id(obj))
+                if kind is types.ModuleType:
+                    return ("pymodule", obj.__name__)
+                if refs.issubclass_(kind, refs.Module):
+                    known_objects.setdefault(f"o{refs.id_(obj)}", obj)
+                return None
+
+        # modules among the arguments are known objects: the runner reports back their state
+        _collect_modules(payload, known_objects)
+        buffer = io.BytesIO()
+        Packer(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump((*payload, known_objects))
+        message["tensors"] = tensors
+        blobs.append(buffer.getvalue())
+        return refs.len_(blobs) - 1
+
+    def _tensor_spec(self, tensor, key: str, blobs: list, storages: dict) -> dict:
+        device = refs.t_device(tensor)
+        spec = {"key": key, "dtype": refs.str_(refs.t_dtype(tensor)).removeprefix("torch."),
+                "shape": list(refs.t_shape(tensor)), "stride": list(tensor.stride()),
+                "offset": refs.int_(tensor.storage_offset()), "requires_grad": refs.bool_(refs.t_requires_grad(tensor)),
+                "param": refs.type_(tensor) is refs.Parameter, "device": device.type}
+        if device.type == "meta":
+            spec["storage"] = None
+            return spec
+        storage = refs.t_untyped_storage(tensor)
+        skey = f"s{refs.storage_data_ptr(storage) or refs.id_(storage)}"
+        if skey not in storages:
+            blobs.append(refs.storage_bytes(storage if device.type == "cpu" else storage.cpu()))
+            storages[skey] = refs.len_(blobs) - 1
+            self._storages[skey] = storage
+        spec["storage"] = skey
+        spec["blob"] = storages[skey]
+        return spec
+
+    # ------------------------------------------------------------------ values in
+
+    def apply_writeback(self, back: dict, data: list, known_tensors: dict, known_objects: dict) -> None:
+        """Make the judge's arguments what the call left them: values, shapes, modules' state."""
+        with refs.no_grad():
+            for skey, index in (back.get("storages") or {}).items():
+                storage = self._storages.get(skey)
+                new = data[index]
+                if storage is None or refs.storage_nbytes(storage) != refs.len_(new):
+                    continue
+                target = refs.torch_module.empty(0, dtype=refs.torch_module.uint8)
+                target.set_(storage)
+                target.copy_(refs.torch_module.frombuffer(bytearray(new), dtype=refs.torch_module.uint8))
+            for key, spec in (back.get("tensors") or {}).items():
+                tensor = known_tensors.get(key)
+                if tensor is not None:
+                    self._write_tensor(tensor, spec, data)
+        for key, spec in (back.get("modules") or {}).items():
+            module = known_objects.get(key)
+            if module is not None:
+                sync_module(self, module, spec, data, known_tensors)
+        for key, spec in (back.get("containers") or {}).items():
+            container = known_objects.get(key)
+            value = self.decode(spec, data, known_tensors, known_objects, {})
+            if refs.type_(container) is list and refs.type_(value) in (list, tuple):
+                container[:] = value
+            elif refs.type_(container) is dict and refs.type_(value) is dict:
+                container.clear()
+                container.update(value)
+            elif refs.type_(container) is set and refs.type_(value) in (list, tuple):
+                container.clear()
+                container.update(value)
+
+    def _write_tensor(self, tensor, spec: dict, data: list) -> None:
+        """One argument tensor as the call left it (under no_grad)."""
+        device = refs.t_device(tensor)
+        same_storage = device.type != "meta" and spec.get("storage") is not None and \
+            self._storages.get(spec["storage"]) is not None and \
+            refs.storage_data_ptr(self._storages[spec["storage"]]) == \
+            refs.storage_data_ptr(refs.t_untyped_storage(tensor))
+        same_dtype = refs.str_(refs.t_dtype(tensor)).removeprefix("torch.") == spec.get("dtype")
+        if same_storage and same_dtype:
+            if list(refs.t_shape(tensor)) != spec["shape"] or list(tensor.stride()) != spec["stride"] or \
+                    refs.int_(tensor.storage_offset()) != spec["offset"]:
+                tensor.set_(self._storages[spec["storage"]], spec["offset"], spec["shape"], spec["stride"])
+        elif spec.get("device") != "meta" or device.type != "meta" or not same_dtype:
+            fresh = dict(spec)
+            fresh.pop("known", None)
+            tensor.data = self.decode_tensor(fresh, data, {}, {}).detach()
+        if refs.bool_(spec.get("requires_grad")) != refs.t_requires_grad(tensor) and refs.t_is_leaf(tensor):
+            tensor.requires_grad_(refs.bool_(spec.get("requires_grad")))
+
+    def decode(self, value, data: list, known_tensors: dict, known_objects: dict, built: dict):
+        kind = refs.type_(value)
+        if kind is not dict:
+            return value
+        tag = value.get("$")
+        if tag in ("list", "tuple"):
+            items = [self.decode(v, data, known_tensors, known_objects, built) for v in value["items"]]
+            return items if tag == "list" else tuple(items)
+        if tag == "dict":
+            return {self.decode(k, data, known_tensors, known_objects, built):
+                    self.decode(v, data, known_tensors, known_objects, built) for k, v in value["items"]}
+        if tag == "tensor":
+            return self.decode_tensor(value, data, known_tensors, built)
+        if tag == "int":
+            return refs.int_(value["text"])
+        if tag == "float":
+            return refs.float_(value["text"])
+        if tag == "number":
+            real = value["value"]
+            return refs.float_(real) if value.get("float") else refs.int_(real)
+        if tag == "size":
+            return refs.Size(value["items"])
+        if tag == "dtype":
+            return refs.getattr_(refs.torch_module, value["name"])
+        if tag == "device":
+            return refs.device_type(value["name"])
+        if tag == "ndarray" and refs.numpy_module is not None:
+            array = refs.numpy_module.frombuffer(data[value["blob"]], dtype=value["dtype"])
+            return array.reshape(value["shape"]).copy()
+        if tag == "npscalar" and refs.numpy_module is not None:
+            return refs.numpy_module.dtype(value["dtype"]).type(self.decode(value["value"], data, {}, {}, built))
+        if tag == "known":
+            return known_objects.get(value["key"])
+        if tag == "pymodule":  # the judge's own copy of a module the learner imported, if it has one
+            import sys
+
+            module = sys.modules.get(refs.str_(value.get("name")))
+            return module if module is not None else Remote(self, -1, "module", False)
+        if tag == "module":
+            if value.get("known") in known_objects:
+                return known_objects[value["known"]]
+            existing = self.mirrors.get(value["handle"])
+            if existing is not None:
+                fill_mirror(self, existing, value, data, known_tensors)
+                return existing
+            return mirror(self, value, data, known_tensors)
+        if tag == "foreign":
+            return Remote(self, value["handle"], value.get("type", "object"), bool(value.get("callable")),
+                          bool(value.get("tensor_subclass")))
+        return None
+
+    def decode_tensor(self, spec: dict, data: list, known_tensors: dict, built: dict):
+        known = spec.get("known")
+        if known is not None and known in known_tensors:
+            return known_tensors[known]
+        dtype = refs.getattr_(refs.torch_module, spec["dtype"])
+        if spec.get("storage") is None:
+            tensor = refs.torch_module.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device="meta")
+        else:
+            skey = spec["storage"]
+            storage = self._storages.get(skey) if skey.startswith("s") else built.get(skey)
+            if storage is None:
+                raw = data[spec["blob"]]
+                base = refs.torch_module.frombuffer(bytearray(raw), dtype=refs.torch_module.uint8) if raw \
+                    else refs.torch_module.empty(0, dtype=refs.torch_module.uint8)
+                storage = refs.t_untyped_storage(base)
+                built[skey] = storage
+            tensor = refs.torch_module.empty(0, dtype=dtype)
+            tensor.set_(storage, spec["offset"], spec["shape"], spec["stride"])
+        if spec.get("is_inference"):
+            with refs.torch_module.inference_mode():
+                tensor = tensor.clone()
+        if spec.get("param"):
+            tensor = refs.Parameter(tensor, requires_grad=bool(spec.get("requires_grad")))
+        elif spec.get("requires_grad") and not spec.get("is_inference"):
+            tensor.requires_grad_(True)
+            if not spec.get("is_leaf"):
+                tensor = tensor.view_as(tensor)  # a node of a graph, as it was in the runner
+        FACTS[refs.id_(tensor)] = spec
+        self._keep.append(tensor)
+        return tensor
+
+
+class _Container:
+    """A list, dict or set a shipped function reads: the runner reports it back after the call,
+    so ``calls.append(args)`` in a check's ``record`` lands in the check's own ``calls``."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _mark(value):
+    return _Container(value) if refs.type_(value) in (list, dict, set) else value
+
+
+def ship_function(function) -> tuple:
+    """A function of the check's own (a workload, a lambda) as what rebuilds it in the runner:
+    its compiled code and the values of the names it reads. Pickled, they travel through the
+    same references as arguments (tensors, the learner's objects, modules by name)."""
+    import marshal
+
+    code = function.__code__
+    names = set(code.co_names)
+    for const in code.co_consts:  # names read by nested code (a comprehension, a lambda)
+        if refs.type_(const) is types.CodeType:
+            names.update(const.co_names)
+    scope = function.__globals__
+    values = {name: _mark(scope[name]) for name in names if name in scope and name not in ("__builtins__",)}
+    cells = tuple(cell.cell_contents for cell in function.__closure__ or ())
+    return (marshal.dumps(code), values, function.__defaults__, cells, function.__name__)
+
+
+def _collect_modules(payload, found: dict, depth: int = 0) -> None:
+    if depth > 6:
+        return
+    if refs.type_(payload) in (list, tuple):
+        for item in payload:
+            _collect_modules(item, found, depth + 1)
+    elif refs.type_(payload) is dict:
+        for item in payload.values():
+            _collect_modules(item, found, depth + 1)
+    elif refs.issubclass_(refs.type_(payload), refs.Module) and not refs.isinstance_(payload, MirrorModule):
+        found.setdefault(f"o{refs.id_(payload)}", payload)
+
+
+def adopt_modes(modes) -> None:
+    """Carry over a grad or autocast mode the learner's call left switched, as if the check's code
+    ran in the same process (``torch.set_grad_enabled(False)`` never switched back on breaks a
+    later ``backward()`` in the check). Inference mode ends with the call that entered it."""
+    if refs.type_(modes) is not dict:
+        return
+    if refs.type_(modes.get("grad_enabled")) is bool:
+        refs.set_grad_enabled_raw(modes["grad_enabled"])
+    autocast = modes.get("autocast")
+    if autocast is False:
+        refs.set_autocast_enabled("cpu", False)
+    elif refs.type_(autocast) is str and refs.type_(refs.getattr_(refs.torch_module, autocast, None)) is \
+            refs.torch_module.dtype:
+        refs.set_autocast_enabled("cpu", True)
+        refs.torch_module.set_autocast_dtype("cpu", refs.getattr_(refs.torch_module, autocast))
+
+
+def current_modes() -> dict:
+    on = refs.bool_(refs.autocast_enabled("cpu"))
+    return {"grad_enabled": refs.bool_(refs.is_grad_enabled()),
+            "inference_mode": refs.bool_(refs.is_inference_mode_enabled()),
+            "autocast": refs.str_(refs.autocast_dtype("cpu")).removeprefix("torch.") if on else False}
+
+
+# --------------------------------------------------------------------------- proxies
+
+
+def object_handle(obj) -> int:
+    return refs.object_getattribute(obj, "_handle")
+
+
+class Remote:
+    """Something the learner's code made, living in the runner: call it, read its attributes."""
+
+    __slots__ = ("_session", "_handle", "_type", "_callable", "_tensor_subclass")
+
+    def __init__(self, session: Session, handle: int, type_name: str, is_callable: bool,
+                 tensor_subclass: bool = False):
+        object.__setattr__(self, "_session", session)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_type", type_name)
+        object.__setattr__(self, "_callable", is_callable)
+        object.__setattr__(self, "_tensor_subclass", tensor_subclass)
+
+    def __call__(self, *args, **kwargs):
+        # the callee travels inside the arguments: a canary's request looks the same
+        return self._session.call({"callee": True}, (self, *args), kwargs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._session.getattr(self._handle, name)
+
+    def __repr__(self) -> str:
+        return f"<{self._type} in your code>"
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def type_name(value) -> str:
+    """The learner-facing type name of a value (a Remote names the runner's type)."""
+    if refs.type_(value) is Remote:
+        return refs.object_getattribute(value, "_type")
+    return refs.type_(value).__name__
+
+
+class MirrorModule(refs.Module):
+    """An nn.Module rebuilt from the runner's description of one of the learner's modules.
+
+    Its ``__dict__`` holds what nn.Module's own code reads (``_parameters``, ``_buffers``,
+    ``_modules``, ``training``, plain settings), as data; calling it, ``.to()``, ``.train()`` and
+    the like run on the real module in the runner, and the mirror is refreshed from the answer.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return self._remote("__call__", args, kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self._remote("forward", args, kwargs)
+
+    def _remote(self, method: str, args, kwargs):
+        session = refs.object_getattribute(self, "_session")
+        handle = refs.object_getattribute(self, "_handle")
+        return session.call({"handle": handle} if method == "__call__" else {"getattr": [handle, method]},
+                            args, kwargs, refresh=(handle,))
+
+    def __getattr__(self, name: str):
+        attrs = refs.object_getattribute(self, "__dict__")
+        for group in ("_parameters", "_buffers", "_modules"):
+            members = attrs.get(group) or {}
+            if name in members:
+                return members[name]
+        if name.startswith("_"):
+            raise AttributeError(name)
+        session = attrs["_session"]
+        return session.getattr(attrs["_handle"], name)
+
+
+for _method in ("to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_",
+                "zero_grad", "load_state_dict", "apply", "type"):
+    def _make(method):
+        def remote_method(self, *args, **kwargs):
+            return self._remote(method, args, kwargs)
+        remote_method.__name__ = method
+        return remote_method
+    setattr(MirrorModule, _method, _make(_method))
+
+
+_MIRROR_CLASSES: dict[tuple, type] = {}
+
+
+def _torch_class(bases: list):
+    """The judge's own torch class a mirrored module derives from, if the runner named one."""
+    import sys
+
+    for entry in bases:
+        if refs.type_(entry) is not list or refs.len_(entry) != 2:
+            continue
+        module = sys.modules.get(refs.str_(entry[0]))
+        found = refs.getattr_(module, refs.str_(entry[1]), None) if module is not None else None
+        if refs.type_(found) is type and refs.issubclass_(found, refs.Module):
+            return found
+    return None
+
+
+def mirror(session: Session, spec: dict, data: list, known_tensors: dict):
+    name = refs.str_(spec.get("type") or "Module")
+    base = _torch_class(spec.get("torch_bases") or [])
+    cls = _MIRROR_CLASSES.get((name, base))
+    if cls is None:  # isinstance(m, nn.Linear) holds for a mirror of a Linear (or a subclass of it)
+        bases = (MirrorModule,) if base is None or base is refs.Module else (MirrorModule, base)
+        cls = type(name, bases, {"__module__": "your code"})
+        _MIRROR_CLASSES[(name, base)] = cls
+    module = object.__new__(cls)
+    session.mirrors[spec["handle"]] = module
+    attrs = refs.object_getattribute(module, "__dict__")
+    attrs.update(_session=session, _handle=spec["handle"], _parameters={}, _buffers={}, _modules={},
+                 _non_persistent_buffers_set=set(), _forward_hooks={}, _forward_pre_hooks={},
+                 _backward_hooks={}, _backward_pre_hooks={}, _state_dict_hooks={}, _load_state_dict_pre_hooks={},
+                 _load_state_dict_post_hooks={}, _state_dict_pre_hooks={}, _forward_hooks_with_kwargs={},
+                 _forward_pre_hooks_with_kwargs={}, _forward_hooks_always_called={}, _is_full_backward_hook=None)
+    fill_mirror(session, module, spec, data, known_tensors)
+    return module
+
+
+def fill_mirror(session: Session, module, spec: dict, data: list, known_tensors: dict) -> None:
+    attrs = refs.object_getattribute(module, "__dict__")
+    built: dict = {}
+    _fill(session, attrs, spec, data, known_tensors, built)
+    for group in ("_parameters", "_buffers"):
+        for tensor in attrs[group].values():
+            if tensor is not None and refs.t_device(tensor).type != "meta":
+                session._pristine[refs.id_(tensor)] = refs.storage_bytes(refs.t_untyped_storage(tensor))
+    for name, value in list(attrs.items()):
+        if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta":
+            session._pristine[refs.id_(value)] = refs.storage_bytes(refs.t_untyped_storage(value))
+
+
+def _fill(session: Session, attrs: dict, spec: dict, data: list, known_tensors: dict, built: dict) -> None:
+    attrs["training"] = bool(spec.get("training", True))
+    attrs["_parameters"] = {n: None if t is None else session.decode_tensor(t, data, known_tensors, built)
+                            for n, t in spec.get("params", {}).items()}
+    attrs["_buffers"] = {n: None if t is None else session.decode_tensor(t, data, known_tensors, built)
+                         for n, t in spec.get("buffers", {}).items()}
+    children = {}
+    for name, child in spec.get("children", {}).items():
+        existing = session.mirrors.get(child["handle"])
+        if existing is not None:
+            fill_mirror(session, existing, child, data, known_tensors)
+            children[name] = existing
+        else:
+            children[name] = mirror(session, child, data, known_tensors)
+    attrs["_modules"] = children
+    for name, (type_label, value) in spec.get("settings", {}).items():
+        attrs[name] = _setting(type_label, session.decode(value, data, {}, {}, built))
+    for name, tensor in spec.get("tensors", {}).items():
+        attrs[name] = session.decode_tensor(tensor, data, known_tensors, built)
+
+
+def _setting(type_label: str, value):
+    if type_label == "tuple" and refs.type_(value) is list:
+        return tuple(value)
+    return value
+
+
+def sync_module(session: Session, module, spec: dict, data: list, known_tensors: dict) -> None:
+    """Bring a judge-built module up to what the runner's copy became after a call."""
+    attrs = refs.object_getattribute(module, "__dict__")
+    built: dict = {}
+    attrs["training"] = bool(spec.get("training", True))
+    for group, field in (("_parameters", "params"), ("_buffers", "buffers")):
+        current = attrs.get(group)
+        if current is None:
+            continue
+        wanted = spec.get(field, {})
+        for name in [n for n in current if n not in wanted]:
+            del current[name]
+        for name, tensor_spec in wanted.items():
+            existing = current.get(name)
+            if tensor_spec is None:
+                current[name] = None
+            elif existing is None or tensor_spec.get("known") != f"t{refs.id_(existing)}":
+                current[name] = session.decode_tensor(tensor_spec, data, known_tensors, built)
+    children = attrs.get("_modules") or {}
+    for name, child_spec in spec.get("children", {}).items():
+        child = children.get(name)
+        if child is not None and refs.issubclass_(refs.type_(child), refs.Module):
+            sync_module(session, child, child_spec, data, known_tensors)
+    for name, (type_label, value) in spec.get("settings", {}).items():
+        attrs[name] = _setting(type_label, session.decode(value, data, {}, {}, built))

@@ -1,0 +1,672 @@
+"""The runner's side of checking: answer the judge's narrow requests about the learner's code.
+
+Runs in the process that ran the learner's code, so nothing here is trusted by the judge: it only
+calls what it is asked to call, and reports what happened as plain data (:mod:`protocol`): values,
+exceptions, printed text, what a call did to its arguments, facts observed during a call. It never
+computes a verdict. Its references to torch (``refs``) were taken before the learner's code ran,
+which keeps honest answers right when the learner monkeypatches torch; a learner who rewrites this
+module can make it answer anything, which is why the judge checks values itself and cross-checks
+the facts it cannot recompute (see docs/architecture.md, "Threat model").
+"""
+
+from __future__ import annotations
+
+import pickle
+import types
+
+from tutor.checks import guard, protocol, refs
+from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
+
+_SETTING_TYPES = (bool, int, float, str, type(None))
+_MAX_DEPTH = 30
+#: A global tensor bigger than this is not copied to the judge up front (a check rarely reads one).
+_MANIFEST_TENSOR_BYTES = 16 * 1024 * 1024
+
+
+class Server:
+    def __init__(self, sock, namespace: dict, learner: Learner):
+        self.sock = sock
+        self.namespace = namespace
+        self.learner = learner
+        self.objects: list = []
+        self._handles: dict[int, int] = {}
+        # per request
+        self.received_storages: dict[int, tuple[str, bytes]] = {}
+        self.received_tensors: dict[int, tuple[str, object]] = {}
+        self.received_objects: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ handles and encoding
+
+    def handle(self, obj) -> int:
+        key = refs.id_(obj)
+        index = self._handles.get(key)
+        if index is None:
+            index = refs.len_(self.objects)
+            self.objects.append(obj)
+            self._handles[key] = index
+        return index
+
+    def encode(self, value, blobs: list, storages: dict, depth: int = 0):
+        kind = refs.type_(value)
+        if value is None or kind in (bool, str):
+            return value
+        if kind is int:
+            return value if -(1 << 53) < value < (1 << 53) else {"$": "int", "text": refs.int_repr(value)}
+        if kind is float:
+            return value if refs.isfinite(value) else {"$": "float", "text": refs.repr_(value)}
+        if kind is refs.Tensor or kind is refs.Parameter:
+            return self.encode_tensor(value, blobs, storages)
+        if refs.issubclass_(kind, (int, float)) and not refs.issubclass_(kind, bool):
+            real = refs.float_value(value) if refs.issubclass_(kind, float) else refs.int_value(value)
+            return {"$": "number", "type": kind.__name__, "float": refs.issubclass_(kind, float),
+                    "value": real if refs.isfinite(refs.float_(real)) else refs.repr_(real)}
+        if depth > _MAX_DEPTH:
+            return self.foreign(value)
+        if kind in (list, tuple):
+            return {"$": kind.__name__, "items": [self.encode(v, blobs, storages, depth + 1) for v in value]}
+        if kind is dict:
+            return {"$": "dict", "items": [[self.encode(k, blobs, storages, depth + 1),
+                                            self.encode(v, blobs, storages, depth + 1)] for k, v in value.items()]}
+        if kind is refs.Size:
+            return {"$": "size", "items": [refs.int_(d) for d in value]}
+        if kind is refs.torch_module.dtype:
+            return {"$": "dtype", "name": refs.str_(value).removeprefix("torch.")}
+        if kind is refs.device_type:
+            return {"$": "device", "name": refs.str_(value)}
+        if refs.np_ndarray is not None and kind is refs.np_ndarray and value.dtype.hasobject is False:
+            blobs.append(value.tobytes())
+            return {"$": "ndarray", "dtype": refs.str_(value.dtype), "shape": list(value.shape),
+                    "blob": refs.len_(blobs) - 1}
+        if refs.np_generic is not None and refs.isinstance_(value, refs.np_generic):
+            return {"$": "npscalar", "dtype": refs.str_(value.dtype), "value": self.encode(value.item(), blobs, storages)}
+        if refs.issubclass_(kind, refs.Module):
+            return self.encode_module(value, blobs, storages, depth)
+        return self.foreign(value)
+
+    def foreign(self, value) -> dict:
+        kind = refs.type_(value)
+        known = self._known_key(value)
+        if known is not None:
+            return {"$": "known", "key": known}
+        return {"$": "foreign", "type": kind.__name__, "handle": self.handle(value),
+                "callable": refs.bool_(callable(value)),
+                "tensor_subclass": refs.issubclass_(kind, refs.Tensor),
+                "exception": refs.issubclass_(kind, BaseException)}
+
+    def _known_key(self, value):
+        for key, obj in self.received_objects.items():
+            if obj is value:
+                return key
+        return None
+
+    def storage_key(self, tensor, blobs: list, storages: dict) -> tuple[str | None, int | None]:
+        """The judge's key for a storage it sent, or a fresh key and the blob holding its bytes."""
+        device = refs.t_device(tensor)
+        if device.type == "meta":
+            return None, None
+        storage = refs.t_untyped_storage(tensor)
+        pointer = refs.storage_data_ptr(storage)
+        known = self.received_storages.get(pointer)
+        if known is not None:
+            return known[0], None
+        key = f"r{pointer}"
+        if key not in storages:
+            blobs.append(refs.storage_bytes(storage if device.type == "cpu" else storage.cpu()))
+            storages[key] = refs.len_(blobs) - 1
+        return key, storages[key]
+
+    def encode_tensor(self, tensor, blobs: list, storages: dict) -> dict:
+        layout = refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
+        facts = {
+            "$": "tensor", "param": refs.type_(tensor) is refs.Parameter,
+            "dtype": refs.str_(refs.t_dtype(tensor)).removeprefix("torch."),
+            "device": refs.str_(refs.t_device(tensor)), "layout": layout,
+            "requires_grad": refs.bool_(refs.t_requires_grad(tensor)),
+            "is_leaf": refs.bool_(refs.t_is_leaf(tensor)),
+            "grad_fn": None if refs.t_grad_fn(tensor) is None else refs.type_(refs.t_grad_fn(tensor)).__name__,
+            "is_inference": refs.bool_(refs.t_is_inference(tensor)),
+        }
+        known = self.received_tensors.get(refs.id_(tensor))
+        if known is not None:
+            facts["known"] = known[0]
+        if layout != "strided":  # sparse and friends: their values, densely
+            tensor = tensor.to_dense()
+        facts.update(shape=[refs.int_(d) for d in refs.t_shape(tensor)], stride=list(tensor.stride()),
+                     offset=refs.int_(tensor.storage_offset()))
+        facts["storage"], facts["blob"] = self.storage_key(tensor, blobs, storages)
+        return facts
+
+    def encode_module(self, module, blobs: list, storages: dict, depth: int) -> dict:
+        known = self._known_key(module)
+        attrs = refs.object_getattribute(module, "__dict__")
+        torch_bases = [[cls.__module__, cls.__qualname__] for cls in refs.type_(module).__mro__
+                       if refs.str_(cls.__module__).startswith("torch.")]
+        encoded = {"$": "module", "type": refs.type_(module).__name__, "handle": self.handle(module),
+                   "torch_bases": torch_bases[:1],
+                   "training": refs.bool_(attrs.get("training", True)), "params": {}, "buffers": {},
+                   "children": {}, "settings": {}, "tensors": {}}
+        if known is not None:
+            encoded["known"] = known
+        for which, field in (("_parameters", "params"), ("_buffers", "buffers")):
+            for name, tensor in (attrs.get(which) or {}).items():
+                encoded[field][name] = None if tensor is None else self.encode_tensor(tensor, blobs, storages)
+        for name, child in (attrs.get("_modules") or {}).items():
+            if child is not None and refs.issubclass_(refs.type_(child), refs.Module) and depth < _MAX_DEPTH:
+                encoded["children"][name] = self.encode_module(child, blobs, storages, depth + 1)
+        for name, value in attrs.items():
+            if name.startswith("_") or name == "training":
+                continue
+            if refs.type_(value) in _SETTING_TYPES or (
+                    refs.type_(value) is tuple and all(refs.type_(v) in _SETTING_TYPES for v in value)):
+                encoded["settings"][name] = [refs.type_(value).__name__, self.encode(value, blobs, storages)]
+            elif refs.type_(value) in (refs.Tensor, refs.Parameter):
+                encoded["tensors"][name] = self.encode_tensor(value, blobs, storages)
+        return encoded
+
+    def manifest(self, blobs: list) -> dict:
+        """The learner's global names, encoded: values as data, the rest as handles."""
+        names = {}
+        storages: dict = {}
+        for name, value in list(self.namespace.items()):
+            if name.startswith("__"):
+                continue
+            if refs.type_(value) is types.ModuleType:
+                names[name] = {"$": "pymodule", "name": refs.str_(refs.getattr_(value, "__name__", ""))}
+                continue
+            if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta" and \
+                    refs.storage_nbytes(refs.t_untyped_storage(value)) > _MANIFEST_TENSOR_BYTES:
+                names[name] = self.foreign(value)  # fetched only if a check reads it
+                continue
+            try:
+                names[name] = self.encode(value, blobs, storages)
+            except Exception:  # noqa: BLE001 - an object we cannot describe stays a handle
+                names[name] = self.foreign(value)
+        return names
+
+    # ------------------------------------------------------------------ requests in
+
+    def _tensor_from(self, spec: dict, blobs: list, built: dict):
+        key = spec["storage"]
+        dtype = refs.getattr_(refs.torch_module, spec["dtype"])
+        if spec.get("device") == "meta":
+            tensor = refs.torch_module.empty_strided(spec["shape"], spec["stride"], dtype=dtype, device="meta")
+        else:
+            storage = built.get(key)
+            if storage is None:
+                data = blobs[spec["blob"]]
+                base = refs.torch_module.frombuffer(bytearray(data), dtype=refs.torch_module.uint8) if data \
+                    else refs.torch_module.empty(0, dtype=refs.torch_module.uint8)
+                storage = refs.t_untyped_storage(base)
+                built[key] = storage
+                self.received_storages[refs.storage_data_ptr(storage)] = (key, data)
+            tensor = refs.torch_module.empty(0, dtype=dtype)
+            tensor.set_(storage, spec["offset"], spec["shape"], spec["stride"])
+        if spec.get("param"):
+            tensor = refs.Parameter(tensor, requires_grad=spec["requires_grad"])
+        elif spec["requires_grad"]:
+            tensor.requires_grad_(True)
+        self.received_tensors[refs.id_(tensor)] = (spec["key"], tensor)
+        return tensor
+
+    def arguments(self, request: dict, blobs: list):
+        self.received_storages, self.received_tensors, self.received_objects = {}, {}, {}
+        if request.get("args") is None:
+            return (), {}
+        table = request.get("tensors") or []
+        built: dict = {}
+        tensors = [self._tensor_from(spec, blobs, built) for spec in table]
+        server = self
+
+        class Loader(pickle.Unpickler):
+            def persistent_load(self, pid):
+                kind, value = pid
+                if kind == "tensor":
+                    return tensors[value]
+                if kind == "handle":
+                    return server.objects[value]
+                if kind == "function":
+                    return server.rebuild_function(value)
+                if kind == "callback":
+                    return Callback(server, value)
+                if kind == "container":
+                    key, container = value
+                    server.received_objects[key] = container
+                    return container
+                if kind == "pymodule":
+                    import importlib
+
+                    return importlib.import_module(value)
+                raise pickle.UnpicklingError(f"unknown reference {kind}")
+
+        import io
+
+        loaded = Loader(io.BytesIO(blobs[request["args"]])).load()
+        args, kwargs, objects = loaded[0], loaded[1], loaded[-1]
+        self.received_objects.update(objects)
+        if refs.len_(loaded) == 4:
+            self.push(request.get("push") or [], loaded[2])
+        return args, kwargs
+
+    def push(self, where: list, tensors: list) -> None:
+        """The judge changed tensors of a module that lives here (``net.scale.copy_(...)`` in a
+        check's setup): make the real module's tensors hold the same values."""
+        with refs.no_grad():
+            for (handle, path, group, name), tensor in zip(where, tensors):
+                module = self.objects[handle]
+                for part in path:
+                    module = (refs.object_getattribute(module, "__dict__").get("_modules") or {})[part]
+                members = refs.object_getattribute(module, "__dict__").get(group) if group else None
+                real = members.get(name) if members is not None else \
+                    refs.object_getattribute(module, "__dict__").get(name)
+                if real is not None and refs.t_shape(real) == refs.t_shape(tensor) and \
+                        refs.t_dtype(real) == refs.t_dtype(tensor):
+                    real.copy_(tensor)
+
+    def rebuild_function(self, shipped):
+        """A function of the check's (a workload, a lambda) from its code and the values it reads;
+        the learner's names it uses resolve to the learner's objects here."""
+        import marshal
+
+        code, values, defaults, cells, name = shipped
+        scope = dict(self.namespace)
+        scope.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
+        if refs.numpy_module is not None:
+            scope["np"] = refs.numpy_module
+        scope.update(values)
+        closure = tuple(types.CellType(value) for value in cells) if cells else None
+        return types.FunctionType(marshal.loads(code), scope, name, defaults, closure)
+
+    def target(self, spec: dict):
+        if "handle" in spec:
+            return self.objects[spec["handle"]]
+        handle, name = spec["getattr"]
+        return refs.getattr_(self.objects[handle], name)
+
+    # ------------------------------------------------------------------ serving
+
+    def serve(self) -> None:
+        while True:
+            try:
+                request, blobs = protocol.recv(self.sock)
+            except (protocol.ProtocolError, OSError):
+                return
+            op = request.get("op")
+            if op == "bye":
+                return
+            if not self.serve_one(op, request, blobs):
+                return
+
+    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False) -> bool:
+        answer, out = self.answer(op, request, blobs)
+        repaired = guard.restore()
+        if not nested:  # a request made while the learner's code waits on a callback keeps its modes
+            reset_modes()
+        if repaired:
+            answer["repaired"] = repaired
+        try:
+            protocol.send(self.sock, answer, out)
+        except OSError:
+            return False
+        return True
+
+    def save(self) -> tuple:
+        return self.received_storages, self.received_tensors, self.received_objects
+
+    def restore(self, saved: tuple) -> None:
+        self.received_storages, self.received_tensors, self.received_objects = saved
+
+    def answer(self, op: str, request: dict, blobs: list) -> tuple[dict, list]:
+        out: list = []
+        try:
+            if op == "call":
+                return self.call(request, blobs, out), out
+            if op == "getattr":
+                return self.guarded(request, lambda: refs.getattr_(self.objects[request["handle"]], request["name"]),
+                                    out), out
+            if op in ("time", "profile"):
+                return self.repeat(op, request, blobs), out
+            return {"op": "answer", "error": f"unknown request {op!r}"}, out
+        except CheckTimeout:
+            return {"op": "answer", "timeout": {"lineno": None}}, []
+        except Exception as bug:  # noqa: BLE001 - a request we could not serve is reported, not fatal
+            return {"op": "answer", "error": f"{refs.type_(bug).__name__}: {bug}"}, []
+
+    def guarded(self, request: dict, action, out: list, finish=None) -> dict:
+        """Run learner code under the request's time budget; its value, exception or timeout."""
+        answer: dict = {"op": "answer"}
+        storages: dict = {}
+        try:
+            with TimeLimit(float(request.get("budget", 5.0))):
+                try:
+                    value = action()
+                except CheckTimeout:
+                    raise
+                except BaseException as error:  # noqa: BLE001 - the learner's exception is the answer
+                    answer["raised"] = self.raised(error)
+                    return answer
+                if finish is not None:
+                    finish(answer, value, out, storages)
+                if request.get("want", "value") == "value":
+                    answer["value"] = self.encode(value, out, storages)
+        except CheckTimeout as stop:
+            lineno = self.learner.last_line(stop.__traceback__)
+            return {"op": "answer", "timeout": {"lineno": lineno, "code": self.learner.line(lineno)}}
+        return answer
+
+    def raised(self, error: BaseException) -> dict:
+        explained = self.learner.explain(error)
+        kind = refs.type_(error)
+        return {"type": kind.__name__, "mro": [cls.__name__ for cls in kind.__mro__],
+                "message": explained["message"], "lineno": explained["lineno"], "text": explained["text"]}
+
+    def call(self, request: dict, blobs: list, out: list) -> dict:
+        args, kwargs = self.arguments(request, blobs)
+        if request["target"].get("callee"):
+            function, args = args[0], args[1:]
+        else:
+            function = self.target(request["target"])
+        observe = request.get("observe")
+        watcher = Watcher(self, observe) if observe else None
+        measure = request.get("measure")
+        printed = refs.StringIO() if request.get("capture") else None
+
+        def action():
+            if refs.type_(request.get("seed")) is int:
+                seed_all(request["seed"])
+            modes = set_modes(request.get("modes"))
+            try:
+                if watcher is not None:
+                    watcher.start()
+                baseline = _baseline(measure)
+                try:
+                    if printed is not None:
+                        with refs.redirect_stdout(printed):
+                            value = function(*args, **kwargs)
+                    else:
+                        value = function(*args, **kwargs)
+                finally:
+                    if watcher is not None:
+                        watcher.stop()
+                if measure:
+                    self._kept = _kept(measure, value, baseline)
+                return value
+            finally:
+                del modes
+
+        answer = self.guarded(request, action, out, finish=self._finish_call(measure))
+        answer["modes_after"] = state("cpu")  # a mode the call left switched (set_grad_enabled(False))
+        if printed is not None:
+            answer["printed"] = printed.getvalue()
+        if watcher is not None:
+            answer["observed"] = watcher.report()
+        answer["writeback"] = self.writeback(out)
+        refreshed = {}
+        for handle in request.get("refresh") or []:
+            obj = self.objects[handle]
+            if refs.issubclass_(refs.type_(obj), refs.Module):
+                refreshed[refs.str_(handle)] = self.encode_module(obj, out, {}, 0)
+        if refreshed:
+            answer["refreshed"] = refreshed
+        return answer
+
+    def _finish_call(self, measure):
+        def finish(answer, value, out, storages):
+            if measure:
+                answer["kept"] = self._kept
+        return finish
+
+    def writeback(self, out: list) -> dict:
+        """What the call did to the arguments it received: changed storages, tensor metadata,
+        and the state of every module among them."""
+        storages = {}
+        for pointer, (key, original) in self.received_storages.items():
+            tensor = None
+            for _, candidate in self.received_tensors.values():
+                if refs.t_device(candidate).type != "meta" and \
+                        refs.storage_data_ptr(refs.t_untyped_storage(candidate)) == pointer:
+                    tensor = candidate
+                    break
+            if tensor is None:
+                continue
+            now = refs.storage_bytes(refs.t_untyped_storage(tensor))
+            if now != original:
+                out.append(now)
+                storages[key] = refs.len_(out) - 1
+        tensors = {}
+        shared: dict = {}
+        for key, tensor in self.received_tensors.values():
+            tensors[key] = self.encode_tensor(tensor, out, shared)
+        modules, containers = {}, {}
+        for key, obj in self.received_objects.items():
+            if refs.type_(obj) in (list, dict, set):
+                saved = self.received_objects
+                self.received_objects = {}
+                try:
+                    value = list(obj) if refs.type_(obj) is set else obj
+                    containers[key] = self.encode(value, out, shared)
+                finally:
+                    self.received_objects = saved
+                continue
+            if refs.issubclass_(refs.type_(obj), refs.Module):
+                saved = self.received_objects
+                self.received_objects = {}
+                try:
+                    modules[key] = self.encode_module(obj, out, shared, 0)
+                finally:
+                    self.received_objects = saved
+        return {"storages": storages, "tensors": tensors, "modules": modules, "containers": containers}
+
+    def repeat(self, op: str, request: dict, blobs: list) -> dict:
+        targets, _ = self.arguments(request, blobs)
+        warmup, repeat = int(request.get("warmup", 2)), int(request.get("repeat", 5))
+
+        def action():
+            if op == "time":
+                return time_calls(targets, warmup, repeat)
+            return profile_calls(targets[0], warmup, repeat)
+
+        answer = self.guarded(dict(request, want="none"), lambda: action(), [],
+                              finish=lambda answer, value, out, storages: answer.update(numbers=value))
+        return answer
+
+
+class Callback:
+    """A function of the check's, handed to the learner's code: calling it asks the judge to run
+    it there (its side effects belong to the check), answering the judge's requests meanwhile."""
+
+    def __init__(self, server: Server, fid: int):
+        self.server = server
+        self.fid = fid
+
+    def __call__(self, *args, **kwargs):
+        server = self.server
+        saved = server.save()
+        try:
+            blobs: list = []
+            encoded = server.encode([list(args), kwargs], blobs, {})
+            protocol.send(server.sock, {"op": "callback", "fid": self.fid, "args": encoded}, blobs)
+            while True:
+                request, data = protocol.recv(server.sock)
+                op = request.get("op")
+                if op == "result":
+                    break
+                server.serve_one(op, request, data, nested=True)
+                server.restore(saved)
+            if "raised" in request:
+                raise RuntimeError(f"the check's function failed: {request['raised']}")
+            result, _ = server.arguments(request, data)
+            return result[0]
+        finally:
+            server.restore(saved)
+
+
+# --------------------------------------------------------------------------- observing
+
+
+def set_modes(modes: dict | None):
+    """Run a call under the judge's grad/inference modes; returns what keeps inference mode on."""
+    reset_modes()
+    if not modes:
+        return None
+    refs.set_grad_enabled_raw(refs.bool_(modes.get("grad_enabled", True)))
+    autocast = modes.get("autocast")
+    if autocast:
+        refs.set_autocast_enabled("cpu", True)
+        if refs.type_(autocast) is str:
+            refs.torch_module.set_autocast_dtype("cpu", refs.getattr_(refs.torch_module, autocast))
+    if modes.get("inference_mode"):
+        return refs.InferenceModeGuard(True)
+    return None
+
+
+def state(device: str) -> dict:
+    on = refs.bool_(refs.autocast_enabled(device))
+    return {
+        "grad_enabled": refs.bool_(refs.is_grad_enabled()),
+        "inference_mode": refs.bool_(refs.is_inference_mode_enabled()),
+        "autocast": refs.str_(refs.autocast_dtype(device)).removeprefix("torch.") if on else False,
+    }
+
+
+class Watcher:
+    """Forward hooks on one module during a call: the modes its forward ran under, output dtypes."""
+
+    def __init__(self, server: Server, spec: dict):
+        self.server = server
+        self.module = self._resolve(spec.get("module") or {})
+        self.outputs_wanted = spec.get("outputs") or []
+        self.seen: list[dict] = []
+        self.outputs: dict[str, list[str]] = {}
+        self.handles: list = []
+        self.before = self.after = None
+        self.device = "cpu"
+
+    def _resolve(self, ref: dict):
+        if "handle" in ref:
+            return self.server.objects[ref["handle"]]
+        return self.server.received_objects.get(ref.get("known"))
+
+    def start(self) -> None:
+        module = self.module
+        if module is not None and refs.issubclass_(refs.type_(module), refs.Module):
+            for tensor in (refs.object_getattribute(module, "__dict__").get("_parameters") or {}).values():
+                if tensor is not None and refs.t_device(tensor).type == "cuda":
+                    self.device = "cuda"
+            self.handles.append(refs.register_forward_pre_hook(module, lambda _m, _a: self.seen.append(state(self.device))))
+            for key in self.outputs_wanted:
+                for name, sub in _walk(module):
+                    if name == key or refs.type_(sub).__name__ == key:
+                        self.handles.append(refs.register_forward_hook(sub, self._recorder(key)))
+        self.before = state(self.device)
+
+    def stop(self) -> None:
+        self.after = state(self.device)
+        for handle in self.handles:
+            handle.remove()
+
+    def _recorder(self, key: str):
+        def hook(_module, _args, output):
+            tensor = output
+            if refs.type_(output) in (tuple, list) and output:
+                tensor = output[0]
+            if refs.type_(tensor) in (refs.Tensor, refs.Parameter):
+                self.outputs.setdefault(key, []).append(refs.str_(refs.t_dtype(tensor)).removeprefix("torch."))
+        return hook
+
+    def report(self) -> dict:
+        return {"seen": self.seen[:64], "outputs": self.outputs, "before": self.before, "after": self.after}
+
+
+def _walk(module, prefix: str = ""):
+    seen = set()
+    stack = [(prefix, module)]
+    while stack:
+        name, current = stack.pop(0)
+        if refs.id_(current) in seen:
+            continue
+        seen.add(refs.id_(current))
+        yield name, current
+        for child_name, child in (refs.object_getattribute(current, "__dict__").get("_modules") or {}).items():
+            if child is not None and refs.issubclass_(refs.type_(child), refs.Module):
+                stack.append((f"{name}.{child_name}" if name else child_name, child))
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def _rss() -> int:
+    with refs.open_("/proc/self/statm") as handle:
+        resident = refs.int_(handle.read().split()[1])
+    return resident * refs.sysconf("SC_PAGE_SIZE")
+
+
+def _baseline(measure: str | None) -> int:
+    if measure in ("rss", "cuda"):
+        refs.gc_collect()
+    if measure == "rss":
+        return _rss()
+    if measure == "cuda":
+        refs.cuda_synchronize()
+        return refs.cuda_memory_allocated()
+    return 0
+
+
+def _kept(measure: str, value, baseline: int) -> int:
+    if measure == "rss":
+        refs.gc_collect()
+        return _rss() - baseline
+    if measure == "cuda":
+        refs.cuda_synchronize()
+        return refs.cuda_memory_allocated() - baseline
+    from tutor.checks.kinds.memory import Reachable
+
+    reachable = Reachable()
+    reachable.add(value)
+    return reachable.bytes
+
+
+def time_calls(targets: list, warmup: int, repeat: int) -> dict:
+    fast, slow = targets
+    for _ in range(warmup):
+        fast()
+        guard.restore()
+        slow()
+        guard.restore()
+    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
+    times: dict[str, list[float]] = {"fast": [], "slow": []}
+    for _ in range(repeat):
+        for name, function in (("fast", fast), ("slow", slow)):
+            started = refs.perf_counter()
+            function()
+            if sync:
+                refs.cuda_synchronize()
+            times[name].append(refs.perf_counter() - started)
+    return times
+
+
+_IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
+
+
+def profile_calls(workload, warmup: int, repeat: int) -> list:
+    threads = refs.get_num_threads()
+    refs.set_num_threads(1)
+    try:
+        for _ in range(warmup):
+            workload()
+            guard.restore()
+        runs = []
+        for _ in range(repeat):
+            with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:
+                workload()
+            guard.restore()
+            per_op = {}
+            for event in prof.key_averages():
+                name = event.key
+                if name.startswith(_IGNORED_PREFIXES):
+                    continue
+                per_op[name] = [refs.float_(event.self_cpu_time_total), refs.float_(event.cpu_time_total),
+                                refs.int_(event.count)]
+            runs.append(per_op)
+        return runs
+    finally:
+        refs.set_num_threads(threads)

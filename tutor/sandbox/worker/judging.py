@@ -1,0 +1,69 @@
+"""The judge's run: wait for the runner to run the learner's code, then run the probe here.
+
+Runs in the keeper after it forked the runner. Learner code never runs in this process: what the
+runner sends is read as plain data (``tutor.checks.protocol``), and the report goes to the parent
+on a descriptor the runner never had. Standard library (and, through the probe, torch) only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import socket
+import traceback
+
+
+def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float,
+              pid: int) -> tuple[str | None, dict | None]:
+    """(why the run was stopped or None, the report or None when the runner never got that far)."""
+    from tutor.checks import protocol
+    from tutor.checks.remote import RunStopped, Session
+
+    def kill() -> None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    session = Session(channel, stop_fd=ctl_r, deadline=deadline, kill=kill)
+    try:
+        session._wait(None)
+        ready, blobs = protocol.recv(channel)
+    except RunStopped as stop:
+        return stop.reason, None
+    except (protocol.ProtocolError, OSError):
+        return None, None  # it ended (or closed its channel) before its code finished: no report
+    if ready.get("op") != "ready":
+        return None, None
+    learner_error = ready.get("learner_error") if type(ready.get("learner_error")) is dict else None
+    setup_error = ready.get("setup_error") if type(ready.get("setup_error")) is str else None
+    report: dict = {"learner_error": learner_error, "setup_error": setup_error}
+    if type(ready.get("private_mb")) in (int, float):
+        report["private_mb"] = ready["private_mb"]
+    probe = message.get("probe")
+    if probe and setup_error is None:
+        try:
+            report["report"] = _probe(session, probe, ready, blobs, learner_error, message)
+        except RunStopped as stop:
+            return stop.reason, None
+        except BaseException:  # noqa: BLE001 - a probe bug is reported, never fatal to the keeper
+            report["probe_error"] = traceback.format_exc()
+        session.bye()
+    return None, report
+
+
+def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict | None, message: dict):
+    from tutor.checks import refs
+    from tutor.checks.probe import SESSION_KEY
+
+    threads = int(message.get("threads") or 0)
+    if threads > 0:
+        refs.set_num_threads(threads)
+    names = ready.get("names") if type(ready.get("names")) is dict else {}
+    namespace = {str(name): session.decode(value, blobs, {}, {}, {}) for name, value in names.items()}
+    for name in ready.get("repaired") or []:
+        session.repaired.add(str(name))
+    namespace[SESSION_KEY] = session
+    function = getattr(importlib.import_module(probe["module"]), probe["function"])
+    return function(namespace, probe.get("payload"), learner_error)

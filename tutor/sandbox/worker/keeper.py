@@ -1,0 +1,305 @@
+"""The keeper: forked ahead of a request, it forks the runner, enforces wall time, and sweeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import time
+
+from tutor.sandbox import wire
+from tutor.sandbox.worker import linux
+from tutor.sandbox.worker.runner import runner
+
+
+def fork() -> int:
+    """fork, waiting out EAGAIN: right after a fork bomb the pids cgroup drains for a moment."""
+    deadline = time.monotonic() + 5.0
+    while True:
+        try:
+            return os.fork()
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
+def close_other_fds(keep: set[int]) -> None:
+    """A forked process keeps only what it needs: the tutor's channel must not reach a run."""
+    fds = linux.open_fds()
+    if fds is None:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class Spare:
+    """A keeper/runner pair forked ahead, waiting for its one request."""
+
+    def __init__(self, containment: dict, keep: set[int]):
+        self.ctl_r, self.ctl_w = os.pipe()
+        self.status_r, status_w = os.pipe()
+        self.request, keeper_end = socket.socketpair()
+        pid = fork()
+        if pid == 0:
+            os.close(self.ctl_w)
+            os.close(self.status_r)
+            self.request.close()
+            try:
+                close_other_fds({self.ctl_r, status_w, keeper_end.fileno()})
+                keeper(self.ctl_r, status_w, keeper_end, containment)
+            finally:
+                os._exit(70)
+        self.pid = pid
+        os.close(self.ctl_r)
+        os.close(status_w)
+        keeper_end.close()
+
+    def start(self, message: dict, fds: list[int]) -> None:
+        wire.send_frame(self.request, message, fds)
+        self.request.close()
+        os.write(self.ctl_w, b"S%f\n" % float(message["limits"]["wall_time"]))
+
+    def cancel(self) -> None:
+        try:
+            os.write(self.ctl_w, b"C\n")
+        except OSError:
+            pass
+
+    def result(self) -> dict:
+        """The keeper's verdict, once it has reaped the runner and everything it left."""
+        data = b""
+        while True:
+            chunk = os.read(self.status_r, 65536)
+            if not chunk:
+                break
+            data += chunk
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        self.close()
+        try:
+            return json.loads(data)
+        except ValueError:
+            return {"failure": "the sandbox keeper died without a verdict"}
+
+    def close(self) -> None:
+        for fd in (self.ctl_w, self.status_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.request.close()
+
+    def discard(self) -> None:
+        self.close()  # EOF on its control pipe: the keeper kills the runner and exits
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def sweep(deadline: float, session: int | None = None) -> bool:
+    """Kill and reap every process the run left behind (they were reparented to us)."""
+    me = os.getpid()
+    while time.monotonic() < deadline:
+        if session is not None:
+            linux.kill_session(session)
+        for pid in linux.children(me):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            while True:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+        except ChildProcessError:
+            return True
+        time.sleep(0.002)
+    return False
+
+
+def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict) -> None:
+    linux.die_with_parent()
+    linux.become_subreaper()
+    judge_end, runner_end = socket.socketpair()
+    pid = _start_runner(runner_end, containment, {ctl_r, status_w, request.fileno(), judge_end.fileno()})
+    runner_end.close()
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+
+    taken = _take_request(request, ctl_r)
+    if taken is None:  # discarded before use
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return
+    message, fds = taken
+    wall_time = float(message["limits"]["wall_time"])
+    started = time.monotonic()
+    reason = judge(judge_end, runner_end_message(message), fds, message, ctl_r, started + wall_time, pid)
+    while reason is None:
+        remaining = wall_time - (time.monotonic() - started)
+        if remaining <= 0:
+            reason = "timeout"
+            break
+        watch = [ctl_r] + ([pidfd] if pidfd is not None else [])
+        ready, _, _ = select.select(watch, [], [], remaining if pidfd is not None else min(remaining, 0.01))
+        if ctl_r in ready:
+            reason = "cancelled"  # a cancel, or the worker went away
+            break
+        if pidfd is not None and pidfd in ready:
+            break
+        if pidfd is None and os.waitpid(pid, os.WNOHANG)[0] == pid:
+            report_status(status_w, {"failure": "runner reaped early"})
+            return
+    if reason:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - started
+    swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
+    verdict = {
+        "reason": reason,
+        "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "wall_time": wall,
+        "cpu_time": usage.ru_utime + usage.ru_stime,
+        "maxrss_kb": usage.ru_maxrss,
+        "swept": swept,
+    }
+    report_status(status_w, verdict)
+
+
+def _start_runner(runner_end: socket.socket, containment: dict, close: set[int]) -> int:
+    """Fork the runner; with namespaces, through a relay that unshares them and forks it.
+
+    The keeper itself must stay outside the run's PID namespace: a process that unshared
+    CLONE_NEWPID can no longer create threads (EINVAL), and the keeper, as the judge, runs torch
+    and the profiler. So a relay child unshares, forks the runner (PID 1 of the new namespace),
+    and waits for it, leaving with the runner's exit status; the keeper waits for the relay
+    (``wait4`` counts the runner's CPU time and peak memory too). Killing the relay kills the
+    runner (its parent-death signal), and with it the whole namespace."""
+    pid = fork()
+    if pid:
+        return pid
+    for fd in close:
+        os.close(fd)
+    linux.die_with_parent()
+    if containment.get("namespaces"):
+        why = linux.unshare_run_namespaces()
+        if why is not None:
+            from tutor.checks import protocol
+
+            protocol.send(runner_end, {"op": "ready", "names": {}, "learner_error": None, "repaired": [],
+                                       "setup_error": f"cannot create the run's namespaces: {why}"})
+            os._exit(72)
+        child = fork()
+        if child:
+            runner_end.close()
+            _relay(child)
+        linux.die_with_parent()
+    try:
+        runner(runner_end, containment)
+    finally:
+        os._exit(71)
+
+
+def _relay(child: int) -> None:
+    """Wait for the runner and leave the way it did."""
+    linux.set_name(b"tutor-relay")
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
+
+
+def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict, list[int]] | None:
+    """The worker's request (and its descriptors), then its start line; None when discarded."""
+    try:
+        message, fds = wire.recv_frame(request)
+    except (wire.WireError, OSError):
+        return None
+    request.close()
+    command = b""
+    while not command.endswith(b"\n"):
+        chunk = os.read(ctl_r, 64)
+        if not chunk:
+            for fd in fds:
+                os.close(fd)
+            return None
+        command += chunk
+    return message, fds
+
+
+def runner_end_message(message: dict) -> dict:
+    """What the runner is told: the code and how to run it, never the checks."""
+    return {"op": "start", "code": message["code"], "filename": message.get("filename") or "<snippet>",
+            "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
+            "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
+
+
+def judge(channel: socket.socket, start: dict, fds: list[int], message: dict, ctl_r: int, deadline: float,
+          pid: int) -> str | None:
+    """The keeper's second job, once the runner is forked (it never forks again, so it may run
+    torch): hand the runner its code, then run the probe here, against the runner's answers,
+    and write the one report to the descriptor only this process holds. Returns why the run
+    was stopped ("timeout", "cancelled"), or None."""
+    out_fd, err_fd, report_fd = fds
+    try:
+        wire.send_frame(channel, start, [out_fd, err_fd])
+    except OSError:
+        pass
+    finally:
+        os.close(out_fd)
+        os.close(err_fd)
+    try:
+        from tutor.sandbox.worker.judging import judge_run
+
+        stopped, report = judge_run(channel, message, ctl_r, deadline, pid)
+        if report is not None:
+            write_report(report_fd, report)
+        return stopped
+    finally:
+        os.close(report_fd)
+        channel.close()
+
+
+def write_report(report_fd: int, report: dict) -> None:
+    learner_error, setup_error = report.get("learner_error"), report.get("setup_error")
+    try:
+        data = wire.encode_report(report)
+    except BaseException as exc:
+        data = wire.encode_report({"learner_error": learner_error, "setup_error": setup_error,
+                                   "probe_error": f"the probe's report is not JSON: {exc}"})
+    if len(data) > wire.MAX_REPORT:
+        data = wire.encode_report({"learner_error": learner_error, "setup_error": setup_error,
+                                   "probe_error": f"the probe's report is {len(data)} bytes, over "
+                                                  f"the {wire.MAX_REPORT}-byte limit"})
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(report_fd, view):]
+    except OSError:
+        pass
+
+
+def report_status(fd: int, verdict: dict) -> None:
+    data = json.dumps(verdict).encode()
+    while data:
+        data = data[os.write(fd, data):]
+    os.close(fd)

@@ -1,0 +1,145 @@
+"""Every Linux-specific call of the child side: prctl, namespaces, mounts and the ``/proc`` readers."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
+PR_SET_CHILD_SUBREAPER = 36
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+# --------------------------------------------------------------------------- prctl, unshare, mount
+
+
+def prctl(option: int, value: int) -> None:
+    _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0)
+
+
+def die_with_parent() -> None:
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def become_subreaper() -> None:
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def set_name(name: bytes) -> None:
+    prctl(PR_SET_NAME, int.from_bytes(name, "little"))
+
+
+def unshare_run_namespaces() -> str | None:
+    """A user, PID and mount namespace of the run's own; why not, or None when done."""
+    if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) != 0:
+        return os.strerror(ctypes.get_errno())
+    return None
+
+
+def bind_mount(source: str, target: str) -> None:
+    if _libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None) != 0:
+        raise OSError(ctypes.get_errno(), f"cannot bind {source} on {target}")
+
+
+def remount_read_only(path: str) -> None:
+    flags = os.statvfs(path).f_flag
+    if not flags & os.ST_RDONLY:  # a bind keeps the source's flags: bwrap's ro-bind is already ro
+        # a remount must repeat the flags the kernel locked (nosuid, nodev...) or it is refused
+        kept = flags & (os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC | os.ST_NOATIME | os.ST_NODIRATIME)
+        if _libc.mount(None, path.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None) != 0:
+            raise OSError(ctypes.get_errno(), f"cannot make {path} read-only")
+
+
+# --------------------------------------------------------------------------- /proc
+
+
+def proc_status(pid: int | str = "self") -> dict[str, str]:
+    """``/proc/PID/status`` as a mapping of field to raw value (the one reader of that file)."""
+    with open(f"/proc/{pid}/status") as status:
+        text = status.read()
+    return {key: value.strip() for key, value in
+            (line.split(":", 1) for line in text.splitlines() if ":" in line)}
+
+
+def rss_mb() -> float:
+    value = proc_status().get("VmRSS")
+    return int(value.split()[0]) / 1024 if value else 0.0
+
+
+def vm_size_bytes() -> int:
+    value = proc_status().get("VmSize")
+    return int(value.split()[0]) * 1024 if value else 0
+
+
+def user_tasks(uid: int) -> int:
+    """Threads of every process that ``uid`` owns (RLIMIT_NPROC counts them all)."""
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                fields = proc_status(name)
+            except OSError:
+                continue
+            if int(fields.get("Uid", "-1 0").split()[0]) == uid:
+                count += int(fields.get("Threads", "1"))
+    return count
+
+
+def private_memory_mb() -> float | None:
+    try:
+        with open("/proc/self/smaps_rollup") as rollup:
+            total = 0
+            for line in rollup:
+                if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                    total += int(line.split()[1])
+        return total / 1024
+    except OSError:
+        return None
+
+
+def open_fds() -> list[int] | None:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return None
+
+
+def children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as handle:
+            return [int(x) for x in handle.read().split()]
+    except OSError:
+        found = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat") as handle:
+                        fields = handle.read().rsplit(")", 1)[1].split()
+                    if int(fields[1]) == pid:
+                        found.append(int(name))
+                except (OSError, IndexError, ValueError):
+                    pass
+        return found
+
+
+def kill_session(sid: int) -> None:
+    """One pass over /proc kills a whole fork bomb at once: its members share the run's session."""
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                if int(fields[3]) == sid:
+                    os.kill(int(name), signal.SIGKILL)
+            except (OSError, IndexError, ValueError):
+                pass

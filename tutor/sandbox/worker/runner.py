@@ -1,0 +1,239 @@
+"""The runner: one fresh process per run. Takes the request, applies the limits, runs the
+learner's code, then whatever the tutor asked to run after it, and writes one report."""
+
+from __future__ import annotations
+
+import os
+import resource
+import socket
+import sys
+
+from tutor.sandbox import wire
+from tutor.sandbox.worker import linux
+
+
+def _set_limit(which: int, value: int) -> None:
+    soft, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(which, (value, value))
+
+
+def apply_limits(limits: dict, containment: dict) -> None:
+    mib = 1024 * 1024
+    if containment.get("count_user_tasks"):
+        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + linux.user_tasks(os.getuid()))
+    elif containment.get("drop_uid") is not None:
+        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
+    _set_limit(resource.RLIMIT_CORE, 0)
+    # Soft and hard together: as PID 1 of its namespace the runner ignores SIGXCPU, but the kernel's
+    # SIGKILL at the hard limit always lands.
+    _set_limit(resource.RLIMIT_CPU, max(1, int(round(float(limits["cpu_time"])))))
+    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"]) * mib)
+    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    # Address space above what the fork already maps: torch fails cleanly ("can't allocate
+    # memory") with room to spare, where a tight limit makes it crash in odd ways.
+    ceiling = linux.vm_size_bytes() + int(limits["memory_mb"]) * mib
+    _set_limit(resource.RLIMIT_AS, ceiling)
+    _set_limit(resource.RLIMIT_DATA, ceiling)
+
+
+def _hide_channel(channel: socket.socket) -> socket.socket:
+    """Move the channel to the judge far from the low descriptors a run might guess and write
+    to (it stays reachable by a run that looks for it: that can only spoil its own answers)."""
+    import random
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
+    target = top - 1 if top <= 1100 else random.SystemRandom().randrange(1024, top)
+    if soft < target + 1:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target + 1, hard))
+    os.dup2(channel.fileno(), target, inheritable=False)
+    channel.close()
+    return socket.socket(fileno=target)
+
+
+def _paths_under_tmp() -> list[str]:
+    """Folders under /tmp this interpreter reads from (a venv or a checkout can live there)."""
+    candidates = {sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
+                  *sys.path, *os.environ.get("PYTHONPATH", "").split(os.pathsep)}
+    found = sorted({os.path.realpath(p) for p in candidates
+                    if p and os.path.isdir(p) and os.path.realpath(p).startswith("/tmp/")})
+    roots: list[str] = []
+    for path in found:  # sorted, so a parent comes before its children
+        if not any(path == r or path.startswith(r + "/") for r in roots):
+            roots.append(path)
+    return roots
+
+
+def _isolate_tmp(scratch: str) -> str:
+    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays.
+
+    Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
+    clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
+    folder is opened before the cover and bound back, read-only, from its file descriptor.
+    """
+    keep = []
+    for path in _paths_under_tmp():
+        try:
+            keep.append((path, os.open(path, os.O_PATH | os.O_DIRECTORY)))
+        except OSError:
+            continue
+    try:
+        linux.bind_mount(scratch, "/tmp")
+    except OSError as exc:
+        raise OSError(exc.errno, "cannot bind the scratch directory on /tmp") from None
+    for path, fd in keep:
+        os.makedirs(path, exist_ok=True)
+        try:
+            linux.bind_mount(f"/proc/self/fd/{fd}", path)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot bind {path} back over the private /tmp") from None
+        os.close(fd)
+        linux.remount_read_only(path)
+    return "/tmp"
+
+
+def _drop_privileges(uid: int) -> None:
+    os.setgroups([])
+    os.setgid(uid)
+    os.setuid(uid)
+
+
+def _learner_error(exc: BaseException, filename: str) -> dict:
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
+    lines = []
+    if frames:
+        lines.append("Traceback (most recent call last):\n")
+        lines.extend(traceback.format_list(frames))
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    lineno = frames[-1].lineno if frames else None
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        lineno = exc.lineno
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable>"
+    return {"type": type(exc).__name__, "message": message, "traceback": "".join(lines),
+            "lineno": lineno}
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _take_request(channel: socket.socket) -> dict:
+    """Wait for the one request (from the keeper); wire stdin/stdout/stderr; return it. The
+    report descriptor stays with the keeper, the judge: this process never has it."""
+    try:
+        message, fds = wire.recv_frame(channel)
+    except wire.WireError:
+        os._exit(0)  # discarded spare
+    out_fd, err_fd = fds
+    os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_fd, 1)
+    os.dup2(err_fd, 2)
+    for fd in (null, out_fd, err_fd):
+        os.close(fd)
+    linux.set_name(b"tutor-run")
+
+    import io
+
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stdin = open(os.devnull)
+    return message
+
+
+def _set_up(message: dict, containment: dict) -> str | None:
+    """Scratch folder, privileges, limits, threads; why it failed, or None."""
+    scratch = message["scratch"]
+    try:
+        if containment.get("namespaces"):
+            scratch = _isolate_tmp(scratch)
+        os.chdir(scratch)
+        os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
+        import tempfile
+
+        tempfile.tempdir = None
+        if containment.get("drop_uid") is not None:
+            _drop_privileges(int(containment["drop_uid"]))
+        apply_limits(message["limits"], containment)
+        import torch
+
+        threads = int(message.get("threads") or 0)
+        if threads > 0:
+            torch.set_num_threads(threads)
+    except BaseException as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
+    """Execute the learner's code as ``__main__``; its namespace and its error, if any."""
+    learner_error = None
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    import linecache
+
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    try:
+        exec(compile(code, filename, "exec", dont_inherit=True), namespace)
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            learner_error = _learner_error(exc, filename)
+    except BaseException as exc:
+        learner_error = _learner_error(exc, filename)
+    return namespace, learner_error
+
+
+def after_learner_code(channel: socket.socket, message: dict, namespace: dict, learner_error: dict | None,
+                       setup_error: str | None) -> None:
+    """Everything the runner does once the learner's code has run: tell the judge (the keeper)
+    how it ended and what it defined, then answer the judge's requests until it says bye. The
+    verdict is the judge's: nothing this process sends is one."""
+    from tutor.checks import protocol
+
+    serve = bool(message.get("serve")) and setup_error is None
+    ready = {"op": "ready", "names": {}, "learner_error": learner_error, "setup_error": setup_error,
+             "repaired": [], "private_mb": linux.private_memory_mb() if message.get("stats") else None}
+    blobs: list = []
+    server = None
+    if serve:
+        from tutor.checks import guard
+        from tutor.checks.context import Learner
+        from tutor.checks.server import Server
+
+        ready["repaired"] = guard.restore()
+        server = Server(channel, namespace, Learner(message.get("filename") or "<snippet>", message["code"]))
+        ready["names"] = server.manifest(blobs)
+    try:
+        protocol.send(channel, ready, blobs)
+    except OSError:
+        return  # the run closed its own channel; the judge sees no answer and says so
+    if server is not None:
+        server.serve()
+        _flush_streams()
+
+
+def runner(channel: socket.socket, containment: dict) -> None:
+    message = _take_request(channel)
+    channel = _hide_channel(channel)
+    filename = message.get("filename") or "<snippet>"
+    setup_error = _set_up(message, containment)
+    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    learner_error = None
+    if setup_error is None:
+        namespace, learner_error = _run_learner_code(message["code"], filename)
+    _flush_streams()
+    after_learner_code(channel, message, namespace, learner_error, setup_error)
+    os._exit(1 if (learner_error or setup_error) else 0)

@@ -1,0 +1,104 @@
+"""The worker's own loop: import torch once, keep a keeper/runner pair forked ahead, serve runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import sys
+import time
+
+from tutor.sandbox import wire
+from tutor.sandbox.worker import linux
+from tutor.sandbox.worker.keeper import Spare, sweep
+
+#: Modules the profiler and the checks reach for: loading them per run costs about a second.
+BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
+OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
+
+
+def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
+    import importlib
+
+    loaded, failed = [], {}
+    for name in BASE_PRELOAD:
+        importlib.import_module(name)
+        loaded.append(name)
+    for name in [*OPTIONAL_PRELOAD, *extra]:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except Exception as exc:  # optional: a missing probe module is not fatal
+            failed[name] = f"{type(exc).__name__}: {exc}"
+    return loaded, failed
+
+
+def serve(channel: socket.socket, containment: dict) -> None:
+    spare = Spare(containment, {channel.fileno()})
+    while True:
+        try:
+            message, fds = wire.recv_frame(channel)
+        except wire.WireError:
+            spare.discard()
+            return
+        op = message.get("op")
+        if op == "exit":
+            spare.discard()
+            return
+        if op != "run":
+            for fd in fds:
+                os.close(fd)
+            continue
+        current, spare = spare, None
+        current.start(message, fds)
+        for fd in fds:
+            os.close(fd)
+        while True:
+            ready, _, _ = select.select([channel, current.status_r], [], [])
+            if current.status_r in ready:
+                break
+            try:
+                control, stray = wire.recv_frame(channel)
+            except wire.WireError:
+                current.cancel()
+                current.result()
+                return
+            for fd in stray:
+                os.close(fd)
+            if control.get("op") == "exit":
+                current.cancel()
+                current.result()
+                return
+            if control.get("op") == "cancel" and control.get("id") == message["id"]:
+                current.cancel()
+        verdict = current.result()
+        # Whatever escaped the keeper's sweep was reparented to us, the subreaper; no spare
+        # exists yet, so every child left is the run's.
+        sweep(time.monotonic() + 1.0)
+        verdict.update(op="done", id=message["id"])
+        wire.send_frame(channel, verdict)
+        spare = Spare(containment, {channel.fileno()})
+
+
+def main() -> int:
+    config = json.loads(sys.argv[1])
+    channel = socket.socket(fileno=int(config["fd"]))
+    linux.die_with_parent()
+    started = time.perf_counter()
+    try:
+        loaded, failed = preload(config.get("preload", []))
+    except BaseException as exc:  # torch itself failed to import: say why, then stop
+        wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    import torch
+
+    linux.become_subreaper()
+    wire.send_frame(channel, {
+        "op": "ready", "pid": os.getpid(), "torch": torch.__version__,
+        "python": sys.version.split()[0], "executable": sys.executable,
+        "preloaded": loaded, "preload_failures": failed,
+        "warmup_s": time.perf_counter() - started, "rss_mb": linux.rss_mb(),
+    })
+    serve(channel, config.get("containment", {}))
+    return 0

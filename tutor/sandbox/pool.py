@@ -45,11 +45,15 @@ class Sandbox:
         python: interpreter for the workers; it must have torch (default: this one).
         isolation: "auto", "bwrap" or "none" (see ``tutor.sandbox.isolation``).
         preload: modules every worker imports before forking, beyond torch's.
+        hide: folders no run may see, even where the filesystem is otherwise readable (grading
+            hides the class's submissions and the pack; each run gets only its own code, over
+            the wire). Takes effect under bubblewrap.
     """
 
     def __init__(self, settings_or_limits: Any = None, workers: int | None = None,
                  python: str | None = None, isolation: str | None = None,
-                 preload: list[str] | tuple[str, ...] | None = None):
+                 preload: list[str] | tuple[str, ...] | None = None,
+                 hide: list[str] | tuple[str, ...] = ()):
         if isinstance(settings_or_limits, Limits):
             self.limits, settings = settings_or_limits, None
         elif settings_or_limits is None:
@@ -60,6 +64,7 @@ class Sandbox:
         self.python = python or getattr(settings, "python", None) or iso.default_python()
         self.requested_isolation = isolation or getattr(settings, "isolation", None) or "auto"
         self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
+        self.hide = tuple(str(p) for p in hide)
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
@@ -117,7 +122,7 @@ class Sandbox:
         self._counter += 1
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes,
-                               name=f"w{self._counter}", cgroups=self._cgroups)
+                               name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide)
         with self._lock:
             self._all.append(worker)
         return worker

@@ -75,6 +75,7 @@ class Sandbox:
         self._busy: set[WorkerProcess] = set()
         self._all: list[WorkerProcess] = []
         self._scratch_root: str | None = None
+        self._owner_lock: int | None = None
         self._cgroups = False
         self._counter = 0
         self.warmup_s: float | None = None
@@ -99,8 +100,10 @@ class Sandbox:
         try:
             self._info = iso.choose(self.requested_isolation, self.python)
             self._cgroups = self._info.process_limit == "cgroup"
-            self._scratch_root = tempfile.mkdtemp(prefix="torch-tutor-")
+            sweep_stale_scratch()
+            self._scratch_root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
             os.chmod(self._scratch_root, 0o711)
+            self._owner_lock = _hold_owner_lock(self._scratch_root)
             fresh = [self._new_worker() for _ in range(self.workers)]
             for worker in fresh:
                 # Under the lock, so close() either sees this worker's process (and kills it,
@@ -172,6 +175,9 @@ class Sandbox:
             worker.close()
         if self._scratch_root:
             shutil.rmtree(self._scratch_root, ignore_errors=True)
+        if self._owner_lock is not None:
+            os.close(self._owner_lock)
+            self._owner_lock = None
 
     def __enter__(self) -> "Sandbox":
         return self.start()
@@ -246,6 +252,61 @@ class Sandbox:
         worker.spawn()
         worker.wait_ready(timeout=300)
         return worker
+
+
+SCRATCH_PREFIX = "torch-tutor-"
+#: Held (flock) by the tutor that made the scratch folder, for as long as it lives.
+OWNER_LOCK = ".owner.lock"
+
+
+def _hold_owner_lock(root: str) -> int | None:
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; folders of a killed tutor stay (see the README)
+        return None
+    fd = os.open(os.path.join(root, OWNER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def sweep_stale_scratch(parent: str | None = None) -> list[str]:
+    """Remove the scratch folders of tutors that died without cleaning up (kill -9, a crash).
+
+    A folder is stale when it holds our owner lock file, belongs to this user, and nobody holds
+    the lock: the kernel releases a flock when its holder dies, whatever killed it. Anything else
+    named alike is left alone. Returns the folders removed."""
+    try:
+        import fcntl
+    except ImportError:
+        return []
+    from tutor.sandbox.process import _remove_tree
+
+    removed = []
+    parent = parent or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        root = os.path.join(parent, name)
+        lock_path = os.path.join(root, OWNER_LOCK)
+        try:
+            if os.lstat(root).st_uid != os.geteuid() or not os.path.isfile(lock_path):
+                continue
+            fd = os.open(lock_path, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # its tutor is alive
+            os.close(fd)
+            continue
+        try:
+            _remove_tree(root)
+            removed.append(root)
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _cpu_count() -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
-from tutor.sandbox.limits import Limits
+from tutor.sandbox.limits import Limits, usable_cpus
 from tutor.sandbox.process import ProbeSpec, WorkerDied, WorkerProcess
 from tutor.sandbox.result import LearnerError, RunResult
 
@@ -218,7 +218,7 @@ class Sandbox:
         with self._lock:
             self._busy.add(worker)
         request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
-                   "stats": stats, "threads": threads or _cpu_count()}
+                   "stats": stats, "threads": threads or usable_cpus()}
         try:
             raw = worker.run(request, limits)
             raw.probe_requested = probe is not None
@@ -307,13 +307,6 @@ def sweep_stale_scratch(parent: str | None = None) -> list[str]:
         finally:
             os.close(fd)
     return removed
-
-
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 _default: Sandbox | None = None

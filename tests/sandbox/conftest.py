@@ -59,7 +59,7 @@ def assert_recovered(box: Sandbox) -> None:
     assert result.stdout == "still fine\n"
     assert leftover_processes() == []
     root = Path(box._scratch_root)
-    assert [p.name for p in root.iterdir() if not p.name.endswith(".log")] == []
+    assert [p.name for p in root.iterdir() if not p.name.endswith(".log") and p.name != ".owner.lock"] == []
 
 
 @pytest.fixture

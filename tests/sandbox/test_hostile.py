@@ -266,3 +266,47 @@ def test_invalid_utf8_output_is_replaced(sandbox, recovered):
     assert result.status == "ok"
     assert result.stdout == "ok \ufffd\ufffd\ufffd end\n"
     recovered(sandbox)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can read /etc/shadow in the first place")
+def test_root_only_files_cannot_be_read(sandbox, recovered):
+    assert os.access("/etc/shadow", os.R_OK), "the test needs a root-readable /etc/shadow"
+    result = sandbox.run(
+        "try:\n    print('READ', open('/etc/shadow').read()[:20])\n"
+        "except OSError as exc:\n    print('refused', type(exc).__name__)\n")
+    assert result.status == "ok", (result.status, result.message, result.error)
+    assert result.stdout == "refused PermissionError\n"
+    recovered(sandbox)
+
+
+def test_runs_hold_no_capabilities_and_no_root_uid(sandbox, recovered):
+    result = sandbox.run(
+        "import os\nstatus = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
+        "print(status['CapEff'].strip(), status['CapPrm'].strip(), status['CapAmb'].strip(), os.getuid())\n")
+    assert result.status == "ok", (result.status, result.message, result.error)
+    eff, prm, amb, uid = result.stdout.split()
+    assert int(eff, 16) == 0 and int(prm, 16) == 0 and int(amb, 16) == 0, result.stdout
+    assert uid != "0", result.stdout
+    recovered(sandbox)
+
+
+def test_a_deeply_nested_forged_report_is_a_clear_failure(sandbox, recovered):
+    # Finds the private report pipe by listing its own descriptors, fills it with a report
+    # nested far past json's recursion limit, and leaves before the probe can write.
+    code = (
+        "import os, struct\n"
+        "body = b'[' * 200000 + b']' * 200000\n"
+        "for name in os.listdir('/proc/self/fd'):\n"
+        "    fd = int(name)\n"
+        "    if fd > 2:\n"
+        "        try:\n"
+        "            os.write(fd, struct.pack('!I', len(body)) + body)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "os._exit(0)\n"
+    )
+    result = sandbox.run(code, probe=ECHO)
+    assert result.status == "sandbox-failure", (result.status, result.message)
+    assert result.message == "The checks' report could not be read: the report was malformed (nested too deeply)."
+    assert result.report is None
+    recovered(sandbox)

@@ -8,7 +8,6 @@ importing ``tutor.sandbox`` itself, and gets a plain sentence when it cannot run
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -153,8 +152,6 @@ class Engine:
 
     @staticmethod
     def _limits(sandbox: Any, timeout: float | None) -> Any:
-        limits = getattr(sandbox, "limits", None)
-        if timeout is None or limits is None:
-            return limits
-        cpus = os.cpu_count() or 1
-        return limits.with_overrides(wall_time=timeout, cpu_time=max(limits.cpu_time, timeout * cpus))
+        from tutor.sandbox.limits import step_limits
+
+        return step_limits(getattr(sandbox, "limits", None), timeout)

@@ -98,7 +98,8 @@ def run_submission(args: argparse.Namespace, pack, settings) -> int:
         # A private copy under a fixed name: the learner's folder is then one learner, whatever it holds.
         shutil.copytree(source, Path(tmp) / "submission", symlinks=True)
         collection = collect(pack, Path(tmp))
-        with Sandbox(settings).start() as sandbox:
+        hide = [tmp] + ([str(pack.root)] if pack.root else [])  # each run gets only its own code
+        with Sandbox(settings, hide=hide).start() as sandbox:
             rows = grade_all(pack, collection.submissions, sandbox, isolation=info.level)
     meta = grade_meta(pack, info, ignored=collection.ignored)
     rows = sort_rows(rows, meta["items"])

@@ -222,7 +222,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             print(f"  {done}/{total} graded", file=sys.stderr, flush=True)
 
     started = time.monotonic()
-    with Sandbox(settings, workers=settings.workers).start() as sandbox:
+    # Each run gets its own code over the wire: the class's folder and the pack stay hidden.
+    hide = [str(root)] + ([str(pack.root)] if pack.root else [])
+    with Sandbox(settings, workers=settings.workers, hide=hide).start() as sandbox:
         rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
                          deadline=deadline, isolation=info.level)
     if cache is not None:

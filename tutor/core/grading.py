@@ -7,7 +7,7 @@ back into :class:`CheckResult` objects the app and the CLI can show. It never im
 
 from __future__ import annotations
 
-import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -116,11 +116,9 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
 
 
 def _limits_for(sandbox: "Sandbox", timeout: float | None):
-    limits = sandbox.limits
-    if timeout is None:
-        return limits
-    cpus = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return limits.with_overrides(wall_time=timeout, cpu_time=max(limits.cpu_time, timeout * cpus))
+    from tutor.sandbox.limits import step_limits
+
+    return step_limits(sandbox.limits, timeout)
 
 
 def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,

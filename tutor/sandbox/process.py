@@ -45,11 +45,13 @@ class ProbeSpec:
 
 class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
-                 preload: list[str], processes: int, name: str, cgroups: bool):
+                 preload: list[str], processes: int, name: str, cgroups: bool,
+                 hide: tuple[str, ...] = ()):
         self.python = python
         self.info = info
         self.scratch_root = scratch_root
         self.preload = preload
+        self.hide = hide
         self.name = name
         self.ready: dict = {}
         self._sock: socket.socket | None = None
@@ -79,7 +81,9 @@ class WorkerProcess:
                   "containment": isolation.containment(self.info)}
         cmd = [interpreter.executable, "-m", "tutor.sandbox.worker", json.dumps(config)]
         if self.info.level == "bwrap":
-            cmd = isolation.bwrap_command(interpreter, self.scratch_root) + cmd
+            cmd = isolation.bwrap_command(interpreter, self.scratch_root,
+                                          as_root=self.info.worker_uid is not None,
+                                          bwrap=self.info.bwrap or "bwrap", private=self.hide) + cmd
         if self._group is not None:
             cmd = self._group.wrap(cmd)
         with open(self._log_path, "ab") as log:

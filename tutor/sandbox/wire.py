@@ -66,6 +66,9 @@ def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
     except ValueError as exc:
         _close_all(fds)
         raise WireError(f"not JSON: {exc}") from None
+    except RecursionError:
+        _close_all(fds)
+        raise WireError("a frame nested too deeply") from None
     if not isinstance(message, dict):
         _close_all(fds)
         raise WireError("frame is not an object")
@@ -85,7 +88,10 @@ def decode_report(data: bytes) -> dict:
     (size,) = _HEADER.unpack(data[: _HEADER.size])
     if size != len(data) - _HEADER.size:
         raise ValueError("report length does not match its header")
-    message = json.loads(data[_HEADER.size:])
+    try:
+        message = json.loads(data[_HEADER.size:])
+    except RecursionError:  # a forged report: json gives up past ~1000 levels with a traceback
+        raise ValueError("nested too deeply") from None
     if not isinstance(message, dict):
         raise ValueError("report is not an object")
     return message

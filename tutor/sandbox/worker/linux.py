@@ -16,6 +16,11 @@ MS_REC = 16384
 PR_SET_PDEATHSIG = 1
 PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAP_VERSION_3 = 0x20080522
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -58,6 +63,46 @@ def remount_read_only(path: str) -> None:
         kept = flags & (os.ST_NOSUID | os.ST_NODEV | os.ST_NOEXEC | os.ST_NOATIME | os.ST_NODIRATIME)
         if _libc.mount(None, path.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | kept, None) != 0:
             raise OSError(ctypes.get_errno(), f"cannot make {path} read-only")
+
+
+# --------------------------------------------------------------------------- privileges
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_bounding_set() -> None:
+    # Needs CAP_SETPCAP; without it the set stays, and no_new_privs keeps it from mattering.
+    for cap in range(64):
+        if _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) != 0 and ctypes.get_errno() == 22:
+            break  # EINVAL: past the last capability this kernel knows
+
+
+def drop_capabilities() -> None:
+    """No capability in any set, and none to be gained by exec (setuid files included)."""
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
+    _drop_bounding_set()
+    _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+    header = _CapHeader(_CAP_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "cannot drop capabilities")
+
+
+def become_user(uid: int) -> None:
+    """From root to ``uid`` (group too, no supplementary groups), keeping no capability."""
+    _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
+    _drop_bounding_set()
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)  # every uid non-zero: the kernel clears all capabilities
+    drop_capabilities()
 
 
 # --------------------------------------------------------------------------- /proc

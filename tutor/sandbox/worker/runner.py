@@ -94,12 +94,6 @@ def _isolate_tmp(scratch: str) -> str:
     return "/tmp"
 
 
-def _drop_privileges(uid: int) -> None:
-    os.setgroups([])
-    os.setgid(uid)
-    os.setuid(uid)
-
-
 def _learner_error(exc: BaseException, filename: str) -> dict:
     import traceback
 
@@ -167,7 +161,10 @@ def _set_up(message: dict, containment: dict) -> str | None:
 
         tempfile.tempdir = None
         if containment.get("drop_uid") is not None:
-            _drop_privileges(int(containment["drop_uid"]))
+            linux.become_user(int(containment["drop_uid"]))
+        elif containment.get("namespaces"):
+            # Root of its own user namespace, with every capability there: give them all up.
+            linux.drop_capabilities()
         apply_limits(message["limits"], containment)
         import torch
 

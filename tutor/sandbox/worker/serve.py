@@ -85,6 +85,10 @@ def main() -> int:
     config = json.loads(sys.argv[1])
     channel = socket.socket(fileno=int(config["fd"]))
     linux.die_with_parent()
+    containment = config.get("containment", {})
+    if containment.get("worker_uid") is not None:
+        # bubblewrap started as root: leave root before anything else runs here.
+        linux.become_user(int(containment["worker_uid"]))
     started = time.perf_counter()
     try:
         loaded, failed = preload(config.get("preload", []))
@@ -100,5 +104,5 @@ def main() -> int:
         "preloaded": loaded, "preload_failures": failed,
         "warmup_s": time.perf_counter() - started, "rss_mb": linux.rss_mb(),
     })
-    serve(channel, config.get("containment", {}))
+    serve(channel, containment)
     return 0

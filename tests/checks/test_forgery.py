@@ -142,7 +142,8 @@ def graded(isolation):
         (subs / learner).mkdir(parents=True)
         (subs / learner / "view-inplace.py").write_text(code)
     out = base / "rows.csv"
-    done = tutor("grade", "debugging-and-speed", str(subs), "--csv", str(out), "--no-cache", env=env)
+    unisolated = ["--unisolated"] if env["TORCH_TUTOR_ISOLATION"] == "none" else []
+    done = tutor("grade", "debugging-and-speed", str(subs), "--csv", str(out), "--no-cache", *unisolated, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     return {row["learner"]: row for row in rows if row["exercise"] == "view-inplace"}

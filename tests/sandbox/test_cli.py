@@ -48,3 +48,8 @@ def test_doctor_reports_torch_isolation_limits_and_warmup():
     assert report["isolation"]["level"] in ("bwrap", "none") and report["isolation"]["reason"]
     assert report["limits"]["wall_time"] == 10.0 and report["warmup_s"] > 0
     assert report["test_run"]["status"] == "ok"
+    # Preloading works whoever the worker runs as (as root under bwrap it is nobody, and its own
+    # /tmp must be writable: torch._dynamo failed to preload when it was not).
+    assert report["preload_failures"] == {}
+    if report["isolation"]["level"] == "bwrap":
+        assert report["isolation"]["bwrap_source"] in ("system", "bundled") and report["isolation"]["bwrap"]

@@ -306,7 +306,9 @@ def test_a_deeply_nested_forged_report_is_a_clear_failure(sandbox, recovered):
         "os._exit(0)\n"
     )
     result = sandbox.run(code, probe=ECHO)
-    assert result.status == "sandbox-failure", (result.status, result.message)
-    assert result.message == "The checks' report could not be read: the report was malformed (nested too deeply)."
-    assert result.report is None
+    # The report pipe belongs to the judge (the run's keeper), never to the runner: the forged
+    # frame reaches nothing, and the run reads as what it did. Decoding a nested frame or report,
+    # should one ever arrive, is a clear error too (tests/sandbox/test_wire.py).
+    assert result.status != "passed" and result.report is None, (result.status, result.message)
+    assert result.message == "No check results: the program ended its process (os._exit?) before the checks could run."
     recovered(sandbox)

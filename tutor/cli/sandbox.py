@@ -105,7 +105,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "torch": worker.get("torch"),
             "isolation": {"level": info.level, "reason": info.reason,
                           "per_run_namespaces": info.per_run_namespaces,
-                          "process_limit": info.process_limit, "gaps": list(info.gaps)},
+                          "process_limit": info.process_limit, "gaps": list(info.gaps),
+                          "bwrap": info.bwrap, "bwrap_source": info.bwrap_source,
+                          "not_used": list(info.not_used)},
             "limits": sandbox.limits.to_dict(),
             "warmup_s": round(sandbox.warmup_s or time.perf_counter() - started, 2),
             "worker_rss_mb": round(worker.get("rss_mb", 0), 1),
@@ -119,6 +121,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"python:     {data['python']} ({data['python_version']})")
     print(f"torch:      {data['torch']}")
     print(f"isolation:  {info.level} — {info.reason}")
+    if info.bwrap:
+        print(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
+    for why in info.not_used:
+        print(f"  not used: {why}")
     print(f"processes:  limited by {info.process_limit}")
     for gap in info.gaps:
         print(f"  weaker:   {gap}")

@@ -118,7 +118,10 @@ def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool 
         as_root = os.geteuid() == 0
     hidden = _hidden_roots()
     cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+           # The worker runs as nobody when the tutor is root: its own /tmp must be writable, or
+           # torch fails to write caches while it preloads (torch._dynamo was "not preloaded").
+           "--perms", "1777", "--tmpfs", "/tmp"]
     for device in sorted(glob.glob("/dev/nvidia*")) + (["/dev/dri"] if os.path.exists("/dev/dri") else []):
         cmd += ["--dev-bind", device, device]
     for root in hidden:

@@ -32,7 +32,20 @@ class Clock:
 def _app(make_app, **kwargs):
     app = make_app(**kwargs)
     app.store.clock = Clock()
+    _seed_right_choice_first(app)
     return app
+
+
+def _seed_right_choice_first(app) -> None:
+    """Choices are shuffled per learner: pick this learner's seed so that the review's choice
+    shows its right answer first and a wrong one second, as the key presses below assume."""
+    from tutor.app.widgets.steps.quiz_choice import SEED_PREFERENCE, choice_order
+
+    pack = next(p for p in app.packs if p.id == WHICH[0])
+    step = next(s for s in pack.lesson(WHICH[1]).steps if s.id == WHICH[2])
+    seed = next(f"s{i}" for i in range(10_000)
+                if choice_order(len(step.choices), f"s{i}", WHICH)[:2] == [0, 1])
+    app.store.set_preference(SEED_PREFERENCE, seed)
 
 
 async def _open_review(pilot, app, *, seconds_on_item: float = 30.0) -> ReviewScreen:

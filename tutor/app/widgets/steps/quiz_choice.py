@@ -118,7 +118,10 @@ class ChoiceQuizStep(StepView):
     @property
     def order(self) -> list[int]:
         quiz = self.place.step
-        return choice_order(len(quiz.choices), learner_seed(self.store), self.key, getattr(quiz, "shuffle", True))
+        # Seeded by the item itself (never a review's scratch key): the same order in the lesson,
+        # on resume and in every review.
+        return choice_order(len(quiz.choices), learner_seed(self.store), self.place.key,
+                            getattr(quiz, "shuffle", True))
 
     def _label(self, index: int) -> Text:
         return inline(soft_join(self.text(self.place.step.choices[index].text)))

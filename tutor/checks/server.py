@@ -14,7 +14,7 @@ from __future__ import annotations
 import pickle
 import types
 
-from tutor.checks import guard, protocol, refs
+from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
 
 _SETTING_TYPES = (bool, int, float, str, type(None))
@@ -554,7 +554,7 @@ class Watcher:
                     self.device = "cuda"
             self.handles.append(refs.register_forward_pre_hook(module, lambda _m, _a: self.seen.append(state(self.device))))
             for key in self.outputs_wanted:
-                for name, sub in _walk(module):
+                for name, sub in modules.walk(module):
                     if name == key or refs.type_(sub).__name__ == key:
                         self.handles.append(refs.register_forward_hook(sub, self._recorder(key)))
         self.before = state(self.device)
@@ -575,20 +575,6 @@ class Watcher:
 
     def report(self) -> dict:
         return {"seen": self.seen[:64], "outputs": self.outputs, "before": self.before, "after": self.after}
-
-
-def _walk(module, prefix: str = ""):
-    seen = set()
-    stack = [(prefix, module)]
-    while stack:
-        name, current = stack.pop(0)
-        if refs.id_(current) in seen:
-            continue
-        seen.add(refs.id_(current))
-        yield name, current
-        for child_name, child in (refs.object_getattribute(current, "__dict__").get("_modules") or {}).items():
-            if child is not None and refs.issubclass_(refs.type_(child), refs.Module):
-                stack.append((f"{name}.{child_name}" if name else child_name, child))
 
 
 # --------------------------------------------------------------------------- measuring

@@ -38,7 +38,7 @@ def _positive_float(value: Any) -> float:
     return number
 
 
-def _positive_int(value: Any) -> int:
+def _whole(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError("expected a whole number")
     try:
@@ -47,6 +47,11 @@ def _positive_int(value: Any) -> int:
         raise ValueError("expected a whole number") from None
     if isinstance(value, float) and value != number:
         raise ValueError("expected a whole number")
+    return number
+
+
+def _positive_int(value: Any) -> int:
+    number = _whole(value)
     if number < 1:
         raise ValueError("must be at least 1")
     return number
@@ -54,14 +59,7 @@ def _positive_int(value: Any) -> int:
 
 def _count(value: Any) -> int:
     """A whole number, 0 or more."""
-    if isinstance(value, bool):
-        raise ValueError("expected a whole number")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError("expected a whole number") from None
-    if isinstance(value, float) and value != number:
-        raise ValueError("expected a whole number")
+    number = _whole(value)
     if number < 0:
         raise ValueError("must be 0 or more")
     return number

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tutor.core.grading import check_exercise  # noqa: E402
+from tutor.grading.exercise import check_exercise  # noqa: E402
 from tutor.core.loader import load_pack  # noqa: E402
 from tutor.core.models import Exercise  # noqa: E402
 from tutor.core.validation import validate  # noqa: E402

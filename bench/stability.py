@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
-from tutor.core.grading import check_exercise  # noqa: E402
+from tutor.grading.exercise import check_exercise  # noqa: E402
 from tutor.core.loader import load_pack  # noqa: E402
 
 

@@ -28,7 +28,7 @@ def mini_pack():
 def sandbox():
     """One warm sandbox for the whole session; skipped where this build has none yet."""
     sandbox_module = pytest.importorskip("tutor.sandbox")
-    pytest.importorskip("tutor.core.grading")
+    pytest.importorskip("tutor.grading.exercise")
     import tempfile
 
     settings = make_settings(Path(tempfile.mkdtemp(prefix="tutor-app-")))

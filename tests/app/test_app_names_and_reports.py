@@ -8,7 +8,7 @@ from app_support import MINI, screen_text, settle, wait_for_text
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.report import CheckReport
 from tutor.cli.main import main
-from tutor.core.grading import grade
+from tutor.grading.exercise import grade
 from tutor.core.progress import ProgressStore
 from tutor.sandbox.result import LearnerError, RunResult
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.grading import check_exercise
+from tutor.grading.exercise import check_exercise
 from tutor.core.models import Exercise
 from tutor.core.validation import validate
 

@@ -28,6 +28,6 @@ def test_child_side_imports_only_stdlib_torch_numpy():
 
 
 def test_grading_never_imports_torch():
-    code = ("import sys\nimport tutor.core.grading, tutor.core.validate_run, tutor.cli.checking\n"
+    code = ("import sys\nimport tutor.grading.exercise, tutor.grading.validate, tutor.cli.checking\n"
             "assert 'torch' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -10,7 +10,7 @@ import threading
 import time
 
 from tests.checks.test_cli import _small_pack, tutor
-from tutor.core.grading import compare_outcome
+from tutor.grading.exercise import compare_outcome
 from tutor.core.models import Example
 from tutor.core.validation import validate
 from tutor.sandbox import RunResult

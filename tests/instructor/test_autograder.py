@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tutor.core.autograder import results_schema
+from tutor.grading.autograder import results_schema
 from tutor.core.loader import load_pack
 from tutor.core.scaffold import scaffold
 

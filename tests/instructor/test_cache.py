@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from tutor.core.gradebook import GradeCache, Row, exercise_fingerprint
+from tutor.grading.gradebook import GradeCache, Row, exercise_fingerprint
 from tutor.core.loader import load_pack
 from tutor.core.scaffold import scaffold
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.gradebook import (Row, RosterError, clean_name, collect, load_roster, parse_shard, shard_of)
-from tutor.core.gradeout import csv_cell, to_csv, to_totals
+from tutor.grading.gradebook import (Row, RosterError, clean_name, collect, load_roster, parse_shard, shard_of)
+from tutor.grading.output import csv_cell, to_csv, to_totals
 from tutor.core.handin import write_handin
 from tutor.core.loader import load_pack
 from tutor.core.scaffold import scaffold
@@ -216,7 +216,7 @@ def test_clean_name_keeps_ordinary_names():
 
 
 def test_feedback_shows_learner_names_and_run_text_as_text_only():
-    from tutor.core.gradeout import feedback_markdown
+    from tutor.grading.output import feedback_markdown
 
     meta = {"pack": "p", "pack_version": "1", "pack_title": "P", "items": ["ex"]}
     name = "eve\n![track](http://evil.example/a.png) <img src=x>"

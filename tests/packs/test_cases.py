@@ -15,7 +15,7 @@ import pytest
 
 from tests.packs.conftest import CASES_DIR, PACK_DIR
 
-grading = pytest.importorskip("tutor.core.grading", reason="the check engine is not installed")
+grading = pytest.importorskip("tutor.grading.exercise", reason="the check engine is not installed")
 
 FAILS = re.compile(r"^#\s*fails:\s*(?P<ids>[a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)\s*$")
 EXERCISES = ("shape-mismatch", "numpy-dtype", "unregistered-submodule", "accumulate-graph", "forgot-eval",

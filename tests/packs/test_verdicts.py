@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-grading = pytest.importorskip("tutor.core.grading", reason="the check engine is not installed")
+grading = pytest.importorskip("tutor.grading.exercise", reason="the check engine is not installed")
 
 VERDICTS = {
     ("labs", "hotspot-cpu"): re.compile(r"^looks (.+)$", re.MULTILINE),

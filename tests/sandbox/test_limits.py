@@ -39,7 +39,7 @@ def test_step_limits(two_of_eight_cpus):
 
 def test_run_check_and_grade_get_the_same_limits(two_of_eight_cpus):
     from tutor.app.engine import Engine
-    from tutor.core.grading import _limits_for
+    from tutor.grading.exercise import _limits_for
 
     for timeout in (None, 3.0, 25.0):
         assert Engine._limits(_Box(), timeout) == _limits_for(_Box(), timeout) == step_limits(_Box.limits, timeout)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.screen import ModalScreen
 
 from tutor.app.widgets.report import CheckReport
-from tutor.core.grading import CheckResult, ExerciseReport
+from tutor.grading.exercise import CheckResult, ExerciseReport
 from tutor.sandbox.result import RunResult
 
 WIDE = (100, 32)
@@ -160,7 +160,7 @@ def test_small_prose(snap_compare, snapshot_app):
 
 
 def test_small_example_after_run(snap_compare, snapshot_app):
-    from tutor.core.grading import ExampleOutcome
+    from tutor.grading.exercise import ExampleOutcome
     from tutor.sandbox.result import LearnerError
 
     outcome = ExampleOutcome(matched=True, summary="raised as expected", run=RunResult(
@@ -217,7 +217,7 @@ def test_small_exercise_with_a_long_report(snap_compare, snapshot_app):
 
 
 def test_small_syntax_error_report(snap_compare, snapshot_app):
-    from tutor.core.grading import grade
+    from tutor.grading.exercise import grade
     from tutor.sandbox.result import LearnerError
 
     async def show(pilot):

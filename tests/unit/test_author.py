@@ -75,7 +75,7 @@ def test_authoring_reference_is_current():
 
 
 def test_reference_names_every_field_of_every_check_kind():
-    from tutor.core.checks import CHECK_KINDS
+    from tutor.core.check_models import CHECK_KINDS
     from tutor.core.docgen import reference_markdown
 
     text = reference_markdown()

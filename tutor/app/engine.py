@@ -145,7 +145,7 @@ class Engine:
     @staticmethod
     def _grading() -> Any:
         try:
-            from tutor.core import grading
+            from tutor.grading import exercise as grading
         except ImportError as exc:
             raise EngineUnavailable(t("sandbox.missing", reason=f"this build has no check engine ({exc})")) from None
         return grading

@@ -4,12 +4,12 @@ It runs in the **judge** (the run's keeper), a process in which learner code nev
 learner's names in ``namespace`` are proxies (:mod:`tutor.checks.remote`) whose calls are requests
 to the runner, and what comes back is plain data rebuilt here. The judge evaluates the pack's
 setup and expressions, computes the expected values, compares, and writes the report to the
-parent on a descriptor the runner never had; ``tutor.core.grading`` turns it into typed results.
+parent on a descriptor the runner never had; ``tutor.grading.exercise`` turns it into typed results.
 
-Payload (plain JSON, built by ``tutor.core.grading.build_payload``)::
+Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 
     {"version": 1, "exercise": "id", "filename": "<exercise>", "source": "the learner's code",
-     "time_budget": 8.0, "checks": [<check dicts as in tutor.core.checks>]}
+     "time_budget": 8.0, "checks": [<check dicts as in tutor.core.check_models>]}
 """
 
 from __future__ import annotations

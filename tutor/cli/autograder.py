@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 @guarded
 def cmd_autograder(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.core.autograder import (AutograderError, build_gradescope_bundle, github_classroom,
+    from tutor.grading.autograder import (AutograderError, build_gradescope_bundle, github_classroom,
                                        torch_version)
     from tutor.core.loader import PackError, load_pack
 
@@ -79,9 +79,9 @@ def run_submission(args: argparse.Namespace, pack, settings) -> int:
     import tempfile
 
     from tutor.cli.grading import grade_meta, print_rows
-    from tutor.core.autograder import gradescope_results
-    from tutor.core.gradebook import collect, grade_all
-    from tutor.core.gradeout import sort_rows, write_atomic
+    from tutor.grading.autograder import gradescope_results
+    from tutor.grading.gradebook import collect, grade_all
+    from tutor.grading.output import sort_rows, write_atomic
     from tutor.sandbox import Sandbox
     from tutor.sandbox import isolation as iso
 

@@ -101,7 +101,7 @@ def _read(value: str) -> str:
 
 @guarded
 def cmd_check(args: argparse.Namespace) -> int:
-    from tutor.core.grading import check_exercise
+    from tutor.grading.exercise import check_exercise
     from tutor.sandbox import Sandbox, SandboxUnavailable
 
     pack, lesson, exercise = _find(args)

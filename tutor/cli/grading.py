@@ -86,7 +86,7 @@ def _notice(message: str) -> None:
 
 def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None) -> list[str]:
     """Every requested output but the streamed CSV; returns the errors (one line each)."""
-    from tutor.core import gradeout
+    from tutor.grading import output as gradeout
 
     errors = []
     if stream is not None:
@@ -112,8 +112,8 @@ def _try(errors: list[str], where: str, action) -> None:
 
 
 def print_rows(rows: list) -> None:
-    from tutor.core.gradebook import clean_name
-    from tutor.core.gradeout import clip
+    from tutor.grading.gradebook import clean_name
+    from tutor.grading.output import clip
 
     if not rows:
         return
@@ -134,8 +134,8 @@ def _num(value: float) -> str:
 @guarded
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.core import gradeout
-    from tutor.core.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
+    from tutor.grading import output as gradeout
+    from tutor.grading.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
                                       parse_deadline, parse_shard, shard_of)
     from tutor.core.loader import PackError, load_pack
 
@@ -252,8 +252,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
-    """What every output says about the run besides its rows (see tutor.core.gradeout)."""
-    from tutor.core.gradebook import item_order
+    """What every output says about the run besides its rows (see tutor.grading.output)."""
+    from tutor.grading.gradebook import item_order
 
     exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
     return {
@@ -272,7 +272,7 @@ def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
 def pack_fingerprint(pack) -> str:
     import hashlib
 
-    from tutor.core.gradebook import exercise_fingerprint
+    from tutor.grading.gradebook import exercise_fingerprint
 
     digest = hashlib.sha256()
     for _lesson, exercise in pack.exercises():
@@ -283,7 +283,7 @@ def pack_fingerprint(pack) -> str:
 
 
 def _quizzes(pack):
-    from tutor.core.gradebook import graded_quizzes
+    from tutor.grading.gradebook import graded_quizzes
 
     return graded_quizzes(pack)
 
@@ -296,7 +296,7 @@ def _title(pack) -> str:
 
 @guarded
 def cmd_merge(args: argparse.Namespace) -> int:
-    from tutor.core.gradeout import MergeError, merge_shards
+    from tutor.grading.output import MergeError, merge_shards
 
     if not any((args.csv, args.json, args.junit, args.totals, args.feedback)):
         raise UsageError("say what to write: --csv, --json, --junit, --totals and/or --feedback")

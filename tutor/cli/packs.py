@@ -181,7 +181,7 @@ def _validate_once(args: argparse.Namespace) -> int:
         if sandbox is not None:
             sandbox.close()
     if args.junit:
-        from tutor.core.validate_run import junit_xml
+        from tutor.grading.validate import junit_xml
 
         Path(args.junit).write_text(junit_xml(junit), encoding="utf-8")
     if args.json:
@@ -190,7 +190,7 @@ def _validate_once(args: argparse.Namespace) -> int:
 
 
 def _load_failure(exc):
-    from tutor.core.validate_run import StepRun
+    from tutor.grading.validate import StepRun
 
     return StepRun("", "pack", "load", False, f"{len(exc.problems)} problem(s)", 0.0, list(exc.problems))
 
@@ -202,7 +202,7 @@ def _validation_sandbox(args: argparse.Namespace):
 
 
 def _run_pack(pack, path: Path, sandbox, *, quiet: bool):
-    from tutor.core.validate_run import validate_runs
+    from tutor.grading.validate import validate_runs
 
     def progress(run) -> None:
         if not quiet:

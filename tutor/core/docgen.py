@@ -10,7 +10,7 @@ import types
 import typing
 from typing import Any, Union
 
-from tutor.core import checks as check_models
+from tutor.core import check_models
 from tutor.core import models
 from tutor.core.spec import FieldDoc, as_data, format_fields, is_record, strip
 

@@ -13,7 +13,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from tutor.core.checks import Check
+from tutor.core.check_models import Check
 from tutor.core.spec import Meta, hidden, record
 from tutor.core.text import LangCode, Text
 

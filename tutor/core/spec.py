@@ -1,6 +1,6 @@
 """How the pack format is declared: frozen dataclasses whose annotations carry their rules.
 
-The format's classes (``tutor.core.models``, ``tutor.core.checks``) are plain frozen dataclasses,
+The format's classes (``tutor.core.models``, ``tutor.core.check_models``) are plain frozen dataclasses,
 so importing them, reading them and unpickling a cached pack cost a few milliseconds and never
 import pydantic. Their rules travel in ``Annotated`` metadata (``Meta``, ``TEXT``) which pydantic
 reads only when something is validated or a schema is asked for (``tutor.core.validation``),

@@ -22,7 +22,7 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
-from tutor.core.gradebook import Row
+from tutor.grading.gradebook import Row
 from tutor.core.models import Pack
 from tutor.core.text import resolve
 

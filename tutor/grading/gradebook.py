@@ -13,7 +13,7 @@ time wins (then the later file name). A top-level archive never adds to or repla
 has a folder, and two top-level archives naming one learner are both refused.
 
 Results are cached by the content of everything that decides a verdict (see ``GradeCache``).
-Writing the outputs lives in ``tutor.core.gradeout``.
+Writing the outputs lives in ``tutor.grading.output``.
 """
 
 from __future__ import annotations
@@ -650,7 +650,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
     ``progress(row, done, total)`` is called once per row as soon as it is final (from worker
     threads, one at a time), so a caller can write rows as they come.
     """
-    from tutor.core.grading import _limits_for, check_exercise
+    from tutor.grading.exercise import _limits_for, check_exercise
 
     subs = list(submissions)
     exercises: dict[str, Exercise] = {ex.id: ex for _lesson, ex in pack.exercises()}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
-from tutor.core.gradebook import COLUMNS, Row
+from tutor.grading.gradebook import COLUMNS, Row
 
 FORMAT = "torch-tutor-grade"
 FORMAT_VERSION = 1

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from xml.etree import ElementTree
 
 from tutor.core import loader
-from tutor.core.grading import check_exercise, run_example
+from tutor.grading.exercise import check_exercise, run_example
 from tutor.core.loader import Problem
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
 

@@ -16,6 +16,7 @@ _EXPORTS = {
     "STATUSES": "tutor.sandbox.result",
     "Sandbox": "tutor.sandbox.pool",
     "SandboxUnavailable": "tutor.sandbox.pool",
+    "SandboxState": "tutor.sandbox.pool",
     "default_sandbox": "tutor.sandbox.pool",
     "run": "tutor.sandbox.pool",
     "ProbeSpec": "tutor.sandbox.process",

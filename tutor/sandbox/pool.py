@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import enum
 import os
 import queue
 import shutil
@@ -29,6 +30,17 @@ _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_pref
 _OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
 #: Default preloads beyond torch's own: the check engine's probe captures torch functions early.
 DEFAULT_PRELOAD = ("tutor.checks.probe",)
+
+
+class SandboxState(enum.Enum):
+    """Where a sandbox stands; ``Sandbox.error`` holds the reason when UNAVAILABLE."""
+
+    NOT_STARTED = "not started"
+    WARMING = "warming up"
+    READY = "ready"
+    BUSY = "busy"
+    UNAVAILABLE = "unavailable"
+    CLOSED = "closed"
 
 
 class SandboxUnavailable(Exception):
@@ -146,17 +158,30 @@ class Sandbox:
         return self._info
 
     @property
-    def status(self) -> str:
-        """One line for a status bar."""
+    def state(self) -> SandboxState:
+        """Where this sandbox stands; never blocks (the app's status bar reads it)."""
         if self._closed:
-            return "closed"
+            return SandboxState.CLOSED
         if not self._started:
-            return "not started"
+            return SandboxState.NOT_STARTED
         if not self._ready.is_set():
-            return "warming up"
+            return SandboxState.WARMING
         if self._startup_error:
+            return SandboxState.UNAVAILABLE
+        return SandboxState.BUSY if self._busy else SandboxState.READY
+
+    @property
+    def error(self) -> str | None:
+        """Why warm-up failed (the state is UNAVAILABLE), else None."""
+        return self._startup_error if self._ready.is_set() else None
+
+    @property
+    def status(self) -> str:
+        """One line for a status bar (``state`` with the error beside it)."""
+        state = self.state
+        if state is SandboxState.UNAVAILABLE:
             return f"unavailable: {self._startup_error}"
-        return "busy" if self._busy else "ready"
+        return state.value
 
     def close(self) -> None:
         """Stop every worker and everything they started; remove the scratch directories."""

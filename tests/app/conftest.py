@@ -32,7 +32,9 @@ def sandbox():
     import tempfile
 
     settings = make_settings(Path(tempfile.mkdtemp(prefix="tutor-app-")))
-    box = sandbox_module.Sandbox(settings, workers=1)
+    from tutor.grading.sandboxes import sandbox_for
+
+    box = sandbox_for(settings, workers=1)
     box.start()
     yield box
     box.close()

@@ -92,9 +92,10 @@ def test_result_serialises_to_json(sandbox):
 
 def test_limits_from_settings():
     from tutor.core.config import load_settings
+    from tutor.grading.sandboxes import limits_from
 
     settings = load_settings({"wall_time": 3, "memory_mb": 100}, environ={})
-    limits = Limits.from_settings(settings)
+    limits = limits_from(settings)
     assert (limits.wall_time, limits.memory_mb, limits.output_kb) == (3.0, 100, 1024)
     with pytest.raises(TypeError):
         limits.with_overrides(walltime=1)

@@ -44,12 +44,12 @@ class Engine:
             if self._sandbox is not None or self._error is not None or self._closed:
                 return
             try:
-                from tutor.sandbox import Sandbox
+                from tutor.grading.sandboxes import sandbox_for
             except ImportError as exc:
                 self._error = f"this build has no sandbox ({exc.name or exc})"
                 return
             try:
-                self._sandbox = Sandbox(self.settings, workers=self.settings.workers)
+                self._sandbox = sandbox_for(self.settings)
                 self._sandbox.start()
             except Exception as exc:  # a bad interpreter setting must not stop the app
                 self._error = str(exc) or type(exc).__name__

@@ -82,7 +82,7 @@ def run_submission(args: argparse.Namespace, pack, settings) -> int:
     from tutor.grading.autograder import gradescope_results
     from tutor.grading.gradebook import collect, grade_all
     from tutor.grading.output import sort_rows, write_atomic
-    from tutor.sandbox import Sandbox
+    from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import isolation as iso
 
     started = time.monotonic()
@@ -99,7 +99,7 @@ def run_submission(args: argparse.Namespace, pack, settings) -> int:
         shutil.copytree(source, Path(tmp) / "submission", symlinks=True)
         collection = collect(pack, Path(tmp))
         hide = [tmp] + ([str(pack.root)] if pack.root else [])  # each run gets only its own code
-        with Sandbox(settings, hide=hide).start() as sandbox:
+        with sandbox_for(settings, purpose="batch", hide=hide).start() as sandbox:
             rows = grade_all(pack, collection.submissions, sandbox, isolation=info.level)
     meta = grade_meta(pack, info, ignored=collection.ignored)
     rows = sort_rows(rows, meta["items"])

@@ -102,13 +102,14 @@ def _read(value: str) -> str:
 @guarded
 def cmd_check(args: argparse.Namespace) -> int:
     from tutor.grading.exercise import check_exercise
-    from tutor.sandbox import Sandbox, SandboxUnavailable
+    from tutor.grading.sandboxes import sandbox_for
+    from tutor.sandbox import SandboxUnavailable
 
     pack, lesson, exercise = _find(args)
     code = _read(args.file)
     settings = settings_from_args(args)
     try:
-        with Sandbox(settings) as sandbox:
+        with sandbox_for(settings) as sandbox:
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
                                     language=settings.language, fallback=pack.languages[0])

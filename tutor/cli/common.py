@@ -17,6 +17,7 @@ class UsageError(Exception):
 
 def settings_from_args(args: argparse.Namespace, **flags: Any) -> Settings:
     flags.setdefault("data_dir", getattr(args, "data_dir", None))
+    flags.setdefault("sandbox_mode", getattr(args, "sandbox_mode", None))
     try:
         return load_settings(flags)
     except ConfigError as exc:

@@ -196,7 +196,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
     print(f"grading {len(submissions)} submissions of {learners} learners{where} against {pack.id} "
           f"v{pack.version} with {settings.workers} worker(s), isolation {info.level}", file=sys.stderr)
-    from tutor.sandbox import Sandbox
+    from tutor.grading.sandboxes import sandbox_for
 
     cache = None if args.no_cache else GradeCache(settings.data_path / "grade-cache.sqlite", notice=_notice)
     stream = gradeout.CsvStream(Path(args.csv)) if args.csv else None
@@ -224,7 +224,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     started = time.monotonic()
     # Each run gets its own code over the wire: the class's folder and the pack stay hidden.
     hide = [str(root)] + ([str(pack.root)] if pack.root else [])
-    with Sandbox(settings, workers=settings.workers, hide=hide).start() as sandbox:
+    with sandbox_for(settings, purpose="batch", hide=hide).start() as sandbox:
         rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
                          deadline=deadline, isolation=info.level)
     if cache is not None:

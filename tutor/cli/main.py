@@ -34,6 +34,10 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+SANDBOX_MODES = ("auto", "fork", "spawn")
+SANDBOX_MODE_HELP = "how the sandbox starts each run (the sandbox_mode setting)"
+
+
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     """The whole command line; ``commands=False`` leaves out the subcommands (see ``main``)."""
     parser = Parser(
@@ -45,6 +49,7 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--pack", action="append", default=[], metavar="DIR",
                         help="also load the pack in DIR (repeatable)")
     parser.add_argument("--data-dir", metavar="DIR", help="where progress and drafts are kept")
+    parser.add_argument("--sandbox-mode", choices=SANDBOX_MODES, help=SANDBOX_MODE_HELP)
     if commands:
         subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
         for name in COMMAND_MODULES:
@@ -64,6 +69,9 @@ def _late_global_options(sub: argparse.ArgumentParser) -> None:
     if "--data-dir" not in taken:
         group.add_argument("--data-dir", dest="late_data_dir", metavar="DIR", default=None,
                            help="where progress and drafts are kept")
+    if "--sandbox-mode" not in taken:
+        group.add_argument("--sandbox-mode", dest="late_sandbox_mode", choices=SANDBOX_MODES, default=None,
+                           help=SANDBOX_MODE_HELP)
     if "--pack" not in taken:
         group.add_argument("--pack", dest="late_pack", action="append", metavar="DIR", default=None,
                            help="also load the pack in DIR (repeatable)")
@@ -73,6 +81,8 @@ def _merge_late_options(args: argparse.Namespace) -> None:
     late_dir = getattr(args, "late_data_dir", None)
     if late_dir is not None:
         args.data_dir = late_dir
+    if getattr(args, "late_sandbox_mode", None) is not None:
+        args.sandbox_mode = args.late_sandbox_mode
     late_packs = getattr(args, "late_pack", None)
     if late_packs:
         args.pack = [*getattr(args, "pack", []), *late_packs]
@@ -84,9 +94,9 @@ def _opens_the_app(argv: list[str]) -> bool:
     index = 0
     while index < len(argv):
         arg = argv[index]
-        if arg in ("--pack", "--data-dir") and index + 1 < len(argv):
+        if arg in ("--pack", "--data-dir", "--sandbox-mode") and index + 1 < len(argv):
             index += 2
-        elif arg.startswith(("--pack=", "--data-dir=")):
+        elif arg.startswith(("--pack=", "--data-dir=", "--sandbox-mode=")):
             index += 1
         else:
             return False

@@ -196,9 +196,9 @@ def _load_failure(exc):
 
 
 def _validation_sandbox(args: argparse.Namespace):
-    from tutor.sandbox import Sandbox
+    from tutor.grading.sandboxes import sandbox_for
 
-    return Sandbox(settings_from_args(args)).start()
+    return sandbox_for(settings_from_args(args), purpose="batch").start()
 
 
 def _run_pack(pack, path: Path, sandbox, *, quiet: bool):

@@ -35,12 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sandbox(args: argparse.Namespace, **flags):
-    from tutor.sandbox import Sandbox
+    from tutor.grading.sandboxes import sandbox_for
 
     settings = settings_from_args(args, python=args.python, isolation=args.isolation, **flags)
     if settings.python and not Path(settings.python).exists():
         raise UsageError(f"no interpreter at {settings.python}")
-    return Sandbox(settings, workers=1)
+    return sandbox_for(settings, workers=1)
 
 
 @guarded

@@ -96,6 +96,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("workers", 1, _positive_int, "warm sandbox workers kept ready"),
     Setting("isolation", "auto", _choice("auto", "bwrap", "none"),
             "auto: bubblewrap when it works, else limits only; bwrap: require it; none: limits only"),
+    Setting("sandbox_mode", "auto", _choice("auto", "fork", "spawn"),
+            "auto: fork on Linux, spawn elsewhere; fork: children of a warm worker; spawn: "
+            "single-use interpreters started ahead"),
     Setting("wall_time", 10.0, _positive_float, "seconds a run may take"),
     Setting("cpu_time", 30.0, _positive_float, "CPU seconds a run may use (all threads)"),
     Setting("memory_mb", 2048, _positive_int, "MiB a run may allocate above the worker's baseline"),

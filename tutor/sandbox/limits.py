@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-#: Names shared with tutor.core.config's settings, so a Settings object converts field by field.
+#: Names shared with tutor.core.config's settings (``tutor.grading.sandboxes.limits_from`` maps them).
 LIMIT_NAMES = ("wall_time", "cpu_time", "memory_mb", "output_kb", "processes", "file_size_mb",
                "open_files")
 
@@ -22,16 +22,6 @@ class Limits:
     processes: int = 64
     file_size_mb: int = 64
     open_files: int = 256
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> "Limits":
-        """From a ``tutor.core.config.Settings`` (or anything with the same attributes)."""
-        values = {}
-        for name in LIMIT_NAMES:
-            value = getattr(settings, name, None)
-            if value is not None:
-                values[name] = value
-        return cls(**values)
 
     def with_overrides(self, **overrides: Any) -> "Limits":
         """A copy with the given fields changed; None means keep (an exercise's own timeout)."""

@@ -14,11 +14,12 @@ import enum
 import os
 import queue
 import shutil
+import sys
 import tempfile
 import threading
 import time
 import weakref
-from typing import Any
+from typing import Literal
 
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
@@ -30,6 +31,24 @@ _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_pref
 _OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
 #: Default preloads beyond torch's own: the check engine's probe captures torch functions early.
 DEFAULT_PRELOAD = ("tutor.checks.probe",)
+
+
+Mode = Literal["auto", "fork", "spawn"]
+Purpose = Literal["interactive", "batch"]
+#: What ``auto`` means on Linux, per use (docs/performance.md has the measurements behind it).
+AUTO_ON_LINUX: dict[str, str] = {"interactive": "fork", "batch": "fork"}
+
+
+def resolve_mode(requested: str, purpose: str = "interactive") -> str:
+    """"fork" or "spawn" for a requested mode. ``auto`` is spawn wherever forking a warm worker is
+    not possible or not safe (everywhere but Linux), and on Linux what measured best for the use."""
+    if requested in ("fork", "spawn"):
+        return requested
+    if requested != "auto":
+        raise ValueError(f"unknown sandbox mode {requested!r} (auto, fork or spawn)")
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return "spawn"
+    return AUTO_ON_LINUX.get(purpose, "fork")
 
 
 class SandboxState(enum.Enum):
@@ -48,33 +67,36 @@ class SandboxUnavailable(Exception):
 
 
 class Sandbox:
-    """Runs code in fresh, limited children of warm workers. Thread-safe; use as a context manager.
+    """Runs code in fresh, limited processes kept warm ahead. Thread-safe; use as a context manager.
+
+    In **fork** mode each run is a fresh child of a warm worker that serves run after run; in
+    **spawn** mode each run gets a spare, a single-use interpreter started ahead of time, and the
+    next spare starts as soon as one is taken (``tutor.sandbox.worker.spawn``).
 
     Args:
-        settings_or_limits: a ``Settings`` (limits, workers, python and isolation are read from
-            it), a ``Limits``, or None for the defaults.
-        workers: warm workers kept ready (default: the setting, else 1).
+        limits: the runs' limits (default: ``Limits()``); a run may pass its own.
+        workers: warm workers (fork mode) or spares (spawn mode) kept ready.
         python: interpreter for the workers; it must have torch (default: this one).
         isolation: "auto", "bwrap" or "none" (see ``tutor.sandbox.isolation``).
+        mode: "auto", "fork" or "spawn" (see ``resolve_mode``).
+        purpose: "interactive" (one run at a time, waiting on it) or "batch" (grading's
+            throughput): what ``auto`` picks on Linux may differ between them.
         preload: modules every worker imports before forking, beyond torch's.
         hide: folders no run may see, even where the filesystem is otherwise readable (grading
             hides the class's submissions and the pack; each run gets only its own code, over
             the wire). Takes effect under bubblewrap.
     """
 
-    def __init__(self, settings_or_limits: Any = None, workers: int | None = None,
-                 python: str | None = None, isolation: str | None = None,
+    def __init__(self, limits: Limits | None = None, workers: int = 1, python: str | None = None,
+                 isolation: str = "auto", mode: str = "auto", purpose: Purpose = "interactive",
                  preload: list[str] | tuple[str, ...] | None = None,
                  hide: list[str] | tuple[str, ...] = ()):
-        if isinstance(settings_or_limits, Limits):
-            self.limits, settings = settings_or_limits, None
-        elif settings_or_limits is None:
-            self.limits, settings = Limits(), None
-        else:
-            self.limits, settings = Limits.from_settings(settings_or_limits), settings_or_limits
-        self.workers = int(workers or getattr(settings, "workers", None) or 1)
-        self.python = python or getattr(settings, "python", None) or iso.default_python()
-        self.requested_isolation = isolation or getattr(settings, "isolation", None) or "auto"
+        self.limits = limits if limits is not None else Limits()
+        self.workers = max(1, int(workers))
+        self.python = python or iso.default_python()
+        self.requested_isolation = isolation or "auto"
+        self.requested_mode = mode or "auto"
+        self.mode = resolve_mode(self.requested_mode, purpose)
         self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
         self.hide = tuple(str(p) for p in hide)
         self._lock = threading.Lock()
@@ -83,7 +105,7 @@ class Sandbox:
         self._ready = threading.Event()
         self._startup_error: str | None = None
         self._info: iso.IsolationInfo | None = None
-        self._idle: "queue.Queue[WorkerProcess]" = queue.Queue()
+        self._idle: "queue.Queue[WorkerProcess | None]" = queue.Queue()
         self._busy: set[WorkerProcess] = set()
         self._all: list[WorkerProcess] = []
         self._scratch_root: str | None = None
@@ -137,7 +159,8 @@ class Sandbox:
         self._counter += 1
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes,
-                               name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide)
+                               name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
+                               role="judge" if self.mode == "spawn" else "worker")
         with self._lock:
             self._all.append(worker)
         return worker
@@ -234,34 +257,104 @@ class Sandbox:
             raise SandboxUnavailable("the sandbox did not finish warming up")
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
-        if not self._all:  # every worker died and could not be replaced: try once more now
-            try:
-                self._idle.put(self._replace(None))
-            except Exception as exc:
-                raise SandboxUnavailable(f"no sandbox worker could start: {exc}") from None
-        worker = self._idle.get()
+        if self.mode == "fork" and not self._all:  # every worker died and none could replace them
+            self._idle.put(self._start_now())
+        worker = self._take()
+        if self.mode == "spawn":
+            self._refill()  # the next spare warms up while this one runs
         with self._lock:
             self._busy.add(worker)
         request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
                    "stats": stats, "threads": threads or usable_cpus()}
+        kept: WorkerProcess | None = worker
         try:
             raw = worker.run(request, limits)
             raw.probe_requested = probe is not None
             return classify(raw, limits)
         except WorkerDied as exc:
             worker.close()
-            try:
-                worker = self._replace(worker)
-            except Exception:  # the next run reports it, through wait_ready or a new attempt
-                worker = None
+            kept = None
+            if self.mode == "fork":
+                try:
+                    kept = self._replace(worker)
+                except Exception:  # the next run reports it, through wait_ready or a new attempt
+                    kept = None
+            assert self._info is not None
             return RunResult(status="sandbox-failure", isolation=self._info.level,
                              message="The sandbox worker died; a new one is starting.",
                              error=LearnerError("WorkerDied", str(exc), str(exc)))
         finally:
             with self._lock:
                 self._busy.discard(worker)
-            if worker is not None and not self._closed:
+            if self.mode == "spawn":
+                self._retire(worker)
+            elif kept is not None and not self._closed:
+                self._idle.put(kept)
+
+    def _take(self) -> WorkerProcess:
+        """An idle worker or spare; a spare that failed to start is tried once more, here."""
+        worker = self._idle.get()
+        if worker is None:
+            worker = self._start_now()
+        return worker
+
+    def _start_now(self) -> WorkerProcess:
+        try:
+            worker = self._replace(None)
+        except Exception as exc:
+            raise SandboxUnavailable(f"no sandbox worker could start: {exc}") from None
+        if worker is None:
+            raise SandboxUnavailable("the sandbox is closed")
+        return worker
+
+    def _refill(self) -> None:
+        """Spawn mode: start one spare (from the spawner thread) and queue it once warm; a spare
+        that fails to start queues None, and the run that takes it tries again."""
+        with self._lock:
+            if self._closed:
+                return
+        started = _SPAWNER.submit(self._spawn_one)
+
+        def finish() -> None:
+            worker = None
+            try:
+                worker = started.result()
+                worker.wait_ready(timeout=300)
+            except Exception:
+                if worker is not None:
+                    self._retire(worker, keep_log=True)
+                self._idle.put(None)
+                return
+            if self._closed:
+                worker.close()
+            else:
                 self._idle.put(worker)
+
+        threading.Thread(target=finish, name="tutor-sandbox-spare", daemon=True).start()
+
+    def _spawn_one(self) -> WorkerProcess:
+        worker = self._new_worker()
+        with self._lock:
+            if self._closed:
+                raise SandboxUnavailable("the sandbox is closed")
+            worker.spawn()
+        return worker
+
+    def _retire(self, worker: WorkerProcess, keep_log: bool = False) -> None:
+        """Spawn mode: a used spare exits by itself; make sure of it, off the run's path."""
+        with self._lock:
+            if worker in self._all:
+                self._all.remove(worker)
+
+        def close() -> None:
+            worker.close()
+            if not keep_log:
+                try:
+                    os.unlink(worker.log_path)
+                except OSError:
+                    pass
+
+        threading.Thread(target=close, name="tutor-sandbox-retire", daemon=True).start()
 
     def _replace(self, dead: WorkerProcess | None) -> WorkerProcess | None:
         with self._lock:
@@ -277,6 +370,11 @@ class Sandbox:
         worker.spawn()
         worker.wait_ready(timeout=300)
         return worker
+
+    def unenforced_limits(self) -> list[str]:
+        """The limits runs here go without, as the worker found its OS (empty on Linux)."""
+        self.wait_ready()
+        return list(self.worker_info.get("unenforced", []))
 
 
 SCRATCH_PREFIX = "torch-tutor-"
@@ -339,22 +437,19 @@ _default_lock = threading.Lock()
 
 
 def default_sandbox() -> Sandbox:
-    """A process-wide Sandbox with the user's settings, started on first use."""
+    """A process-wide Sandbox with the default limits, started on first use (callers with
+    settings build their own: ``tutor.grading.sandboxes.sandbox_for``)."""
     global _default
     with _default_lock:
         if _default is None or _default._closed:
-            try:
-                from tutor.core.config import load_settings
-
-                _default = Sandbox(load_settings())
-            except Exception:
-                _default = Sandbox()
+            _default = Sandbox()
         return _default.start()
 
 
-def run(code: str, limits: Limits | None = None, **kwargs: Any) -> RunResult:
+def run(code: str, limits: Limits | None = None, filename: str = "<snippet>",
+        probe: ProbeSpec | None = None) -> RunResult:
     """One run on the default sandbox (warm after the first call)."""
-    return default_sandbox().run(code, limits, **kwargs)
+    return default_sandbox().run(code, limits, filename, probe)
 
 
 @atexit.register

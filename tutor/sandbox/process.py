@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import selectors
@@ -46,8 +45,10 @@ class ProbeSpec:
 class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
-                 hide: tuple[str, ...] = ()):
+                 hide: tuple[str, ...] = (), role: str = "worker"):
         self.python = python
+        #: "worker" (fork mode: serves run after run) or "judge" (spawn mode: one run, then exits).
+        self.role = role
         self.info = info
         self.scratch_root = scratch_root
         self.preload = preload
@@ -62,7 +63,7 @@ class WorkerProcess:
         self._active_id: int | None = None
         self._cancel_reason: str | None = None
         self._runs = 0
-        self._log_path = os.path.join(scratch_root, f"{name}.log")
+        self.log_path = os.path.join(scratch_root, f"{name}.log")
         if cgroups:
             from tutor.sandbox.cgroup import PidsGroup
 
@@ -77,7 +78,7 @@ class WorkerProcess:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         parent_end, child_end = socket.socketpair()
         interpreter = isolation.inspect_interpreter(self.python)
-        config = {"fd": child_end.fileno(), "preload": self.preload,
+        config = {"fd": child_end.fileno(), "preload": self.preload, "role": self.role,
                   "containment": isolation.containment(self.info)}
         cmd = [interpreter.executable, "-m", "tutor.sandbox.worker", json.dumps(config)]
         if self.info.level == "bwrap":
@@ -86,7 +87,7 @@ class WorkerProcess:
                                           bwrap=self.info.bwrap or "bwrap", private=self.hide) + cmd
         if self._group is not None:
             cmd = self._group.wrap(cmd)
-        with open(self._log_path, "ab") as log:
+        with open(self.log_path, "ab") as log:
             self._proc = subprocess.Popen(
                 cmd, pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL, stdout=log,
                 stderr=log, start_new_session=True, env=isolation.scrubbed_env(), cwd="/")
@@ -112,7 +113,7 @@ class WorkerProcess:
 
     def log_tail(self, size: int = 2000) -> str:
         try:
-            with open(self._log_path, "rb") as log:
+            with open(self.log_path, "rb") as log:
                 log.seek(0, os.SEEK_END)
                 log.seek(max(0, log.tell() - size))
                 tail = log.read().decode("utf-8", "replace").strip()
@@ -244,7 +245,7 @@ class WorkerProcess:
                             self.cancel("output-limit")
             # The keeper has reaped the run and everything it left: drain without blocking.
             for fd in reads:
-                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
+                os.set_blocking(fd, False)
                 while not over[fd]:
                     try:
                         chunk = os.read(fd, 1 << 16)

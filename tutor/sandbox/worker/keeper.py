@@ -134,17 +134,24 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
     judge_end, runner_end = socket.socketpair()
     pid = _start_runner(runner_end, containment, {ctl_r, status_w, request.fileno(), judge_end.fileno()})
     runner_end.close()
-    try:
-        pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
-
     taken = _take_request(request, ctl_r)
     if taken is None:  # discarded before use
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         return
     message, fds = taken
+    report_status(status_w, keep(pid, judge_end, message, fds, ctl_r, containment))
+
+
+def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
+         containment: dict) -> dict:
+    """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
+    child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
+    (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict."""
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     reason = judge(judge_end, runner_end_message(message), fds, message, ctl_r, started + wall_time, pid)
@@ -161,8 +168,9 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
         if pidfd is not None and pidfd in ready:
             break
         if pidfd is None and os.waitpid(pid, os.WNOHANG)[0] == pid:
-            report_status(status_w, {"failure": "runner reaped early"})
-            return
+            return {"failure": "runner reaped early"}
+    if pidfd is not None:
+        os.close(pidfd)
     if reason:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -171,7 +179,7 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - started
     swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
-    verdict = {
+    return {
         "reason": reason,
         "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
@@ -180,7 +188,6 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
         "maxrss_kb": usage.ru_maxrss,
         "swept": swept,
     }
-    report_status(status_w, verdict)
 
 
 def _start_runner(runner_end: socket.socket, containment: dict, close: set[int]) -> int:

@@ -1,10 +1,17 @@
-"""Every Linux-specific call of the child side: prctl, namespaces, mounts and the ``/proc`` readers."""
+"""Every Linux-specific call of the child side: prctl, namespaces, mounts and the ``/proc`` readers.
+
+Each is guarded by ``AVAILABLE``: off Linux (macOS, or a test that sets
+``TORCH_TUTOR_PORTABLE_CHILD=1`` to run the child side as it would run there) no libc call is
+made and no ``/proc`` file is read; each helper degrades to a portable equivalent or to nothing,
+and ``unenforced_limits`` says which limits that leaves unenforced.
+"""
 
 from __future__ import annotations
 
 import ctypes
 import os
 import signal
+import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -22,14 +29,19 @@ PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAP_VERSION_3 = 0x20080522
 
-_libc = ctypes.CDLL(None, use_errno=True)
+#: True where the Linux-only calls below may be made (Linux, unless a test turns them off).
+AVAILABLE = sys.platform.startswith("linux") and os.environ.get("TORCH_TUTOR_PORTABLE_CHILD") != "1"
+
+_libc = ctypes.CDLL(None, use_errno=True) if AVAILABLE else None
 
 
 # --------------------------------------------------------------------------- prctl, unshare, mount
 
 
 def prctl(option: int, value: int) -> None:
-    _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0)
+    """prctl where it exists; elsewhere nothing (no parent-death signal, no subreaper, no name)."""
+    if _libc is not None:
+        _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0)
 
 
 def die_with_parent() -> None:
@@ -46,17 +58,23 @@ def set_name(name: bytes) -> None:
 
 def unshare_run_namespaces() -> str | None:
     """A user, PID and mount namespace of the run's own; why not, or None when done."""
+    if _libc is None:
+        return "namespaces are a Linux feature"
     if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) != 0:
         return os.strerror(ctypes.get_errno())
     return None
 
 
 def bind_mount(source: str, target: str) -> None:
+    if _libc is None:
+        raise OSError(38, "bind mounts are a Linux feature")
     if _libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None) != 0:
         raise OSError(ctypes.get_errno(), f"cannot bind {source} on {target}")
 
 
 def remount_read_only(path: str) -> None:
+    if _libc is None:
+        raise OSError(38, "remounts are a Linux feature")
     flags = os.statvfs(path).f_flag
     if not flags & os.ST_RDONLY:  # a bind keeps the source's flags: bwrap's ro-bind is already ro
         # a remount must repeat the flags the kernel locked (nosuid, nodev...) or it is refused
@@ -78,6 +96,8 @@ class _CapData(ctypes.Structure):
 
 
 def _drop_bounding_set() -> None:
+    if _libc is None:
+        return
     # Needs CAP_SETPCAP; without it the set stays, and no_new_privs keeps it from mattering.
     for cap in range(64):
         if _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) != 0 and ctypes.get_errno() == 22:
@@ -86,6 +106,8 @@ def _drop_bounding_set() -> None:
 
 def drop_capabilities() -> None:
     """No capability in any set, and none to be gained by exec (setuid files included)."""
+    if _libc is None:  # capabilities are Linux's; elsewhere a non-root uid holds none
+        return
     _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
     _drop_bounding_set()
     _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
@@ -97,6 +119,11 @@ def drop_capabilities() -> None:
 
 def become_user(uid: int) -> None:
     """From root to ``uid`` (group too, no supplementary groups), keeping no capability."""
+    if _libc is None:
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)  # as root, sets the real, effective and saved uid alike
+        return
     _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
     _drop_bounding_set()
     os.setgroups([])
@@ -109,7 +136,10 @@ def become_user(uid: int) -> None:
 
 
 def proc_status(pid: int | str = "self") -> dict[str, str]:
-    """``/proc/PID/status`` as a mapping of field to raw value (the one reader of that file)."""
+    """``/proc/PID/status`` as a mapping of field to raw value (the one reader of that file);
+    OSError where there is no ``/proc``."""
+    if not AVAILABLE:
+        raise OSError(38, "no /proc on this OS")
     with open(f"/proc/{pid}/status") as status:
         text = status.read()
     return {key: value.strip() for key, value in
@@ -117,17 +147,32 @@ def proc_status(pid: int | str = "self") -> dict[str, str]:
 
 
 def rss_mb() -> float:
+    """Resident memory now; off Linux, the peak so far (the one portable measure)."""
+    if not AVAILABLE:
+        try:
+            import resource
+        except ImportError:
+            return 0.0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
     value = proc_status().get("VmRSS")
     return int(value.split()[0]) / 1024 if value else 0.0
 
 
-def vm_size_bytes() -> int:
+def vm_size_bytes() -> int | None:
+    """Address space mapped now; None where it cannot be read (the memory limit is then off:
+    a ceiling that ignores what torch already maps would fail every run)."""
+    if not AVAILABLE:
+        return None
     value = proc_status().get("VmSize")
-    return int(value.split()[0]) * 1024 if value else 0
+    return int(value.split()[0]) * 1024 if value else None
 
 
-def user_tasks(uid: int) -> int:
-    """Threads of every process that ``uid`` owns (RLIMIT_NPROC counts them all)."""
+def user_tasks(uid: int) -> int | None:
+    """Threads of every process that ``uid`` owns (RLIMIT_NPROC counts them all); None where
+    they cannot be counted."""
+    if not AVAILABLE:
+        return None
     count = 0
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -141,6 +186,8 @@ def user_tasks(uid: int) -> int:
 
 
 def private_memory_mb() -> float | None:
+    if not AVAILABLE:
+        return None
     try:
         with open("/proc/self/smaps_rollup") as rollup:
             total = 0
@@ -153,6 +200,8 @@ def private_memory_mb() -> float | None:
 
 
 def open_fds() -> list[int] | None:
+    if not AVAILABLE:
+        return None
     try:
         return [int(name) for name in os.listdir("/proc/self/fd")]
     except OSError:
@@ -160,6 +209,9 @@ def open_fds() -> list[int] | None:
 
 
 def children(pid: int) -> list[int]:
+    """Child processes of ``pid``; off Linux, none found (the run's session is killed instead)."""
+    if not AVAILABLE:
+        return []
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as handle:
             return [int(x) for x in handle.read().split()]
@@ -178,7 +230,14 @@ def children(pid: int) -> list[int]:
 
 
 def kill_session(sid: int) -> None:
-    """One pass over /proc kills a whole fork bomb at once: its members share the run's session."""
+    """One pass over /proc kills a whole fork bomb at once: its members share the run's session.
+    Off Linux, the session's process group instead (the runner leads both)."""
+    if not AVAILABLE:
+        try:
+            os.killpg(sid, signal.SIGKILL)
+        except OSError:
+            pass
+        return
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
@@ -188,3 +247,16 @@ def kill_session(sid: int) -> None:
                     os.kill(int(name), signal.SIGKILL)
             except (OSError, IndexError, ValueError):
                 pass
+
+
+def unenforced_limits() -> list[str]:
+    """The limits a run here goes without (empty on Linux): what ``doctor`` reports."""
+    try:
+        import resource  # noqa: F401
+    except ImportError:
+        return ["cpu_time", "memory_mb", "processes", "file_size_mb", "open_files"]
+    missing = []
+    if not AVAILABLE:
+        missing.append("memory_mb")  # no baseline to add to (and macOS ignores RLIMIT_AS)
+        missing.append("processes")  # RLIMIT_NPROC counts the user's processes, which we cannot
+    return missing

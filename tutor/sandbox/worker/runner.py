@@ -4,9 +4,13 @@ learner's code, then whatever the tutor asked to run after it, and writes one re
 from __future__ import annotations
 
 import os
-import resource
 import socket
 import sys
+
+try:
+    import resource
+except ImportError:  # Windows: wall time and output caps are the only limits there
+    resource = None  # type: ignore[assignment]
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
@@ -20,9 +24,14 @@ def _set_limit(which: int, value: int) -> None:
 
 
 def apply_limits(limits: dict, containment: dict) -> None:
+    """The run's rlimits, those the OS has (``linux.unenforced_limits`` names the rest)."""
+    if resource is None:
+        return
     mib = 1024 * 1024
     if containment.get("count_user_tasks"):
-        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + linux.user_tasks(os.getuid()))
+        tasks = linux.user_tasks(os.getuid())
+        if tasks is not None:
+            _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
     elif containment.get("drop_uid") is not None:
         _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
     _set_limit(resource.RLIMIT_CORE, 0)
@@ -33,9 +42,11 @@ def apply_limits(limits: dict, containment: dict) -> None:
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
     # Address space above what the fork already maps: torch fails cleanly ("can't allocate
     # memory") with room to spare, where a tight limit makes it crash in odd ways.
-    ceiling = linux.vm_size_bytes() + int(limits["memory_mb"]) * mib
-    _set_limit(resource.RLIMIT_AS, ceiling)
-    _set_limit(resource.RLIMIT_DATA, ceiling)
+    baseline = linux.vm_size_bytes()
+    if baseline is not None:
+        ceiling = baseline + int(limits["memory_mb"]) * mib
+        _set_limit(resource.RLIMIT_AS, ceiling)
+        _set_limit(resource.RLIMIT_DATA, ceiling)
 
 
 def _hide_channel(channel: socket.socket) -> socket.socket:
@@ -43,6 +54,8 @@ def _hide_channel(channel: socket.socket) -> socket.socket:
     to (it stays reachable by a run that looks for it: that can only spoil its own answers)."""
     import random
 
+    if resource is None:
+        return channel
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(hard if hard != resource.RLIM_INFINITY else 65536, 65536)
     target = top - 1 if top <= 1100 else random.SystemRandom().randrange(1024, top)

@@ -34,6 +34,17 @@ def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
     return loaded, failed
 
 
+def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:
+    """What a worker (fork mode) or a spare (spawn mode) says once it is warm."""
+    import torch
+
+    return {"op": "ready", "pid": os.getpid(), "torch": torch.__version__, "mode": mode,
+            "python": sys.version.split()[0], "executable": sys.executable,
+            "preloaded": loaded, "preload_failures": failed, "warmup_s": warmup_s,
+            "rss_mb": linux.rss_mb(), "os_helpers": linux.AVAILABLE,
+            "unenforced": linux.unenforced_limits()}
+
+
 def serve(channel: socket.socket, containment: dict) -> None:
     spare = Spare(containment, {channel.fileno()})
     while True:
@@ -83,6 +94,11 @@ def serve(channel: socket.socket, containment: dict) -> None:
 
 def main() -> int:
     config = json.loads(sys.argv[1])
+    role = config.get("role", "worker")
+    if role != "worker":
+        from tutor.sandbox.worker import spawn
+
+        return spawn.judge_main(config) if role == "judge" else spawn.runner_main(config)
     channel = socket.socket(fileno=int(config["fd"]))
     linux.die_with_parent()
     containment = config.get("containment", {})
@@ -95,14 +111,7 @@ def main() -> int:
     except BaseException as exc:  # torch itself failed to import: say why, then stop
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
-    import torch
-
     linux.become_subreaper()
-    wire.send_frame(channel, {
-        "op": "ready", "pid": os.getpid(), "torch": torch.__version__,
-        "python": sys.version.split()[0], "executable": sys.executable,
-        "preloaded": loaded, "preload_failures": failed,
-        "warmup_s": time.perf_counter() - started, "rss_mb": linux.rss_mb(),
-    })
+    wire.send_frame(channel, ready_message(loaded, failed, time.perf_counter() - started, "fork"))
     serve(channel, containment)
     return 0

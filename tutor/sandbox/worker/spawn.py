@@ -1,0 +1,150 @@
+"""Spawn mode: single-use interpreters started ahead of time, for where forking a warm worker is
+not possible or not safe (no fork on Windows; on macOS, forking a process that loaded system
+frameworks is unsafe), and where a fresh warm process answers faster than a fork (Linux, see
+docs/performance.md).
+
+A spare is two interpreters, each started with exec, never forked after torch ran an op:
+
+* the **judge** (``judge_main``), started by the tutor, starts the runner interpreter at once
+  (so the two import torch side by side), imports torch, the profiler and the probe, waits
+  for the runner to be warm, says ready, waits for exactly one request, and then does what a
+  fork-mode keeper does (``keeper.keep``): judges, enforces wall time, reaps, sweeps, reports
+  the verdict, and exits. It keeps the report pipe; learner code never runs in it.
+* the **runner** (``runner_main``) is the judge's child: where per-run namespaces work it
+  unshares them first and forks once (before importing anything heavy) so that it is PID 1 of
+  its own namespace, exactly as in fork mode; then it imports the same modules, runs one op
+  under the profiler (the profiler's first use costs about a second, and a process that is
+  never forked afterwards may pay it ahead: the libgomp hazard is about forking after an op),
+  tells the judge it is warm, and runs the one request (``runner.runner``).
+
+Same wire format, same report, same messages as fork mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from tutor.sandbox import wire
+from tutor.sandbox.worker import linux
+from tutor.sandbox.worker.keeper import _relay, fork, keep
+from tutor.sandbox.worker.runner import runner
+from tutor.sandbox.worker.serve import preload, ready_message
+
+#: How long the judge waits for its runner to import torch and warm up.
+RUNNER_START_S = 300.0
+
+
+def warm_up() -> None:
+    """One op under the profiler, leaving the random state as a fresh interpreter has it (an
+    unseeded ``torch.randn`` gives the same numbers in both modes)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    state = torch.random.get_rng_state()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        torch.nn.functional.linear(torch.ones(2, 8), torch.ones(8, 8)).sum()
+    prof.key_averages()
+    torch.random.set_rng_state(state)
+
+
+def judge_main(config: dict) -> int:
+    channel = socket.socket(fileno=int(config["fd"]))
+    linux.die_with_parent()
+    containment = config.get("containment", {})
+    if containment.get("worker_uid") is not None:
+        # bubblewrap started as root: leave root before anything else runs here.
+        linux.become_user(int(containment["worker_uid"]))
+    linux.become_subreaper()
+    started = time.perf_counter()
+    judge_end, runner_end = socket.socketpair()
+    runner_config = {"role": "runner", "fd": runner_end.fileno(), "containment": containment,
+                     "preload": config.get("preload", [])}
+    proc = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(runner_config)],
+                            pass_fds=[runner_end.fileno()], stdin=subprocess.DEVNULL)
+    runner_end.close()
+    try:
+        loaded, failed = preload(config.get("preload", []))  # no warm-up: ops run in the runner
+        judge_end.settimeout(RUNNER_START_S)
+        warm, stray = wire.recv_frame(judge_end)
+        judge_end.settimeout(None)
+        for fd in stray:
+            os.close(fd)
+        if warm.get("op") != "warm":
+            raise RuntimeError(f"the runner did not warm up: {warm.get('error')}")
+    except BaseException as exc:  # torch failed to import here or in the runner: say why, stop
+        proc.kill()
+        why = "the runner interpreter ended before it was ready" if isinstance(exc, wire.WireError) else \
+            f"{type(exc).__name__}: {exc}"
+        wire.send_frame(channel, {"op": "failed", "error": why})
+        return 1
+    wire.send_frame(channel, ready_message(loaded, failed, time.perf_counter() - started, "spawn"))
+    try:
+        message, fds = wire.recv_frame(channel)
+    except (wire.WireError, OSError):
+        message, fds = {}, []
+    if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too
+        for fd in fds:
+            os.close(fd)
+        proc.kill()
+        proc.wait()
+        return 0
+    ctl_r, ctl_w = os.pipe()
+    threading.Thread(target=_relay_cancels, args=(channel, message["id"], ctl_w), daemon=True).start()
+    verdict = keep(proc.pid, judge_end, message, fds, ctl_r, containment)
+    proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again
+    verdict.update(op="done", id=message["id"])
+    wire.send_frame(channel, verdict)
+    return 0
+
+
+def _relay_cancels(channel: socket.socket, run_id: object, ctl_w: int) -> None:
+    """What the fork-mode worker does for its keeper: a cancel for this run, an exit, or the
+    tutor going away becomes a byte on the control pipe ``keep`` watches."""
+    while True:
+        try:
+            control, stray = wire.recv_frame(channel)
+        except (wire.WireError, OSError):
+            control, stray = {"op": "exit"}, []
+        for fd in stray:
+            os.close(fd)
+        op = control.get("op")
+        if op == "exit" or (op == "cancel" and control.get("id") == run_id):
+            try:
+                os.write(ctl_w, b"C\n")
+            except OSError:
+                return
+            if op == "exit":
+                return
+
+
+def runner_main(config: dict) -> int:
+    channel = socket.socket(fileno=int(config["fd"]))
+    linux.die_with_parent()
+    containment = config.get("containment", {})
+    if containment.get("namespaces"):
+        # Still one thread, nothing imported: unshare here, then fork once so the runner is
+        # PID 1 of the run's namespace; this process stays as the relay (see keeper._start_runner).
+        why = linux.unshare_run_namespaces()
+        if why is not None:
+            wire.send_frame(channel, {"op": "failed", "error": f"cannot create the run's namespaces: {why}"})
+            return 72
+        child = fork()
+        if child:
+            channel.close()
+            _relay(child)
+        linux.die_with_parent()
+    try:
+        preload(config.get("preload", []))
+        warm_up()
+    except BaseException as exc:
+        wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    wire.send_frame(channel, {"op": "warm"})
+    runner(channel, containment)
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from pathlib import Path
 
@@ -14,14 +15,42 @@ from tutor.core.validation import validate
 FIXTURE_PACK = Path(__file__).parent / "fixtures" / "engine-pack"
 
 
-@pytest.fixture(scope="session")
-def sandbox():
+def _warm(mode: str):
     from tutor.sandbox import Limits, Sandbox
 
-    box = Sandbox(Limits(wall_time=20.0, cpu_time=60.0), workers=1).start()
+    box = Sandbox(Limits(wall_time=20.0, cpu_time=60.0), workers=2 if mode == "spawn" else 1, mode=mode).start()
     assert box.wait_ready(300), "the sandbox did not warm up"
+    return box
+
+
+@pytest.fixture(scope="session")
+def fork_sandbox():
+    box = _warm("fork")
     yield box
     box.close()
+
+
+@pytest.fixture(scope="session")
+def spawn_sandbox():
+    box = _warm("spawn")
+    yield box
+    box.close()
+
+
+#: Suites that run in both sandbox modes (the trust boundary must hold in each); the rest run in
+#: fork mode, Linux's default, to keep CI within its time (docs/performance.md).
+BOTH_MODES = ("test_hostile", "test_forgery")
+
+
+def pytest_generate_tests(metafunc):
+    if "sandbox" in metafunc.fixturenames and metafunc.module.__name__.rsplit(".", 1)[-1] in BOTH_MODES:
+        modes = os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(",")
+        metafunc.parametrize("sandbox", modes, indirect=True)
+
+
+@pytest.fixture
+def sandbox(request):
+    return request.getfixturevalue(f"{getattr(request, 'param', 'fork')}_sandbox")
 
 
 def make_exercise(*checks: dict, timeout: float | None = None) -> Exercise:

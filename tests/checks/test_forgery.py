@@ -122,13 +122,14 @@ def tutor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=600)
 
 
-@pytest.fixture(scope="module", params=["none", "bwrap"])
+@pytest.fixture(scope="module", params=["none", "bwrap", "bwrap-spawn"])
 def isolation(request, tmp_path_factory):
-    if request.param == "bwrap" and shutil.which("bwrap") is None:
+    level, _, mode = request.param.partition("-")  # the sandbox's two modes under bubblewrap
+    if level == "bwrap" and shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     base = tmp_path_factory.mktemp(f"forgery-{request.param}")
     env = {"TORCH_TUTOR_DATA_DIR": str(base / "data"), "TORCH_TUTOR_CONFIG_DIR": str(base / "config"),
-           "TORCH_TUTOR_ISOLATION": request.param}
+           "TORCH_TUTOR_ISOLATION": level, "TORCH_TUTOR_SANDBOX_MODE": mode or "fork"}
     return base, env
 
 

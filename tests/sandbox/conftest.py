@@ -23,15 +23,50 @@ def _bwrap_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session", params=["bwrap", "none"])
-def sandbox(request):
-    if request.param == "bwrap":
+#: (isolation, mode): both modes under bubblewrap, and the limits-only fallback in the mode Linux
+#: uses by default (spawn mode at isolation none, the macOS path, has its own tests in
+#: test_portable.py). ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix.
+SETUPS = [("bwrap", "fork"), ("bwrap", "spawn"), ("none", "fork")]
+
+
+#: Modules whose tests run in every setup; the rest skip spawn mode to keep CI within its time
+#: (a spare imports torch twice per run: docs/performance.md). ``TORCH_TUTOR_TEST_SPAWN_ALL=1``
+#: runs everything in both modes.
+BOTH_MODES = ("test_hostile",)
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("TORCH_TUTOR_TEST_SPAWN_ALL") == "1":
+        return
+    skip = pytest.mark.skip(reason="spawn mode runs the hostile suite here (TORCH_TUTOR_TEST_SPAWN_ALL=1 for all)")
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and spec.params.get("sandbox", ("", ""))[1:] == ("spawn",) \
+                and item.module.__name__.rsplit(".", 1)[-1] not in BOTH_MODES:
+            item.add_marker(skip)
+
+
+def setups() -> list:
+    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(",")
+    return [pytest.param(s, id=f"{s[0]}-{s[1]}") for s in SETUPS if s[1] in wanted]
+
+
+def warm_sandbox(isolation: str, mode: str) -> Sandbox:
+    if isolation == "bwrap":
         why = _bwrap_reason()
         if why:
             pytest.skip(f"bubblewrap does not work here: {why}")
-    box = Sandbox(TEST_LIMITS, isolation=request.param, preload=["tutor.sandbox.echo_probe"])
+    # Spawn mode keeps two spares: a test's runs come back to back, and each takes one.
+    box = Sandbox(TEST_LIMITS, isolation=isolation, mode=mode, workers=2 if mode == "spawn" else 1,
+                  preload=["tutor.sandbox.echo_probe"])
     box.start()
     box.wait_ready(timeout=300)
+    return box
+
+
+@pytest.fixture(scope="session", params=setups())
+def sandbox(request):
+    box = warm_sandbox(*request.param)
     yield box
     box.close()
 
@@ -70,3 +105,13 @@ def recovered():
 @pytest.fixture
 def leftovers():
     return leftover_processes
+
+
+def wait_for_idle(box: Sandbox, timeout: float = 120.0) -> None:
+    """Until a worker (or, in spawn mode, a spare) is warm and waiting: a test that times a run
+    or cancels it mid-run must not count a spare's warm-up."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while box.idle_count() < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)

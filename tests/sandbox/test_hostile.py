@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.sandbox.conftest import wait_for_idle
 from tutor.sandbox import ProbeSpec
 
 ECHO = ProbeSpec("tutor.sandbox.echo_probe", "run_checks", {"exercise": "x"})
@@ -149,6 +150,7 @@ def test_cancel_stops_a_run_that_ignores_sigterm_and_sigint(sandbox, recovered, 
     code = ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
             "signal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('started', flush=True)\n"
             "while True:\n    time.sleep(0.01)\n")
+    wait_for_idle(sandbox)  # a cancel mid-run (a spawn-mode spare may still be warming up)
     threading.Timer(0.5, sandbox.cancel).start()
     result = sandbox.run(code)
     assert result.status == "killed"

@@ -82,6 +82,16 @@ def _print_result(result) -> None:
                      f"peak {result.peak_memory_mb:.0f} MB, isolation {result.isolation}\n")
 
 
+def mode_reason(requested: str, mode: str) -> str:
+    """Why the sandbox runs in ``mode``: one line for doctor."""
+    how = ("each run is a fresh child of a warm worker" if mode == "fork"
+           else "each run gets a single-use interpreter started ahead of time")
+    if requested != "auto":
+        return f"{how} (sandbox_mode = {requested})"
+    where = "Linux" if sys.platform.startswith("linux") else sys.platform
+    return f"{how} (auto on {where}; see docs/performance.md)"
+
+
 @guarded
 def cmd_doctor(args: argparse.Namespace) -> int:
     from tutor.sandbox import SandboxUnavailable
@@ -108,9 +118,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                           "process_limit": info.process_limit, "gaps": list(info.gaps),
                           "bwrap": info.bwrap, "bwrap_source": info.bwrap_source,
                           "not_used": list(info.not_used)},
+            "mode": {"mode": sandbox.mode, "requested": sandbox.requested_mode,
+                     "reason": mode_reason(sandbox.requested_mode, sandbox.mode)},
             "limits": sandbox.limits.to_dict(),
+            "limits_not_enforced": worker.get("unenforced", []),
+            "os_helpers": worker.get("os_helpers", True),
             "warmup_s": round(sandbox.warmup_s or time.perf_counter() - started, 2),
-            "worker_rss_mb": round(worker.get("rss_mb", 0), 1),
+            # spawn mode: a spare is two interpreters, the judge and its runner
+            "worker_rss_mb": round(worker.get("rss_mb", 0) + (worker.get("runner_rss_mb") or 0), 1),
             "preloaded": worker.get("preloaded", []),
             "preload_failures": worker.get("preload_failures", {}),
             "test_run": {"status": probe.status, "wall_time": round(probe.wall_time, 3)},
@@ -125,6 +140,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
     for why in info.not_used:
         print(f"  not used: {why}")
+    print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
     print(f"processes:  limited by {info.process_limit}")
     for gap in info.gaps:
         print(f"  weaker:   {gap}")
@@ -133,7 +149,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
           f"+{limits['memory_mb']} MB, output {limits['output_kb']} KiB/stream, "
           f"{limits['processes']} processes, files {limits['file_size_mb']} MB, "
           f"{limits['open_files']} open files")
-    print(f"warm-up:    {data['warmup_s']:.2f} s (worker RSS {data['worker_rss_mb']:.0f} MB)")
+    if data["limits_not_enforced"]:
+        print(f"  not enforced on this OS: {', '.join(data['limits_not_enforced'])} "
+              "(wall time and output caps hold everywhere)")
+    kept = "worker" if sandbox.mode == "fork" else "spare (judge + runner)"
+    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {data['worker_rss_mb']:.0f} MB)")
     for name, why in data["preload_failures"].items():
         print(f"  not preloaded: {name} ({why})")
     print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")

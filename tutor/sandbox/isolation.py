@@ -25,7 +25,7 @@ NOBODY = 65534
 _HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
 _KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "VIRTUAL_ENV",
-             "CONDA_PREFIX")
+             "CONDA_PREFIX", "TORCH_TUTOR_PORTABLE_CHILD")
 _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_", "PYTORCH_")
 
 

@@ -112,6 +112,7 @@ class Sandbox:
         self._owner_lock: int | None = None
         self._cgroups = False
         self._counter = 0
+        self._cancels = 0  # bumped by cancel(): a run still waiting for a worker is cancelled too
         self.warmup_s: float | None = None
         self.worker_info: dict = {}
         _OPEN.add(self)
@@ -236,7 +237,10 @@ class Sandbox:
     # ------------------------------------------------------------------ runs
 
     def cancel(self) -> None:
-        """Stop the runs in flight: their whole process trees are gone within a second."""
+        """Stop the runs in flight (and those waiting for a worker or spare, which stop as soon
+        as they start): their whole process trees are gone within a second."""
+        with self._lock:
+            self._cancels += 1
         for worker in list(self._busy):
             worker.cancel("cancelled")
 
@@ -253,6 +257,7 @@ class Sandbox:
             threads: torch intra-op threads for the run (default: the CPUs this process may use).
         """
         limits = limits or self.limits
+        cancels = self._cancels
         if not self.wait_ready(timeout=330):
             raise SandboxUnavailable("the sandbox did not finish warming up")
         if self._closed:
@@ -268,7 +273,7 @@ class Sandbox:
                    "stats": stats, "threads": threads or usable_cpus()}
         kept: WorkerProcess | None = worker
         try:
-            raw = worker.run(request, limits)
+            raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)
             raw.probe_requested = probe is not None
             return classify(raw, limits)
         except WorkerDied as exc:
@@ -370,6 +375,10 @@ class Sandbox:
         worker.spawn()
         worker.wait_ready(timeout=300)
         return worker
+
+    def idle_count(self) -> int:
+        """Workers (fork mode) or spares (spawn mode) warm and waiting now."""
+        return self._idle.qsize()
 
     def unenforced_limits(self) -> list[str]:
         """The limits runs here go without, as the worker found its OS (empty on Linux)."""

@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from tutor.sandbox import isolation, wire
 from tutor.sandbox.classify import RawRun
@@ -172,8 +173,9 @@ class WorkerProcess:
             except OSError:
                 pass
 
-    def run(self, request: dict, limits: Limits) -> RawRun:
-        """Send one request and gather output, report and verdict; raises WorkerDied."""
+    def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False) -> RawRun:
+        """Send one request and gather output, report and verdict; raises WorkerDied.
+        ``cancelled`` says whether a cancel came while the request waited for this worker."""
         if self._sock is None or not self.alive():
             raise WorkerDied("the worker is not running")
         if self._group is not None:
@@ -198,6 +200,8 @@ class WorkerProcess:
             finally:
                 for _, w in pipes:
                     os.close(w)
+            if cancelled():
+                self.cancel("cancelled")
             raw = self._collect([r for r, _ in pipes], limits)
         finally:
             with self._send_lock:

@@ -41,16 +41,13 @@ RUNNER_START_S = 300.0
 
 
 def warm_up() -> None:
-    """One op under the profiler, leaving the random state as a fresh interpreter has it (an
-    unseeded ``torch.randn`` gives the same numbers in both modes)."""
+    """One op under the profiler (on constant tensors: the random state stays untouched)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    state = torch.random.get_rng_state()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         torch.nn.functional.linear(torch.ones(2, 8), torch.ones(8, 8)).sum()
     prof.key_averages()
-    torch.random.set_rng_state(state)
 
 
 def judge_main(config: dict) -> int:
@@ -83,7 +80,9 @@ def judge_main(config: dict) -> int:
             f"{type(exc).__name__}: {exc}"
         wire.send_frame(channel, {"op": "failed", "error": why})
         return 1
-    wire.send_frame(channel, ready_message(loaded, failed, time.perf_counter() - started, "spawn"))
+    ready = ready_message(loaded, failed, time.perf_counter() - started, "spawn")
+    ready["runner_rss_mb"] = warm.get("rss_mb")
+    wire.send_frame(channel, ready)
     try:
         message, fds = wire.recv_frame(channel)
     except (wire.WireError, OSError):
@@ -145,6 +144,6 @@ def runner_main(config: dict) -> int:
     except BaseException as exc:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
-    wire.send_frame(channel, {"op": "warm"})
+    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb()})
     runner(channel, containment)
     return 0

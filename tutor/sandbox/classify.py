@@ -116,7 +116,8 @@ def classify(raw: RawRun, limits: Limits) -> RunResult:
         if sig == signals.SIGXFSZ:
             result.message = f"Stopped: a file grew past the {limits.file_size_mb} MB limit."
         else:
-            words = _SIGNAL_WORDS.get(sig, f"signal {sig}")
+            words = _SIGNAL_WORDS.get(signals.Signals(sig), f"signal {sig}") \
+                if sig in signals.Signals._value2member_map_ else f"signal {sig}"
             name = signals.Signals(sig).name if sig in signals.Signals._value2member_map_ else str(sig)
             result.message = f"The program crashed with {words} ({name})."
         return result

@@ -128,15 +128,15 @@ def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool 
         cmd += ["--tmpfs", root]
     # Folders a run must not see although they lie in the open (grading: the class's submissions
     # and the pack with its solutions). Under a hidden root or /tmp they are already covered.
-    private = sorted({os.path.realpath(p) for p in private if os.path.isdir(p)} - {"/"})
+    covered_folders = sorted({os.path.realpath(p) for p in private if os.path.isdir(p)} - {"/"})
     covered = []
-    for path in private:
+    for path in covered_folders:
         if not _under(path, hidden + ["/tmp"]):
             cmd += ["--tmpfs", path]
             covered.append(path)
     # A venv under /tmp or a home directory would vanish with them: bind the interpreter back.
     needed = {package_root(), *interpreter.paths, os.path.dirname(interpreter.executable)}
-    covers = hidden + ["/tmp"] + private
+    covers = hidden + ["/tmp"] + covered_folders
     made: set[str] = set()
     bound: list[str] = []
     for path in sorted(needed):
@@ -271,7 +271,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
             if not works:
                 notes.append(f"{which} bubblewrap ({path}): {why}")
                 continue
-            gaps = () if namespaces else ("runs share the worker's PID namespace",)
+            gaps: tuple[str, ...] = () if namespaces else ("runs share the worker's PID namespace",)
             if os.geteuid() == 0 and not drops_root:
                 gaps += ("runs keep root's access to files (" + why + ")",)
             if process_limit != "cgroup":
@@ -298,7 +298,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
 def containment(info: IsolationInfo) -> dict:
     """The worker's instructions for each run, derived from the chosen level."""
     if info.level == "bwrap":
-        found = {"namespaces": info.per_run_namespaces}
+        found: dict[str, bool | int] = {"namespaces": info.per_run_namespaces}
         if info.worker_uid is not None:
             found["worker_uid"] = info.worker_uid
         return found

@@ -158,6 +158,7 @@ class Sandbox:
 
     def _new_worker(self) -> WorkerProcess:
         self._counter += 1
+        assert self._info is not None and self._scratch_root is not None
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes,
                                name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,

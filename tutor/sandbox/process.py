@@ -222,6 +222,7 @@ class WorkerProcess:
         selector = selectors.DefaultSelector()
         for fd in reads:
             selector.register(fd, selectors.EVENT_READ)
+        assert self._sock is not None
         selector.register(self._sock, selectors.EVENT_READ)
         deadline = time.monotonic() + limits.wall_time + _GRACE_S
         verdict = None
@@ -273,6 +274,7 @@ class WorkerProcess:
                       cancel_reason=self._cancel_reason, isolation=self.info.level)
 
     def _read_verdict(self) -> dict:
+        assert self._sock is not None
         try:
             message, fds = wire.recv_frame(self._sock)
         except (wire.WireError, OSError) as exc:

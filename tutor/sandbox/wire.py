@@ -7,10 +7,10 @@ torch but none of the tutor's dependencies: standard library only.
 
 from __future__ import annotations
 
-import array
 import json
 import socket
 import struct
+from typing import Sequence
 
 _HEADER = struct.Struct("!I")
 #: A request carries the learner's code and a probe payload; a reply carries only metadata.
@@ -24,13 +24,12 @@ class WireError(Exception):
     """The peer closed the channel or sent something that is not a frame."""
 
 
-def send_frame(sock: socket.socket, message: dict, fds: list[int] = ()) -> None:
+def send_frame(sock: socket.socket, message: dict, fds: Sequence[int] = ()) -> None:
     body = json.dumps(message, separators=(",", ":")).encode("utf-8")
     data = _HEADER.pack(len(body)) + body
     if fds:
-        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())]
-        # Ancillary data travels with the first byte: send the header with it, the rest after.
-        sent = sock.sendmsg([data[: _HEADER.size]], ancillary)
+        # Descriptors travel with the first bytes: send the header with them, the rest after.
+        sent = socket.send_fds(sock, [data[: _HEADER.size]], list(fds))
         data = data[sent:]
     sock.sendall(data)
 
@@ -40,12 +39,8 @@ def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
     fds: list[int] = []
     header = b""
     while len(header) < _HEADER.size:
-        chunk, ancdata, _flags, _addr = sock.recvmsg(
-            _HEADER.size - len(header), socket.CMSG_SPACE(_MAX_FDS * 4))
-        for level, kind, payload in ancdata:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                usable = len(payload) - len(payload) % 4
-                fds.extend(array.array("i", payload[:usable]))
+        chunk, got, _flags, _addr = socket.recv_fds(sock, _HEADER.size - len(header), _MAX_FDS)
+        fds.extend(got)
         if not chunk:
             _close_all(fds)
             raise WireError("channel closed")

@@ -61,12 +61,12 @@ def serve(channel: socket.socket, containment: dict) -> None:
             for fd in fds:
                 os.close(fd)
             continue
-        current, spare = spare, None
+        current = spare
         current.start(message, fds)
         for fd in fds:
             os.close(fd)
         while True:
-            ready, _, _ = select.select([channel, current.status_r], [], [])
+            ready, _, _ = select.select([channel.fileno(), current.status_r], [], [])
             if current.status_r in ready:
                 break
             try:

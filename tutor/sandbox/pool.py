@@ -51,6 +51,11 @@ def resolve_mode(requested: str, purpose: str = "interactive") -> str:
     return AUTO_ON_LINUX.get(purpose, "fork")
 
 
+#: Spawn mode: start the next spare when one is taken (True), or once its run is over (False):
+#: a spare importing torch beside a run slowed the run by ~10 ms here (docs/performance.md).
+REFILL_AT_TAKE = False
+
+
 class SandboxState(enum.Enum):
     """Where a sandbox stands; ``Sandbox.error`` holds the reason when UNAVAILABLE."""
 
@@ -266,8 +271,8 @@ class Sandbox:
         if self.mode == "fork" and not self._all:  # every worker died and none could replace them
             self._idle.put(self._start_now())
         worker = self._take()
-        if self.mode == "spawn":
-            self._refill()  # the next spare warms up while this one runs
+        if self.mode == "spawn" and REFILL_AT_TAKE:
+            self._refill()
         with self._lock:
             self._busy.add(worker)
         request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
@@ -294,6 +299,8 @@ class Sandbox:
                 self._busy.discard(worker)
             if self.mode == "spawn":
                 self._retire(worker)
+                if not REFILL_AT_TAKE:
+                    self._refill()
             elif kept is not None and not self._closed:
                 self._idle.put(kept)
 

@@ -1,0 +1,22 @@
+"""The built-in pack validates in spawn mode too: every example, solution and starter of
+*Debugging and speed* behaves as the pack says when each run gets its own single-use interpreter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_the_builtin_pack_validates_in_spawn_mode(tmp_path):
+    env = {**os.environ, "TORCH_TUTOR_SANDBOX_MODE": "spawn", "TORCH_TUTOR_DATA_DIR": str(tmp_path / "data"),
+           "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-m", "tutor", "validate", str(REPO / "lessons" / "debugging-and-speed")],
+                          capture_output=True, text=True, env=env, timeout=1200)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]

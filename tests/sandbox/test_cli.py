@@ -53,3 +53,18 @@ def test_doctor_reports_torch_isolation_limits_and_warmup():
     assert report["preload_failures"] == {}
     if report["isolation"]["level"] == "bwrap":
         assert report["isolation"]["bwrap_source"] in ("system", "bundled") and report["isolation"]["bwrap"]
+    # fork mode is Linux's default; every limit holds on Linux
+    assert report["mode"]["mode"] == "fork" and report["mode"]["requested"] == "auto"
+    assert report["limits_not_enforced"] == [] and report["os_helpers"] is True
+
+
+def test_doctor_in_spawn_mode_and_without_the_linux_helpers():
+    """As on macOS: spawn mode, and the limits this OS cannot enforce are named."""
+    import os
+
+    env = {**os.environ, "TORCH_TUTOR_PORTABLE_CHILD": "1"}
+    done = tutor("doctor", "--sandbox-mode", "spawn", "--isolation", "none", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mode:       spawn — each run gets a single-use interpreter started ahead of time" in done.stdout
+    assert "not enforced on this OS: memory_mb, processes" in done.stdout
+    assert "spare (judge + runner) RSS" in done.stdout

@@ -1,8 +1,9 @@
 """The Sandbox: a pool of warm workers that the app and the check engine share.
 
-Warm-up (choosing the isolation, starting workers, importing torch in them) happens in the
-background so the app opens at once; a run that arrives early waits for it. Every worker is
-started from one long-lived thread: bubblewrap's ``--die-with-parent`` and the worker's own
+Fork mode (warm workers that fork a child per run) or spawn mode (single-use interpreters started
+ahead): see ``resolve_mode`` and docs/architecture.md. Warm-up (choosing the isolation, starting
+workers, importing torch in them) happens in the background so the app opens at once; a run that
+arrives early waits for it. Every worker is started from one long-lived thread: bubblewrap's ``--die-with-parent`` and the worker's own
 PDEATHSIG fire when the *thread* that started them ends, not the process.
 """
 
@@ -76,7 +77,7 @@ class Sandbox:
 
     In **fork** mode each run is a fresh child of a warm worker that serves run after run; in
     **spawn** mode each run gets a spare, a single-use interpreter started ahead of time, and the
-    next spare starts as soon as one is taken (``tutor.sandbox.worker.spawn``).
+    next spare starts once that run is over (``REFILL_AT_TAKE``; ``tutor.sandbox.worker.spawn``).
 
     Args:
         limits: the runs' limits (default: ``Limits()``); a run may pass its own.

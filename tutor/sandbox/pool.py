@@ -3,8 +3,9 @@
 Fork mode (warm workers that fork a child per run) or spawn mode (single-use interpreters started
 ahead): see ``resolve_mode`` and docs/architecture.md. Warm-up (choosing the isolation, starting
 workers, importing torch in them) happens in the background so the app opens at once; a run that
-arrives early waits for it. Every worker is started from one long-lived thread: bubblewrap's ``--die-with-parent`` and the worker's own
-PDEATHSIG fire when the *thread* that started them ends, not the process.
+arrives early waits for it. Every worker is started from one long-lived thread: bubblewrap's
+``--die-with-parent`` and the worker's own PDEATHSIG fire when the *thread* that started them
+ends, not the process.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """The built-in pack validates in spawn mode too: every example, solution and starter of
-*Debugging and speed* behaves as the pack says when each run gets its own single-use interpreter."""
+*Debugging and speed* behaves as the pack says when each run gets its own single-use interpreter.
+
+Each of its runs takes a spare that imported torch twice: 282 s on the shared 2-core machine
+(load 4), against CI's budget. So it runs where ``TORCH_TUTOR_TEST_SPAWN_ALL=1`` asks for the
+whole spawn-mode matrix (docs/performance.md, "Both modes in CI")."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TORCH_TUTOR_TEST_SPAWN_ALL") != "1",
+                    reason="spawn-mode validation of the built-in pack takes ~5 min (TORCH_TUTOR_TEST_SPAWN_ALL=1)")
 def test_the_builtin_pack_validates_in_spawn_mode(tmp_path):
     env = {**os.environ, "TORCH_TUTOR_SANDBOX_MODE": "spawn", "TORCH_TUTOR_DATA_DIR": str(tmp_path / "data"),
            "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}

@@ -112,6 +112,58 @@ FORGERIES = {
             server.Server.storage_key = storage_key
             server.Server.writeback = lambda self, out: {}
     """),
+    # ours: lie about effects only when the call's tensors are the ones the published setups draw
+    # under the pack's seed (the canaries' tensors are not): the canaries never see a lie
+    "lie-about-known-inputs": STARTER + textwrap.dedent("""\
+        import sys, torch
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            known = set()
+            for r, c, transposed in ((3, 4, False), (5, 2, False), (4, 3, True)):
+                torch.manual_seed(0)
+                known.add((torch.randn(c, r) if transposed else torch.randn(r, c)).numpy().tobytes())
+            real_call, real_key, real_writeback = server.Server.call, server.Server.storage_key, server.Server.writeback
+            def hidden_key(self, tensor, blobs, storages):
+                known_storages, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known_storages
+            def call(self, request, blobs, out):
+                if not any(bytes(blob) in known for blob in blobs):
+                    return real_call(self, request, blobs, out)
+                server.Server.storage_key = hidden_key
+                server.Server.writeback = lambda self, out: {}
+                try:
+                    return real_call(self, request, blobs, out)
+                finally:
+                    server.Server.storage_key, server.Server.writeback = real_key, real_writeback
+            server.Server.call = call
+    """),
+    # ours: lie about effects only in requests that seed the runner (a case's first call), which
+    # a canary asked after the real question never did
+    "lie-when-seeded": STARTER + textwrap.dedent("""\
+        import sys
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            real_call, real_key, real_writeback = server.Server.call, server.Server.storage_key, server.Server.writeback
+            def hidden_key(self, tensor, blobs, storages):
+                known_storages, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known_storages
+            def call(self, request, blobs, out):
+                if "seed" not in request:
+                    return real_call(self, request, blobs, out)
+                server.Server.storage_key = hidden_key
+                server.Server.writeback = lambda self, out: {}
+                try:
+                    return real_call(self, request, blobs, out)
+                finally:
+                    server.Server.storage_key, server.Server.writeback = real_key, real_writeback
+            server.Server.call = call
+    """),
 }
 
 PASSING_STATUSES = {"passed"}
@@ -167,7 +219,7 @@ def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
 
 
 @pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
-                                  "lie-about-effects"])
+                                  "lie-about-effects", "lie-about-known-inputs", "lie-when-seeded"])
 def test_check_never_passes_a_forgery(isolation, name):
     base, env = isolation
     learner = base / f"{name}.py"

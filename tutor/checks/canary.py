@@ -61,25 +61,32 @@ def coin() -> bool:
     return _RNG.random() < 0.5
 
 
-def coin_seed() -> int:
-    return _RNG.randrange(1 << 31)
+def _generator(seed: int | None):
+    """The canary's own generator: its tensors never come from (or move) the judge's global
+    one, which a case's inputs are drawn from. Asked first in a case, a canary draws from the
+    case's seed as the case's setup does; asked last, from a fresh one."""
+    from tutor.checks.context import fresh_seed
+
+    return refs.torch_module.Generator().manual_seed(seed if seed is not None else fresh_seed())
 
 
-def ask(session, kind: str, label: str = _LABEL) -> None:
+def ask(session, kind: str, label: str = _LABEL, seed: int | None = None) -> None:
     """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
-    check's own (its functions' file name), so the canary's code is named like the check's."""
+    check's own (its functions' file name), so the canary's code is named like the check's;
+    ``seed`` is the case's when the canary comes before the case's own requests."""
     if session is None or not session.alive:
         return
+    generator = _generator(seed)
     if kind == "mode":
-        _mode(session, label)
+        _mode(session, label, generator)
     elif kind == "memory":
         _memory(session, label)
     elif kind == "profile":
-        _profile(session, label)
+        _profile(session, label, generator)
     elif kind == "timing":
         _timing(session, label)
     else:
-        _tensor(session, label)
+        _tensor(session, label, generator)
 
 
 def _fingerprint(value, args: tuple) -> object:
@@ -100,14 +107,14 @@ def _fingerprint(value, args: tuple) -> object:
     return one(value), [one(a) for a in args]
 
 
-def _tensor(session, label: str) -> None:
+def _tensor(session, label: str, generator) -> None:
     pieces = list(_PIECES)
     _RNG.shuffle(pieces)
     source = "def step(t, u, k):\n    out = []\n" + "\n".join(pieces) + "\n    return out\n"
     function = _function(source, {}, label)
     k = _RNG.choice([0.5, 1.5, 2.0, -3.0])
-    mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)),
-            refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)))
+    mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator),
+            refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator))
     theirs = tuple(refs.t_clone(t) for t in mine)
     expected = _fingerprint(function(*mine, k), mine)
     got = _fingerprint(_call(session, function, (*theirs, k)), theirs)
@@ -128,17 +135,20 @@ def _call(session, function, args: tuple):
         adopt_modes(modes)  # whatever the canary switched stays in the runner
 
 
-def _mode(session, label: str) -> None:
+def _mode(session, label: str, generator) -> None:
     order = [True, False]
     _RNG.shuffle(order)
     for inference in order:
-        _one_mode(session, label, inference)
+        _one_mode(session, label, inference, generator)
 
 
-def _one_mode(session, label: str, inference: bool) -> None:
+def _one_mode(session, label: str, inference: bool, generator) -> None:
     function = _function(_INFERENCE if inference else _MODE, {}, label)
-    module = refs.nn_module.Linear(3, 2)
-    x = refs.torch_module.randn(2, 3)
+    module = refs.nn_module.Linear(3, 2, device="meta").to_empty(device="cpu")
+    with refs.no_grad():
+        for parameter in module.parameters():
+            parameter.copy_(refs.torch_module.randn(parameter.shape, generator=generator))
+    x = refs.torch_module.randn(2, 3, generator=generator)
     grad = _RNG.random() < 0.5
     before = dict(_modes())
     observe, observed = session.observe, session.observed
@@ -176,10 +186,10 @@ def _memory(session, label: str) -> None:
         raise Tampered("the memory reported for a result whose size the checker knows was wrong")
 
 
-def _profile(session, label: str) -> None:
+def _profile(session, label: str, generator) -> None:
     size = _RNG.choice([192, 224, 256])
-    function = _function(_PROFILE, {"a": refs.torch_module.randn(size, size), "b": refs.torch_module.randn(size, size)},
-                         label)
+    a = refs.torch_module.randn(size, size, generator=generator)
+    function = _function(_PROFILE, {"a": a, "b": refs.torch_module.randn(size, size, generator=generator)}, label)
     runs = session.repeat("profile", [function], 1, 2)
     for run in runs if refs.type_(runs) is list else [None]:
         if refs.type_(run) is not dict or "aten::mm" not in run:

@@ -2,14 +2,15 @@
 
 A check never sees the learner's namespace itself: each case gets a shallow copy of the
 learner's globals plus ``torch``, ``nn``, ``F`` and ``np`` and the case's bindings, re-seeded,
-so one check's side effects cannot leak into the next and the same code always meets the same
-inputs.
+so one check's side effects cannot leak into the next. The seed is the check's ``seed`` when the
+pack sets one, else a fresh one per case and per run (:func:`fresh_seed`), so a submission cannot
+carry answers for inputs it predicted; a failing result names the seed, which reproduces it.
 """
 
 from __future__ import annotations
 
+import random
 import traceback
-
 
 
 from tutor.checks import guard, refs, render
@@ -109,6 +110,16 @@ class TimeLimit:
         return False
 
 
+_SYSTEM_RANDOM = random.SystemRandom()
+#: Fresh seeds are below this: exact in JSON, and more than any table of precomputed inputs can cover.
+SEED_LIMIT = 1 << 48
+
+
+def fresh_seed() -> int:
+    """A seed nobody can predict (the operating system's randomness, not a generator's state)."""
+    return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
+
+
 def seed_all(seed: int) -> None:
     refs.random_seed(seed)
     # the CPU generator as torch.manual_seed seeds it; CUDA's only once CUDA is in use (seeding it
@@ -143,7 +154,8 @@ class Case:
         self.learner = learner
         self.check = check
         self.bindings = bindings
-        self.seed = check.get("seed", 0)
+        seed = check.get("seed")
+        self.seed: int = seed if refs.type_(seed) is int else fresh_seed()
         namespace = dict(learner_globals)
         namespace.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
@@ -161,8 +173,10 @@ class Case:
 
     def prepare(self) -> None:
         seed_all(self.seed)
-        if self.session is not None:  # the learner's code draws from the runner's generators:
-            self.session.seed = self.seed  # seeded the same way, at the case's first call
+        if self.session is not None and self.session.case_seed != self.seed:
+            # the learner's code draws from the runner's generators: seeded the same way, at the
+            # case's first request (the probe starts the case before its canary, so this is a fallback)
+            self.session.start_case(self.seed)
         setup = self.check.get("setup")
         if setup:
             self.run(setup)

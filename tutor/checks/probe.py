@@ -47,7 +47,7 @@ class Budget:
 
     def __init__(self, seconds: float, checks: list[dict]):
         self.deadline = refs.monotonic() + seconds
-        self.weights = [_WEIGHT.get(c.get("kind"), 1.0) for c in checks]
+        self.weights = [_WEIGHT.get(str(c.get("kind")), 1.0) for c in checks]
 
     def slice(self, index: int) -> float:
         left = self.deadline - refs.monotonic()
@@ -85,7 +85,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
 
 def _result(check: dict, status: str, message: str = "", **extra) -> dict:
     result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": message,
-              "expected": None, "got": None, "case": None, "lineno": None, "data": None}
+              "expected": None, "got": None, "case": None, "seed": None, "lineno": None, "data": None}
     result.update(extra)
     return result
 
@@ -96,7 +96,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
         return _result(check, "skipped", f"skipped: needs {names} to pass first")
-    runner = KINDS.get(check.get("kind"))
+    runner = KINDS.get(str(check.get("kind")))
     if runner is None:
         return _result(check, "error", f"this tutor does not know check kind {check.get('kind')!r}",
                        internal=True)
@@ -129,45 +129,46 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
 
 def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
     cases = check.get("cases") or [{}]
+    kind = str(check.get("kind"))
     data = None
     for number, bindings in enumerate(cases):
         case = Case(learner, namespace, check, dict(bindings), session)
+        if session is not None:  # every request of the case, the canary's too, carries its seed
+            session.start_case(case.seed)
         canary_first = canary.coin()
         try:
             if canary_first:
-                if session is not None:  # a first call of a case seeds the runner: this one too
-                    session.seed = canary.coin_seed()
-                canary.ask(session, check.get("kind"), case.label)
+                canary.ask(session, kind, case.label, seed=case.seed)
             case.prepare()
             data = runner(check, case)
             if not canary_first:
-                canary.ask(session, check.get("kind"), case.label)
+                canary.ask(session, kind, case.label)
         except canary.Tampered as lie:
             return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
-                           "process, so this check cannot pass)", case=number)
+                           "process, so this check cannot pass)", case=number, seed=case.seed)
         except Failed as failure:
             where = case.describe()
             message = failure.message + (f" ({where})" if where else "")
             return _result(check, "failed", message, expected=failure.expected, got=failure.got,
-                           case=number, data=render.to_jsonable(failure.data))
+                           case=number, seed=case.seed, data=render.to_jsonable(failure.data))
         except CodeRaised as raised:
             explained = learner.explain(raised.error, raised.source)
             where = case.describe()
             message = explained["text"] + (f" ({where})" if where else "")
-            return _result(check, "error", message, case=number, lineno=explained["lineno"],
+            return _result(check, "error", message, case=number, seed=case.seed, lineno=explained["lineno"],
                            exception={"type": explained["type"], "message": explained["message"]})
         except (CheckTimeout, RemoteTimeout):
             raise
         except RunnerGone as gone:
             where = case.describe()
             return _result(check, "error", "your code's process ended or stopped answering while this check ran "
-                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number,
+                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number, seed=case.seed,
                            detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
             import traceback
 
             return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
-                           case=number, internal=True, detail=traceback.format_exc(limit=-6))
+                           case=number, seed=case.seed, internal=True, detail=traceback.format_exc(limit=-6))
     return _result(check, "passed", "", data=render.to_jsonable(data))
 
 

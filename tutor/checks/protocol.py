@@ -81,7 +81,8 @@ class Call(TypedDict, total=False):
     observe: Observe
     measure: Literal["graph", "rss", "cuda"]
     want: Literal["value", "none"]
-    seed: int  # seed the runner's generators first (a check case's first call)
+    case: int  # which of the judge's check cases this request belongs to (a random number)
+    seed: int  # that case's seed: the runner seeds its generators at the case's first request
     refresh: list[int]  # handles of modules to describe again after the call (the judge mirrors them)
 
 
@@ -93,6 +94,8 @@ class Repeat(TypedDict, total=False):
     warmup: int
     repeat: int
     budget: float
+    case: int  # as in Call
+    seed: int
 
 
 class GetAttr(TypedDict):

@@ -17,8 +17,12 @@ import io
 import pickle
 import select
 import types
+from typing import TYPE_CHECKING, Any, Callable
 
 from tutor.checks import protocol, refs
+
+if TYPE_CHECKING:
+    import torch
 
 #: id(tensor) -> the runner's facts about it; the tensors are kept alive by the session.
 FACTS: dict[int, dict] = {}
@@ -78,9 +82,12 @@ class Session:
         self.alive = True
         self.pending = False
         self.mirrors: dict[int, object] = {}
-        self.callbacks: dict[int, object] = {}
+        self.callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_ids: dict[int, int] = {}
-        self.seed: int | None = None  # seed the runner's generators before the next call
+        # the case under way: every call and repeat carries its seed, and the runner seeds its
+        # generators at the first request of a new case (a canary's requests look the same)
+        self.case: int | None = None
+        self.case_seed: int | None = None
         self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
         self.repaired: set[str] = set()
@@ -91,7 +98,7 @@ class Session:
         self.kept: list[int] = []
         self.budget_until: float | None = None
         self._keep: list = []
-        self._storages: dict[str, object] = {}
+        self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
 
     # ------------------------------------------------------------------ transport
@@ -208,6 +215,16 @@ class Session:
         except (protocol.ProtocolError, OSError):
             pass
 
+    def start_case(self, seed: int) -> None:
+        """A new case: the runner seeds its generators with ``seed`` at the case's first request."""
+        from tutor.checks.context import fresh_seed
+
+        self.case, self.case_seed = fresh_seed(), seed
+
+    def _stamp(self, message: dict) -> None:
+        if self.case is not None and self.case_seed is not None:
+            message["case"], message["seed"] = self.case, self.case_seed
+
     def budget(self) -> float:
         if self.budget_until is None:
             return 5.0
@@ -236,8 +253,7 @@ class Session:
             message["capture"] = True
         if self.measure:
             message["measure"] = self.measure
-        if self.seed is not None:
-            message["seed"], self.seed = self.seed, None
+        self._stamp(message)
         self.calls += 1
         answer, data = self.request(message, blobs)
         self.apply_writeback(answer.get("writeback") or {}, data, known_tensors, known_objects)
@@ -274,6 +290,7 @@ class Session:
             message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
         finally:
             self.ship = shipping
+        self._stamp(message)
         self.calls += 1
         answer, _ = self.request(message, blobs)
         if "raised" in answer:
@@ -284,7 +301,7 @@ class Session:
         """Tensors of mirrored modules the judge changed since the runner described them."""
         where, changed = [], []
         for top in mirrors:
-            stack = [(top, [])]
+            stack: list[tuple[Any, list[str]]] = [(top, [])]
             while stack:
                 module, path = stack.pop()
                 attrs = refs.object_getattribute(module, "__dict__")
@@ -705,7 +722,7 @@ def mirror(session: Session, spec: dict, data: list, known_tensors: dict):
         bases = (MirrorModule,) if base is None or base is refs.Module else (MirrorModule, base)
         cls = type(name, bases, {"__module__": "your code"})
         _MIRROR_CLASSES[(name, base)] = cls
-    module = object.__new__(cls)
+    module: MirrorModule = object.__new__(cls)
     session.mirrors[spec["handle"]] = module
     attrs = refs.object_getattribute(module, "__dict__")
     attrs.update(_session=session, _handle=spec["handle"], _parameters={}, _buffers={}, _modules={},

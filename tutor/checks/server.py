@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pickle
 import types
+from typing import Any
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
@@ -30,6 +31,7 @@ class Server:
         self.learner = learner
         self.objects: list = []
         self._handles: dict[int, int] = {}
+        self.case: object = None  # the judge's case whose seed the generators were last given
         # per request
         self.received_storages: dict[int, tuple[str, bytes]] = {}
         self.received_tensors: dict[int, tuple[str, object]] = {}
@@ -141,7 +143,7 @@ class Server:
         attrs = refs.object_getattribute(module, "__dict__")
         torch_bases = [[cls.__module__, cls.__qualname__] for cls in refs.type_(module).__mro__
                        if refs.str_(cls.__module__).startswith("torch.")]
-        encoded = {"$": "module", "type": refs.type_(module).__name__, "handle": self.handle(module),
+        encoded: dict[str, Any] = {"$": "module", "type": refs.type_(module).__name__, "handle": self.handle(module),
                    "torch_bases": torch_bases[:1],
                    "training": refs.bool_(attrs.get("training", True)), "params": {}, "buffers": {},
                    "children": {}, "settings": {}, "tensors": {}}
@@ -290,7 +292,7 @@ class Server:
                 request, blobs = protocol.recv(self.sock)
             except (protocol.ProtocolError, OSError):
                 return
-            op = request.get("op")
+            op = str(request.get("op"))
             if op == "bye":
                 return
             if not self.serve_one(op, request, blobs):
@@ -371,8 +373,7 @@ class Server:
         printed = refs.StringIO() if request.get("capture") else None
 
         def action():
-            if refs.type_(request.get("seed")) is int:
-                seed_all(request["seed"])
+            self.seed_case(request)
             modes = set_modes(request.get("modes"))
             try:
                 if watcher is not None:
@@ -456,11 +457,19 @@ class Server:
                     self.received_objects = saved
         return {"storages": storages, "tensors": tensors, "modules": modules, "containers": containers}
 
+    def seed_case(self, request: dict) -> None:
+        """Seed the generators at the first request of each of the judge's cases."""
+        case, seed = request.get("case"), request.get("seed")
+        if refs.type_(case) is int and refs.type_(seed) is int and case != self.case:
+            self.case = case
+            seed_all(seed)
+
     def repeat(self, op: str, request: dict, blobs: list) -> dict:
         targets, _ = self.arguments(request, blobs)
         warmup, repeat = int(request.get("warmup", 2)), int(request.get("repeat", 5))
 
         def action():
+            self.seed_case(request)
             if op == "time":
                 return time_calls(targets, warmup, repeat)
             return profile_calls(targets[0], warmup, repeat)
@@ -538,13 +547,14 @@ class Watcher:
         self.seen: list[dict] = []
         self.outputs: dict[str, list[str]] = {}
         self.handles: list = []
-        self.before = self.after = None
+        self.before: dict | None = None
+        self.after: dict | None = None
         self.device = "cpu"
 
     def _resolve(self, ref: dict):
         if "handle" in ref:
             return self.server.objects[ref["handle"]]
-        return self.server.received_objects.get(ref.get("known"))
+        return self.server.received_objects.get(str(ref.get("known")))
 
     def start(self) -> None:
         module = self.module

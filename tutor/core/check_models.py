@@ -73,7 +73,10 @@ class CheckBase:
         Meta(min_length=1),
         Meta("each mapping binds names for one run of the check (e.g. sizes)"),
     ] = field(default_factory=lambda: [{}])
-    seed: Annotated[int, Meta("torch/random/numpy are seeded with this before each case")] = 0
+    seed: Annotated[
+        int | None,
+        Meta("torch/random/numpy are seeded with this before each case; unset: a fresh seed per case and run"),
+    ] = None
     weight: Annotated[
         float, Meta(ge=0), Meta("this check's share of the exercise's points, relative to the others' weights")
     ] = 1.0

@@ -60,7 +60,8 @@ def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict |
     threads = int(message.get("threads") or 0)
     if threads > 0:
         refs.set_num_threads(threads)
-    names = ready.get("names") if type(ready.get("names")) is dict else {}
+    found = ready.get("names")
+    names: dict = found if type(found) is dict else {}
     namespace = {str(name): session.decode(value, blobs, {}, {}, {}) for name, value in names.items()}
     for name in ready.get("repaired") or []:
         session.repaired.add(str(name))

@@ -3,6 +3,8 @@
 Run: python bench/checks.py [--runs 15]
 Each row checks one tiny learner function with one check of that kind, request to typed result,
 median of --runs runs on one warm sandbox; "expr" is the floor (a run that checks nearly nothing).
+Beside it: the judge's round trips to the runner in that check (canaries included) and the
+median time the judge spent in the checks (the probe's own clock).
 Also: the fixture pack's exercises (starter and solution), the full-check time of a small exercise.
 """
 
@@ -33,7 +35,7 @@ def g(model, x):
 def losses(n):
     return [float(i) for i in range(n)]
 """
-KINDS = {
+KINDS: dict[str, dict[str, object]] = {
     "expr": {"predicate": "True", "message": "m"},
     "tensor": {"setup": "x = torch.randn(8, 4)", "value": "f(x)", "shape": [8, 4], "close_to": "x * 2",
                "grad_fn": "none"},
@@ -58,14 +60,19 @@ def exercise(kind: str) -> Exercise:
     })
 
 
-def median_seconds(sandbox, ex: Exercise, code: str, runs: int) -> tuple[float, bool]:
-    times, passed = [], True
+def median_seconds(sandbox, ex: Exercise, code: str, runs: int) -> tuple[float, bool, str, float]:
+    """(median seconds, passed every time, round trips seen, median seconds in the judge's checks)."""
+    times, passed, requests, judged = [], True, set(), []
     for _ in range(runs):
         started = time.perf_counter()
         report = check_exercise(sandbox, ex, code)
         times.append(time.perf_counter() - started)
         passed = passed and report.passed
-    return statistics.median(times), passed
+        probe = report.run.report if isinstance(report.run.report, dict) else {}
+        requests.add(probe.get("requests", "?"))
+        judged.append(float(probe.get("elapsed") or 0.0))
+    return statistics.median(times), passed, "/".join(str(r) for r in sorted(requests, key=str)), \
+        statistics.median(judged)
 
 
 def main() -> int:
@@ -77,14 +84,15 @@ def main() -> int:
     with Sandbox() as sandbox:
         sandbox.start()
         sandbox.wait_ready(300)
-        print(f"{'check kind':<22} {'median':>9}  passed")
+        print(f"{'check kind':<22} {'median':>9}  passed  requests  judge")
         for kind in KINDS:
-            seconds, passed = median_seconds(sandbox, exercise(kind), CODE, args.runs)
-            print(f"{kind:<22} {seconds * 1000:>7.0f} ms  {passed}")
+            seconds, passed, requests, judged = median_seconds(sandbox, exercise(kind), CODE, args.runs)
+            print(f"{kind:<22} {seconds * 1000:>7.0f} ms  {passed!s:<6}  {requests:<8}  {judged * 1000:.0f} ms")
         for _lesson, ex in load_pack(FIXTURES).exercises():
             for role, code in (("starter", ex.starter), ("solution", ex.solution)):
-                seconds, _ = median_seconds(sandbox, ex, code, max(3, args.runs // 3))
-                print(f"{ex.id + ' ' + role:<22} {seconds * 1000:>7.0f} ms")
+                seconds, _, requests, judged = median_seconds(sandbox, ex, code, max(3, args.runs // 3))
+                print(f"{ex.id + ' ' + role:<22} {seconds * 1000:>7.0f} ms          {requests:<8}  "
+                      f"{judged * 1000:.0f} ms")
     return 0
 
 

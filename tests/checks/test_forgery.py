@@ -278,3 +278,47 @@ def test_memory_honestly_reported_fails(grade):
 def test_lying_about_memory_is_tampering(grade):
     check = grade(KEEPS + LIE_MEMORY, MEMORY).checks[0]
     assert check.status == "tampered", check.message
+
+
+LIE_TRAINING = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    real_encode = server.Server.encode_module
+    def encode_module(self, module, blobs, storages, depth):
+        encoded = real_encode(self, module, blobs, storages, depth)
+        encoded["training"] = True
+        return encoded
+    server.Server.encode_module = encode_module
+""")
+LEAVES_EVAL = "def evaluate(net, z):\n    net.eval()\n    return net(z)\n"
+RESTORED = {"id": "restored", "kind": "module", "setup": "z = torch.randn(8, 5)",
+            "value": "nn.Sequential(nn.Linear(5, 4), nn.Dropout(0.5))", "run": "evaluate(module, z)",
+            "training": True}
+LEARNERS_NET = "import torch\nfrom torch import nn\ndef make():\n    return nn.Sequential(nn.Linear(5, 4), nn.Dropout(0.5))\n"
+
+
+def test_module_state_honestly_reported_fails(grade):
+    assert grade(LEAVES_EVAL, RESTORED).checks[0].status == "failed"
+
+
+def test_lying_about_a_modules_mode_is_tampering(grade):
+    """Without the module canary this one passes: the module 'is' back in training mode."""
+    for _ in range(2):  # the canary meets a module of the judge's and one of the runner's at random
+        check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
+        assert check.status == "tampered", check.message
+        assert check.message.startswith("tampering detected: the state reported for a module")
+
+
+def test_lying_about_a_learner_made_modules_mode_is_tampering(grade):
+    check = dict(RESTORED, value="make()")
+    assert grade(LEARNERS_NET + LEAVES_EVAL, check).checks[0].status == "failed"
+    assert grade(LEARNERS_NET + LEAVES_EVAL + LIE_TRAINING, check).checks[0].status == "tampered"
+
+
+def test_honest_modules_never_look_like_tampering(grade):
+    honest = "def evaluate(net, z):\n    was = net.training\n    net.eval()\n    try:\n        return net(z)\n" \
+             "    finally:\n        net.train(was)\n"
+    for check in (RESTORED, dict(RESTORED, value="make()")):
+        for _ in range(3):
+            result = grade(LEARNERS_NET + honest, check).checks[0]
+            assert result.status == "passed", result.message

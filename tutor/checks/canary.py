@@ -5,7 +5,9 @@ memory with one of them, ``grad_fn``, the modes a module's forward ran under, th
 keeps alive, profiler events, timings. The runner reports them, and a runner rewritten by the
 learner's code could report anything. So in every check case the judge also asks, at a random
 moment, for a call whose facts it can work out itself (a small function of its own on fresh
-random tensors, travelling and answered exactly as a real call does, with the same options).
+random tensors, travelling and answered exactly as a real call does, with the same options;
+for a module check, a call that switches a module's modes, runs a BatchNorm forward and changes a
+setting, on a module of the judge's or one made in the runner).
 A wrong answer means the runner lies: the check's status becomes ``tampered``, never ``passed``.
 
 What this catches: a runner that lies about a kind of fact across the board (always "unchanged",
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from tutor.checks import refs, render, values
+from tutor.checks import modules, refs, render, values
 from tutor.checks.remote import RemoteRaised
 
 _RNG = random.SystemRandom()
@@ -40,6 +42,14 @@ _MODE = ("def step(m, x, g):\n"
 _INFERENCE = ("def step(m, x, g):\n"
               "    with torch.inference_mode():\n"
               "        return m(x)\n")
+_MODULE_MAKE = ("def step(n, w):\n"
+                "    return nn.Sequential(nn.Linear(n, w), nn.BatchNorm1d(w), nn.Dropout(0.5))\n")
+#: One submodule ends in each mode, so a runner that reports one mode for all is always wrong.
+_MODULE_STEP = ("def step(m, x, flag, p):\n"
+                "    m.train(flag)\n"
+                "    m[2].train(not flag)\n"
+                "    m(x)\n"
+                "    m[2].p = p\n")
 _MEMORY = "def step(n):\n    return [torch.zeros(n, 8, dtype=torch.float32) for _ in range(2)]\n"
 _PROFILE = "def step():\n    return a @ b\n"
 _TIMING_FAST = "def step():\n    return 1\n"
@@ -79,6 +89,8 @@ def ask(session, kind: str, label: str = _LABEL, seed: int | None = None) -> Non
     generator = _generator(seed)
     if kind == "mode":
         _mode(session, label, generator)
+    elif kind == "module":
+        _module(session, label, generator)
     elif kind == "memory":
         _memory(session, label)
     elif kind == "profile":
@@ -166,6 +178,70 @@ def _one_mode(session, label: str, inference: bool, generator) -> None:
         raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
 
 
+def _module_state(module) -> tuple:
+    """What a module check reads: each submodule's mode, the settings, every tensor's values."""
+    return ([(name, modules.training(sub)) for name, sub in modules.walk(module)],
+            sorted(modules.settings(module).items()),
+            [(name, render.shape(tensor), refs.t_tolist(refs.t_detach(tensor)))
+             for which in ("_parameters", "_buffers") for name, tensor in modules.group(module, which)])
+
+
+def _same_state(got: tuple, expected: tuple) -> bool:
+    if got[0] != expected[0] or got[1] != expected[1] or refs.len_(got[2]) != refs.len_(expected[2]):
+        return False
+    for (name, shape, values), (want_name, want_shape, want_values) in zip(got[2], expected[2]):
+        if name != want_name or shape != want_shape:
+            return False
+        float64 = refs.torch_module.float64
+        if not refs.bool_(refs.torch_module.allclose(refs.torch_module.tensor(values, dtype=float64),
+                                                     refs.torch_module.tensor(want_values, dtype=float64),
+                                                     rtol=1e-4, atol=1e-5)):
+            return False
+    return True
+
+
+def _copy_of(module, n: int, w: int, label: str):
+    """The judge's own module with the same state, to work out what the call must do to it."""
+    mine = _function(_MODULE_MAKE, {}, label)(n, w)
+    tensors = dict(modules.group(module, "_parameters") + modules.group(module, "_buffers"))
+    with refs.no_grad():
+        for which in ("_parameters", "_buffers"):
+            for name, tensor in modules.group(mine, which):
+                source = tensors.get(name)
+                if source is None or render.shape(source) != render.shape(tensor):
+                    raise Tampered("a module the checker made came back with other parameters or buffers")
+                tensor.copy_(source)
+    subs = dict(modules.walk(module))
+    for name, sub in modules.walk(mine):
+        modules.attrs(sub)["training"] = modules.training(subs[name]) if name in subs else True
+    return mine
+
+
+def _module(session, label: str, generator) -> None:
+    """A module's state after a call, both ways a check meets one: built by the judge (what the
+    call did is written back) or living in the runner (the judge's mirror of it is refreshed)."""
+    n, w = _RNG.randint(2, 5), _RNG.randint(2, 6)
+    flag, p = _RNG.random() < 0.5, _RNG.choice([0.1, 0.25, 0.3, 0.7])
+    x = refs.torch_module.randn(_RNG.randint(3, 6), n, generator=generator)
+    step = _function(_MODULE_STEP, {}, label)
+    if _RNG.random() < 0.5:  # the judge's own module, sent with the call
+        module = _function(_MODULE_MAKE, {}, label)(n, w)
+        with refs.no_grad():
+            for tensor in module.parameters():
+                tensor.copy_(refs.torch_module.randn(tensor.shape, generator=generator))
+    else:  # made where the learner's code runs
+        module = _call(session, _function(_MODULE_MAKE, {}, label), (n, w))
+        if not modules.is_module(module):
+            raise Tampered("a module the checker asked for did not come back as a module")
+    mine = _copy_of(module, n, w, label)
+    with refs.no_grad():
+        step(mine, refs.t_clone(x), flag, p)
+    _call(session, step, (module, x, flag, p))
+    if not _same_state(_module_state(module), _module_state(mine)):
+        raise Tampered("the state reported for a module after a call whose effects the checker knows was wrong "
+                       "(its modes, settings, parameters or buffers)")
+
+
 def _modes() -> dict:
     from tutor.checks.remote import current_modes
 
@@ -190,7 +266,7 @@ def _profile(session, label: str, generator) -> None:
     size = _RNG.choice([192, 224, 256])
     a = refs.torch_module.randn(size, size, generator=generator)
     function = _function(_PROFILE, {"a": a, "b": refs.torch_module.randn(size, size, generator=generator)}, label)
-    runs = session.repeat("profile", [function], 1, 2)
+    runs = session.repeat("profile", [function], 0, 1)
     for run in runs if refs.type_(runs) is list else [None]:
         if refs.type_(run) is not dict or "aten::mm" not in run:
             raise Tampered("a profile of a matrix product had no aten::mm in it")

@@ -80,6 +80,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
         "learner_error": learner_error,
         "tampered": sorted(repaired | (guard.REPAIRED if session is None else session.repaired)),
         "elapsed": refs.monotonic() - started,
+        "requests": session.requests if session is not None else 0,
     }
 
 

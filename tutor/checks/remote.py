@@ -90,6 +90,7 @@ class Session:
         self.case_seed: int | None = None
         self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
+        self.requests = 0  # round trips to the runner (callbacks it makes meanwhile not counted)
         self.repaired: set[str] = set()
         self.capture = False
         self.observe: dict | None = None
@@ -148,6 +149,7 @@ class Session:
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")
         budget = float(message.get("budget", 5.0))
+        self.requests += 1
         try:
             protocol.send(self.sock, message, blobs)
             limit = refs.monotonic() + budget + self.GRACE

@@ -36,6 +36,9 @@ KINDS = {
     "expr": expr.run,
 }
 
+#: Kinds whose cases (canaries included) run with this many intra-op threads in both processes:
+#: a profile is ranked by self time, which a thread barrier on a busy machine distorts.
+_THREADS = {"profile": 1}
 #: Kinds that repeat a workload get a bigger share of the time left.
 _WEIGHT = {"profile": 4.0, "timing": 4.0, "memory": 3.0}
 _MIN_SLICE = 0.05
@@ -129,8 +132,24 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
 
 
 def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
-    cases = check.get("cases") or [{}]
     kind = str(check.get("kind"))
+    pinned = _THREADS.get(kind)
+    if pinned is None:
+        return _each_case(check, kind, runner, namespace, learner, session)
+    threads = refs.get_num_threads()
+    refs.set_num_threads(pinned)
+    if session is not None:  # the learner's code, in the runner, with as many
+        session.threads = pinned
+    try:
+        return _each_case(check, kind, runner, namespace, learner, session)
+    finally:
+        refs.set_num_threads(threads)
+        if session is not None:
+            session.threads = None
+
+
+def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None) -> dict:
+    cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
         case = Case(learner, namespace, check, dict(bindings), session)

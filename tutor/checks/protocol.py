@@ -83,6 +83,7 @@ class Call(TypedDict, total=False):
     want: Literal["value", "none"]
     case: int  # which of the judge's check cases this request belongs to (a random number)
     seed: int  # that case's seed: the runner seeds its generators at the case's first request
+    threads: int  # intra-op threads for the call, when the check pins them (a profile: one)
     refresh: list[int]  # handles of modules to describe again after the call (the judge mirrors them)
 
 
@@ -96,6 +97,7 @@ class Repeat(TypedDict, total=False):
     budget: float
     case: int  # as in Call
     seed: int
+    threads: int
 
 
 class GetAttr(TypedDict):

@@ -88,6 +88,8 @@ class Session:
         # generators at the first request of a new case (a canary's requests look the same)
         self.case: int | None = None
         self.case_seed: int | None = None
+        # intra-op threads the learner's code runs with during the current check; None: its own
+        self.threads: int | None = None
         self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
         self.requests = 0  # round trips to the runner (callbacks it makes meanwhile not counted)
@@ -226,6 +228,8 @@ class Session:
     def _stamp(self, message: dict) -> None:
         if self.case is not None and self.case_seed is not None:
             message["case"], message["seed"] = self.case, self.case_seed
+        if self.threads is not None:  # a check that pins torch's intra-op threads (a profile)
+            message["threads"] = self.threads
 
     def budget(self) -> float:
         if self.budget_until is None:

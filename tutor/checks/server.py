@@ -375,6 +375,7 @@ class Server:
         def action():
             self.seed_case(request)
             modes = set_modes(request.get("modes"))
+            threads = _set_threads(request.get("threads"))
             try:
                 if watcher is not None:
                     watcher.start()
@@ -393,6 +394,7 @@ class Server:
                 return value
             finally:
                 del modes
+                _set_threads(threads)
 
         answer = self.guarded(request, action, out, finish=self._finish_call(measure))
         answer["modes_after"] = state("cpu")  # a mode the call left switched (set_grad_enabled(False))
@@ -470,6 +472,13 @@ class Server:
 
         def action():
             self.seed_case(request)
+            threads = _set_threads(request.get("threads"))
+            try:
+                return measured()
+            finally:
+                _set_threads(threads)
+
+        def measured():
             if op == "time":
                 return time_calls(targets, warmup, repeat)
             return profile_calls(targets[0], warmup, repeat)
@@ -507,6 +516,17 @@ class Callback:
             return result[0]
         finally:
             server.restore(saved)
+
+
+def _set_threads(wanted) -> int | None:
+    """Switch torch's intra-op threads to ``wanted`` if it differs; what to switch back to."""
+    if refs.type_(wanted) is not int or wanted < 1:
+        return None
+    current = refs.int_(refs.get_num_threads())
+    if current == wanted:
+        return None
+    refs.set_num_threads(wanted)
+    return current
 
 
 # --------------------------------------------------------------------------- observing

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+
+if TYPE_CHECKING:
+    from tutor.core.models import Pack
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,9 +35,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def cmd_open(args: argparse.Namespace) -> int:
-    from tutor.app import run_app
+    return launch_app(args, args.target)
 
-    return run_app(args, args.target)
+
+def launch_app(args: argparse.Namespace, target: str | None = None, *, review: str | None = None) -> int:
+    """Open the app from the command line: settings from flags and configuration, the target
+    ``PACK[/LESSON]`` (with ``--pack`` folders), the review queue when ``review`` is not None."""
+    from tutor.app import run_app
+    from tutor.app.launch import LaunchError, Target
+
+    settings = settings_from_args(args)
+    try:
+        return run_app(settings, Target(packs=tuple(getattr(args, "pack", None) or ()), target=target,
+                                        review=review))
+    except LaunchError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _open_store(args: argparse.Namespace):
@@ -87,7 +103,8 @@ def cmd_progress(args: argparse.Namespace) -> int:
                 parts.append(f"quiz {entry.quiz_correct}/{entry.quizzes}")
             print(f"  {title:<40} {state:<12} {', '.join(parts)}")
         if summary.position:
-            print(f"  resume at: {_where(pack, *summary.position, lang)}")
+            lesson_id, step_id = summary.position
+            print(f"  resume at: {_where(pack, lesson_id, step_id, lang)}")
         counts = due[summary.pack]
         if counts["cards"]:
             nxt = f", next {counts['next']}" if counts["next"] else ""
@@ -98,7 +115,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     return 0
 
 
-def _where(pack, lesson_id: str, step_id: str, lang) -> str:
+def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     """"Lesson title › step title" for a saved position (ids only for what the pack no longer has)."""
     from tutor.core.text import resolve
 
@@ -106,9 +123,10 @@ def _where(pack, lesson_id: str, step_id: str, lang) -> str:
     if lesson is None:
         return f"{lesson_id}/{step_id}"
     fallback = pack.languages[0]
-    index, step = next(((i, s) for i, s in enumerate(lesson.steps) if s.id == step_id), (None, None))
-    if step is None:
+    found = next(((i, s) for i, s in enumerate(lesson.steps) if s.id == step_id), None)
+    if found is None:
         return resolve(lesson.title, lang, fallback)
+    index, step = found
     title = resolve(step.title, lang, fallback) if step.title else f"step {index + 1}"
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 

@@ -235,6 +235,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 @guarded
 def open_app(args: argparse.Namespace) -> int:
     """`torch-tutor` with no command: the app, resuming where the learner left off."""
-    from tutor.app import run_app
+    from tutor.cli.app import launch_app
 
-    return run_app(args)
+    return launch_app(args)

@@ -61,10 +61,9 @@ def cmd_review(args: argparse.Namespace) -> int:
             raise UsageError("--optimize does not go with --due")
         return _optimize(args)
     if not args.due:
-        from tutor.app import run_app
+        from tutor.cli.app import launch_app
 
-        args.open_review = args.review_pack or ""
-        return run_app(args, args.review_pack)
+        return launch_app(args, args.review_pack, review=args.review_pack or "")
     return _due(args)
 
 

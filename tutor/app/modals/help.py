@@ -25,9 +25,9 @@ def key_table(screen, app) -> Table:
     table.add_column()
     seen: set[str] = set()
     nodes: list = [screen, app, "palette"]
-    editors = screen.query("CodeEditor") if screen is not None else []
+    editors = list(screen.query("CodeEditor")) if screen is not None else []
     if editors:  # the editing keys, when the step has a code editor
-        nodes.append(editors.first())
+        nodes.append(editors[0])
     for node in nodes:
         if node == "palette":
             table.add_row(app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "")), t("key.palette"))

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -54,7 +55,7 @@ class LessonScreen(Screen):
 
     @property
     def texts(self) -> Texts:
-        return Texts(self.place.pack, self.app.language)  # type: ignore[attr-defined]
+        return Texts(self.place.pack, tutor_app(self).language)
 
     @property
     def step_view(self) -> StepView | None:
@@ -81,7 +82,7 @@ class LessonScreen(Screen):
         """Record that the learner is now on ``place``."""
         self.place = place
         self._entered = time.monotonic()
-        store = self.app.store  # type: ignore[attr-defined]
+        store = tutor_app(self).store
         store.set_position(*place.key)
         store.visit(*place.key)
 
@@ -99,8 +100,7 @@ class LessonScreen(Screen):
         requires = getattr(place.step, "requires", None)
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
-        engine = getattr(self.app, "engine", None)
-        version = engine.torch_version() if hasattr(engine, "torch_version") else None
+        version = tutor_app(self).engine.torch_version()
         if version is not None and place.pack.requires.torch:  # known once the sandbox is warm
             from tutor.core.versions import floor_notice
 
@@ -117,7 +117,7 @@ class LessonScreen(Screen):
     async def _show(self, place: Place) -> None:
         """Leave the current step (recording the time spent) and show ``place``."""
         if self.step_view is not None:
-            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         self._enter(place)
         scroll = self.query_one("#step-scroll", VerticalScroll)
         await scroll.remove_children()
@@ -180,14 +180,14 @@ class LessonScreen(Screen):
             await self._show(target)
 
     def action_home(self) -> None:
-        self.app.action_home()  # type: ignore[attr-defined]
+        tutor_app(self).action_home()
 
     def on_screen_suspend(self) -> None:
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
 
     def on_unmount(self) -> None:
         try:
-            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         except Exception:  # the store may already be closed at exit
             pass
 

@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
@@ -95,11 +96,11 @@ class ReviewScreen(Screen):
 
     @property
     def store(self) -> Any:
-        return self.app.store  # type: ignore[attr-defined]
+        return tutor_app(self).store
 
     @property
     def packs(self) -> list:
-        packs = self.app.packs  # type: ignore[attr-defined]
+        packs = tutor_app(self).packs
         return [p for p in packs if self.pack_id in (None, "", p.id)]
 
     @property
@@ -121,12 +122,12 @@ class ReviewScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        app = self.app
-        notices = review.sync(self.store, app.packs)  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        notices = review.sync(self.store, app.packs)
         for notice in notices:
             app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
         self.queue = review.queue(self.store, self.packs, self.store.clock(),
-                                  app.settings.new_cards_per_day, app.language)  # type: ignore[attr-defined]
+                                  app.settings.new_cards_per_day, app.language)
         self.store.listeners.append(self._heard)
         self.run_worker(self._show(), exclusive=True, group="review-show")
 
@@ -135,7 +136,7 @@ class ReviewScreen(Screen):
             self.store.listeners.remove(self._heard)
 
     def on_screen_suspend(self) -> None:
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
 
     async def _show(self) -> None:
         scroll = self.query_one("#review-scroll", VerticalScroll)
@@ -148,7 +149,8 @@ class ReviewScreen(Screen):
             await scroll.mount_all(self._summary())
             scroll.focus()
         else:
-            pack = self.app.pack(item.pack)  # type: ignore[attr-defined]
+            pack = tutor_app(self).pack(item.pack)
+            assert pack is not None  # the queue holds items of the open packs only (review.sync)
             place = Place.find(pack, item.lesson, item.step)
             self._scratch = self.store.scratch_key(*place.key)
             self.store.clear_scratch(*place.key, keep=self._scratch[1])
@@ -160,7 +162,7 @@ class ReviewScreen(Screen):
                 top += "  " + t("review.new")
             # Pack text: never markup, never a control sequence for the terminal.
             self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
-            await scroll.mount(scratch_view(place, Texts(pack, self.app.language),  # type: ignore[attr-defined]
+            await scroll.mount(scratch_view(place, Texts(pack, tutor_app(self).language),
                                             self._scratch))
             if self.revealed:
                 self._verdict(Text(t("review.rate.prompt"), style="bold"))
@@ -268,7 +270,7 @@ class ReviewScreen(Screen):
             view.stop()
         if self.rating is None:
             self._settle(review.AGAIN, gave_up=True)
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
         self.index += 1
         self.run_worker(self._show(), exclusive=True, group="review-show")
 
@@ -283,4 +285,4 @@ class ReviewScreen(Screen):
             view.stop()
 
     def action_home(self) -> None:
-        self.app.action_home()  # type: ignore[attr-defined]
+        tutor_app(self).action_home()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import TextArea
 
+from tutor.app.state import tutor_app
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
@@ -128,7 +129,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
 
     # F6/F7 (select line/all in TextArea) belong to Check and Hint: a focused editor must not
     # take the tutor's keys, nor push them to the front of the footer.
-    BINDINGS = _editor_bindings()
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [*_editor_bindings()]
 
     DEFAULT_CSS = """
     CodeEditor { height: auto; min-height: 5; max-height: 24; }
@@ -279,7 +280,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
         if not self._dirty or self.key is None:
             return
         self._dirty = False
-        store = self.app.store  # type: ignore[attr-defined]
+        store = tutor_app(self).store
         if self.text == self.original:
             store.clear_draft(*self.key)
         else:

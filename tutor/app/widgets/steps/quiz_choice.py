@@ -26,6 +26,7 @@ from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
+from tutor.core.models import ChoiceQuiz
 
 #: The progress store's preference that seeds every shuffle for this learner.
 SEED_PREFERENCE = "shuffle-seed"
@@ -77,7 +78,7 @@ class _Wrapping:
         label_style = self.get_visual_style("toggle--label")  # type: ignore[attr-defined]
         button = self._button  # type: ignore[attr-defined]
         pad = " " * (button.cell_length + 1)
-        parts: list[Content | tuple[str, object] | str] = []
+        parts: list[Content | str] = []
         for index, line in enumerate(self._lines(width)):
             line = line.pad(1, 0).stylize_before(label_style)
             parts.append(button if index == 0 else Content(pad[:-1]))
@@ -98,8 +99,12 @@ class ChoiceBox(_Wrapping, Checkbox):
 
 
 class ChoiceQuizStep(StepView):
+
+    @property
+    def step(self) -> ChoiceQuiz:
+        return self.step_as(ChoiceQuiz)
     def compose(self) -> ComposeResult:
-        quiz = self.place.step
+        quiz = self.step
         earlier = _indices(self.store.step(*self.key).quiz_answer)
         yield Markdown(self.text(quiz.question))
         yield Static(t("quiz.choice.pick_many" if quiz.multiple else "quiz.choice.pick"), classes="muted")
@@ -117,14 +122,14 @@ class ChoiceQuizStep(StepView):
 
     @property
     def order(self) -> list[int]:
-        quiz = self.place.step
+        quiz = self.step
         # Seeded by the item itself (never a review's scratch key): the same order in the lesson,
         # on resume and in every review.
         return choice_order(len(quiz.choices), learner_seed(self.store), self.place.key,
                             getattr(quiz, "shuffle", True))
 
     def _label(self, index: int) -> Text:
-        return inline(soft_join(self.text(self.place.step.choices[index].text)))
+        return inline(soft_join(self.text(self.step.choices[index].text)))
 
     def on_mount(self) -> None:
         earlier = self.store.step(*self.key).quiz_answer
@@ -136,14 +141,14 @@ class ChoiceQuizStep(StepView):
         pressed = event.pressed
         if pressed is None or not (pressed.id or "").startswith("choice-"):
             return
-        self._answer({int(pressed.id.removeprefix("choice-"))})
+        self._answer({int((pressed.id or "").removeprefix("choice-"))})
 
     @on(KeyButton.Pressed, "#submit")
     def _submit(self) -> None:
         self._answer({int((box.id or "-1").removeprefix("choice-")) for box in self.query(ChoiceBox) if box.value})
 
     def _answer(self, picked: set[int]) -> None:
-        correct = {i for i, c in enumerate(self.place.step.choices) if c.correct}
+        correct = {i for i, c in enumerate(self.step.choices) if c.correct}
         self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
         self._show(picked)
 
@@ -151,7 +156,7 @@ class ChoiceQuizStep(StepView):
         """The verdict, then each choice in the learner's order: its mark, its text and, under it
         (wrapped lines aligned), why. Green marks a right choice, red a wrong one; the text and the
         explanations are never drawn as errors."""
-        choices = self.place.step.choices
+        choices = self.step.choices
         right = picked == {i for i, c in enumerate(choices) if c.correct}
         verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
                        style="bold green" if right else "bold red")

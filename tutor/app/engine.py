@@ -138,8 +138,10 @@ class Engine:
         if sandbox is None:
             raise EngineUnavailable(t("sandbox.missing", reason=self._error or "not started"))
         state = sandbox.state.value
-        if state in ("unavailable", "closed"):
+        if state == "unavailable":
             raise EngineUnavailable(t("sandbox.missing", reason=sandbox.error or state))
+        if state == "closed":
+            raise EngineUnavailable(t("sandbox.missing", reason=state))
         return sandbox
 
     def run(self, code: str, *, timeout: float | None = None, filename: str = "snippet.py") -> RunResult:

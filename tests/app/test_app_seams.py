@@ -1,0 +1,143 @@
+"""The seams between the UI and what runs code: the engine's states as the learner reads them,
+failures of the sandbox recognised by their type, the typed way from a widget to the app, and
+launching from settings and a target (no argparse inside the app)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from textual.app import App
+from textual.widgets import Static
+
+from app_support import MINI, make_settings, screen_text, settle
+from tutor.app.engine import Engine, EngineUnavailable
+from tutor.app.state import tutor_app
+from tutor.app.widgets.steps.base import StepView
+from tutor.core.i18n import t
+
+
+def _broken_interpreter(tmp_path):
+    """An interpreter setting that runs but is no Python with torch: warm-up fails."""
+    fake = tmp_path / "fake-python"
+    fake.write_text("#!/bin/sh\necho 'no torch here' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    return make_settings(tmp_path, python=str(fake))
+
+
+def _wait_for(engine: Engine, value: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if engine.state is not None and engine.state.value == value:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the sandbox never became {value!r} (it is {engine.state})")
+
+
+def test_a_sandbox_that_cannot_warm_up_says_why_in_the_status_bar_and_on_run(tmp_path):
+    from tutor.sandbox import SandboxState
+
+    engine = Engine(_broken_interpreter(tmp_path))
+    assert engine.state is None and engine.status_text() == t("status.sandbox.warming")
+    engine.start()
+    try:
+        _wait_for(engine, "unavailable")
+        assert engine.state is SandboxState.UNAVAILABLE
+        reason = engine._sandbox.error
+        assert reason and "fake-python" in reason
+        assert engine.status_text() == t("status.sandbox.failed", reason=reason)
+        assert engine.torch_version() is None and engine.isolation_reason() == ""
+        with pytest.raises(EngineUnavailable) as raised:
+            engine.run("print(1)")
+        assert str(raised.value) == t("sandbox.missing", reason=reason)
+    finally:
+        engine.close()
+    assert engine.state is SandboxState.CLOSED
+    # Closed, the reason is that, not the warm-up failure from before.
+    with pytest.raises(EngineUnavailable) as raised:
+        engine.run("print(1)")
+    assert str(raised.value) == t("sandbox.missing", reason="closed")
+    assert engine.status_text() == "sandbox: closed"
+
+
+async def _step_view(make_app, pilot, app) -> StepView:
+    await settle(pilot)
+    return app.screen.query_one(StepView)
+
+
+async def test_a_sandbox_failure_is_recognised_by_its_type_subclasses_too(make_app):
+    """The step's thread turns SandboxUnavailable (and any subclass of it) into the learner's
+    sentence; it used to compare the class's *name*, which a subclass does not share."""
+    from tutor.sandbox import SandboxUnavailable
+
+    class NoGpuWorker(SandboxUnavailable):
+        pass
+
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=(100, 32)) as pilot:
+        view = await _step_view(make_app, pilot, app)
+        for exc in (SandboxUnavailable("no torch in the worker"), NoGpuWorker("no torch in the worker")):
+            got: list[str | None] = []
+            view.run_finished = lambda result, error: got.append(error)  # type: ignore[method-assign]
+
+            def fail(exc: Exception = exc):
+                raise exc
+
+            view.start_run(fail)
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            assert got == [t("sandbox.missing", reason="no torch in the worker")], type(exc).__name__
+            assert not view.running
+
+
+async def test_any_other_engine_failure_is_named_and_the_step_stays_usable(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=(100, 32)) as pilot:
+        view = await _step_view(make_app, pilot, app)
+        got: list[tuple[object, str | None]] = []
+        view.check_finished = lambda report, error: got.append((report, error))  # type: ignore[method-assign]
+
+        def fail():
+            raise OSError("disk full")
+
+        view.start_check(fail)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert got == [(None, "OSError: disk full")]
+        assert not view.running
+
+
+async def test_the_app_accessor_refuses_a_widget_of_another_app():
+    class Other(App[None]):
+        def compose(self):
+            yield Static("x", id="x")
+
+    app = Other()
+    async with app.run_test():
+        with pytest.raises(TypeError, match="Static runs inside Other, not the tutor's app"):
+            tutor_app(app.query_one("#x"))
+
+
+async def test_the_app_accessor_gives_the_tutors_state(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=(100, 32)) as pilot:
+        view = await _step_view(make_app, pilot, app)
+        assert tutor_app(view) is app and view.store is app.store and view.engine is app.engine
+
+
+def test_launch_refuses_a_target_that_is_not_there_without_argparse(tmp_path):
+    from tutor.app.launch import LaunchError, Target, launch
+
+    settings = make_settings(tmp_path)
+    with pytest.raises(LaunchError, match="no pack 'nope'"):
+        launch(settings, Target(target="nope"))
+    with pytest.raises(LaunchError, match="pack 'mini' has no lesson 'missing' \\(it has: basics"):
+        launch(settings, Target(packs=(str(MINI),), target="mini/missing"))
+
+
+def test_the_command_line_turns_a_launch_error_into_a_usage_error(tmp_path, capsys):
+    from tutor.cli.main import main
+
+    code = main(["--data-dir", str(tmp_path), "open", "--pack", str(MINI), "mini/missing"])
+    assert code == 2
+    assert "pack 'mini' has no lesson 'missing'" in capsys.readouterr().err

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.table import Table
@@ -21,6 +22,7 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
+from tutor.app import textual_compat
 from tutor.app.markdown import inline
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
@@ -30,6 +32,11 @@ from tutor.core.models import ChoiceQuiz
 
 #: The progress store's preference that seeds every shuffle for this learner.
 SEED_PREFERENCE = "shuffle-seed"
+
+if TYPE_CHECKING:  # what _Wrapping is mixed into (a private module; only its type is needed)
+    from textual.widgets._toggle_button import ToggleButton as _Toggle
+else:
+    _Toggle = object
 
 _SOFT_BREAK = re.compile(r"(?<![\n\\])(?<!  )\n(?!\n)")
 
@@ -62,21 +69,20 @@ def _indices(answer: str | None) -> set[int]:
     return {int(part) for part in answer.split(",") if part.strip().isdigit()}
 
 
-class _Wrapping:
+class _Wrapping(_Toggle):
     """Textual's toggle buttons draw one line and cut the label with "…": these wrap it, the
     continuation lines indented under the label's start."""
 
     def _lines(self, width: int) -> list[Content]:
-        button = self._button  # type: ignore[attr-defined]
+        button = textual_compat.toggle_glyph(self)
         indent = button.cell_length + 1
-        label: Content = self._label  # type: ignore[attr-defined]
-        lines = label.wrap(max(width - indent - 1, 8)) or [Content("")]
+        lines = self.label.wrap(max(width - indent - 1, 8)) or [Content("")]
         return lines
 
     def render(self) -> Content:
-        width = self.content_region.width or self.size.width  # type: ignore[attr-defined]
-        label_style = self.get_visual_style("toggle--label")  # type: ignore[attr-defined]
-        button = self._button  # type: ignore[attr-defined]
+        width = self.content_region.width or self.size.width
+        label_style = self.get_visual_style("toggle--label")
+        button = textual_compat.toggle_glyph(self)
         pad = " " * (button.cell_length + 1)
         parts: list[Content | str] = []
         for index, line in enumerate(self._lines(width)):

@@ -141,3 +141,14 @@ def test_the_command_line_turns_a_launch_error_into_a_usage_error(tmp_path, caps
     code = main(["--data-dir", str(tmp_path), "open", "--pack", str(MINI), "mini/missing"])
     assert code == 2
     assert "pack 'mini' has no lesson 'missing'" in capsys.readouterr().err
+
+
+async def test_the_contents_redraw_in_a_new_language_while_shown(make_app):
+    """Screens follow ``TutorApp.language`` by watching it (it was a duck-typed method before)."""
+    app = make_app(start_lesson=None, resume=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        assert "Basics" in screen_text(app) and "基础" not in screen_text(app)
+        app.set_language("zh")
+        await settle(pilot, 4)
+        assert "基础" in screen_text(app)

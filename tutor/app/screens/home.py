@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from rich.text import Text
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
+from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.place import Place, Texts
@@ -22,7 +25,16 @@ from tutor.core.textclean import neutralize
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
 
+class HomeCommands(ScreenCommands):
+    """The contents screen's commands in the palette: resume, filter."""
+
+    def commands(self) -> Iterable[SystemCommand]:
+        screen = self.screen
+        return screen.own_commands() if isinstance(screen, HomeScreen) else ()
+
+
 class HomeScreen(Screen):
+    COMMANDS = {HomeCommands}
     AUTO_FOCUS = "#toc"  # the contents table, before anything else is focused and restyled
     BINDINGS = [
         Binding("ctrl+r", "resume", t("key.resume"), priority=True),
@@ -53,11 +65,12 @@ class HomeScreen(Screen):
         table.add_column(t("home.col.quiz"), key="quiz")
         self.refresh_contents()
         table.focus()
+        self.watch(tutor_app(self), "language", self._language_changed, init=False)
 
     def on_screen_resume(self) -> None:
         self.refresh_contents()
 
-    def language_changed(self) -> None:
+    def _language_changed(self) -> None:
         self.refresh_contents()
 
     # ------------------------------------------------------------------ contents
@@ -154,10 +167,8 @@ class HomeScreen(Screen):
         if target is not None:
             tutor_app(self).open_place(target)
 
-    def palette_commands(self):
+    def own_commands(self) -> Iterable[SystemCommand]:
         """This screen's own actions for the command palette (shown before anything is typed)."""
-        from textual.app import SystemCommand
-
         yield SystemCommand(t("cmd.resume"), t("cmd.resume.help"), self.action_resume)
         yield SystemCommand(t("key.filter"), t("cmd.filter.help"), self.action_focus_filter)
 

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
@@ -29,7 +30,16 @@ STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
 
 
+class LessonCommands(ScreenCommands):
+    """The lesson screen's commands in the palette: the step's actions, next and previous."""
+
+    def commands(self) -> Iterable[SystemCommand]:
+        screen = self.screen
+        return screen.step_commands() if isinstance(screen, LessonScreen) else ()
+
+
 class LessonScreen(Screen):
+    COMMANDS = {LessonCommands}
     # Focus lands there as the screen is composed: focusing anything else first (Textual's
     # default is the first focusable widget, the scroll area) restyles the whole step twice.
     AUTO_FOCUS = FIRST_FOCUS
@@ -74,6 +84,7 @@ class LessonScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.watch(tutor_app(self), "language", self._language_changed, init=False)
         self._enter(self.place)
         self._focus_first()
         self.refresh_bindings()
@@ -135,7 +146,7 @@ class LessonScreen(Screen):
         else:
             self.query_one("#step-scroll").focus()
 
-    def language_changed(self) -> None:
+    def _language_changed(self) -> None:
         self.run_worker(self._show(self.place), exclusive=True, group="show")
 
     # ------------------------------------------------------------------ actions
@@ -191,7 +202,7 @@ class LessonScreen(Screen):
         except Exception:  # the store may already be closed at exit
             pass
 
-    def palette_commands(self) -> Iterable[SystemCommand]:
+    def step_commands(self) -> Iterable[SystemCommand]:
         """The step's actions for the command palette (only those this step answers)."""
         view = self.step_view
         keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}

@@ -152,3 +152,31 @@ async def test_the_contents_redraw_in_a_new_language_while_shown(make_app):
         app.set_language("zh")
         await settle(pilot, 4)
         assert "基础" in screen_text(app)
+
+
+async def test_step_buttons_and_palette_name_the_keys_the_screen_binds(make_app, mini_pack):
+    """Key labels come from the screen's BINDINGS: a screen that moves Run to F12 and Check to
+    ctrl+k shows that on the buttons and in the palette, and the keys it does not bind stay."""
+    from textual.binding import Binding
+
+    from tutor.app.place import Place
+    from tutor.app.screens.lesson import LessonScreen
+    from tutor.app.widgets.keybutton import KeyButton
+
+    class Moved(LessonScreen):
+        BINDINGS = [Binding("f12", "step('run')", "Run", priority=True),
+                    Binding("ctrl+k,f6", "step('check')", "Check", priority=True)]
+
+    app = make_app(start_lesson=None, resume=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        for screen, run, check in ((LessonScreen, "Run F5", "Check F6"), (Moved, "Run F12", "Check ^K")):
+            app.push_screen(screen(Place.find(mini_pack, "exercises")))
+            await settle(pilot, 3)
+            labels = {b.id: b.label for b in app.screen.query(KeyButton)}
+            assert labels["run"] == run and labels["check"] == check, labels
+            assert labels["hint"] == "Hint F7" and labels["reset"] == "Reset F9", labels
+            helps = {c.title: c.help for c in app.screen.step_commands()}
+            assert helps["Run"].startswith(run.split()[-1] + " ") and helps["Check"].startswith(check.split()[-1] + " ")
+            app.pop_screen()
+            await settle(pilot)

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Input, Static
 
 from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -119,7 +119,8 @@ class HomeScreen(Screen):
             step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
             where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None
-            button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
+            button.label = with_key(t("home.resume" if started else "home.start", where=where), self, "resume",
+                                    gap="  ")
             button.refresh(layout=True)
         self._refresh_review()
 
@@ -185,7 +186,7 @@ class HomeScreen(Screen):
         button = self.query_one("#review-due", KeyButton)
         button.display = bool(due + new)
         if due + new:
-            button.label = t("home.review", due=due, new=new) + "  F10"
+            button.label = with_key(t("home.review", due=due, new=new), self, "review", gap="  ")
             button.refresh(layout=True)
 
     def action_focus_filter(self) -> None:

@@ -16,6 +16,7 @@ from textual.widgets import Static
 from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.widgets.keybutton import key_label
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.topbar import TopBar
@@ -205,12 +206,11 @@ class LessonScreen(Screen):
     def step_commands(self) -> Iterable[SystemCommand]:
         """The step's actions for the command palette (only those this step answers)."""
         view = self.step_view
-        keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         for name in STEP_ACTIONS:
             if view is not None and view.supports(name):
-                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=keys[f"step('{name}')"].upper()),
+                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=key_label(self, f"step('{name}')")),
                                     partial(self.action_step, name))
         for action, label in (("next", "key.next"), ("prev", "key.prev")):
             if self.check_action(action, ()):
-                yield SystemCommand(t(label), t("cmd.action.help", shortcut=keys[action].upper()),
+                yield SystemCommand(t(label), t("cmd.action.help", shortcut=key_label(self, action)),
                                     getattr(self, f"action_{action}"))

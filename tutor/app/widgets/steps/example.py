@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import render_run
@@ -57,8 +57,8 @@ class ExampleStep(StepView):
         yield CodeEditor(draft if draft is not None else step.code, original=step.code, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
-            yield KeyButton(t("step.run") + " F5", id="run", variant="primary")
-            yield KeyButton(t("step.reset") + " F9", id="reset")
+            yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run", variant="primary")
+            yield KeyButton(with_key(t("step.reset"), self, "step('reset')"), id="reset")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
         yield Markdown(id="explain")

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
@@ -63,11 +63,11 @@ class ExerciseStep(StepView):
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
-            yield KeyButton(t("step.run") + " F5", id="run")
-            yield KeyButton(t("step.check") + " F6", id="check", variant="primary")
-            yield KeyButton(t("step.hint") + " F7", id="hint")
-            yield KeyButton(t("step.solution") + " F8", id="solution")
-            yield KeyButton(t("step.reset") + " F9", id="reset")
+            yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run")
+            yield KeyButton(with_key(t("step.check"), self, "step('check')"), id="check", variant="primary")
+            yield KeyButton(with_key(t("step.hint"), self, "step('hint')"), id="hint")
+            yield KeyButton(with_key(t("step.solution"), self, "step('solution')"), id="solution")
+            yield KeyButton(with_key(t("step.reset"), self, "step('reset')"), id="reset")
         yield RunningIndicator()
         with Vertical(id="hints"):
             for index in range(min(progress.hints_used, len(step.hints))):

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
 
 from tutor.app.widgets.editor import TextBox
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import render_run
 from tutor.app.widgets.running import RunningIndicator
@@ -67,7 +67,7 @@ class PredictQuizStep(StepView):
         if quiz.raises:
             yield Static(t("quiz.predict.raises_hint"), classes="muted")
         yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
-        yield KeyButton(t("quiz.predict.run") + " F5", id="run", variant="primary")
+        yield KeyButton(with_key(t("quiz.predict.run"), self, "step('run')"), id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
         yield Markdown(id="explain")

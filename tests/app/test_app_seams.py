@@ -180,3 +180,28 @@ async def test_step_buttons_and_palette_name_the_keys_the_screen_binds(make_app,
             assert helps["Run"].startswith(run.split()[-1] + " ") and helps["Check"].startswith(check.split()[-1] + " ")
             app.pop_screen()
             await settle(pilot)
+
+
+async def test_the_running_indicator_spins_and_counts_while_code_runs(make_app):
+    import re
+
+    from tutor.app.widgets.running import RunningIndicator
+
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        indicator = app.screen.query_one(RunningIndicator)
+        assert not indicator.display
+        indicator.start()
+        seen = set()
+        for _ in range(8):
+            await pilot.pause(0.1)
+            line = str(indicator.render()).strip()
+            match = re.fullmatch(r"(\S) Running… (\d+\.\d) s \(Esc stops\)", line)
+            assert match, line
+            seen.add(match.group(1))
+        assert indicator.display and len(seen) > 2, seen  # rich's "dots" frames, moving
+        assert float(match.group(2)) >= 0.5
+        indicator.stop()
+        await settle(pilot)
+        assert not indicator.display

@@ -205,3 +205,20 @@ async def test_the_running_indicator_spins_and_counts_while_code_runs(make_app):
         indicator.stop()
         await settle(pilot)
         assert not indicator.display
+
+
+def test_no_module_of_the_app_imports_the_command_line():
+    """The app takes Settings and a Target; only tutor/cli knows argparse (docs/architecture.md)."""
+    import ast
+    from pathlib import Path
+
+    import tutor.app
+
+    offenders = []
+    for path in Path(tutor.app.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            offenders += [f"{path.name}: {name}" for name in names if name == "tutor.cli" or
+                          name.startswith("tutor.cli.") or name in ("argparse",)]
+    assert offenders == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 from functools import partial
-from typing import Iterable
+from typing import Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -169,9 +169,10 @@ class TutorApp(App[None]):
         """The theme set by flag, variable or config file; else the one last chosen in the app."""
         if self.settings.sources.get("theme", "default") == "default":
             saved = self.store.preference("theme")
-            if saved in THEMES:
+            if saved is not None and saved in THEMES:
                 return saved
-        return self.settings.theme
+        theme: str = self.settings.theme
+        return theme
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -192,7 +193,7 @@ class TutorApp(App[None]):
         """Show pack text in ``code``; the open screens redraw in it (they watch ``language``)."""
         self.language = code
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)

@@ -9,10 +9,15 @@ from typing import TYPE_CHECKING
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
 
 if TYPE_CHECKING:
+    from tutor.core.config import Settings
     from tutor.core.models import Pack
+    from tutor.core.progress import ProgressStore
+
+#: A pack's review cards: due now, new allowed in today, all, and when the next comes due.
+ReviewCounts = dict[str, "int | str | None"]
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("open", help="open the tutor on a pack or one of its lessons",
                               description="Open the app on PACK (a pack id or folder), optionally at "
                               "LESSON; without a lesson, resume where you left off in that pack.")
@@ -52,7 +57,7 @@ def launch_app(args: argparse.Namespace, target: str | None = None, *, review: s
         raise UsageError(str(exc)) from None
 
 
-def _open_store(args: argparse.Namespace):
+def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
     from tutor.core.progress import ProgressStore
 
     settings = settings_from_args(args)
@@ -62,7 +67,7 @@ def _open_store(args: argparse.Namespace):
     return settings, store
 
 
-def _packs(args: argparse.Namespace, settings) -> dict:
+def _packs(args: argparse.Namespace, settings: Settings) -> dict[str, Pack]:
     from tutor.core.discovery import discover
 
     return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path) if f.pack is not None}
@@ -131,7 +136,7 @@ def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 
-def _review_counts(store, packs: list, new_per_day: int) -> dict:
+def _review_counts(store: ProgressStore, packs: list[Pack], new_per_day: int) -> dict[str, ReviewCounts]:
     """Per pack: review cards due now, new ones allowed in today, and when the next comes due."""
     import time
 
@@ -139,7 +144,7 @@ def _review_counts(store, packs: list, new_per_day: int) -> dict:
 
     review.sync(store, packs)
     now = time.time()
-    out = {}
+    out: dict[str, ReviewCounts] = {}
     for pack in packs:
         due, new = store.due_counts([pack.id], now, new_per_day)
         upcoming = review.next_due(store, [pack], now)

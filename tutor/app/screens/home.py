@@ -33,7 +33,7 @@ class HomeCommands(ScreenCommands):
         return screen.own_commands() if isinstance(screen, HomeScreen) else ()
 
 
-class HomeScreen(Screen):
+class HomeScreen(Screen[None]):
     COMMANDS = {HomeCommands}
     AUTO_FOCUS = "#toc"  # the contents table, before anything else is focused and restyled
     BINDINGS = [

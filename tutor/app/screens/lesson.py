@@ -39,7 +39,7 @@ class LessonCommands(ScreenCommands):
         return screen.step_commands() if isinstance(screen, LessonScreen) else ()
 
 
-class LessonScreen(Screen):
+class LessonScreen(Screen[None]):
     COMMANDS = {LessonCommands}
     # Focus lands there as the screen is composed: focusing anything else first (Textual's
     # default is the first focusable widget, the scroll area) restyles the whole step twice.

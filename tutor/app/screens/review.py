@@ -12,7 +12,7 @@ Nothing here is imported on the app's first screen: the app loads it on the firs
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -26,31 +26,25 @@ from tutor.app.place import Place, Texts
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.app.widgets.steps import StepView
-from tutor.app.widgets.steps import _VIEWS as STEP_VIEWS
+from tutor.app.widgets.steps import STEP_VIEWS, StepView
 from tutor.core import review
 from tutor.core.i18n import t
 from tutor.sandbox.textclean import clean_output
 
-_SCRATCH_VIEWS: dict[type, type] = {}
-
+if TYPE_CHECKING:
+    from tutor.core.models import Pack
+    from tutor.core.progress import ProgressStore
 
 def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
     """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""
     import importlib
 
     module, name = STEP_VIEWS[type(place.step)]
-    base = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
-    view = _SCRATCH_VIEWS.get(base)
-    if view is None:
-        view = type(f"Review{base.__name__}", (base,), {"key": property(lambda self: self.scratch)})
-        _SCRATCH_VIEWS[base] = view
-    widget = view(place, texts)
-    widget.scratch = key
-    return widget
+    view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+    return view(place, texts, key=key)
 
 
-class ReviewScreen(Screen):
+class ReviewScreen(Screen[None]):
     """``pack_id``: review only that pack's cards (None: every installed pack).
 
     ``clock`` gives the time in seconds since the epoch for the ratings (the store's), and
@@ -95,11 +89,11 @@ class ReviewScreen(Screen):
     # ------------------------------------------------------------------ state
 
     @property
-    def store(self) -> Any:
+    def store(self) -> ProgressStore:
         return tutor_app(self).store
 
     @property
-    def packs(self) -> list:
+    def packs(self) -> list[Pack]:
         packs = tutor_app(self).packs
         return [p for p in packs if self.pack_id in (None, "", p.id)]
 

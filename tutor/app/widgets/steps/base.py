@@ -80,9 +80,12 @@ class StepView(Vertical):
         report: ExerciseReport | None
         error: str | None
 
-    def __init__(self, place: Place, texts: Texts):
+    def __init__(self, place: Place, texts: Texts, *, key: tuple[str, str, str] | None = None):
+        """``key``: where the step's progress, drafts and answers are kept (default: the
+        place's own; the review screen passes a scratch key)."""
         super().__init__(classes="step")
         self.place = place
+        self._progress_key = key
         self.text = texts
         self.running = False
 
@@ -96,7 +99,7 @@ class StepView(Vertical):
 
     @property
     def key(self) -> tuple[str, str, str]:
-        return self.place.key
+        return self._progress_key or self.place.key
 
     def step_as(self, kind: type[_S]) -> _S:
         """The place's step as the one kind this view shows (``make_step`` chose the view by it)."""

@@ -35,6 +35,8 @@ SEED_PREFERENCE = "shuffle-seed"
 
 if TYPE_CHECKING:  # what _Wrapping is mixed into (a private module; only its type is needed)
     from textual.widgets._toggle_button import ToggleButton as _Toggle
+
+    from tutor.core.progress import ProgressStore
 else:
     _Toggle = object
 
@@ -46,7 +48,7 @@ def soft_join(text: str) -> str:
     return _SOFT_BREAK.sub(" ", text.strip())
 
 
-def learner_seed(store) -> str:
+def learner_seed(store: ProgressStore) -> str:
     """This learner's shuffle seed: made once, kept with their progress."""
     seed = store.preference(SEED_PREFERENCE)
     if not seed:

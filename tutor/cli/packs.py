@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tutor.cli.common import guarded, print_json, settings_from_args
 
@@ -50,7 +51,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     found = discover(args.pack, settings.data_path)
     if getattr(args, "packs", None):
         return _list_lessons(args, found, settings)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in found:
         pack = entry.pack
         rows.append({

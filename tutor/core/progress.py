@@ -195,10 +195,10 @@ class ProgressStore:
             return store
         if found is not None and found > SCHEMA_VERSION:
             conn.close()
-            backup = _newer_backup(path, found)
+            copied = _newer_backup(path, found)
             store = cls.in_memory()
-            store.notice = t("progress.newer", found=found, known=SCHEMA_VERSION, backup=backup)
-            store.backup = backup if isinstance(backup, Path) else None
+            store.notice = t("progress.newer", found=found, known=SCHEMA_VERSION, backup=copied)
+            store.backup = copied if isinstance(copied, Path) else None
             return store
         try:
             _create(conn, found)
@@ -508,7 +508,7 @@ class ProgressStore:
     def cards(self, packs: list[str] | None = None, *, retired: bool = False) -> list[dict[str, Any]]:
         """Every card (of ``packs``), live ones only unless ``retired``."""
         where = [] if retired else ["retired IS NULL"]
-        params: tuple = ()
+        params: tuple[Any, ...] = ()
         if packs is not None:
             where.append(f"pack IN ({','.join('?' * len(packs))})")
             params = tuple(packs)
@@ -535,7 +535,8 @@ class ProgressStore:
     def reviews(self, packs: list[str] | None = None, *, since: float | None = None) -> list[dict[str, Any]]:
         columns = ("card", "generation", "pack", "lesson", "step", "rating", "at", "duration_ms", "source",
                    "first", "retrievability")
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | float] = []
         if packs is not None:
             where.append(f"pack IN ({','.join('?' * len(packs))})")
             params += list(packs)
@@ -574,7 +575,7 @@ class ProgressStore:
     def reset(self, pack: str | None = None, step: str | None = None, lesson: str | None = None) -> int:
         """Forget progress: everything, one pack, or one step of a pack (its review card and the
         review's scratch answers too). Returns rows removed."""
-        where, params = "", ()
+        where, params = "", tuple[str | int, ...]()
         if pack is not None:
             where, params = " WHERE pack=?", (pack,)
             if step is not None:
@@ -620,7 +621,7 @@ class ProgressStore:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _exec(self, sql: str, params: tuple) -> bool:
+    def _exec(self, sql: str, params: tuple[Any, ...]) -> bool:
         """Run one write; False (and ``write_error``) when the disk refused it, never an exception."""
         try:
             self._conn.execute(sql, params)
@@ -635,10 +636,11 @@ class ProgressStore:
                 self.retry_unsaved()
         return True
 
-    def _one(self, sql: str, params: tuple) -> tuple | None:
-        return self._conn.execute(sql, params).fetchone()
+    def _one(self, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._conn.execute(sql, params).fetchone()
+        return row
 
-    def _all(self, sql: str, params: tuple) -> Iterator[tuple]:
+    def _all(self, sql: str, params: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
         return iter(self._conn.execute(sql, params).fetchall())
 
 
@@ -794,7 +796,7 @@ def _newer_backup(path: Path, found: int) -> "Path | str":
     try:
         shutil.copy2(path, candidate)
     except OSError as exc:
-        return f"nowhere: it could not be copied ({_reason(exc)})"  # type: ignore[return-value]
+        return f"nowhere: it could not be copied ({_reason(exc)})"
     return candidate
 
 

@@ -32,7 +32,7 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
 _MAYBE_TYPED = frozenset("-+.0123456789<=~yYnNtTfFoO")
 
 
-class _Loader(_BaseLoader):
+class _Loader(_BaseLoader):  # type: ignore[misc]  # libyaml's loader or PyYAML's, chosen above
     """Resolves the common case, a plain scalar that can only be a string, without running
     every implicit resolver's regular expression on it (a third of composing time)."""
 

@@ -2,10 +2,10 @@
 
 Why SQLite in WAL mode, one statement per transaction: a learner quits by closing the terminal
 as often as by pressing a key, so every write must be durable the moment it returns, and a
-second tutor open on the same data must not corrupt it. Why a schema version table: the file
-outlives the program that wrote it; an older tutor meeting a newer file must leave it alone,
-and a file that is not a database at all must be set aside (never deleted) with a message the
-learner can act on. Nothing here knows about Textual or torch.
+second tutor open on the same data must not corrupt it. Why a schema version (SQLite's own
+``PRAGMA user_version``): the file outlives the program that wrote it; an older tutor meeting a
+newer file must leave it alone, and a file that is not a database at all must be set aside
+(never deleted) with a message the learner can act on. Nothing here knows about Textual or torch.
 """
 
 from __future__ import annotations
@@ -717,17 +717,7 @@ def _check(conn: sqlite3.Connection) -> int | None:
     result = conn.execute("PRAGMA quick_check").fetchone()
     if result is None or result[0] != "ok":
         raise NotProgress(f"integrity check failed: {result[0] if result else 'no answer'}")
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "meta" not in tables:
-        if tables - {"sqlite_sequence"}:
-            raise NotProgress("not a torch-tutor progress file (no schema version)")
-        conn.execute("PRAGMA journal_mode=WAL")
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    try:
-        found = int(row[0]) if row else None
-    except (TypeError, ValueError):
-        raise NotProgress(f"unreadable schema version {row[0]!r}") from None
+    found = _version(conn)
     if found is None or found <= SCHEMA_VERSION:
         mode = conn.execute("PRAGMA journal_mode").fetchone()
         if not mode or str(mode[0]).lower() != "wal":
@@ -736,10 +726,36 @@ def _check(conn: sqlite3.Connection) -> int | None:
     return found
 
 
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The schema version: the file header's ``user_version``, or for a file written before the
+    version was kept there (``user_version`` 0) the ``meta`` row. None for a new store (no
+    tables); a database with tables but no ``meta`` table is someone else's, whatever its header
+    says."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" not in tables:
+        if tables - {"sqlite_sequence"}:
+            raise NotProgress("not a torch-tutor progress file (no schema version)")
+        return None
+    found = _user_version(conn)
+    if found:
+        return found
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        raise NotProgress(f"unreadable schema version {row[0]!r}") from None
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    """The schema version in the file's header (0 until this tutor's first write)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0]) if row else 0
+
+
 def _create(conn: sqlite3.Connection, found: int | None = None) -> None:
     """Create the tables (a new store) or bring an older one up to this version, in one
     transaction: a migration is either all there or not at all, and every row is kept."""
-    if found == SCHEMA_VERSION:
+    if found == SCHEMA_VERSION and _user_version(conn) == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -748,6 +764,8 @@ def _create(conn: sqlite3.Connection, found: int | None = None) -> None:
                 conn.execute(statement)
         if found is not None and found < 2:
             _seed_cards(conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")  # in the transaction: undone with it
+        # Tutors from before user_version read only this row: it keeps them off a newer file.
         conn.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value=excluded.value", (str(SCHEMA_VERSION),))
         conn.execute("COMMIT")

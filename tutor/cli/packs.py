@@ -11,7 +11,7 @@ from typing import Any
 from tutor.cli.common import guarded, print_json, settings_from_args
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("list", help="list the packs the tutor can see",
                               description="List every pack: built-in, --pack folders, installed "
                               "packages (entry point torch_tutor.packs) and the user packs folder.")

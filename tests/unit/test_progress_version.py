@@ -73,20 +73,6 @@ def test_a_migrated_file_opens_without_writing_again(tmp_path):
     assert not [s for s in statements if s.lstrip().upper().startswith(("BEGIN", "CREATE", "INSERT", "PRAGMA"))]
 
 
-def test_the_header_decides_a_newer_file_whatever_its_row_says(tmp_path):
-    store = ProgressStore.open(tmp_path)
-    store.save_draft("p", "l", "s", "keep me")
-    store._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # the row still says ours
-    store.close()
-    before = (tmp_path / FILE_NAME).read_bytes()
-
-    newer = ProgressStore.open(tmp_path)
-    assert not newer.persistent and newer.notice and "newer torch-tutor" in newer.notice
-    newer.save_draft("p", "l", "s", "lost on purpose")
-    newer.close()
-    assert (tmp_path / FILE_NAME).read_bytes() == before
-
-
 def test_someone_elses_database_is_set_aside_even_with_our_version_number(tmp_path):
     """A foreign database whose header happens to say 2 is not written into."""
     path = tmp_path / FILE_NAME

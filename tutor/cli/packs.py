@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tutor.cli.common import guarded, print_json, settings_from_args
+
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.discovery import FoundPack
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -79,14 +83,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_lessons(args: argparse.Namespace, found, settings) -> int:
+def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Settings) -> int:
     """`list PACK`: each lesson by title, with its steps' titles and the exercise ids."""
     from tutor.cli.common import UsageError
     from tutor.core.loader import PackError, load_pack
     from tutor.core.models import Exercise
     from tutor.core.text import resolve
 
-    out = []
+    out: list[dict[str, Any]] = []
     for value in args.packs:
         pack = next((f.pack for f in found if f.pack is not None and f.pack.id == value), None)
         if pack is None and Path(value).exists():

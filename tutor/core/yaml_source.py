@@ -9,7 +9,7 @@ duplicate keys, control characters) comes as a :class:`SourceError`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -202,6 +202,9 @@ class Source:
     path: Path
     node: yaml.Node
     data: Any
+    #: each mapping's keys (by the id of its node) to their position, built on a first walk
+    #: through it: a hostile file with thousands of wrong keys in one mapping stays linear.
+    _positions: dict[int, dict[Any, int]] = field(default_factory=dict, repr=False, compare=False)
 
     def walk(self, path: Sequence[Any], *, skip: bool = False) -> Place:
         """Follow ``path`` (keys and list indexes, as in pydantic's error locations) from the top
@@ -216,8 +219,10 @@ class Source:
         missed: list[Any] = []
         for index, element in enumerate(path):
             if isinstance(data, dict) and element in data:
-                position = next(i for i, k in enumerate(data) if k == element)
-                key_node, node = node.value[position]
+                positions = self._positions.get(id(node))
+                if positions is None:
+                    positions = self._positions[id(node)] = {key: i for i, key in enumerate(data)}
+                key_node, node = node.value[positions[element]]
                 data = data[element]
             elif isinstance(data, list) and isinstance(element, int) and 0 <= element < len(data):
                 key_node, node, data = None, node.value[element], data[element]

@@ -96,3 +96,21 @@ def test_thousands_of_wrong_keys_in_one_mapping_are_reported_in_linear_time(make
     assert len(problems) == 30_000
     assert str(problems[-1]).endswith(":30012:9: lessons[0].steps[0]: unknown key 'k29999'; "
                                       "allowed here: id, title, requires, body")
+
+
+def test_a_scalar_where_a_record_belongs_names_the_mapping_it_takes(make_pack):
+    """Pydantic would say 'Input should be a dictionary or an instance of Expect'."""
+    pack = make_pack(lessons=textwrap.dedent("""\
+        lessons:
+          - id: basics
+            title: Basics
+            steps:
+              - id: ex
+                kind: example
+                code: print(1)
+                expect: 5
+        """))
+    with pytest.raises(PackError) as caught:
+        load_pack(pack)
+    assert [(p.line, p.message) for p in caught.value.problems] == [
+        (13, "lessons[0].steps[0].expect: expected a mapping such as {output: ..., raises: ...}, got a number")]

@@ -122,6 +122,19 @@ def _bad_id(place: _Place) -> _Said | None:
     return _Said(f"{place.value!r} is not a valid id: use lower-case letters, digits, '-' and '_'")
 
 
+def _record_wanted(place: _Place) -> _Said:
+    """A scalar where a record belongs: show the mapping it takes, not 'an instance of Ratio'."""
+    from tutor.core import check_models, models
+
+    name = str(place.error.get("ctx", {}).get("class_name"))
+    record = getattr(check_models, name, None) or getattr(models, name, None)
+    example = "{key: value}"
+    if record is not None and is_record(record):
+        fields = [field for field in format_fields(record) if field not in ("kind", "style")][:4]
+        example = "{" + ", ".join(f"{field}: ..." for field in fields) + "}"
+    return _Said(f"expected a mapping such as {example}, got {type_name(place.value)}")
+
+
 def _several(place: _Place) -> _Said:
     """Pydantic tried every member of a union: say which kinds of value would do."""
     wanted = sorted({_WANTED.get(error["type"], error["msg"]) for error in place.errors})
@@ -150,6 +163,7 @@ _BY_KIND: dict[str, Callable[[_Place], _Said | None]] = {
     "union_tag_not_found": _bad_tag,
     "literal_error": _format_version,
     "string_pattern_mismatch": _bad_id,
+    "dataclass_type": _record_wanted,
 }
 #: Types worded from their first error however many others pydantic reported at the same place.
 _WHATEVER_ELSE = frozenset({"extra_forbidden", "unexpected_keyword_argument", "missing",

@@ -34,11 +34,10 @@ def test_every_layer_contract_is_kept():
     assert "BROKEN" not in result.stdout
 
 
-def test_mypy_finds_no_errors(request: pytest.FixtureRequest):
-    cache = request.config.cache.mkdir("mypy") if request.config.cache else None
-    command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")]
-    if cache is not None:
-        command += ["--cache-dir", str(cache)]
+def test_mypy_finds_no_errors(request: pytest.FixtureRequest, tmp_path: Path):
+    cache_provider = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
+    cache = cache_provider.mkdir("mypy") if cache_provider is not None else tmp_path
+    command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache)]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
 

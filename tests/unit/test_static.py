@@ -24,7 +24,7 @@ def _lint_imports(cwd: Path, extra_path: Path | None = None) -> subprocess.Compl
         import os
 
         env = {**os.environ, "PYTHONPATH": str(extra_path)}
-    return subprocess.run([LINT_IMPORTS, "--no-cache", str(cwd / "pyproject.toml")], cwd=cwd,
+    return subprocess.run([LINT_IMPORTS, "--no-cache", "--no-logo", str(cwd / "pyproject.toml")], cwd=cwd,
                           capture_output=True, text=True, timeout=120, env=env)
 
 

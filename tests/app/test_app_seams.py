@@ -222,3 +222,30 @@ def test_no_module_of_the_app_imports_the_command_line():
             offenders += [f"{path.name}: {name}" for name in names if name == "tutor.cli" or
                           name.startswith("tutor.cli.") or name in ("argparse",)]
     assert offenders == []
+
+
+async def test_the_status_bar_follows_a_warm_sandbox_through_a_run(make_app, sandbox):
+    """READY with the isolation level and the worker's torch, BUSY while code runs, READY after."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.sandbox import SandboxState
+
+    assert sandbox.wait_ready(300)
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    engine = app.engine
+    ready = t("status.sandbox.ready") + " · " + t("status.isolation", level=sandbox.isolation.level)
+    assert engine.state is SandboxState.READY and engine.status_text() == ready
+    assert engine.torch_version() == sandbox.worker_info["torch"] and engine.torch_version()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("while True:\n    pass\n")
+        await pilot.press("f5")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if engine.state is SandboxState.BUSY:
+                break
+        assert engine.state is SandboxState.BUSY
+        assert engine.status_text().startswith(t("status.sandbox.busy") + " · ")
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert engine.state is SandboxState.READY and engine.status_text() == ready

@@ -109,7 +109,7 @@ class LessonScreen(Screen[None]):
     def _step_widgets(self) -> list[Widget]:
         place = self.place
         widgets: list[Widget] = []
-        requires = getattr(place.step, "requires", None)
+        requires = place.step.requires
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
         version = tutor_app(self).engine.torch_version()

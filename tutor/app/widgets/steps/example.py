@@ -81,9 +81,8 @@ class ExampleStep(StepView):
             reveal(self.query_one("#output"))
             return
         self.store.record_attempt(*self.key, "run", passed=outcome.matched, wall_time=outcome.run.wall_time)
-        requires = getattr(self.step, "requires", None) or getattr(self.place.pack, "requires", None)
-        output.update(render_run(outcome.run,
-                                 headline=example_headline(outcome, bool(getattr(requires, "cuda", False)))))
+        requires = self.step.requires or self.place.pack.requires
+        output.update(render_run(outcome.run, headline=example_headline(outcome, requires.cuda)))
         if self.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.step.explain))
         reveal(output, self.query_one("#explain", Markdown))  # the output (and why), not left below the fold

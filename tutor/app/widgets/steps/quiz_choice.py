@@ -134,7 +134,7 @@ class ChoiceQuizStep(StepView):
         # Seeded by the item itself (never a review's scratch key): the same order in the lesson,
         # on resume and in every review.
         return choice_order(len(quiz.choices), learner_seed(self.store), self.place.key,
-                            getattr(quiz, "shuffle", True))
+                            quiz.shuffle)
 
     def _label(self, index: int) -> Text:
         return inline(soft_join(self.text(self.step.choices[index].text)))

@@ -169,8 +169,8 @@ class LessonScreen(Screen[None]):
 
     def action_step(self, name: str) -> None:
         view = self.step_view
-        if view is not None and view.supports(name) and not view.running:
-            getattr(view, f"do_{name}")()
+        if view is not None:
+            view.act(name)
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one("#step-scroll", VerticalScroll)

@@ -270,8 +270,8 @@ class ReviewScreen(Screen[None]):
 
     def action_step(self, name: str) -> None:
         view = self.step_view
-        if view is not None and view.supports(name) and not view.running:
-            getattr(view, f"do_{name}")()
+        if view is not None:
+            view.act(name)
 
     def action_stop(self) -> None:
         view = self.step_view

@@ -111,6 +111,31 @@ class StepView(Vertical):
     def supports(self, action: str) -> bool:
         return action in self.ACTIONS
 
+    def act(self, action: str) -> None:
+        """Do ``action`` (a screen's key: run, check, hint, solution, reset) when this step
+        answers it and nothing of its runs."""
+        if not self.supports(action) or self.running:
+            return
+        {"run": self.do_run, "check": self.do_check, "hint": self.do_hint, "solution": self.do_solution,
+         "reset": self.do_reset}[action]()
+
+    # A step overrides those in its ACTIONS; the others are never called.
+
+    def do_run(self) -> None:
+        """Run the step's code."""
+
+    def do_check(self) -> None:
+        """Check the learner's code."""
+
+    def do_hint(self) -> None:
+        """Show the next hint."""
+
+    def do_solution(self) -> None:
+        """Show the solution."""
+
+    def do_reset(self) -> None:
+        """Put the step's code back as it was."""
+
     # ------------------------------------------------------------------ background runs
 
     def start_run(self, call: Callable[[], RunResult]) -> None:

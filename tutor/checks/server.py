@@ -369,6 +369,8 @@ class Server:
         watcher = Watcher(self, observe) if observe else None
         measure = request.get("measure")
         printed = refs.StringIO() if request.get("capture") else None
+        warned: list = []
+        record = WarningsRecorder(warned) if request.get("warnings") else None
 
         def action():
             if refs.type_(request.get("seed")) is int:
@@ -378,6 +380,8 @@ class Server:
                 if watcher is not None:
                     watcher.start()
                 baseline = _baseline(measure)
+                if record is not None:
+                    record.start()
                 try:
                     if printed is not None:
                         with refs.redirect_stdout(printed):
@@ -385,6 +389,8 @@ class Server:
                     else:
                         value = function(*args, **kwargs)
                 finally:
+                    if record is not None:
+                        record.stop()
                     if watcher is not None:
                         watcher.stop()
                 if measure:
@@ -397,6 +403,8 @@ class Server:
         answer["modes_after"] = state("cpu")  # a mode the call left switched (set_grad_enabled(False))
         if printed is not None:
             answer["printed"] = printed.getvalue()
+        if record is not None:
+            answer["warned"] = warned
         if watcher is not None:
             answer["observed"] = watcher.report()
         answer["writeback"] = self.writeback(out)
@@ -459,11 +467,13 @@ class Server:
     def repeat(self, op: str, request: dict, blobs: list) -> dict:
         targets, _ = self.arguments(request, blobs)
         warmup, repeat = int(request.get("warmup", 2)), int(request.get("repeat", 5))
+        threads = request.get("threads", 1)
+        threads = threads if refs.type_(threads) is int and 1 <= threads <= 256 else 1
 
         def action():
             if op == "time":
-                return time_calls(targets, warmup, repeat)
-            return profile_calls(targets[0], warmup, repeat)
+                return time_calls(targets, warmup, repeat, threads)
+            return profile_calls(targets[0], warmup, repeat, threads)
 
         answer = self.guarded(dict(request, want="none"), lambda: action(), [],
                               finish=lambda answer, value, out, storages: answer.update(numbers=value))
@@ -611,7 +621,41 @@ def _kept(measure: str, value, baseline: int) -> int:
     return reachable.bytes
 
 
-def time_calls(targets: list, warmup: int, repeat: int) -> dict:
+class WarningsRecorder:
+    """Records the warnings a call emits (every one, even a repeat the filters would hide), as
+    data: category name, its class names, message."""
+
+    def __init__(self, into: list):
+        self.into = into
+        self._context = None
+
+    def start(self) -> None:
+        self._context = refs.catch_warnings(record=True)
+        caught = self._context.__enter__()
+        refs.ignore_warnings("always")
+        self._caught = caught
+
+    def stop(self) -> None:
+        if self._context is None:
+            return
+        self._context.__exit__(None, None, None)
+        self._context = None
+        for item in self._caught[:100]:
+            kind = item.category
+            self.into.append({"category": kind.__name__, "mro": [c.__name__ for c in kind.__mro__],
+                              "message": refs.str_(item.message)[:2000]})
+
+
+def time_calls(targets: list, warmup: int, repeat: int, threads: int = 1) -> dict:
+    previous = refs.get_num_threads()
+    refs.set_num_threads(threads)
+    try:
+        return _time_calls(targets, warmup, repeat)
+    finally:
+        refs.set_num_threads(previous)
+
+
+def _time_calls(targets: list, warmup: int, repeat: int) -> dict:
     fast, slow = targets
     for _ in range(warmup):
         fast()
@@ -633,9 +677,9 @@ def time_calls(targets: list, warmup: int, repeat: int) -> dict:
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
 
 
-def profile_calls(workload, warmup: int, repeat: int) -> list:
-    threads = refs.get_num_threads()
-    refs.set_num_threads(1)
+def profile_calls(workload, warmup: int, repeat: int, threads: int = 1) -> list:
+    previous = refs.get_num_threads()
+    refs.set_num_threads(threads)
     try:
         for _ in range(warmup):
             workload()
@@ -655,4 +699,4 @@ def profile_calls(workload, warmup: int, repeat: int) -> list:
             runs.append(per_op)
         return runs
     finally:
-        refs.set_num_threads(threads)
+        refs.set_num_threads(previous)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR"}
+_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR",
+          "timeout": "TIME "}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -149,7 +150,7 @@ def _print_report(report, name: str, language, fallback: str) -> None:
         print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
         if check.message:
             print(f"        {check.message}")
-        if check.hint is not None and check.status in ("failed", "error"):
+        if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

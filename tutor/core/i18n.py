@@ -103,6 +103,7 @@ TABLE: dict[str, dict[str, str]] = {
         "check.failed": "failed",
         "check.error": "error",
         "check.skipped": "skipped",
+        "check.timeout": "timed out",
         "check.expected": "expected: {value}",
         "check.got": "got: {value}",
         "check.hint": "hint: {value}",

@@ -15,7 +15,8 @@ from tutor.app.widgets.output import field, render_run
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
-_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
+_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim"),
+          "timeout": ("!", "red")}
 
 
 def check_text(check: Any, resolve) -> Text:
@@ -26,9 +27,11 @@ def check_text(check: Any, resolve) -> Text:
     out.append(f"{mark} ", style=f"bold {style}")
     out.append_text(inline(resolve(field(check, "description", "")) or field(check, "id", "")))
     out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
-    if status == "passed":
-        return out
     message = field(check, "message")
+    if status == "passed":  # a measurement check says what it measured
+        if message:
+            out.append("\n    " + neutralize(str(message)), style="dim")
+        return out
     if message:
         out.append("\n    " + neutralize(str(message)))
     for key in ("expected", "got"):
@@ -36,7 +39,7 @@ def check_text(check: Any, resolve) -> Text:
         if value not in (None, ""):
             out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = field(check, "hint")
-    if hint and status in ("failed", "error"):
+    if hint and status != "passed":  # grading chose it for this status and case
         out.append("\n    ")
         out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out

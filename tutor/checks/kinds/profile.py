@@ -116,6 +116,11 @@ def _run(check: ProfileData, case: Case) -> Any:
             failure.data = data
             raise
         data["summary"] = _summary(check, rows, data["counts"], count)
+        share = check.get("share")
+        if share:  # the one threshold on a measured time: its margin, for validate --repeat
+            got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
+            data.update(measured=_percent(got), needs=f"at least {_percent(share['at_least'])}",
+                        margin=got / share["at_least"])
     compare = check.get("compare")
     if compare:
         data["compare"] = _compare(check, compare, case, warmup, repeat, sort_by, count)

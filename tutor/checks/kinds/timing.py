@@ -60,8 +60,11 @@ def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]
     bounds = check.get("ratio") or {}
     low, high = bounds.get("min"), bounds.get("max")
     count = check.get("threads", 1)
+    needs = " and ".join(part for part in (f"at least {low:g}x" if low is not None else "",
+                                           f"at most {high:g}x" if high is not None else "") if part)
     data = {"fast_s": fast_s, "slow_s": slow_s, "ratio": ratio, "threads": count,
-            "bound": {"min": low, "max": high}, "margin": margin(ratio, low, high)}
+            "bound": {"min": low, "max": high}, "margin": margin(ratio, low, high),
+            "measured": f"{honest(ratio, low if low is not None else high)}x", "needs": needs}
     times = f"median {fast_s * 1e3:.3g} ms vs {slow_s * 1e3:.3g} ms, {thread_words(count)}"
     if low is not None and ratio < low:
         shown = honest(ratio, low)
@@ -71,7 +74,5 @@ def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]
         shown = honest(ratio, high)
         raise Failed(f"`{check['slow']}` / `{check['fast']}` time ratio is {shown}x ({times}); "
                      f"expected at most {high:g}x", expected=f"<= {high:g}x", got=f"{shown}x", data=data)
-    needs = " and ".join(part for part in (f"at least {low:g}x" if low is not None else "",
-                                           f"at most {high:g}x" if high is not None else "") if part)
     data["summary"] = f"{honest(ratio, low if low is not None else high)}x ({times}; needs {needs})"
     return render.to_jsonable(data)

@@ -1,0 +1,76 @@
+"""`validate` catches the author's own mistakes before a learner meets them (issue 17.3), measures
+margins with --repeat (17.1), and the scaffold validates clean after being copied (17.8)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).parents[1] / "checks" / "fixtures"
+
+
+def validate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    return subprocess.run([sys.executable, "-m", "tutor", "validate", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+def test_author_mistakes_are_the_checks_with_their_lines():
+    out = validate(str(FIXTURES / "author-mistakes"))
+    text = out.stdout
+    assert out.returncode == 1
+    lesson = "author-mistakes/mistakes.yaml"
+    # a NameError in a check's own setup: the check is broken, at the setup's line, with the line in it
+    assert (f"{lesson}:21:16: exercise 'scale': check 'broken-setup' is broken: its setup fails on the "
+            "reference solution (line 2 of its setup): NameError: name 'undefined_helper' is not defined") in text
+    assert "the solution fails check 'broken-setup'" not in text
+    assert "the solution fails check 'not-declared'" not in text
+    # ... and not counted against the starter either
+    assert "starter (" in text and "fails values, operators\n" in text
+    # names the contract does not declare, found without running anything
+    assert (f"{lesson}:36:16: exercise 'scale': check 'not-declared' uses `scale_rows`, which the contract "
+            "does not declare (did you mean 'scale'?)") in text
+    # operator names asked of torch in the worker, with a suggestion
+    assert (f"{lesson}:45:19: exercise 'scale': check 'operators' names operator 'aten:mul', which this torch "
+            "does not have; did you mean 'aten::mul'") in text
+
+
+def test_no_run_does_not_report_names_but_still_loads():
+    out = validate("--no-run", str(FIXTURES / "author-mistakes"))
+    assert out.returncode == 0 and "(author-mistakes v0.1.0, 1 lesson)" in out.stdout  # not "1 lessons"
+
+
+def test_repeat_reports_a_thin_margin():
+    out = validate("--repeat", "3", str(FIXTURES / "marginal"))
+    text = out.stdout
+    assert "3 runs compared" in text
+    margin = [line for line in text.splitlines() if line.strip().startswith("margin: speed/once solution")]
+    changed = [line for line in text.splitlines() if "verdict changed" in line]
+    assert margin or changed, text
+    if margin:
+        assert "needs at least 1.3x: margin " in margin[0] and "(lowest of 3 runs)" in margin[0]
+        assert "warning: under the safety factor 1.5" in margin[0]
+
+
+def test_repeat_with_a_lower_safety_factor_has_no_warning_for_a_wide_margin():
+    out = validate("--repeat", "2", "--safety", "0.01", str(FIXTURES / "marginal"))
+    assert "2 runs compared" in out.stdout and "under the safety factor" not in out.stdout
+
+
+def test_the_scaffold_validates_clean_from_another_folder_after_being_copied(tmp_path):
+    made = tmp_path / "made"
+    subprocess.run([sys.executable, "-m", "tutor", "new", str(made)], check=True, capture_output=True)
+    shared = tmp_path / "elsewhere" / "course"
+    shutil.copytree(made, shared)
+    shutil.rmtree(made)
+    first = (shared / "pack.yaml").read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=./pack.schema.json"
+    assert (shared / "pack.schema.json").is_file()  # the relative $schema still finds it
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = validate(str(shared), cwd=cwd)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "all as expected" in out.stdout

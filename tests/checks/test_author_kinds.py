@@ -122,6 +122,7 @@ def test_rounding_never_crosses_the_threshold():
     assert honest(19.96, 20) == "19.96"  # never "20", which would read as passing
     assert honest(20.004, 20) == "20.004"
     assert honest(31.24, 20) == "31.2"
-    assert honest(1.3) == "1.3"  # not "1x"
+    assert honest(1.3) == "1.30" and honest(1.003, 20) == "1.00"  # never "1x"
+    assert honest(120.4) == "120"
     assert margin(31.0, 20, None) == 31.0 / 20
     assert margin(1.5, None, 2.0) == 2.0 / 1.5

@@ -62,7 +62,8 @@ def honest(value: float, threshold: float | None = None, digits: int = 3) -> str
     if value != value or value in (float("inf"), float("-inf")):
         return "nan" if value != value else ("inf" if value > 0 else "-inf")
     for places in range(digits, 12):
-        text = f"{value:.0f}" if abs(value) >= 10 ** places else f"{value:.{places}g}"
+        # '#' keeps trailing zeros ("1.00", never "1"); a whole number loses only its dot
+        text = f"{value:.0f}" if abs(value) >= 10 ** places else f"{value:#.{places}g}".rstrip(".")
         if "e" in text:  # a tiny value: plain decimals
             text = f"{value:.{places + 2}f}"
         shown = float(text)

@@ -126,3 +126,14 @@ def test_rounding_never_crosses_the_threshold():
     assert honest(120.4) == "120"
     assert margin(31.0, 20, None) == 31.0 / 20
     assert margin(1.5, None, 2.0) == 2.0 / 1.5
+
+
+def test_unchanged_reports_the_inputs_as_they_were_before_the_call(grade):
+    """17.7: the case's description showed the shape after an in-place resize as the input's."""
+    code = "def shrink(t):\n    t.resize_(2)\n    return t\n"
+    check = {"id": "same", "kind": "unchanged", "setup": "x = torch.ones(4, 4)", "call": "shrink(x)",
+             "names": ["x"]}
+    result = grade(code, check).checks[0]
+    assert result.status == "failed"
+    assert result.message == ("your function resized the caller's tensor `x` in place: (4, 4) -> (2,) "
+                              "(for x of shape (4, 4))")

@@ -74,3 +74,46 @@ def test_the_scaffold_validates_clean_from_another_folder_after_being_copied(tmp
     out = validate(str(shared), cwd=cwd)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "all as expected" in out.stdout
+
+
+def test_a_number_where_a_mapping_belongs_shows_the_mapping(tmp_path):
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "marginal", pack)
+    text = (pack / "pack.yaml").read_text()
+    (pack / "pack.yaml").write_text(text.replace("ratio: {min: 1.3}", "ratio: 20"))
+    out = validate("--no-run", str(pack))
+    assert out.returncode == 1
+    assert "checks[0].ratio: expected a mapping such as {min: ..., max: ...}, got a number" in out.stdout
+    assert "instance of Ratio" not in out.stdout
+
+
+def _exercise(checks: list[dict], contract: list[dict]):
+    from tutor.core.models import Exercise
+    from tutor.core.validation import validate as build
+
+    return build(Exercise, {"id": "ex", "kind": "exercise", "body": "b", "starter": "", "solution": "",
+                            "contract": contract, "hints": ["a", "b"],
+                            "checks": [{"description": c["id"], **c} for c in checks]})
+
+
+def test_contract_names_are_read_from_every_piece_of_a_check():
+    from tutor.grading.validate import contract_problems
+
+    contract = [{"name": "f", "signature": "f(x)", "description": "d"},
+                {"name": "helper", "signature": "helper()", "description": "d", "optional": True}]
+    fine = _exercise([
+        {"id": "a", "kind": "tensor", "cases": [{"n": 2}], "setup": "import math\nx = torch.ones(n)\n"
+         "def ref(t):\n    return t * math.pi", "value": "f(x)", "close_to": "ref(x)", "shape": ["n"]},
+        {"id": "b", "kind": "timing", "fast": "lambda: f(x)", "slow": "lambda: [f(x) for _ in range(3)]",
+         "setup": "x = torch.ones(2)", "ratio": {"min": 2}},
+        {"id": "c", "kind": "expr", "predicate": "helper() is None and abs(-1) == 1 and np.pi > 3", "message": "m"},
+        {"id": "d", "kind": "profile", "compare": {"call": "rank(workload, k)", "workloads": ["lambda: f(1)"]}},
+    ], contract)
+    problems = contract_problems(fine)
+    assert [message for _, message in problems] == [
+        "exercise 'ex': check 'd' uses `rank`, which the contract does not declare: add it to `contract` "
+        "(optional: true if learners need not define it), or define it in the check's setup or cases"]
+    assert problems[0][0] == ("checks", 3, "compare", "call")
+    shadowed = _exercise([{"id": "a", "kind": "tensor", "value": "ff(1)"}], contract[:1])
+    (path, message), = contract_problems(shadowed)
+    assert path == ("checks", 0, "value") and "uses `ff`" in message and "(did you mean 'f'?)" in message

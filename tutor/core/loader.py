@@ -348,6 +348,9 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
         elif kind == "literal_error" and path == ("format_version",):
             message = (f"this torch-tutor reads format_version 1, the pack says {node_value!r} "
                        "(a newer torch-tutor may read it)")
+        elif kind == "dataclass_type":  # a record's place holds a scalar: show the mapping it wants
+            message = f"expected a mapping such as {_example_mapping(error.get('ctx', {}).get('class_name'))}, " \
+                      f"got {_type_name(node_value)}"
         elif kind == "string_pattern_mismatch" and path and str(path[-1]).endswith("id"):
             message = f"{node_value!r} is not a valid id: use lower-case letters, digits, '-' and '_'"
         else:
@@ -363,6 +366,17 @@ def _validation_problems(source: _Source, data: Any, base: tuple[Any, ...], mode
         prefix = f"{where}: " if where else ""
         problems.append(Problem(source.path, line, col, prefix + message))
     return problems
+
+
+def _example_mapping(class_name: Any) -> str:
+    """"{min: ..., max: ...}" for the record named ``class_name`` (the fields it takes)."""
+    from tutor.core import check_models, models
+
+    record = getattr(check_models, str(class_name), None) or getattr(models, str(class_name), None)
+    if record is None or not is_record(record):
+        return "{key: value}"
+    names = [name for name in format_fields(record) if name not in ("kind", "style")][:4]
+    return "{" + ", ".join(f"{name}: ..." for name in names) + "}"
 
 
 def _describe(error: dict[str, Any]) -> str:

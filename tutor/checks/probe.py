@@ -57,8 +57,8 @@ class Budget:
         """The check's own ``time_limit`` (within the time left), else its weighted share."""
         left = self.deadline - refs.monotonic()
         own = self.limits[index]
-        if refs.type_(own) in (int, float) and own > 0:
-            return min(refs.float_(own), left)
+        if isinstance(own, (int, float)) and own > 0:
+            return min(float(own), left)
         return left * self.weights[index] / sum(self.weights[index:])
 
 

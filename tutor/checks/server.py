@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pickle
 import types
+import warnings
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
@@ -627,13 +628,13 @@ class WarningsRecorder:
 
     def __init__(self, into: list):
         self.into = into
-        self._context = None
+        self._context: warnings.catch_warnings | None = None
+        self._caught: list[warnings.WarningMessage] = []
 
     def start(self) -> None:
         self._context = refs.catch_warnings(record=True)
-        caught = self._context.__enter__()
+        self._caught = self._context.__enter__() or []
         refs.ignore_warnings("always")
-        self._caught = caught
 
     def stop(self) -> None:
         if self._context is None:

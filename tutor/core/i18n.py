@@ -89,6 +89,7 @@ TABLE: dict[str, dict[str, str]] = {
         "outcome.limit": "{message}",
         "outcome.failure": "The sandbox failed: {message}",
         "exercise.contract": "Your code must define",
+        "exercise.optional": "optional",
         "exercise.hint": "Hint {n}/{total}: {text}",
         "exercise.nomorehints": "That was the last hint.",
         "exercise.passed": "All {total} checks passed. Solved!",

@@ -633,7 +633,8 @@ class WarningsRecorder:
 
     def start(self) -> None:
         self._context = refs.catch_warnings(record=True)
-        self._caught = self._context.__enter__() or []
+        caught = self._context.__enter__()  # the list warnings are appended to (empty: falsy)
+        self._caught = caught if caught is not None else []
         refs.ignore_warnings("always")
 
     def stop(self) -> None:

@@ -47,6 +47,7 @@ def test_repeat_reports_a_thin_margin():
     out = validate("--repeat", "3", str(FIXTURES / "marginal"))
     text = out.stdout
     assert "3 runs compared" in text
+    assert "       speed: " in text and ", needs at least 1.3x (" in text  # each run's numbers, pass or fail
     margin = [line for line in text.splitlines() if line.strip().startswith("margin: speed/once solution")]
     changed = [line for line in text.splitlines() if "verdict changed" in line]
     assert margin or changed, text

@@ -242,6 +242,11 @@ def _run_pack(pack, path: Path, sandbox, *, quiet: bool, round_: tuple[int, int,
         if not quiet:
             mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
+            for check_id, measured in run.measured.items():  # measurement checks show their numbers
+                if measured.get("measured") and measured.get("margin") is not None:
+                    margin = f", margin {measured['margin']:.2f}" if run.role == "solution" else ""
+                    print(f"       {check_id}: {measured['measured']}, needs {measured['needs']} "
+                          f"({measured['status']}{margin})")
             if run.answer is not None:  # what every learner's prediction will be compared against
                 lines = run.answer.rstrip("\n").split("\n") if run.answer.strip() else ["(nothing printed)"]
                 print("       learners' predictions are compared with:")

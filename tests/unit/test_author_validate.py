@@ -3,6 +3,7 @@ margins with --repeat (17.1), and the scaffold validates clean after being copie
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -57,8 +58,13 @@ def test_repeat_reports_a_thin_margin():
 
 
 def test_repeat_with_a_lower_safety_factor_has_no_warning_for_a_wide_margin():
-    out = validate("--repeat", "2", "--safety", "0.01", str(FIXTURES / "marginal"))
-    assert "2 runs compared" in out.stdout and "under the safety factor" not in out.stdout
+    out = validate("--repeat", "2", "--safety", "0.01", "--json", str(FIXTURES / "marginal"))
+    (entry,) = json.loads(out.stdout)
+    assert entry["repeat"]["runs"] == 2
+    assert not any("under the safety factor" in line for line in entry["repeat"]["lines"])
+    solution = next(run for run in entry["runs"] if run["role"] == "solution")
+    assert solution["measured"]["speed"]["needs"] == "at least 1.3x"
+    assert solution["measured"]["speed"]["margin"] > 0
 
 
 def test_the_scaffold_validates_clean_from_another_folder_after_being_copied(tmp_path):

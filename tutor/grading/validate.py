@@ -55,7 +55,8 @@ class StepRun:
                 "skipped": self.skipped,
                 "summary": self.summary, "seconds": round(self.seconds, 3),
                 "problems": [p.to_json() for p in self.problems],
-                **({"answer": self.answer} if self.answer is not None else {})}
+                **({"answer": self.answer} if self.answer is not None else {}),
+                **({"measured": self.measured} if self.measured else {})}
 
 
 class _Locator:

@@ -1,7 +1,8 @@
 """``timing``: how many times faster one callable is than another, as a range.
 
 Absolute times mean nothing across machines; a ratio of medians measured side by side, after
-warm-up, alternating the two so drifts in CPU frequency or load hit both equally, does. Both run
+warm-up, each pair in a shuffled order so drifts in CPU frequency or load, and the scheduler's
+time slices on a busy machine, hit both equally, does. Both run
 with the check's ``threads`` (default 1): with two intra-op threads and the other core busy, a
 small bmm took a median of 8.8 ms against 0.027 ms with one thread, and a correct fix failed
 ``ratio: {min: 20}`` in 2 runs of 4.
@@ -9,6 +10,7 @@ small bmm took a median of 8.8 ms against 0.027 ms with one thread, and a correc
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from tutor.checks import guard, refs, render
@@ -26,6 +28,13 @@ def _timed(case: Case, function: Any, sync: bool) -> float:
 
 
 def run(check: TimingData, case: Case) -> Any:
+    # the judge's own share of the work (a check function called back from the runner) gets the
+    # same thread count as the runner's measured calls
+    with threads(check.get("threads", 1)):
+        return _run(check, case)
+
+
+def _run(check: TimingData, case: Case) -> Any:
     count = check.get("threads", 1)
     fast = callable_of(case, check["fast"])
     slow = callable_of(case, check["slow"])
@@ -39,16 +48,20 @@ def run(check: TimingData, case: Case) -> Any:
         if not fast_times or not slow_times:
             raise Failed("your code's process did not report the timings")
         return _verdict(check, fast_times, slow_times)
-    with threads(count):
-        for _ in range(warmup):
-            case.call(fast)
-            case.call(slow)
-        # asked once: torch.cuda.is_available() costs about a millisecond, as much as a small workload
-        sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
-        fast_times, slow_times = [], []
-        for _ in range(repeat):
+    for _ in range(warmup):
+        case.call(fast)
+        case.call(slow)
+    # asked once: torch.cuda.is_available() costs about a millisecond, as much as a small workload
+    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
+    fast_times, slow_times = [], []
+    order = random.Random(2 * repeat)  # each pair in a shuffled order, as the runner measures (server.time_calls)
+    for _ in range(repeat):
+        if order.random() < 0.5:
             fast_times.append(_timed(case, fast, sync))
             slow_times.append(_timed(case, slow, sync))
+        else:
+            slow_times.append(_timed(case, slow, sync))
+            fast_times.append(_timed(case, fast, sync))
     if case.session is None:
         guard.restore()
     return _verdict(check, fast_times, slow_times)

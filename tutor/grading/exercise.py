@@ -163,7 +163,7 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
             expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
             # an error is not the learner's miss: only a hint written for that status (or case) shows
-            hint=spec.hint_for(status, raw.get("case") if isinstance(raw.get("case"), int) else None),
+            hint=spec.hint_for(str(status), raw.get("case") if isinstance(raw.get("case"), int) else None),
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
         ))

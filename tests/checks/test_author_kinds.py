@@ -137,3 +137,13 @@ def test_unchanged_reports_the_inputs_as_they_were_before_the_call(grade):
     assert result.status == "failed"
     assert result.message == ("your function resized the caller's tensor `x` in place: (4, 4) -> (2,) "
                               "(for x of shape (4, 4))")
+
+
+def test_a_hint_for_a_timeout_in_one_case(grade):
+    code = "def f(v):\n    while v < 0:\n        pass\n    return v\n"
+    check = {"id": "pos", "kind": "expr", "predicate": "f(v) is not None", "message": "m", "time_limit": 0.5,
+             "cases": [{"v": 1}, {"v": -1}],
+             "hints": [{"case": 0, "status": ["timeout"], "text": "first"},
+                       {"case": 1, "status": ["timeout"], "text": "negative inputs loop forever"}]}
+    result = grade(code, check, timeout=8).checks[0]
+    assert result.status == "timeout" and result.hint == "negative inputs loop forever"

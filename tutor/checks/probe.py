@@ -115,6 +115,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     result = None
     del raises.MATCHING[:]
     started = refs.monotonic()
+    current: list[int] = []  # the case running, for a timeout's result
     if session is not None:
         session.budget_until = started + seconds
     try:
@@ -122,23 +123,27 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
         with refs.catch_warnings(), TimeLimit(seconds):
             refs.ignore_warnings("ignore")
-            result = _cases(check, runner, namespace, learner, session)
+            result = _cases(check, runner, namespace, learner, session, current)
     except CheckTimeout as stop:
         late = session.settle() if session is not None else None
         if result is None:
-            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started)
+            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started,
+                              current)
     except RemoteTimeout as stop:
         if result is None:
-            result = _timeout(check, learner, stop, refs.monotonic() - started)
+            result = _timeout(check, learner, stop, refs.monotonic() - started, current)
     finally:
         del inference_off
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
+def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
+           current: list[int] | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
+        if current is not None:
+            current[:] = [number]  # the case a timeout stopped (for its message and hints)
         case = Case(learner, namespace, check, dict(bindings), session)
         canary_first = canary.coin()
         try:
@@ -203,7 +208,7 @@ def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> 
     field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
     return {"own_code": {"field": field, "line": line}}
 
-def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
+def _timeout(check: dict, learner: Learner, stop, elapsed: float, current: list[int] | None = None) -> dict:
     if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
         pattern = raises.MATCHING[-1]
         del raises.MATCHING[:]
@@ -217,4 +222,4 @@ def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
     if lineno is not None:
         code = learner.line(lineno)
         message += f" at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
-    return _result(check, "timeout", message, lineno=lineno, timeout=True)
+    return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     Match = tuple[Pack, Lesson, Exercise]
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR"}
+_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR",
+          "timeout": "TIME "}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -156,7 +157,7 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
         print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
         if check.message:
             print(f"        {check.message}")
-        if check.hint is not None and check.status in ("failed", "error"):
+        if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

@@ -94,7 +94,7 @@ def _exercise_warnings(step: Exercise, lesson_id: str, at: Callable[..., Problem
                                                           for d in descriptions):
             yield at(f"check {check.id!r} has no description a learner can read (it only repeats the id)",
                      *ids, check.id)
-    contract_names = {item.name for item in step.contract}
+    contract_names = {item.name for item in step.contract if not item.optional}
     for name in sorted(contract_names):
         if not re.search(rf"\b{re.escape(name)}\b", step.starter):
             yield at(f"exercise {step.id!r}: the starter never mentions {name!r} from the contract", *ids)

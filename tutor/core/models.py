@@ -190,6 +190,9 @@ class ContractItem:
     name: Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
     signature: Annotated[str, Meta("how the checks call or build it, e.g. 'project(x, w)'")]
     description: Text
+    optional: Annotated[
+        bool, Meta("learners may leave it out (a helper the checks use when it is there); not required in the starter")
+    ] = False
 
 
 @record

@@ -579,11 +579,13 @@ def _row_from_report(sub: Submission, report, seconds: float) -> Row:
         status = RUN_STATUS[run.status]
     elif run.error is not None:
         status = "error"
+    elif any(check.status == "timeout" for check in report.checks):
+        status = "timeout"  # a check stopped at its time limit: filtering by timeout finds it too
     else:
         status = "failed"
     message = report.message
     first_bad = next((c for c in report.checks if not c.passed and c.status != "skipped"), None)
-    if status == "failed" and first_bad is not None:
+    if status in ("failed", "timeout") and first_bad is not None:
         message += f"; {first_bad.id}: {first_bad.message}"
     elif status in LIMIT_DECIDED and run.message:
         message = run.message

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # grading loads with the first Check, after start-up
 #: Pack text (a string or one per language) to the learner's language: ``Texts.__call__``.
 Resolve = Callable[["str | dict[str, str] | None"], str]
 
-_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
+_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim"),
+          "timeout": ("!", "red"), "tampered": ("!", "red")}
 
 
 def check_text(check: CheckResult, resolve: Resolve) -> Text:
@@ -32,16 +33,18 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
     out.append(f"{mark} ", style=f"bold {style}")
     out.append_text(inline(resolve(check.description) or check.id))
     out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
-    if status == "passed":
-        return out
     message = check.message
+    if status == "passed":  # a measurement check says what it measured
+        if message:
+            out.append("\n    " + neutralize(str(message)), style="dim")
+        return out
     if message:
         out.append("\n    " + neutralize(str(message)))
     for key, value in (("expected", check.expected), ("got", check.got)):
         if value not in (None, ""):
             out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = check.hint
-    if hint and status in ("failed", "error"):
+    if hint and status != "passed":  # grading chose it for this status and case
         out.append("\n    ")
         out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out

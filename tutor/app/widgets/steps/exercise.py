@@ -53,6 +53,8 @@ class ExerciseStep(StepView):
         for item in step.contract:
             contract.append("\n  ")
             contract.append(neutralize(item.signature), style="bold cyan")
+            if item.optional:
+                contract.append(f" ({t('exercise.optional')})", style="dim")
             contract.append("  ")
             contract.append_text(inline(self.text(item.description)))
         yield Static(contract, id="contract")

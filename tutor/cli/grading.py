@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
         "(*.handin.zip, in a learner's folder or at the top) against PACK. One row per learner and "
         "exercise (and graded quiz): learner, learner_id, email, exercise, passed, checks_passed, checks_total, "
-        "points, max_points, status, message, handed_in, handed_in_from, late. Statuses: "
+        "points, max_points, status, message, handed_in, handed_in_from, late, late_penalty. Statuses: "
         "passed, failed, error (the code raised), timeout, memory, output-limit, crashed, exited (it ended "
         "its own process before the checks), tampered, sandbox-failure, "
         "and for the files themselves missing, empty, binary, not-utf8, too-large, refused (a symlink out of "
@@ -266,6 +266,8 @@ def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
         "shard": list(shard) if shard else None,
         "ignored": list(ignored),
         "deadline": deadline.isoformat() if deadline else None,
+        "late_penalty": ({"per_day": pack.late_penalty.per_day, "max": pack.late_penalty.max}
+                         if pack.late_penalty is not None else None),
     }
 
 
@@ -277,8 +279,9 @@ def pack_fingerprint(pack) -> str:
     digest = hashlib.sha256()
     for _lesson, exercise in pack.exercises():
         digest.update(exercise_fingerprint(exercise).encode())
-    for ref, quiz in _quizzes(pack):
-        digest.update(f"{ref}:{quiz.points}:{[c.correct for c in quiz.choices]}".encode())
+    for ref, quiz in _quizzes(pack):  # a quiz's content decides its verdicts: hashed like an exercise
+        digest.update(f"{ref}:{exercise_fingerprint(quiz)}".encode())
+    digest.update(repr(pack.late_penalty).encode())
     return digest.hexdigest()
 
 

@@ -23,6 +23,7 @@ import difflib
 import hashlib
 import io
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from tutor.core.handin import SUFFIX, HandinError, read_handin
-from tutor.core.models import ChoiceQuiz, Exercise, Pack
+from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.text import resolve
 
@@ -45,7 +46,8 @@ MAX_SUBMISSION_BYTES = 512 * 1024
 MAX_ROSTER_BYTES = 16 * 1024 * 1024
 CACHE_SCHEMA = 2
 COLUMNS = ("learner", "learner_id", "email", "exercise", "passed", "checks_passed", "checks_total", "points",
-           "max_points", "status", "message", "handed_in", "handed_in_from", "late")
+           "max_points", "status", "message", "handed_in", "handed_in_from", "late", "late_penalty")
+SECONDS_PER_DAY = 86400
 
 #: Statuses of a graded submission; the file statuses (missing, empty...) are listed in docs/authoring.md.
 RUN_STATUS = {"timeout": "timeout", "memory": "memory", "output-limit": "output-limit", "killed": "crashed",
@@ -154,6 +156,7 @@ class Row:
     handed_in: str = ""  # ISO 8601, UTC
     handed_in_from: str = ""
     late: bool | None = None  # None: no deadline applies
+    late_penalty: float = 0.0  # percent of the points taken for lateness (the pack's late_penalty)
     checks: list[dict] = field(default_factory=list)  # per check: id, status, weight, description, message...
     why_not_cached: str = ""  # graded fresh: why the cache had no answer
 
@@ -194,10 +197,13 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def graded_quizzes(pack: Pack) -> list[tuple[str, ChoiceQuiz]]:
-    """("lesson/step", quiz) for every choice quiz worth points, in pack order."""
+GradedQuiz = ChoiceQuiz | PredictQuiz
+
+
+def graded_quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
+    """("lesson/step", quiz) for every choice or predict quiz worth points, in pack order."""
     return [(f"{lesson.id}/{step.id}", step) for lesson in pack.lessons for step in lesson.steps
-            if isinstance(step, ChoiceQuiz) and step.points > 0]
+            if isinstance(step, (ChoiceQuiz, PredictQuiz)) and step.points > 0]
 
 
 def item_order(pack: Pack) -> list[str]:
@@ -217,10 +223,10 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     answers: dict[str, tuple[tuple, dict, str, float | None, str]] = {}  # learner -> best archive's quizzes
 
     by_key: dict[str, RosterEntry] = {}
-    for entry in roster or []:
-        by_key[entry.learner] = entry
-        if entry.id:
-            by_key[entry.id] = entry
+    for person in roster or []:
+        by_key[person.learner] = person
+        if person.id:
+            by_key[person.id] = person
 
     def learner_for(raw: str) -> str | None:
         """The learner a folder or manifest name stands for; None when a roster does not list it."""
@@ -266,21 +272,17 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         if entry.name.startswith("."):
             ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
             continue
-        if entry.is_symlink() and not _inside(entry, root_real):
+        # A symlink out of the folder, or a folder that is another learner's folder: never graded.
+        if entry.is_symlink() and (not _inside(entry, root_real) or entry.is_dir()):
+            outside = not _inside(entry, root_real)
             learner = learner_for(entry.name)
             if learner is None:
-                ignored.append(f"{shown}: not on the roster (a symlink out of the folder), not graded")
+                what = "a symlink out of the folder" if outside else "a symlink to another folder"
+                ignored.append(f"{shown}: not on the roster ({what}), not graded")
             else:
-                strays.append(Submission(learner, "-", shown, status="refused",
-                                         message="a symlink pointing outside the submissions folder"))
-            continue
-        if entry.is_symlink() and entry.is_dir():  # a folder that is another learner's folder
-            learner = learner_for(entry.name)
-            if learner is None:
-                ignored.append(f"{shown}: not on the roster (a symlink to another folder), not graded")
-            else:
-                strays.append(Submission(learner, "-", shown, status="refused",
-                                         message="a symlink to another folder of the class"))
+                strays.append(Submission(learner, "-", shown, status="refused", message=(
+                    "a symlink pointing outside the submissions folder" if outside
+                    else "a symlink to another folder of the class")))
             continue
         if entry.is_dir():
             learner = learner_for(entry.name)
@@ -371,7 +373,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         for ref, quiz in quizzes:
             recorded = best[1].get(ref) if best else None
             answer = recorded.get("answer") if isinstance(recorded, dict) else None
-            if isinstance(answer, str):
+            if isinstance(answer, str) and best is not None:
                 sub = Submission(learner, ref, best[2], answer=answer, handed_in=best[3], handed_in_from=best[4])
             else:
                 sub = Submission(learner, ref, best[2] if best else "", status="missing",
@@ -379,9 +381,9 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
             sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
     for sub in strays:
-        who = by_key.get(sub.learner)
-        if who is not None:
-            sub.learner_id, sub.email = who.id, who.email
+        listed = by_key.get(sub.learner)
+        if listed is not None:
+            sub.learner_id, sub.email = listed.id, listed.email
     return Collection(submissions + strays, ignored)
 
 
@@ -421,8 +423,8 @@ def parse_deadline(text: str) -> datetime:
 # --------------------------------------------------------------------------- cache
 
 
-def exercise_fingerprint(exercise: Exercise) -> str:
-    """sha256 of the validated exercise: checks, contract, timeout, points... everything."""
+def exercise_fingerprint(exercise: Exercise | GradedQuiz) -> str:
+    """sha256 of the validated exercise (or quiz): checks, contract, timeout, points... everything."""
     from tutor.core.spec import as_data
 
     data = json.dumps(as_data(exercise), sort_keys=True, ensure_ascii=False, default=str)
@@ -430,6 +432,14 @@ def exercise_fingerprint(exercise: Exercise) -> str:
 
 
 _ENGINE: str | None = None
+
+
+def engine_files() -> list[Path]:
+    """The source that runs or reads checks: the child side, the sandbox and the parent's grader."""
+    base = Path(__file__).resolve().parents[1]
+    return sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
+                   base / "grading" / "exercise.py", base / "grading" / "gradebook.py",
+                   base / "core" / "check_models.py"])
 
 
 def engine_fingerprint() -> str:
@@ -440,9 +450,7 @@ def engine_fingerprint() -> str:
 
         base = Path(__file__).resolve().parents[1]
         digest = hashlib.sha256(__version__.encode())
-        files = sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
-                        base / "core" / "grading.py", base / "core" / "gradebook.py"])
-        for path in files:
+        for path in engine_files():
             digest.update(str(path.relative_to(base)).encode() + b"\0")
             try:
                 digest.update(path.read_bytes())
@@ -619,24 +627,77 @@ def score(row: Row, exercise: Exercise, language: str | None = None, fallback: s
         row.points = float(exercise.points)
 
 
-def _stamp(row: Row, sub: Submission, deadline: datetime | None) -> None:
+def late_penalty_percent(seconds_late: float, penalty: LatePenalty) -> float:
+    """The percent of its points a row loses: ``per_day`` for each started day after the deadline
+    (one second late is one day), at most ``max``."""
+    if seconds_late <= 0:
+        return 0.0
+    days = math.ceil(seconds_late / SECONDS_PER_DAY)
+    return float(min(penalty.max, penalty.per_day * days))
+
+
+def _stamp(row: Row, sub: Submission, deadline: datetime | None, penalty: LatePenalty | None = None) -> None:
+    """Who and when onto a finished row; a late row loses the pack's late penalty, if it declares one."""
     row.learner_id, row.email = sub.learner_id, sub.email
-    row.handed_in, row.handed_in_from, row.late = "", "", None
+    row.handed_in, row.handed_in_from, row.late, row.late_penalty = "", "", None, 0.0
     if sub.handed_in is not None:
         row.handed_in = datetime.fromtimestamp(sub.handed_in, timezone.utc).isoformat(timespec="seconds")
         row.handed_in_from = sub.handed_in_from
         if deadline is not None:
             row.late = sub.handed_in > deadline.timestamp()
+            if row.late and penalty is not None:
+                row.late_penalty = late_penalty_percent(sub.handed_in - deadline.timestamp(), penalty)
+                row.points = round(row.points * (100.0 - row.late_penalty) / 100.0, 4)
 
 
-def _quiz_row(sub: Submission, quiz: ChoiceQuiz) -> Row:
-    correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
+@dataclass(frozen=True)
+class PredictTruth:
+    """What a predict quiz's code did when `grade` ran it: what predictions are judged against."""
+
+    output: str = ""
+    raised: str | None = None  # the exception's class name
+    problem: str = ""  # the code did not run as the pack says: no prediction can be judged
+
+
+def predict_truth(sandbox: "Sandbox", quiz: PredictQuiz) -> PredictTruth:
+    """Run the quiz's own code once (never a learner's) in the sandbox."""
+    from tutor.grading.exercise import run_example
+
     try:
-        picked = {int(part) for part in sub.answer.split(",") if part.strip()}
-    except ValueError:
-        picked = None
-    right = picked == correct
-    message = "correct" if right else ("not an answer to this quiz" if picked is None else "not the right choices")
+        outcome = run_example(sandbox, quiz)
+    except Exception as exc:  # noqa: BLE001 - the quiz's rows say what broke
+        return PredictTruth(problem=f"could not run the quiz's code: {type(exc).__name__}: {exc}")
+    run = outcome.run
+    if run.status not in ("ok", "error") or (quiz.raises is not None and not outcome.matched):
+        return PredictTruth(problem=f"the quiz's code did not run as the pack says ({outcome.summary}); "
+                                    "run `torch-tutor validate`")
+    raised = run.error.type.rsplit(".", 1)[-1] if run.error is not None else None
+    return PredictTruth(run.stdout, raised)
+
+
+def _quiz_row(sub: Submission, quiz: GradedQuiz, truth: PredictTruth | None = None) -> Row:
+    """A quiz answer from a hand-in, marked again against the pack (never the archive's verdict)."""
+    answer = sub.answer or ""
+    if isinstance(quiz, PredictQuiz):
+        if truth is None or truth.problem:
+            problem = truth.problem if truth is not None else "the quiz's code was not run"
+            return Row(sub.learner, sub.exercise, False, 0, 1, "sandbox-failure", problem, origin=sub.origin,
+                       max_points=float(quiz.points))
+        from tutor.core.predict import judge
+
+        right = judge(answer, truth.output, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
+                      raised=truth.raised).right
+        message = "right prediction" if right else "not what the code printed"
+    else:
+        correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
+        picked: set[int] | None
+        try:
+            picked = {int(part) for part in answer.split(",") if part.strip()}
+        except ValueError:
+            picked = None
+        right = picked == correct
+        message = "correct" if right else ("not an answer to this quiz" if picked is None
+                                           else "not the right choices")
     return Row(sub.learner, sub.exercise, right, int(right), 1, "passed" if right else "failed", message,
                origin=sub.origin, points=float(quiz.points) if right else 0.0, max_points=float(quiz.points))
 
@@ -674,10 +735,20 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
             return parse_deadline(exercise.deadline)
         return deadline
 
+    def penalty(eid: str) -> LatePenalty | None:
+        exercise = exercises.get(eid)
+        if exercise is not None and exercise.late_penalty is not None:
+            return exercise.late_penalty
+        return pack.late_penalty
+
+    # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
+    truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in quizzes.items()
+              if isinstance(quiz, PredictQuiz) and any(s.exercise == ref and s.answer is not None for s in subs)}
+
     def finish(index: int, row: Row) -> None:
         nonlocal done
         sub = subs[index]
-        _stamp(row, sub, due(sub.exercise))
+        _stamp(row, sub, due(sub.exercise), penalty(sub.exercise))
         rows[index] = row
         with lock:
             done += 1
@@ -687,7 +758,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
     def one(index: int) -> None:
         sub = subs[index]
         if sub.exercise in quizzes and sub.status is None and sub.answer is not None:
-            finish(index, _quiz_row(sub, quizzes[sub.exercise]))
+            finish(index, _quiz_row(sub, quizzes[sub.exercise], truths.get(sub.exercise)))
             return
         exercise = exercises.get(sub.exercise)
         if sub.status is not None or exercise is None or sub.code is None:

@@ -258,6 +258,8 @@ def feedback_markdown(meta: dict, learner: str, rows: list[Row]) -> str:
                   ""]
         if row.handed_in:
             late = " (late)" if row.late else ""
+            if row.late and row.late_penalty:
+                late = f" (late: {_num(row.late_penalty)}% of the points taken)"
             lines += [f"Handed in {row.handed_in} (from the {row.handed_in_from}){late}.", ""]
         if row.message:
             lines += [_fence(row.message), ""]
@@ -376,7 +378,7 @@ def merge_shards(paths: list[Path]) -> tuple[dict, list[Row]]:
 
 
 META_KEYS = ("pack", "pack_version", "pack_title", "pack_fingerprint", "items", "max_points", "isolation",
-             "shard", "ignored", "deadline")
+             "shard", "ignored", "deadline", "late_penalty")
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:

@@ -124,3 +124,35 @@ def test_totals_and_feedback_after_penalties(graded):
     assert "(late: 50% of the points taken)" in ben and "**6.4 of 9 points.**" in ben
     summary = json.loads((graded["out"] / "all.json").read_text())["summary"]
     assert summary["max_points"] == 9 and summary["late_penalty"] == {"per_day": 10.0, "max": 25.0}
+
+
+def test_a_hostile_prediction_in_a_handin_is_judged_at_once():
+    """A prediction is text from a learner's archive, judged in the grader's own process: an answer
+    built to make the exception-name pattern backtrack (it took minutes at 2,000 spaces) is judged
+    like any other wrong answer, in well under a second."""
+    import signal
+    import time
+
+    from tutor.core.models import PredictQuiz
+    from tutor.grading.gradebook import PredictTruth, Submission, _quiz_row
+
+    quiz = PredictQuiz(id="p", kind="quiz", question="q", style="predict", code="raise RuntimeError", points=1,
+                       raises="RuntimeError")
+    truth = PredictTruth(raised="RuntimeError")
+
+    def too_slow(_signum, _frame):
+        raise TimeoutError("judging one prediction took more than 20 s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        started = time.perf_counter()
+        for answer in ("it" + " " * 200_000 + ":", "it" + " \t" * 100_000 + "raises" + " " * 100_000 + "!"):
+            row = _quiz_row(Submission("eve", "l/p", "eve.handin.zip", answer=answer), quiz, truth)
+            assert (row.status, row.points) == ("failed", 0.0)
+        right = _quiz_row(Submission("eve", "l/p", "x", answer="it  raises   a RuntimeError: boom"), quiz, truth)
+        assert (right.status, right.points) == ("passed", 1.0)
+        assert time.perf_counter() - started < 5
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

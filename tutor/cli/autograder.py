@@ -7,8 +7,13 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded
+
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.models import Pack
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -80,7 +85,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_submission(args: argparse.Namespace, pack, settings) -> int:
+def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> int:
     """One learner's submission, graded as `grade` would, into Gradescope's results.json."""
     import json
     import shutil

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from tutor.cli.common import UsageError, guarded
+
+if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts without them
+    from datetime import datetime
+
+    from tutor.core.models import Pack
+    from tutor.grading.gradebook import GradedQuiz, Row
+    from tutor.grading.output import CsvStream
+    from tutor.sandbox.isolation import IsolationInfo
 
 UNISOLATED = (
     "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run as "
@@ -84,7 +94,7 @@ def _notice(message: str) -> None:
     print(f"notice: {message}", file=sys.stderr, flush=True)
 
 
-def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None) -> list[str]:
+def write_outputs(args: argparse.Namespace, meta: dict, rows: list[Row], stream: CsvStream | None = None) -> list[str]:
     """Every requested output but the streamed CSV; returns the errors (one line each)."""
     from tutor.grading import output as gradeout
 
@@ -95,23 +105,24 @@ def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None)
             errors.append(stream.error)
     elif getattr(args, "csv", None):
         _try(errors, args.csv, lambda: gradeout.write_atomic(Path(args.csv), gradeout.to_csv(rows)))
-    for option, render in ((args.json, gradeout.to_json), (args.junit, gradeout.to_junit),
-                           (args.totals, gradeout.to_totals)):
+    renders: list[tuple[str | None, Callable[[dict, list[Row]], str]]] = [
+        (args.json, gradeout.to_json), (args.junit, gradeout.to_junit), (args.totals, gradeout.to_totals)]
+    for option, render in renders:
         if option:
-            _try(errors, option, lambda o=option, r=render: gradeout.write_atomic(Path(o), r(meta, rows)))
+            _try(errors, option, functools.partial(gradeout.write_atomic, Path(option), render(meta, rows)))
     if args.feedback:
         _try(errors, args.feedback, lambda: gradeout.write_feedback(Path(args.feedback), meta, rows))
     return errors
 
 
-def _try(errors: list[str], where: str, action) -> None:
+def _try(errors: list[str], where: str, action: Callable[[], object]) -> None:
     try:
         action()
     except OSError as exc:
         errors.append(f"cannot write {where}: {exc.strerror or exc}")
 
 
-def print_rows(rows: list) -> None:
+def print_rows(rows: list[Row]) -> None:
     from tutor.grading.gradebook import clean_name
     from tutor.grading.output import clip
 
@@ -205,7 +216,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
     step = max(1, len(submissions) // 10)
 
-    def progress(row, done: int, total: int) -> None:
+    def progress(row: Row, done: int, total: int) -> None:
         if stream is not None:
             had = stream.error
             stream.add(row)
@@ -251,7 +262,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
+def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
+               deadline: datetime | None = None) -> dict:
     """What every output says about the run besides its rows (see tutor.grading.output)."""
     from tutor.grading.gradebook import item_order
 
@@ -271,7 +283,7 @@ def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
     }
 
 
-def pack_fingerprint(pack) -> str:
+def pack_fingerprint(pack: Pack) -> str:
     import hashlib
 
     from tutor.grading.gradebook import exercise_fingerprint
@@ -285,13 +297,13 @@ def pack_fingerprint(pack) -> str:
     return digest.hexdigest()
 
 
-def _quizzes(pack):
+def _quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
     from tutor.grading.gradebook import graded_quizzes
 
     return graded_quizzes(pack)
 
 
-def _title(pack) -> str:
+def _title(pack: Pack) -> str:
     from tutor.core.text import resolve
 
     return resolve(pack.title, None, pack.languages[0])

@@ -34,12 +34,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from tutor.core.handin import SUFFIX, HandinError, read_handin
+from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
 from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.text import resolve
 
 if TYPE_CHECKING:
+    from tutor.grading.exercise import ExerciseReport
     from tutor.sandbox import Sandbox
 
 MAX_SUBMISSION_BYTES = 512 * 1024
@@ -238,7 +239,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     def offer(learner: str, rank: tuple, sub: Submission) -> None:
         found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
 
-    def from_archive(path: Path, learner: str, handin, shown: str) -> None:
+    def from_archive(path: Path, learner: str, handin: Handin, shown: str) -> None:
         created = handin.created
         when, source = (created, "archive") if created is not None else (_mtime(path), "file mtime")
         rank = (0, created if created is not None else float("-inf"), path.name)
@@ -252,7 +253,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         if handin.quizzes and (learner not in answers or rank > answers[learner][0]):
             answers[learner] = (rank, handin.quizzes, shown, when, source)
 
-    def read(path: Path, shown: str, learner: str | None):
+    def read(path: Path, shown: str, learner: str | None) -> Handin | None:
         """The archive, or None after adding its row (bad archive, another pack)."""
         try:
             handin = read_handin(path)
@@ -326,7 +327,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
                 strays.append(Submission(learner, clean_name(item.name), shown, status="unrecognised",
                                          message="not an <exercise-id>.py file or a hand-in archive"))
 
-    claims: dict[str, list[tuple[Path, Any]]] = {}
+    claims: dict[str, list[tuple[Path, Handin]]] = {}
     for path in top_archives:
         shown = clean_name(path.name)
         handin = read(path, shown, None)
@@ -573,7 +574,7 @@ class GradeCache:
 # --------------------------------------------------------------------------- grading
 
 
-def _row_from_report(sub: Submission, report, seconds: float) -> Row:
+def _row_from_report(sub: Submission, report: "ExerciseReport", seconds: float) -> Row:
     total = len(report.checks)
     good = sum(check.passed for check in report.checks)
     run = report.run

@@ -6,11 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tutor.cli.common import guarded, print_json, settings_from_args
 
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.discovery import FoundPack
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("list", help="list the packs the tutor can see",
                               description="List every pack: built-in, --pack folders, installed "
                               "packages (entry point torch_tutor.packs) and the user packs folder.")
@@ -50,7 +55,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     found = discover(args.pack, settings.data_path)
     if getattr(args, "packs", None):
         return _list_lessons(args, found, settings)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in found:
         pack = entry.pack
         rows.append({
@@ -78,14 +83,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_lessons(args: argparse.Namespace, found, settings) -> int:
+def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Settings) -> int:
     """`list PACK`: each lesson by title, with its steps' titles and the exercise ids."""
     from tutor.cli.common import UsageError
     from tutor.core.loader import PackError, load_pack
     from tutor.core.models import Exercise
     from tutor.core.text import resolve
 
-    out = []
+    out: list[dict[str, Any]] = []
     for value in args.packs:
         pack = next((f.pack for f in found if f.pack is not None and f.pack.id == value), None)
         if pack is None and Path(value).exists():

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "review", help="review what you learned, when it is about to be forgotten",
         description="Open the tutor on the review queue: the quiz items and exercises you have met come "

@@ -65,8 +65,8 @@ def _type_name(annotation: Any) -> str:
             return "check"
         if issubclass(annotation, models.StepBase):
             return "step"
-        return annotation.__name__
-    return getattr(annotation, "__name__", str(annotation))
+        return str(annotation.__name__)
+    return str(getattr(annotation, "__name__", annotation))
 
 
 def _default(info: FieldDoc) -> str:

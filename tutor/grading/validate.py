@@ -18,6 +18,7 @@ from tutor.core import loader
 from tutor.grading.exercise import check_exercise, run_example
 from tutor.core.loader import Problem
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
+from tutor.core.yaml_source import read_source
 
 if TYPE_CHECKING:
     from tutor.sandbox import Sandbox
@@ -57,7 +58,7 @@ class _Locator:
         self.sources: dict[str, tuple[Any, tuple]] = {}
         pack_file = loader.pack_file_of(pack_dir)
         try:
-            root = loader._load_yaml(pack_file)
+            root = read_source(pack_file)
         except Exception:  # noqa: BLE001 - locating is best effort; the pack already loaded
             return
         self.root = root
@@ -66,7 +67,7 @@ class _Locator:
                 self.sources[entry["id"]] = (root, ("lessons", index))
             elif isinstance(entry, str):
                 try:
-                    source = loader._load_yaml(pack_file.parent / entry)
+                    source = read_source(pack_file.parent / entry)
                 except Exception:  # noqa: BLE001
                     continue
                 if isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
@@ -78,7 +79,7 @@ class _Locator:
         root = getattr(self, "root", None)
         if root is None:
             return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
-        line, col = loader._locate(root, path)
+        line, col = root.locate(path)
         return Problem(root.path, line, col, message)
 
     def problem(self, lesson: str, step_index: int, path: tuple, message: str) -> Problem:
@@ -86,7 +87,7 @@ class _Locator:
         if found is None:
             return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
         source, base = found
-        line, col = loader._locate(source, base + ("steps", step_index) + path)
+        line, col = source.locate(base + ("steps", step_index) + path)
         return Problem(source.path, line, col, message)
 
 

@@ -33,8 +33,7 @@ def main() -> None:
     engine_fingerprint()
     limits = Limits().to_dict() | {"isolation": "bwrap"}
     deadline = parse_deadline("2026-06-01T00:00:00+00:00")
-    # records become dataclasses on first use (spec.record), so mypy does not know their fields
-    penalty = LatePenalty(per_day=10, max=50)  # type: ignore[call-arg]
+    penalty = LatePenalty(per_day=10, max=50)
     with tempfile.TemporaryDirectory() as tmp:
         cache = GradeCache(Path(tmp) / "grade-cache.sqlite")
         stream = CsvStream(Path(tmp) / "grades.csv")

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from tutor.core.models import Pack
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "autograder", help="write a Gradescope autograder bundle or a GitHub Classroom setup for a pack",
         description="--gradescope OUT.zip writes setup.sh, run_autograder and the wheels of torch-tutor and "

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts
 
     from tutor.core.models import Pack
     from tutor.grading.gradebook import GradedQuiz, Row
-    from tutor.grading.output import CsvStream
+    from tutor.grading.output import CsvStream, GradeMeta
     from tutor.sandbox.isolation import IsolationInfo
 
 UNISOLATED = (
@@ -29,7 +29,7 @@ UNISOLATED = (
 MAX_NOTICES = 20
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "grade", help="grade learners' submissions with the learner's own check engine",
         description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
@@ -94,7 +94,8 @@ def _notice(message: str) -> None:
     print(f"notice: {message}", file=sys.stderr, flush=True)
 
 
-def write_outputs(args: argparse.Namespace, meta: dict, rows: list[Row], stream: CsvStream | None = None) -> list[str]:
+def write_outputs(args: argparse.Namespace, meta: GradeMeta, rows: list[Row],
+                  stream: CsvStream | None = None) -> list[str]:
     """Every requested output but the streamed CSV; returns the errors (one line each)."""
     from tutor.grading import output as gradeout
 
@@ -105,7 +106,7 @@ def write_outputs(args: argparse.Namespace, meta: dict, rows: list[Row], stream:
             errors.append(stream.error)
     elif getattr(args, "csv", None):
         _try(errors, args.csv, lambda: gradeout.write_atomic(Path(args.csv), gradeout.to_csv(rows)))
-    renders: list[tuple[str | None, Callable[[dict, list[Row]], str]]] = [
+    renders: list[tuple[str | None, Callable[[GradeMeta, list[Row]], str]]] = [
         (args.json, gradeout.to_json), (args.junit, gradeout.to_junit), (args.totals, gradeout.to_totals)]
     for option, render in renders:
         if option:
@@ -263,7 +264,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
-               deadline: datetime | None = None) -> dict:
+               deadline: datetime | None = None) -> GradeMeta:
     """What every output says about the run besides its rows (see tutor.grading.output)."""
     from tutor.grading.gradebook import item_order
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor.grading.gradebook import Row
+from tutor.grading.output import GradeMeta
 from tutor.core.models import Pack
 from tutor.core.text import resolve
 
@@ -290,8 +291,8 @@ def _test_output(row: Row) -> str:
     return "\n".join(lines)
 
 
-def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation: str,
-                       visibility: str = "visible") -> dict:
+def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isolation: str,
+                       visibility: str = "visible") -> dict[str, Any]:
     """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
     files that are no exercise are listed as failed tests worth nothing."""
     items = set(meta["items"])
@@ -317,10 +318,12 @@ def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation
     }
 
 
-def results_schema() -> dict:
+def results_schema() -> dict[str, Any]:
     from tutor.core import paths
 
-    return json.loads((paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        (paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
+    return schema
 
 
 # --------------------------------------------------------------------------- GitHub Classroom
@@ -347,7 +350,7 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     written.append(build_tutor_wheel(home / "wheels", tutor_wheel))
     setup = (f"python -m pip install --quiet --index-url {TORCH_CPU_INDEX} torch=={torch} && "
              "python -m pip install --quiet .torch-tutor/wheels/*.whl")
-    steps: list[dict] = [
+    steps: list[dict[str, Any]] = [
         {"name": "Checkout code", "uses": "actions/checkout@v4"},
         {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": "3.11"}},
         {"name": "Install torch-tutor and a CPU torch", "run": setup},

@@ -137,6 +137,11 @@ class Submission:
     answer: str | None = None  # a quiz row: the learner's recorded answer
 
 
+#: One check's result on a row, as the JSON output carries it: id, kind, status, description,
+#: message, expected, got, hint, weight.
+CheckEntry = dict[str, Any]
+
+
 @dataclass
 class Row:
     learner: str
@@ -158,10 +163,10 @@ class Row:
     handed_in_from: str = ""
     late: bool | None = None  # None: no deadline applies
     late_penalty: float = 0.0  # percent of the points taken for lateness (the pack's late_penalty)
-    checks: list[dict] = field(default_factory=list)  # per check: id, status, weight, description, message...
+    checks: list[CheckEntry] = field(default_factory=list)  # per check: id, status, weight, description, message...
     why_not_cached: str = ""  # graded fresh: why the cache had no answer
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in COLUMNS}
 
 
@@ -201,6 +206,10 @@ def _mtime(path: Path) -> float | None:
 GradedQuiz = ChoiceQuiz | PredictQuiz
 
 
+#: How candidates for one (learner, item) compare: (0 archive / 1 loose file, recorded time, file name).
+Rank = tuple[int, float, str]
+
+
 def graded_quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
     """("lesson/step", quiz) for every choice or predict quiz worth points, in pack order."""
     return [(f"{lesson.id}/{step.id}", step) for lesson in pack.lessons for step in lesson.steps
@@ -220,8 +229,8 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     ignored: list[str] = []
     strays: list[Submission] = []
     # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
-    found: dict[str, dict[str, list[tuple[tuple, Submission]]]] = {}
-    answers: dict[str, tuple[tuple, dict, str, float | None, str]] = {}  # learner -> best archive's quizzes
+    found: dict[str, dict[str, list[tuple[Rank, Submission]]]] = {}
+    answers: dict[str, tuple[Rank, dict[str, dict[str, Any]], str, float | None, str]] = {}  # learner -> best archive's quizzes
 
     by_key: dict[str, RosterEntry] = {}
     for person in roster or []:
@@ -236,7 +245,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         entry = by_key.get(raw)
         return entry.learner if entry else None
 
-    def offer(learner: str, rank: tuple, sub: Submission) -> None:
+    def offer(learner: str, rank: Rank, sub: Submission) -> None:
         found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
 
     def from_archive(path: Path, learner: str, handin: Handin, shown: str) -> None:
@@ -465,7 +474,7 @@ def engine_fingerprint() -> str:
 class CacheKey:
     key: str  # everything
     submission: str  # exercise id + code: to say why a fresh grade was needed
-    parts: dict  # {"exercise": ..., "engine": ..., "limits": ...}
+    parts: dict[str, str]  # {"exercise": ..., "engine": ..., "limits": ...}
 
 
 class GradeCache:
@@ -521,7 +530,7 @@ class GradeCache:
         return db
 
     @staticmethod
-    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict, torch: str = "") -> CacheKey:
+    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict[str, Any], torch: str = "") -> CacheKey:
         parts = {"exercise": fingerprint, "engine": f"{engine_fingerprint()} torch {torch}",
                  "limits": json.dumps(limits, sort_keys=True)}
         submission = hashlib.sha256(exercise.id.encode() + b"\0" + code.encode("utf-8", "surrogatepass"))
@@ -530,7 +539,7 @@ class GradeCache:
             digest.update(name.encode() + b"=" + parts[name].encode() + b"\0")
         return CacheKey(digest.hexdigest(), submission.hexdigest(), parts)
 
-    def get(self, key: CacheKey) -> tuple[dict | None, str]:
+    def get(self, key: CacheKey) -> tuple[dict[str, Any] | None, str]:
         """(row, "") on a hit; (None, why not) on a miss."""
         with self._lock:
             if self._db is None:

@@ -114,6 +114,11 @@ def test_points_after_penalties_and_quizzes(graded):
     }
 
 
+def test_the_summary_line_counts_quiz_answers_apart_from_file_problems(graded):
+    # 5 exercise runs; ben's and cat's 2 quiz answers each; ann's 2 quizzes and cat's add-two missing
+    assert "4 quiz answers marked, 3 not run (file problems)" in graded["done"].stderr
+
+
 def test_totals_and_feedback_after_penalties(graded):
     data = list(csv.reader(io.StringIO((graded["out"] / "totals.csv").read_text())))
     assert data[0][3] == "pack (9 points)"

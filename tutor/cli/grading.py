@@ -247,6 +247,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     errors = write_outputs(args, meta, rows, stream)
     print_rows(rows)
     ran = [r for r in rows if r.run_seconds or r.why_not_cached or r.cached]
+    quiz_refs = {ref for ref, _quiz in _quizzes(pack)}
+    marked = sum(r.exercise in quiz_refs and r.status in ("passed", "failed") for r in rows)
     cached = sum(r.cached for r in rows)
     reasons: dict[str, int] = {}
     for row in ran:
@@ -254,8 +256,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             reasons[row.why_not_cached or "new"] = reasons.get(row.why_not_cached or "new", 0) + 1
     why = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
-          f"{f' ({why})' if why else ''}, {cached} from the cache, {len(rows) - len(ran)} not run (file "
-          f"problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
+          f"{f' ({why})' if why else ''}, {cached} from the cache, "
+          f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
+          f"(file problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
     accepted = " (accepted with --unisolated)" if info.level == "none" else ""
     print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
     for error in errors:

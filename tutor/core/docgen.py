@@ -18,7 +18,7 @@ BEGIN = "<!-- BEGIN GENERATED REFERENCE: torch-tutor schema --markdown -->"
 END = "<!-- END GENERATED REFERENCE -->"
 
 SECTIONS: list[tuple[str, list[type]]] = [
-    ("Pack (pack.yaml)", [models.PackFile, models.Requires]),
+    ("Pack (pack.yaml)", [models.PackFile, models.Requires, models.LatePenalty]),
     ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
     ("Steps (`kind`)", [models.Prose, models.Example, models.Expect, models.RaisesSpec,
                         models.FreeQuiz, models.ChoiceQuiz, models.Choice, models.PredictQuiz,

@@ -164,10 +164,11 @@ async def test_the_same_result_twice_still_shows_a_change(make_app, sandbox):
 
 def test_a_gpu_step_on_a_cpu_does_not_read_as_the_learners_fault():
     from tutor.app.widgets.steps.example import example_headline
+    from tutor.grading.exercise import ExampleOutcome
 
-    outcome = {"matched": False, "summary": "expected RuntimeError, got AssertionError: Torch not compiled "
-               "with CUDA enabled", "run": {"status": "error", "error": {
-                   "type": "AssertionError", "message": "Torch not compiled with CUDA enabled"}}}
+    outcome = ExampleOutcome(matched=False, summary="expected RuntimeError, got AssertionError: Torch not "
+                             "compiled with CUDA enabled", run=RunResult(status="error", error=LearnerError(
+                                 "AssertionError", "Torch not compiled with CUDA enabled", "")))
     sentence, style = example_headline(outcome, needs_cuda=True)
     assert "needs a CUDA GPU" in sentence and "Nothing you did caused this" in sentence and "red" not in style
     assert example_headline(outcome, needs_cuda=False)[0].startswith("Not what the lesson expected")

@@ -164,6 +164,7 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
+        self._inputs: str | None = None
         self.session = session
 
     @property
@@ -180,6 +181,11 @@ class Case:
         setup = self.check.get("setup")
         if setup:
             self.run(setup)
+        self._inputs = self._inputs_text()  # as the inputs were, before a call could resize them
+
+    def _inputs_text(self) -> str:
+        names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
+        return render.inputs_text(self.namespace, names)
 
     def _restore(self) -> None:
         """Undo monkeypatching after code ran here. In the judge only the pack's code runs (the
@@ -229,12 +235,11 @@ class Case:
 
     def describe(self) -> str:
         """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""
-        names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
         parts = []
         plain = render.bindings_text(self.bindings)
         if plain:
             parts.append(plain)
-        tensors = render.inputs_text(self.namespace, names)
+        tensors = self._inputs if self._inputs is not None else self._inputs_text()
         if tensors:
             parts.append(tensors)
         return "for " + ", ".join(parts) if parts else ""

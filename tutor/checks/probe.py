@@ -14,9 +14,11 @@ Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 
 from __future__ import annotations
 
+from traceback import walk_tb as _walk_tb
+
 from tutor.checks import canary, guard, refs, render
 from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
-from tutor.checks.remote import RemoteTimeout, RunnerGone
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
 
 REPORT_VERSION = 1
@@ -33,12 +35,13 @@ KINDS = {
     "memory": memory.run,
     "profile": profile.run,
     "timing": timing.run,
+    "warns": raises.run_warns,
     "expr": expr.run,
 }
 
 #: Kinds whose cases (canaries included) run with this many intra-op threads in both processes:
 #: a profile is ranked by self time, which a thread barrier on a busy machine distorts.
-_THREADS = {"profile": 1}
+_THREADS = {"profile": 1, "timing": 1}
 #: Kinds that repeat a workload get a bigger share of the time left.
 _WEIGHT = {"profile": 4.0, "timing": 4.0, "memory": 3.0}
 _MIN_SLICE = 0.05
@@ -51,9 +54,14 @@ class Budget:
     def __init__(self, seconds: float, checks: list[dict]):
         self.deadline = refs.monotonic() + seconds
         self.weights = [_WEIGHT.get(str(c.get("kind")), 1.0) for c in checks]
+        self.limits = [c.get("time_limit") for c in checks]
 
     def slice(self, index: int) -> float:
+        """The check's own ``time_limit`` (within the time left), else its weighted share."""
         left = self.deadline - refs.monotonic()
+        own = self.limits[index]
+        if isinstance(own, (int, float)) and own > 0:
+            return min(float(own), left)
         return left * self.weights[index] / sum(self.weights[index:])
 
 
@@ -111,6 +119,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     result = None
     del raises.MATCHING[:]
     started = refs.monotonic()
+    current: list[int] = []  # the case running, for a timeout's result
     if session is not None:
         session.budget_until = started + seconds
     try:
@@ -118,40 +127,54 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
         with refs.catch_warnings(), TimeLimit(seconds):
             refs.ignore_warnings("ignore")
-            result = _cases(check, runner, namespace, learner, session)
+            result = _cases(check, runner, namespace, learner, session, current)
     except CheckTimeout as stop:
         late = session.settle() if session is not None else None
         if result is None:
-            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started)
+            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started,
+                              current)
     except RemoteTimeout as stop:
         if result is None:
-            result = _timeout(check, learner, stop, refs.monotonic() - started)
+            result = _timeout(check, learner, stop, refs.monotonic() - started, current)
     finally:
         del inference_off
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
+def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
+           current: list[int] | None = None) -> dict:
     kind = str(check.get("kind"))
-    pinned = _THREADS.get(kind)
+    pinned = _pinned_threads(check, kind)
     if pinned is None:
-        return _each_case(check, kind, runner, namespace, learner, session)
+        return _each_case(check, kind, runner, namespace, learner, session, current)
     threads = refs.get_num_threads()
     refs.set_num_threads(pinned)
     if session is not None:  # the learner's code, in the runner, with as many
         session.threads = pinned
     try:
-        return _each_case(check, kind, runner, namespace, learner, session)
+        return _each_case(check, kind, runner, namespace, learner, session, current)
     finally:
         refs.set_num_threads(threads)
         if session is not None:
             session.threads = None
 
 
-def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None) -> dict:
+def _pinned_threads(check: dict, kind: str) -> int | None:
+    """The intra-op threads a measuring check runs with (its ``threads``, default one), in the
+    judge and, for every call of the case, canaries' included, in the runner; None: no pin."""
+    if kind not in _THREADS:
+        return None
+    count = check.get("threads", _THREADS[kind])
+    return count if refs.type_(count) is int and 1 <= count <= 256 else _THREADS[kind]
+
+
+def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None,
+               current: list[int] | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
+        if current is not None:
+            current[:] = [number]  # the case a timeout stopped (for its message and hints)
         case = Case(learner, namespace, check, dict(bindings), session)
         if session is not None:  # every request of the case, the canary's too, carries its seed
             session.start_case(case.seed)
@@ -175,8 +198,9 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
             explained = learner.explain(raised.error, raised.source)
             where = case.describe()
             message = explained["text"] + (f" ({where})" if where else "")
+            extra = _own_code(check, raised, learner, case.label)
             return _result(check, "error", message, case=number, seed=case.seed, lineno=explained["lineno"],
-                           exception={"type": explained["type"], "message": explained["message"]})
+                           exception={"type": explained["type"], "message": explained["message"]}, **extra)
         except (CheckTimeout, RemoteTimeout):
             raise
         except RunnerGone as gone:
@@ -189,10 +213,33 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
 
             return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
                            case=number, seed=case.seed, internal=True, detail=traceback.format_exc(limit=-6))
-    return _result(check, "passed", "", data=render.to_jsonable(data))
+    summary = data.get("summary") if refs.type_(data) is dict else None
+    return _result(check, "passed", summary if refs.type_(summary) is str else "", data=render.to_jsonable(data))
 
 
-def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
+#: The check fields that hold the check's own code, in the order a check evaluates them.
+_CODE_FIELDS = ("setup", "close_to", "value", "module", "call", "fast", "slow", "workload", "predicate",
+                "shares_storage_with", "independent_of", "run", "to")
+
+
+def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> dict:
+    """Where an exception came from when no line of the learner's code was running: the check's
+    own code (its setup, an expression). On the reference solution that is the pack's bug, and
+    validate reports it as a broken check; ``{}`` when the learner's code raised it."""
+    error = raised.error
+    if refs.type_(error) is RemoteRaised:
+        return {}
+    line = None
+    for frame, lineno in _walk_tb(error.__traceback__):
+        filename = frame.f_code.co_filename
+        if filename == learner.filename:
+            return {}
+        if filename == label:
+            line = lineno
+    field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
+    return {"own_code": {"field": field, "line": line}}
+
+def _timeout(check: dict, learner: Learner, stop, elapsed: float, current: list[int] | None = None) -> dict:
     if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
         pattern = raises.MATCHING[-1]
         del raises.MATCHING[:]
@@ -200,8 +247,10 @@ def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
                        "(it backtracks catastrophically: nested quantifiers such as (a+)+); this is a problem "
                        "in the pack, not in your code", internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
-    message = f"stopped after {elapsed:.1f} s: still running (an infinite loop?)"
+    own = check.get("time_limit")
+    limit = f"the check's time_limit of {own:g} s" if refs.type_(own) in (int, float) else "its share of the time"
+    message = f"stopped after {elapsed:.1f} s ({limit}): still running (an infinite loop?)"
     if lineno is not None:
         code = learner.line(lineno)
         message += f" at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
-    return _result(check, "error", message, lineno=lineno, timeout=True)
+    return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)

@@ -78,6 +78,7 @@ class Call(TypedDict, total=False):
     modes: Modes  # the judge's grad/inference/autocast modes: the call runs under them
     budget: float  # seconds before the runner stops the call itself
     capture: bool  # return what the call printed instead of printing it
+    warnings: bool  # record the warnings the call emits (the `warns` check) and answer them
     observe: Observe
     measure: Literal["graph", "rss", "cuda"]
     want: Literal["value", "none"]
@@ -95,9 +96,9 @@ class Repeat(TypedDict, total=False):
     warmup: int
     repeat: int
     budget: float
+    threads: int  # intra-op threads for the measured calls (the check's `threads`, default 1)
     case: int  # as in Call
     seed: int
-    threads: int
 
 
 class GetAttr(TypedDict):
@@ -117,6 +118,7 @@ class Answer(TypedDict, total=False):
     raised: dict[str, Any]  # type, mro (names), message, lineno, text
     timeout: dict[str, Any]  # lineno, code
     printed: str
+    warned: list[dict[str, Any]]  # category (name), mro (names), message: one per warning the call emitted
     writeback: dict[str, Any]  # what the call did to the arguments it received
     observed: dict[str, Any]
     kept: int

@@ -95,6 +95,8 @@ class Session:
         self.requests = 0  # round trips to the runner (callbacks it makes meanwhile not counted)
         self.repaired: set[str] = set()
         self.capture = False
+        self.record_warnings = False  # ask the runner for the warnings each call emits
+        self.warned: list[dict] = []
         self.observe: dict | None = None
         self.observed: list[dict] = []
         self.measure: str | None = None
@@ -257,6 +259,8 @@ class Session:
             message["refresh"] = handles
         if self.capture:
             message["capture"] = True
+        if self.record_warnings:
+            message["warnings"] = True
         if self.measure:
             message["measure"] = self.measure
         self._stamp(message)
@@ -272,6 +276,8 @@ class Session:
             self.observed.append(answer["observed"])
         if "kept" in answer:
             self.kept.append(refs.int_(answer["kept"]))
+        if self.record_warnings and refs.type_(answer.get("warned")) is list:
+            self.warned.extend(w for w in answer["warned"] if refs.type_(w) is dict)
         printed = answer.get("printed")
         if printed:
             import sys
@@ -287,9 +293,11 @@ class Session:
             raise RemoteRaised(answer["raised"])
         return self.decode(answer.get("value"), data, {}, {}, {})
 
-    def repeat(self, op: str, targets: list, warmup: int, repeat: int):
-        """Time (``op="time"``) or profile the callables where the learner's code lives."""
-        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget()}
+    def repeat(self, op: str, targets: list, warmup: int, repeat: int, threads: int = 1):
+        """Time (``op="time"``) or profile the callables where the learner's code lives, with
+        ``threads`` intra-op threads."""
+        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget(),
+                         "threads": threads}
         blobs: list = []
         shipping, self.ship = self.ship, True  # measured where the learner's code runs
         try:

@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
 PROBE_MODULE = "tutor.checks.probe"
 PROBE_FUNCTION = "run_checks"
 #: "tampered": the runner answered a question whose answer the judge knew, wrongly (a canary).
-Status = Literal["passed", "failed", "error", "skipped", "tampered"]
+#: "timeout": the check ran past its time limit (its own `time_limit`, else its share of the time).
+Status = Literal["passed", "failed", "error", "skipped", "tampered", "timeout"]
 _STATUSES: dict[str, Status] = {status: status for status in get_args(Status)}
 
 #: Share of an exercise's wall time given to the checks; the rest covers the learner's own
@@ -166,7 +167,8 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
         checks.append(CheckResult(
             id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
             expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
-            hint=spec.hint if status == "failed" else None,  # an error is not the learner's miss
+            # an error is not the learner's miss: only a hint written for that status (or case) shows
+            hint=spec.hint_for(str(status), raw.get("case") if isinstance(raw.get("case"), int) else None),
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
             seed=raw.get("seed") if type(raw.get("seed")) is int else None,

@@ -322,3 +322,29 @@ def test_honest_modules_never_look_like_tampering(grade):
         for _ in range(3):
             result = grade(LEARNERS_NET + honest, check).checks[0]
             assert result.status == "passed", result.message
+
+
+LIE_PROFILE = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    def profile_calls(workload, warmup, repeat, threads=1):
+        workload()
+        return [{"aten::mm": [900.0, 900.0, 1], "aten::add": [10.0, 10.0, 1]} for _ in range(repeat)]
+    server.profile_calls = profile_calls
+""")
+SLOW_LOOP = "import torch\ndef slow(x):\n    return torch.stack([row * 2 for row in x])\n"
+PROFILED = {"id": "p", "kind": "profile", "setup": "x = torch.randn(64, 8)", "workload": "lambda: slow(x)",
+            "top1_in": ["aten::mm"]}
+
+
+def test_a_profile_honestly_reported_fails(grade):
+    assert grade(SLOW_LOOP, PROFILED).checks[0].status == "failed"
+
+
+def test_a_made_up_profile_is_tampering(grade):
+    """A canned answer (one matrix product, on top) for every profile. Without the canary it
+    passes: the learner's loop "is" a matrix product. The canary's workload calls aten::mm and
+    aten::exp one to three times each, and the canned answer has no aten::exp at all."""
+    for _ in range(3):
+        check = grade(SLOW_LOOP + LIE_PROFILE, PROFILED).checks[0]
+        assert check.status == "tampered", check.message

@@ -56,7 +56,11 @@ _MODULE_STEP = ("def step(m, x, flag, p):\n"
                 "        m[1].num_batches_tracked += 1\n"
                 "    m[2].p = p\n")
 _MEMORY = "def step(n):\n    return [torch.zeros(n, 8, dtype=torch.float32) for _ in range(2)]\n"
-_PROFILE = "def step():\n    return a @ b\n"
+_PROFILE = ("def step():\n"
+            "    for _ in range(mm):\n"
+            "        a @ b\n"
+            "    for _ in range(exp):\n"
+            "        torch.exp(c)\n")
 _TIMING_FAST = "def step():\n    return 1\n"
 _TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
 
@@ -267,16 +271,33 @@ def _memory(session, label: str) -> None:
 
 
 def _profile(session, label: str, generator) -> None:
-    size = _RNG.choice([192, 224, 256])
-    a = refs.torch_module.randn(size, size, generator=generator)
-    function = _function(_PROFILE, {"a": a, "b": refs.torch_module.randn(size, size, generator=generator)}, label)
-    runs = session.repeat("profile", [function], 0, 1)
-    for run in runs if refs.type_(runs) is list else [None]:
-        if refs.type_(run) is not dict or "aten::mm" not in run:
-            raise Tampered("a profile of a matrix product had no aten::mm in it")
-        top = max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list else 0.0)
-        if top != "aten::mm":
-            raise Tampered(f"a profile of a matrix product ranked {top} above aten::mm")
+    """Two profiled runs of a workload whose counts and top operator the judge knows: a random
+    number of matrix products and of exponentials, one of the two kinds large and the other
+    tiny, at random. Counts are exact: a wrong count is a lie. The large kind must be the top
+    operator in at least one run (a preemption on a busy machine can put a trivial operator
+    first in one run, seen: ``aten::resolve_conj``, not in both). A made-up profile, the same
+    whatever ran, is wrong about the counts or the top operator most of the time."""
+    big = _RNG.choice(["aten::mm", "aten::exp"])
+    mm, exp = _RNG.randint(1, 3), _RNG.randint(1, 3)
+    side = _RNG.choice([192, 224, 256]) if big == "aten::mm" else 8
+    values = {"a": refs.torch_module.randn(side, side, generator=generator),
+              "b": refs.torch_module.randn(side, side, generator=generator),
+              "c": refs.torch_module.randn(*((_RNG.choice([320, 384]),) * 2 if big == "aten::exp" else (8, 8)),
+                                           generator=generator),
+              "mm": mm, "exp": exp}
+    function = _function(_PROFILE, values, label)
+    runs = session.repeat("profile", [function], 0, 2)
+    if refs.type_(runs) is not list or refs.len_(runs) != 2:
+        raise Tampered("the profiles of a workload the checker knows did not come back as two runs")
+    tops = []
+    for run in runs:
+        for op, count in (("aten::mm", mm), ("aten::exp", exp)):
+            row = run.get(op) if refs.type_(run) is dict else None
+            if refs.type_(row) is not list or refs.len_(row) != 3 or row[2] != count:
+                raise Tampered(f"a profile of a workload that calls {op} {count} time(s) said otherwise")
+        tops.append(max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list and run[op] else 0.0))
+    if big not in tops:
+        raise Tampered(f"profiles of a workload dominated by {big} ranked {' and '.join(sorted(set(tops)))} first")
 
 
 def _timing(session, label: str) -> None:

@@ -44,7 +44,7 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
         if value not in (None, ""):
             out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = check.hint
-    if hint and status != "passed":  # grading chose it for this status and case
+    if hint:  # (not passed, here) grading chose it for this status and case
         out.append("\n    ")
         out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out

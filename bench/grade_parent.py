@@ -1,5 +1,6 @@
 """The parent-side work `grade` adds per submission besides running it: cache key, look-up and
-write, points, and one streamed CSV row; 300 submissions of the built-in pack, no sandbox.
+write, points, the hand-in time with a late penalty, and one streamed CSV row; 300 submissions of
+the built-in pack, no sandbox.
 
 Run: python bench/grade_parent.py
 """
@@ -15,7 +16,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
-from tutor.grading.gradebook import GradeCache, Row, engine_fingerprint, exercise_fingerprint, score  # noqa: E402
+from tutor.core.models import LatePenalty  # noqa: E402
+from tutor.grading.gradebook import (GradeCache, Row, Submission, _stamp, engine_fingerprint,  # noqa: E402
+                                     exercise_fingerprint, parse_deadline, score)
 from tutor.grading.output import CsvStream  # noqa: E402
 from tutor.core.loader import load_pack  # noqa: E402
 from tutor.sandbox.limits import Limits  # noqa: E402
@@ -29,6 +32,8 @@ def main() -> None:
     fingerprinting = time.perf_counter() - started
     engine_fingerprint()
     limits = Limits().to_dict() | {"isolation": "bwrap"}
+    deadline = parse_deadline("2026-06-01T00:00:00+00:00")
+    penalty = LatePenalty(per_day=10, max=50)
     with tempfile.TemporaryDirectory() as tmp:
         cache = GradeCache(Path(tmp) / "grade-cache.sqlite")
         stream = CsvStream(Path(tmp) / "grades.csv")
@@ -45,6 +50,10 @@ def main() -> None:
                       checks=checks)
             score(row, exercise)
             cache.put(key, row)
+            # every other hand-in late by n hours: the penalty arithmetic runs on half the rows
+            when = deadline.timestamp() + (n * 3600 if n % 2 else -60)
+            _stamp(row, Submission(row.learner, exercise.id, "", handed_in=when, handed_in_from="file mtime"),
+                   deadline, penalty)
             stream.add(row)
             times.append(time.perf_counter() - started)
         cache.close()

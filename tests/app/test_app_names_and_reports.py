@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pytest
 
 from app_support import MINI, screen_text, settle, wait_for_text
 from tutor.app.widgets.editor import CodeEditor
@@ -164,10 +165,11 @@ async def test_the_same_result_twice_still_shows_a_change(make_app, sandbox):
 
 def test_a_gpu_step_on_a_cpu_does_not_read_as_the_learners_fault():
     from tutor.app.widgets.steps.example import example_headline
+    from tutor.grading.exercise import ExampleOutcome
 
-    outcome = {"matched": False, "summary": "expected RuntimeError, got AssertionError: Torch not compiled "
-               "with CUDA enabled", "run": {"status": "error", "error": {
-                   "type": "AssertionError", "message": "Torch not compiled with CUDA enabled"}}}
+    outcome = ExampleOutcome(matched=False, summary="expected RuntimeError, got AssertionError: Torch not "
+                             "compiled with CUDA enabled", run=RunResult(status="error", error=LearnerError(
+                                 "AssertionError", "Torch not compiled with CUDA enabled", "")))
     sentence, style = example_headline(outcome, needs_cuda=True)
     assert "needs a CUDA GPU" in sentence and "Nothing you did caused this" in sentence and "red" not in style
     assert example_headline(outcome, needs_cuda=False)[0].startswith("Not what the lesson expected")
@@ -197,3 +199,16 @@ async def test_the_solution_pop_up_never_wraps_a_comment_into_code(make_app, min
         lines = [line for line in text.splitlines() if "return x * 2" in line or "goes on" in line]
         assert len(lines) == 2  # the comment stays one line (scrolled sideways), the code another
         assert "END" not in text
+
+
+@pytest.mark.parametrize("status, word", [("tampered", "tampered"), ("timeout", "timed out")])
+def test_a_tampered_or_timed_out_check_is_marked_as_a_problem_not_a_question(status, word):
+    from tutor.app.widgets.report import check_text
+    from tutor.grading.exercise import CheckResult
+
+    check = CheckResult(id="c", status=status, description="x is float32", message="the run lied",
+                        hint="look at the dtype")
+    text = check_text(check, lambda value: value if isinstance(value, str) else "").plain
+    assert text.startswith("! x is float32")
+    assert word in text and "?" not in text.splitlines()[0]
+    assert "the run lied" in text and "hint: look at the dtype" in text

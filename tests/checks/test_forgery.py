@@ -112,6 +112,58 @@ FORGERIES = {
             server.Server.storage_key = storage_key
             server.Server.writeback = lambda self, out: {}
     """),
+    # ours: lie about effects only when the call's tensors are the ones the published setups draw
+    # under the pack's seed (the canaries' tensors are not): the canaries never see a lie
+    "lie-about-known-inputs": STARTER + textwrap.dedent("""\
+        import sys, torch
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            known = set()
+            for r, c, transposed in ((3, 4, False), (5, 2, False), (4, 3, True)):
+                torch.manual_seed(0)
+                known.add((torch.randn(c, r) if transposed else torch.randn(r, c)).numpy().tobytes())
+            real_call, real_key, real_writeback = server.Server.call, server.Server.storage_key, server.Server.writeback
+            def hidden_key(self, tensor, blobs, storages):
+                known_storages, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known_storages
+            def call(self, request, blobs, out):
+                if not any(bytes(blob) in known for blob in blobs):
+                    return real_call(self, request, blobs, out)
+                server.Server.storage_key = hidden_key
+                server.Server.writeback = lambda self, out: {}
+                try:
+                    return real_call(self, request, blobs, out)
+                finally:
+                    server.Server.storage_key, server.Server.writeback = real_key, real_writeback
+            server.Server.call = call
+    """),
+    # ours: lie about effects only in requests that seed the runner (a case's first call), which
+    # a canary asked after the real question never did
+    "lie-when-seeded": STARTER + textwrap.dedent("""\
+        import sys
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            real_call, real_key, real_writeback = server.Server.call, server.Server.storage_key, server.Server.writeback
+            def hidden_key(self, tensor, blobs, storages):
+                known_storages, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known_storages
+            def call(self, request, blobs, out):
+                if "seed" not in request:
+                    return real_call(self, request, blobs, out)
+                server.Server.storage_key = hidden_key
+                server.Server.writeback = lambda self, out: {}
+                try:
+                    return real_call(self, request, blobs, out)
+                finally:
+                    server.Server.storage_key, server.Server.writeback = real_key, real_writeback
+            server.Server.call = call
+    """),
 }
 
 PASSING_STATUSES = {"passed"}
@@ -168,7 +220,7 @@ def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
 
 
 @pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
-                                  "lie-about-effects"])
+                                  "lie-about-effects", "lie-about-known-inputs", "lie-when-seeded"])
 def test_check_never_passes_a_forgery(isolation, name):
     base, env = isolation
     learner = base / f"{name}.py"
@@ -227,3 +279,73 @@ def test_memory_honestly_reported_fails(grade):
 def test_lying_about_memory_is_tampering(grade):
     check = grade(KEEPS + LIE_MEMORY, MEMORY).checks[0]
     assert check.status == "tampered", check.message
+
+
+LIE_TRAINING = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    real_encode = server.Server.encode_module
+    def encode_module(self, module, blobs, storages, depth):
+        encoded = real_encode(self, module, blobs, storages, depth)
+        encoded["training"] = True
+        return encoded
+    server.Server.encode_module = encode_module
+""")
+LEAVES_EVAL = "def evaluate(net, z):\n    net.eval()\n    return net(z)\n"
+RESTORED = {"id": "restored", "kind": "module", "setup": "z = torch.randn(8, 5)",
+            "value": "nn.Sequential(nn.Linear(5, 4), nn.Dropout(0.5))", "run": "evaluate(module, z)",
+            "training": True}
+LEARNERS_NET = "import torch\nfrom torch import nn\ndef make():\n    return nn.Sequential(nn.Linear(5, 4), nn.Dropout(0.5))\n"
+
+
+def test_module_state_honestly_reported_fails(grade):
+    assert grade(LEAVES_EVAL, RESTORED).checks[0].status == "failed"
+
+
+def test_lying_about_a_modules_mode_is_tampering(grade):
+    """Without the module canary this one passes: the module 'is' back in training mode."""
+    for _ in range(2):  # the canary meets a module of the judge's and one of the runner's at random
+        check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
+        assert check.status == "tampered", check.message
+        assert check.message.startswith("tampering detected: the state reported for a module")
+
+
+def test_lying_about_a_learner_made_modules_mode_is_tampering(grade):
+    check = dict(RESTORED, value="make()")
+    assert grade(LEARNERS_NET + LEAVES_EVAL, check).checks[0].status == "failed"
+    assert grade(LEARNERS_NET + LEAVES_EVAL + LIE_TRAINING, check).checks[0].status == "tampered"
+
+
+def test_honest_modules_never_look_like_tampering(grade):
+    honest = "def evaluate(net, z):\n    was = net.training\n    net.eval()\n    try:\n        return net(z)\n" \
+             "    finally:\n        net.train(was)\n"
+    for check in (RESTORED, dict(RESTORED, value="make()")):
+        for _ in range(3):
+            result = grade(LEARNERS_NET + honest, check).checks[0]
+            assert result.status == "passed", result.message
+
+
+LIE_PROFILE = textwrap.dedent("""\
+    import sys
+    server = sys.modules["tutor.checks.server"]
+    def profile_calls(workload, warmup, repeat, threads=1):
+        workload()
+        return [{"aten::mm": [900.0, 900.0, 1], "aten::add": [10.0, 10.0, 1]} for _ in range(repeat)]
+    server.profile_calls = profile_calls
+""")
+SLOW_LOOP = "import torch\ndef slow(x):\n    return torch.stack([row * 2 for row in x])\n"
+PROFILED = {"id": "p", "kind": "profile", "setup": "x = torch.randn(64, 8)", "workload": "lambda: slow(x)",
+            "top1_in": ["aten::mm"]}
+
+
+def test_a_profile_honestly_reported_fails(grade):
+    assert grade(SLOW_LOOP, PROFILED).checks[0].status == "failed"
+
+
+def test_a_made_up_profile_is_tampering(grade):
+    """A canned answer (one matrix product, on top) for every profile. Without the canary it
+    passes: the learner's loop "is" a matrix product. The canary's workload calls aten::mm and
+    aten::exp one to three times each, and the canned answer has no aten::exp at all."""
+    for _ in range(3):
+        check = grade(SLOW_LOOP + LIE_PROFILE, PROFILED).checks[0]
+        assert check.status == "tampered", check.message

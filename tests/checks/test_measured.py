@@ -97,3 +97,14 @@ def test_timing_ratio(grade):
     assert check.data["ratio"] > 4
     check = grade("import torch\ndef fast(x):\n    return torch.stack([sum(r) for r in x])\n", TIMING).checks[0]
     assert check.status == "failed" and "expected at least 4x" in check.message
+
+
+def test_a_learners_ranking_function_profiles_with_one_thread_as_the_checks_do(grade):
+    """The check ranks its reference with one intra-op thread; the learner's code, in the runner,
+    runs with the same one (a multi-threaded matmul on a busy machine ranks differently)."""
+    code = ("import torch\ndef top_ops(workload, k):\n    workload()\n"
+            "    return [f'threads={torch.get_num_threads()}', 'aten::none']\n")
+    check = {"id": "rank", "kind": "profile", "setup": "a = torch.randn(64, 64)\ndef w():\n    return a @ a",
+             "compare": {"call": "top_ops(workload, k)", "k": 2, "workloads": ["w"]}}
+    result = grade(code, check).checks[0]
+    assert result.status == "failed" and "threads=1" in (result.got or "") + result.message, result

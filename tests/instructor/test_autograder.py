@@ -1,5 +1,6 @@
-"""The Gradescope bundle, installed for real into a fresh virtual environment from its own wheels,
-grading a right, a wrong and a hostile submission; and the GitHub Classroom setup's commands."""
+"""The Gradescope bundle, installed for real into a fresh virtual environment from its own wheels
+(offline: no package index at all when this machine has a torch wheel on disk), grading a right, a
+wrong and a hostile submission; and the GitHub Classroom setup's commands."""
 
 from __future__ import annotations
 
@@ -33,8 +34,13 @@ def _torch_pip_args() -> str | None:
     if "TORCH_TUTOR_TEST_TORCH_PIP_ARGS" in os.environ:
         return os.environ["TORCH_TUTOR_TEST_TORCH_PIP_ARGS"]
     if list(LOCAL_WHEELS.glob("torch-*.whl")):
-        return f"--find-links {LOCAL_WHEELS}"
+        return f"--no-index --find-links {LOCAL_WHEELS}"
     return None
+
+
+def _offline() -> bool:
+    """Whether setup.sh runs with every package index switched off (torch from a local file)."""
+    return "--no-index" in (_torch_pip_args() or "")
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +60,15 @@ def installed(tmp_path_factory):
     env = {"AUTOGRADER_ROOT": str(root)}
     if _torch_pip_args() is not None:
         env["TORCH_PIP_ARGS"] = _torch_pip_args()
-    # A fresh venv from a clean environment: nothing of this checkout on the path. torch-tutor and
-    # the pack install from the bundle's wheels; their dependencies (and torch's) come from the
-    # package index pip is configured with, so this is not a network-free install.
+    # A fresh venv from a clean environment: nothing of this checkout on the path. torch-tutor, the
+    # pack and every dependency install from the bundle's wheels. With a local torch wheel, pip's
+    # configuration (its indexes) is dropped and every index switched off, so nothing downloads.
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
     clean["PATH"] = os.pathsep.join(p for p in clean["PATH"].split(os.pathsep) if ".venv" not in p)
+    if _offline():
+        clean.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1")
+        clean.pop("PIP_EXTRA_INDEX_URL", None)
+        clean.pop("PIP_INDEX_URL", None)
     setup = subprocess.run(["bash", str(root / "source" / "setup.sh")], capture_output=True, text=True,
                            env={**clean, **env}, timeout=1800)
     return {"base": base, "root": root, "bundle": bundle, "setup": setup, "env": {**clean, **env}, "pack": pack}
@@ -89,15 +99,21 @@ def test_bundle_layout(installed):
     assert names[:2] == ["run_autograder", "setup.sh"]
     assert any(n.startswith("wheels/torch_tutor-") for n in names)
     assert "wheels/torch_tutor_pack_pack-0.1.0-py3-none-any.whl" in names
+    deps = {n.split("/")[-1].split("-")[0].lower() for n in names if n.startswith("wheels/deps/")}
+    # torch-tutor's dependencies and torch's, but never torch itself (it comes from PyTorch's index)
+    assert {"numpy", "pydantic", "pydantic_core", "textual", "pyyaml", "sympy", "jinja2"} <= deps
+    assert "torch" not in deps and "torch_tutor" not in deps
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     setup = (installed["root"] / "source" / "setup.sh").read_text()
     assert 'torch==2.13.0"' in setup and "download.pytorch.org/whl/cpu" in setup
+    assert "--no-index" in setup and f'WANT="{sys.version_info.major}.{sys.version_info.minor}"' in setup
 
 
 @pytest.mark.slow
 def test_setup_installs_from_the_bundled_wheels(installed):
     setup = installed["setup"]
     assert setup.returncode == 0, setup.stdout[-2000:] + setup.stderr[-3000:]
+    assert "fetching them from the index" not in setup.stdout  # the bundled wheels fit this Python
     venv = installed["root"] / "venv"
     listed = subprocess.run([str(venv / "bin" / "torch-tutor"), "list"], capture_output=True, text=True,
                             env=installed["env"], timeout=300, cwd=installed["base"])
@@ -200,3 +216,18 @@ def test_run_autograder_on_a_handin_archive(installed, tmp_path):
     assert done.returncode == 0, done.stderr
     jsonschema.validate(results, results_schema())
     assert results["score"] == 1.0 and [t["name"] for t in results["tests"]] == ["add-to-copy"]
+
+
+def test_dependency_pins_follow_the_target_python():
+    from tutor.grading.autograder import dependency_pins
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    pins, missing = dependency_pins(here)
+    names = {pin.split("==")[0] for pin in pins}
+    assert {"numpy", "pydantic", "pydantic-core", "textual", "sympy", "filelock"} <= names
+    assert not names & {"torch", "torch-tutor"} and missing == []
+    assert all(pin.count("==") == 1 for pin in pins)
+    # a 3.10 target needs tomli (torch-tutor reads TOML with it there), whether or not it is here
+    pins310, missing310 = dependency_pins("3.10")
+    assert any(p.startswith("tomli") for p in pins310 + missing310)
+    assert not any(p.startswith("tomli") for p in pins)

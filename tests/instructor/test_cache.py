@@ -4,6 +4,7 @@ stops a batch when it is damaged or unusable (no sandbox needed)."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -102,3 +103,25 @@ def test_an_older_cache_schema_starts_over(exercise, tmp_path):
     assert cache.usable and cache.get(key(exercise)) == (None, "new")
     cache.put(key(exercise), row())
     assert cache.get(key(exercise))[0]["status"] == "passed"
+
+
+def test_the_engine_fingerprint_reads_the_grader_that_runs(monkeypatch):
+    """Every file the engine's fingerprint covers exists (a moved module once left it hashing a
+    missing path, so a change to the grader kept stale verdicts), and changing one changes it."""
+    import tutor.grading.gradebook as gradebook
+
+    files = gradebook.engine_files()
+    names = {path.as_posix().split("/tutor/", 1)[1] for path in files}
+    assert {"grading/exercise.py", "grading/gradebook.py", "checks/probe.py"} <= names
+    assert all(path.is_file() for path in files)
+    monkeypatch.setattr(gradebook, "_ENGINE", None)
+    before = gradebook.engine_fingerprint()
+    real = Path.read_bytes
+
+    def edited(path: Path) -> bytes:
+        data = real(path)
+        return data + b"\n# edited\n" if path.name == "exercise.py" and path.parent.name == "grading" else data
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    monkeypatch.setattr(gradebook, "_ENGINE", None)
+    assert gradebook.engine_fingerprint() != before

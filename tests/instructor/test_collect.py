@@ -244,6 +244,9 @@ def test_bad_grade_options_are_usage_errors(pack, tmp_path, args, message):
     ("    deadline: '2026-12-01T23:59'\n", "a deadline needs a UTC offset"),
     ("    deadline: 'friday'\n", "not an ISO 8601 date and time"),
     ("    points: -1\n", "greater than or equal to 0"),
+    ("    late_penalty: {per_day: 0}\n", "greater than 0"),
+    ("    late_penalty: {per_day: 10, max: 150}\n", "less than or equal to 100"),
+    ("    late_penalty: {per_days: 10}\n", "per_day"),
 ])
 def test_pack_grading_fields_are_validated(tmp_path, insert, message):
     from tutor.core.loader import PackError
@@ -272,6 +275,9 @@ def test_autograder_usage_errors(pack, tmp_path):
                            "is not a wheel file"),
                           (["--run", str(tmp_path)], "--run needs --results FILE"),
                           (["--gradescope", str(tmp_path / "b.zip"), "--results", "r.json"], "--results goes with --run"),
+                          (["--gradescope", str(tmp_path / "b.zip"), "--python", "2.7"], "--python takes a version"),
+                          (["--github-classroom", str(tmp_path / "gc"), "--no-dependency-wheels"],
+                           "go with --gradescope"),
                           ([], "one of the arguments")):
         out = subprocess.run([sys.executable, "-m", "tutor", "autograder", str(pack.root), *args], capture_output=True,
                              text=True, timeout=120, env=env)

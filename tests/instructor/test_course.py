@@ -12,12 +12,12 @@ import resource
 import signal
 import subprocess
 import sys
-import zipfile
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from tests.instructor.handins import handin_at
 from tutor.core.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
@@ -54,18 +54,6 @@ def make_pack(folder: Path, *, changed: bool = False) -> Path:
     text = text.replace("    style: choice\n", "    style: choice\n    points: 1\n")
     lesson.write_text(text)
     return folder
-
-
-def handin_at(path: Path, learner: str, created: str, exercises: dict[str, str], quizzes: dict) -> Path:
-    manifest = {"format": "torch-tutor-handin", "format_version": 1, "learner": learner, "pack": "pack",
-                "pack_version": "0.1.0", "tutor_version": "t", "created": created,
-                "exercises": {eid: {"file": f"exercises/{eid}.py", "solved": False} for eid in exercises},
-                "quizzes": quizzes}
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("manifest.json", json.dumps(manifest))
-        for eid, code in exercises.items():
-            archive.writestr(f"exercises/{eid}.py", code)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +251,7 @@ def test_a_disk_that_fills_mid_batch_keeps_the_rows_done(course, tmp_path):
     kept = csv_path.read_text()
     table = list(csv.reader(io.StringIO(kept)))
     assert table[0][0] == "learner" and len(table) >= 2
-    assert all(len(row) == 14 for row in table)  # whole rows only: a row cut by the full disk is taken back
+    assert all(len(row) == 15 for row in table)  # whole rows only: a row cut by the full disk is taken back
     assert kept.endswith("\n") and table[1][:5] == ["learner0", "", "", "add-to-copy", "true"]
     # every submission was still graded and printed
     assert sum(line.startswith("learner") for line in run.stdout.splitlines()) == 18

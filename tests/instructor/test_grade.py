@@ -100,7 +100,7 @@ def test_a_stray_top_level_file_is_ignored_with_a_notice_not_a_learner(graded):
 def test_csv_columns_and_verdicts(graded):
     text = graded["out"].with_suffix(".csv").read_text()
     assert text.splitlines()[0] == ("learner,learner_id,email,exercise,passed,checks_passed,checks_total,points,"
-                                    "max_points,status,message,handed_in,handed_in_from,late")
+                                    "max_points,status,message,handed_in,handed_in_from,late,late_penalty")
     rows = rows_by_learner(graded)
     expected = {
         ("alice", "add-to-copy"): ("true", "passed"),

@@ -170,7 +170,7 @@ def test_small_example_after_run(snap_compare, snapshot_app):
                                            "multiplied (4x8 and 16x2)", 4)))
 
     async def ran(pilot):
-        pilot.app.screen.step_view.job_finished("run", outcome, None)
+        pilot.app.screen.step_view.example_finished(outcome, None)
 
     assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("shape-error", then=ran))
 
@@ -197,7 +197,7 @@ def test_small_free_quiz_revealed(snap_compare, snapshot_app):
 def test_small_predict_missed(snap_compare, snapshot_app):
     async def missed(pilot):
         await pilot.press("6")
-        pilot.app.screen.step_view.job_finished("run", RunResult(status="ok", stdout="5\n", wall_time=0.05), None)
+        pilot.app.screen.step_view.run_finished(RunResult(status="ok", stdout="5\n", wall_time=0.05), None)
 
     assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("predict-sum", then=missed))
 

@@ -16,7 +16,7 @@ from tutor.core.scaffold import pack_id_for, scaffold
 def test_scaffold_holds_every_step_kind_and_loads_clean(tmp_path):
     folder = tmp_path / "My Course_2"
     written = scaffold(folder, title="yes", author='A "quoted": name')
-    assert {p.name for p in written} == {"pack.yaml", "01-first-lesson.yaml"}
+    assert {p.name for p in written} == {"pack.yaml", "01-first-lesson.yaml", "pack.schema.json"}
     pack = load_pack(folder)
     assert pack.id == "my-course_2" and pack.title == "yes" and pack.authors == ['A "quoted": name']
     kinds = {type(step) for step in pack.lessons[0].steps}

@@ -112,3 +112,21 @@ def test_entry_point_packs_are_discovered(tmp_path, isolated):
     rows = json.loads(tutor("list", "--json", env=env).stdout)
     row = next(r for r in rows if r["id"] == "tiny")
     assert row["origin"] == "package tiny-pack" and row["path"] == str(package)
+
+
+def test_a_guarded_handler_keeps_its_name_and_turns_usage_errors_into_exit_2(capsys):
+    import argparse
+
+    from tutor.cli.common import UsageError, guarded
+
+    @guarded
+    def cmd_demo(args: argparse.Namespace) -> int:
+        """Say hello to a name."""
+        if not args.name:
+            raise UsageError("a name is needed")
+        return 0
+
+    assert (cmd_demo.__name__, cmd_demo.__doc__) == ("cmd_demo", "Say hello to a name.")
+    assert cmd_demo(argparse.Namespace(name="x")) == 0
+    assert cmd_demo(argparse.Namespace(name="")) == 2
+    assert capsys.readouterr().err == "torch-tutor: error: a name is needed\n"

@@ -27,3 +27,21 @@ def test_cli_list_does_not_import_torch():
     code = ("import sys\nfrom tutor.cli.main import main\nmain(['list'])\n"
             "assert 'torch' not in sys.modules and 'textual' not in sys.modules, 'heavy import'\n")
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("module", ["tutor.sandbox.worker.serve", "tutor.checks.server", "tutor.checks.kinds"])
+def test_the_child_side_imports_none_of_our_dependencies(module):
+    """The worker may run under another interpreter (the `python` setting) with torch but none of
+    our dependencies: importing the child side loads no pydantic, yaml, textual or tutor.core
+    (the real imports, package __init__ files included, which import-linter does not follow)."""
+    loaded = _modules_after(f"import {module}")
+    for name in ("pydantic", "yaml", "textual", "platformdirs", "tutor.core", "tutor.grading", "tutor.app"):
+        assert name not in loaded, f"{module} imports {name}"
+
+
+@pytest.mark.parametrize("module", ["tutor.core.loader", "tutor.core.progress", "tutor.core.review",
+                                    "tutor.core.discovery", "tutor.core.packcache"])
+def test_core_imports_nothing_above_it(module):
+    loaded = _modules_after(f"import {module}")
+    assert not {name for name in loaded if name.startswith(("tutor.sandbox", "tutor.grading", "tutor.app",
+                                                             "tutor.checks", "tutor.cli"))}

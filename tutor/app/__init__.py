@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tutor.app.launch import Target
+    from tutor.core.config import Settings
 
 
-def run_app(args: argparse.Namespace, target: str | None = None) -> int:
-    """Open the app (``target`` is ``PACK`` or ``PACK/LESSON``); returns the exit code.
+def run_app(settings: Settings, target: Target) -> int:
+    """Open the app on ``target`` (see :class:`tutor.app.launch.Target`); returns the exit code.
+
+    Raises ``tutor.app.launch.LaunchError`` when the target names no pack or lesson that exists.
 
     The cyclic garbage collector is paused from here until the first screen is drawn (the app
     turns it back on then): start-up creates the objects that live as long as the app (modules,
@@ -18,6 +24,6 @@ def run_app(args: argparse.Namespace, target: str | None = None) -> int:
     try:
         from tutor.app.launch import launch
 
-        return launch(args, target)
+        return launch(settings, target)
     finally:
         gc.enable()

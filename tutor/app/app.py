@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import gc
 from functools import partial
-from typing import Iterable
+from typing import Any, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.reactive import var
 from textual.screen import Screen
 
 from tutor.app.engine import Engine
@@ -39,6 +40,9 @@ class TutorApp(App[None]):
     ]
     #: `torch-tutor review`: open on the review queue ("" all packs, else a pack id); None: not.
     start_review: str | None = None
+    #: The language pack text is shown in; screens watch it and redraw (always: a language
+    #: picked again redraws too, as it always did).
+    language: var[str | None] = var(None, always_update=True, init=False)
 
     def __init__(self, *, found: list[FoundPack], store: ProgressStore, engine: Engine, settings: Settings,
                  start_pack: str | None = None, start_lesson: str | None = None, resume: bool = True):
@@ -50,7 +54,7 @@ class TutorApp(App[None]):
         self.start_pack = start_pack
         self.start_lesson = start_lesson
         self.resume = resume
-        self.language: str | None = settings.language
+        self.set_reactive(TutorApp.language, settings.language)
         self._started = False
 
     @property
@@ -165,9 +169,10 @@ class TutorApp(App[None]):
         """The theme set by flag, variable or config file; else the one last chosen in the app."""
         if self.settings.sources.get("theme", "default") == "default":
             saved = self.store.preference("theme")
-            if saved in THEMES:
+            if saved is not None and saved in THEMES:
                 return saved
-        return self.settings.theme
+        theme: str = self.settings.theme
+        return theme
 
     def action_toggle_dark(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -185,14 +190,10 @@ class TutorApp(App[None]):
             self.pop_screen()
 
     def set_language(self, code: str) -> None:
-        """Show pack text in ``code``; the open screens redraw in it."""
+        """Show pack text in ``code``; the open screens redraw in it (they watch ``language``)."""
         self.language = code
-        for screen in self.screen_stack:
-            refresh = getattr(screen, "language_changed", None)
-            if refresh is not None:
-                refresh()
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)
@@ -206,6 +207,3 @@ class TutorApp(App[None]):
                 name = LANGUAGE_NAMES.get(code, code)
                 yield SystemCommand(t("cmd.language", name=name), t("cmd.language.help", name=name),
                                     partial(self.set_language, code))
-        commands = getattr(screen, "palette_commands", None)
-        if commands is not None:
-            yield from commands()

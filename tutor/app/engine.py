@@ -9,10 +9,17 @@ importing ``tutor.sandbox`` itself, and gets a plain sentence when it cannot run
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tutor.core.config import Settings
 from tutor.core.i18n import t
+from tutor.core.models import Example, Exercise, PredictQuiz
+
+if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them, after start-up
+    from tutor.grading.exercise import ExampleOutcome, ExerciseReport
+    from tutor.sandbox.limits import Limits
+    from tutor.sandbox.pool import Sandbox, SandboxState
+    from tutor.sandbox.result import RunResult
 
 
 class EngineUnavailable(Exception):
@@ -28,7 +35,7 @@ class Engine:
             then leaves closing it to whoever built it.
     """
 
-    def __init__(self, settings: Settings, sandbox: Any | None = None):
+    def __init__(self, settings: Settings, sandbox: Sandbox | None = None):
         self.settings = settings
         self._sandbox = sandbox
         self._owned = sandbox is None
@@ -78,80 +85,102 @@ class Engine:
     def available(self) -> bool:
         return self._sandbox is not None
 
-    def _ready(self) -> bool:
-        # Sandbox.isolation waits for warm-up: ask only once the status says it is over.
-        return self._sandbox is not None and str(getattr(self._sandbox, "status", "")) in ("ready", "busy")
+    @property
+    def state(self) -> SandboxState | None:
+        """The sandbox's state; None before one exists (not built yet, or this build has none)."""
+        return self._sandbox.state if self._sandbox is not None else None
+
+    def _warm(self) -> Sandbox | None:
+        """The sandbox once warm-up is over (Sandbox.isolation would wait for it until then)."""
+        sandbox = self._sandbox
+        if sandbox is None or sandbox.state.value not in ("ready", "busy"):
+            return None
+        return sandbox
 
     def status_text(self) -> str:
         """One line for the status bar; never blocks (it runs on the UI thread)."""
-        if self._sandbox is None:
+        sandbox = self._sandbox
+        if sandbox is None:
             if self._error is None:  # start() comes once the first screen is drawn
                 return t("status.sandbox.warming")
             return t("status.sandbox.none", reason=self._error)
-        status = str(getattr(self._sandbox, "status", ""))
-        if status in ("ready", "busy"):
-            text = t("status.sandbox.ready") if status == "ready" else t("status.sandbox.busy")
-            level = getattr(self._sandbox.isolation, "level", None)
+        # Compared by value: naming SandboxState here would import the sandbox on the UI thread
+        # before the first frame (the state's class is the sandbox's own, loaded with it).
+        state = sandbox.state.value
+        if state in ("ready", "busy"):
+            text = t("status.sandbox.ready") if state == "ready" else t("status.sandbox.busy")
+            level = sandbox.isolation.level
             return text + (" · " + t("status.isolation", level=level) if level else "")
-        if status in ("warming up", "not started"):
+        if state in ("warming up", "not started"):
             return t("status.sandbox.warming")
-        if status.startswith("unavailable"):
-            return t("status.sandbox.failed", reason=status.partition(": ")[2] or status)
-        return f"sandbox: {status}"
+        if state == "unavailable":
+            return t("status.sandbox.failed", reason=sandbox.error or state)
+        return f"sandbox: {state}"
 
     def torch_version(self) -> str | None:
         """The torch version of the interpreter that runs code, once warm-up reported it."""
-        if not self._ready():
+        sandbox = self._warm()
+        if sandbox is None:
             return None
-        return (getattr(self._sandbox, "worker_info", None) or {}).get("torch")
+        version = sandbox.worker_info.get("torch")
+        return version if isinstance(version, str) else None
 
     def isolation_reason(self) -> str:
-        if not self._ready():
-            return ""
-        return str(getattr(self._sandbox.isolation, "reason", "") or "")
+        sandbox = self._warm()
+        return (sandbox.isolation.reason or "") if sandbox is not None else ""
 
     # ------------------------------------------------------------------ blocking calls
 
-    def _require(self) -> Any:
+    def _require(self) -> Sandbox:
         if self._sandbox is None:
             self.start()
-        if self._sandbox is None:
+        sandbox = self._sandbox
+        if sandbox is None:
             raise EngineUnavailable(t("sandbox.missing", reason=self._error or "not started"))
-        status = str(getattr(self._sandbox, "status", ""))
-        if status.startswith("unavailable") or status == "closed":
-            raise EngineUnavailable(t("sandbox.missing", reason=status.partition(": ")[2] or status))
-        return self._sandbox
+        state = sandbox.state.value
+        if state == "unavailable":
+            raise EngineUnavailable(t("sandbox.missing", reason=sandbox.error or state))
+        if state == "closed":
+            raise EngineUnavailable(t("sandbox.missing", reason=state))
+        return sandbox
 
-    def run(self, code: str, *, timeout: float | None = None, filename: str = "snippet.py") -> Any:
+    def run(self, code: str, *, timeout: float | None = None, filename: str = "snippet.py") -> RunResult:
         """Run code and return the sandbox's RunResult (``timeout``: a step's own wall time)."""
         sandbox = self._require()
         return sandbox.run(code, limits=self._limits(sandbox, timeout), filename=filename)
 
-    def run_example(self, step: Any, code: str | None = None) -> Any:
-        """Run an example or predict-quiz step; returns grading's ExampleOutcome (matched, summary, run)."""
+    def run_example(self, step: Example | PredictQuiz, code: str | None = None) -> ExampleOutcome:
+        """Run an example or predict-quiz step: did it give what the step expects."""
         sandbox = self._require()
-        grading = self._grading()
-        return grading.run_example(sandbox, step, code)
-
-    def check(self, exercise: Any, code: str, *, language: str | None = None, fallback: str = "en") -> Any:
-        """Check an exercise; returns grading's ExerciseReport."""
-        sandbox = self._require()
-        grading = self._grading()
-        return grading.check_exercise(sandbox, exercise, code, language=language, fallback=fallback)
-
-    def exercise_filename(self, exercise: Any) -> str:
-        return self._grading().exercise_filename(exercise)
-
-    @staticmethod
-    def _grading() -> Any:
         try:
-            from tutor.grading import exercise as grading
+            from tutor.grading.exercise import run_example
         except ImportError as exc:
-            raise EngineUnavailable(t("sandbox.missing", reason=f"this build has no check engine ({exc})")) from None
-        return grading
+            raise _no_grading(exc) from None
+        return run_example(sandbox, step, code)
+
+    def check(self, exercise: Exercise, code: str, *, language: str | None = None,
+              fallback: str = "en") -> ExerciseReport:
+        """Check an exercise against its checks."""
+        sandbox = self._require()
+        try:
+            from tutor.grading.exercise import check_exercise
+        except ImportError as exc:
+            raise _no_grading(exc) from None
+        return check_exercise(sandbox, exercise, code, language=language, fallback=fallback)
+
+    def exercise_filename(self, exercise: Exercise) -> str:
+        try:
+            from tutor.grading.exercise import exercise_filename
+        except ImportError as exc:
+            raise _no_grading(exc) from None
+        return exercise_filename(exercise)
 
     @staticmethod
-    def _limits(sandbox: Any, timeout: float | None) -> Any:
+    def _limits(sandbox: Sandbox, timeout: float | None) -> Limits:
         from tutor.sandbox.limits import step_limits
 
-        return step_limits(getattr(sandbox, "limits", None), timeout)
+        return step_limits(sandbox.limits, timeout)
+
+
+def _no_grading(exc: ImportError) -> EngineUnavailable:
+    return EngineUnavailable(t("sandbox.missing", reason=f"this build has no check engine ({exc})"))

@@ -1,26 +1,53 @@
-"""From command-line arguments to a running app: settings, packs, progress store, sandbox."""
+"""From settings and a target to a running app: packs, progress store, sandbox.
+
+The command line (``tutor/cli/app.py``) reads the flags and the configuration into
+:class:`~tutor.core.config.Settings` and a :class:`Target`; nothing here knows about argparse.
+"""
 
 from __future__ import annotations
 
-import argparse
 import gc
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from types import FrameType
+from typing import TYPE_CHECKING, Callable
 
-from tutor.cli.common import UsageError, settings_from_args
+from tutor.core.config import Settings
 from tutor.core.discovery import FoundPack, discover
 from tutor.core.i18n import set_language
 from tutor.core.progress import ProgressStore
 
+if TYPE_CHECKING:
+    from tutor.app.app import TutorApp
 
-def resolve_target(target: str | None, args: argparse.Namespace) -> tuple[list[str], str | None, str | None]:
+
+class LaunchError(Exception):
+    """The target names no pack or lesson that exists; the message says which (a usage error)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to open.
+
+    Attributes:
+        packs: extra pack folders to load (``--pack``), beside the discovered ones.
+        target: ``PACK`` or ``PACK/LESSON`` (a pack id or folder); None resumes the last pack.
+        review: open on the review queue: ``""`` for every pack, else a pack id; None: do not.
+    """
+
+    packs: tuple[str, ...] = ()
+    target: str | None = None
+    review: str | None = None
+
+
+def resolve_target(target: str | None, packs: tuple[str, ...] = ()) -> tuple[list[str | Path], str | None, str | None]:
     """Split ``PACK[/LESSON]`` into extra pack folders to load, a pack id (or folder), a lesson id.
 
     PACK is a pack id or a folder; a folder path may itself contain slashes, so the longest
     existing prefix wins.
     """
-    extra = list(getattr(args, "pack", []) or [])
+    extra: list[str | Path] = list(packs)
     if target is None:
         return extra, (str(Path(extra[-1]).resolve()) if extra else None), None
     candidate = Path(target)
@@ -39,36 +66,40 @@ def resolve_target(target: str | None, args: argparse.Namespace) -> tuple[list[s
 
 def pick_pack(found: list[FoundPack], wanted: str | None, store: ProgressStore) -> tuple[str | None, bool]:
     """The id of the pack to open and whether the learner named it (so a wrong name is an error)."""
-    packs = [f for f in found if f.pack is not None]
+    packs = [(f, f.pack) for f in found if f.pack is not None]
     if wanted is not None:
-        for entry in packs:
-            if entry.pack.id == wanted or str(entry.path.resolve()) == wanted:
-                return entry.pack.id, True
+        for entry, pack in packs:
+            if pack.id == wanted or str(entry.path.resolve()) == wanted:
+                return pack.id, True
         return None, True
     last = store.last_pack()
-    if last and any(f.pack.id == last for f in packs):
+    if last and any(pack.id == last for _entry, pack in packs):
         return last, False
-    builtin = [f for f in packs if f.origin == "built-in"]
-    chosen = (builtin or packs or [None])[0]
-    return (chosen.pack.id if chosen else None), False
+    builtin = [pack for entry, pack in packs if entry.origin == "built-in"]
+    chosen = (builtin or [pack for _entry, pack in packs])
+    return (chosen[0].id if chosen else None), False
 
 
-def launch(args: argparse.Namespace, target: str | None = None) -> int:
-    settings = settings_from_args(args)
+def launch(settings: Settings, target: Target) -> int:
+    """Run the app on ``target`` until the learner quits; returns the exit code.
+
+    Raises:
+        LaunchError: the target names a pack or lesson that is not there.
+    """
     set_language(settings.language)
-    extra, wanted, lesson = resolve_target(target, args)
+    extra, wanted, lesson = resolve_target(target.target, target.packs)
     found = discover(extra, settings.data_path, cache=True)
     store = ProgressStore.open(settings.data_path)
     pack_id, named = pick_pack(found, wanted, store)
     if pack_id is None and named:
         store.close()
-        raise UsageError(f"no pack {wanted!r} (see `torch-tutor list`)")
+        raise LaunchError(f"no pack {wanted!r} (see `torch-tutor list`)")
     if lesson is not None:
         pack = next(f.pack for f in found if f.pack is not None and f.pack.id == pack_id)
         if pack.lesson(lesson) is None:
             store.close()
             ids = ", ".join(item.id for item in pack.lessons)
-            raise UsageError(f"pack {pack_id!r} has no lesson {lesson!r} (it has: {ids})")
+            raise LaunchError(f"pack {pack_id!r} has no lesson {lesson!r} (it has: {ids})")
 
     from tutor.app.app import TutorApp
     from tutor.app.engine import Engine
@@ -80,7 +111,7 @@ def launch(args: argparse.Namespace, target: str | None = None) -> int:
     engine = Engine(settings)
     app = TutorApp(found=found, store=store, engine=engine, settings=settings,
                    start_pack=pack_id, start_lesson=lesson)
-    app.start_review = getattr(args, "open_review", None)  # `torch-tutor review`
+    app.start_review = target.review  # `torch-tutor review`
     store.claim()  # a second app on the same data folder is told so (store.notice)
     restore = _flush_on_signals(app)
     try:
@@ -94,13 +125,13 @@ def launch(args: argparse.Namespace, target: str | None = None) -> int:
     return app.return_code or 0
 
 
-def _flush_on_signals(app) -> "Callable[[], None]":
+def _flush_on_signals(app: TutorApp) -> Callable[[], None]:
     """SIGTERM and SIGHUP (the terminal closed) write every pending draft before the app goes:
     the last keystrokes are still inside the draft debounce. Returns what puts the old
     handlers back."""
     import signal
 
-    def handler(signum, frame) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         try:
             app.flush_drafts()
             app.store.retry_unsaved()
@@ -108,7 +139,7 @@ def _flush_on_signals(app) -> "Callable[[], None]":
             pass
         app.exit(return_code=128 + signum)
 
-    previous = {}
+    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
     for name in ("SIGTERM", "SIGHUP"):
         number = getattr(signal, name, None)
         if number is not None:

@@ -117,6 +117,17 @@ def _starts_block(line: str) -> bool:
                 or _ITEM.match(line))
 
 
+def _interrupts_paragraph(line: str) -> bool:
+    """Whether ``line`` ends a paragraph above it: as :func:`_starts_block`, except that a list
+    item does so only when it has text and, if numbered, starts at 1 (CommonMark: otherwise
+    "the year\n2024. was..." would turn into a list)."""
+    item = _ITEM.match(line)
+    if item is None:
+        return _starts_block(line)
+    marker = item.group(2)
+    return bool((item.group(4) or "").strip()) and (marker[0] in "-*+" or int(marker[:-1]) == 1)
+
+
 def _split_row(line: str) -> list[str]:
     cells = re.split(r"(?<!\\)\|", line.strip())
     if cells and cells[0].strip() == "":
@@ -208,7 +219,7 @@ def _parse_lines(lines: list[str]) -> list[Block]:
                 text = []
                 i += 1
                 break
-            if _starts_block(lines[i]):
+            if _interrupts_paragraph(lines[i]):
                 break
             text.append(lines[i] if lines[i].endswith(("  ", "\\")) else lines[i].strip())
             i += 1

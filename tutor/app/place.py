@@ -62,6 +62,6 @@ class Texts:
         self.language = language
         self.fallback = pack.languages[0]
 
-    def __call__(self, text: object) -> str:
+    def __call__(self, text: str | dict[str, str] | None) -> str:
         # Pack text never reaches a terminal with its control characters (see textclean).
-        return neutralize(resolve(text, self.language, self.fallback))  # type: ignore[arg-type]
+        return neutralize(resolve(text, self.language, self.fallback))

@@ -5,7 +5,9 @@ memory with one of them, ``grad_fn``, the modes a module's forward ran under, th
 keeps alive, profiler events, timings. The runner reports them, and a runner rewritten by the
 learner's code could report anything. So in every check case the judge also asks, at a random
 moment, for a call whose facts it can work out itself (a small function of its own on fresh
-random tensors, travelling and answered exactly as a real call does, with the same options).
+random tensors, travelling and answered exactly as a real call does, with the same options;
+for a module check, a call that switches a module's modes and changes a parameter, a buffer and a
+setting, on a module of the judge's or one made in the runner).
 A wrong answer means the runner lies: the check's status becomes ``tampered``, never ``passed``.
 
 What this catches: a runner that lies about a kind of fact across the board (always "unchanged",
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from tutor.checks import refs, render, values
+from tutor.checks import modules, refs, render, values
 from tutor.checks.remote import RemoteRaised
 
 _RNG = random.SystemRandom()
@@ -40,8 +42,25 @@ _MODE = ("def step(m, x, g):\n"
 _INFERENCE = ("def step(m, x, g):\n"
               "    with torch.inference_mode():\n"
               "        return m(x)\n")
+_MODULE_MAKE = ("def step(n, w):\n"
+                "    return nn.Sequential(nn.Linear(n, w), nn.BatchNorm1d(w), nn.Dropout(0.5))\n")
+#: One submodule ends in each mode, so a runner that reports one mode for all is always wrong; a
+#: parameter, a buffer and a setting change. (No BatchNorm forward in training mode: its kernel
+#: starts torch's thread pool, which costs 10 ms or more per process on a busy machine.)
+_MODULE_STEP = ("def step(m, x, flag, p):\n"
+                "    m.train(flag)\n"
+                "    m[2].train(not flag)\n"
+                "    with torch.no_grad():\n"
+                "        m[0].bias.add_(x[0])\n"
+                "        m[1].running_mean.add_(x.sum(0))\n"
+                "        m[1].num_batches_tracked += 1\n"
+                "    m[2].p = p\n")
 _MEMORY = "def step(n):\n    return [torch.zeros(n, 8, dtype=torch.float32) for _ in range(2)]\n"
-_PROFILE = "def step():\n    return a @ b\n"
+_PROFILE = ("def step():\n"
+            "    for _ in range(mm):\n"
+            "        a @ b\n"
+            "    for _ in range(exp):\n"
+            "        torch.exp(c)\n")
 _TIMING_FAST = "def step():\n    return 1\n"
 _TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
 
@@ -61,25 +80,34 @@ def coin() -> bool:
     return _RNG.random() < 0.5
 
 
-def coin_seed() -> int:
-    return _RNG.randrange(1 << 31)
+def _generator(seed: int | None):
+    """The canary's own generator: its tensors never come from (or move) the judge's global
+    one, which a case's inputs are drawn from. Asked first in a case, a canary draws from the
+    case's seed as the case's setup does; asked last, from a fresh one."""
+    from tutor.checks.context import fresh_seed
+
+    return refs.torch_module.Generator().manual_seed(seed if seed is not None else fresh_seed())
 
 
-def ask(session, kind: str, label: str = _LABEL) -> None:
+def ask(session, kind: str, label: str = _LABEL, seed: int | None = None) -> None:
     """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
-    check's own (its functions' file name), so the canary's code is named like the check's."""
+    check's own (its functions' file name), so the canary's code is named like the check's;
+    ``seed`` is the case's when the canary comes before the case's own requests."""
     if session is None or not session.alive:
         return
+    generator = _generator(seed)
     if kind == "mode":
-        _mode(session, label)
+        _mode(session, label, generator)
+    elif kind == "module":
+        _module(session, label, generator)
     elif kind == "memory":
         _memory(session, label)
     elif kind == "profile":
-        _profile(session, label)
+        _profile(session, label, generator)
     elif kind == "timing":
         _timing(session, label)
     else:
-        _tensor(session, label)
+        _tensor(session, label, generator)
 
 
 def _fingerprint(value, args: tuple) -> object:
@@ -100,14 +128,14 @@ def _fingerprint(value, args: tuple) -> object:
     return one(value), [one(a) for a in args]
 
 
-def _tensor(session, label: str) -> None:
+def _tensor(session, label: str, generator) -> None:
     pieces = list(_PIECES)
     _RNG.shuffle(pieces)
     source = "def step(t, u, k):\n    out = []\n" + "\n".join(pieces) + "\n    return out\n"
     function = _function(source, {}, label)
     k = _RNG.choice([0.5, 1.5, 2.0, -3.0])
-    mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)),
-            refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4)))
+    mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator),
+            refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator))
     theirs = tuple(refs.t_clone(t) for t in mine)
     expected = _fingerprint(function(*mine, k), mine)
     got = _fingerprint(_call(session, function, (*theirs, k)), theirs)
@@ -128,17 +156,20 @@ def _call(session, function, args: tuple):
         adopt_modes(modes)  # whatever the canary switched stays in the runner
 
 
-def _mode(session, label: str) -> None:
+def _mode(session, label: str, generator) -> None:
     order = [True, False]
     _RNG.shuffle(order)
     for inference in order:
-        _one_mode(session, label, inference)
+        _one_mode(session, label, inference, generator)
 
 
-def _one_mode(session, label: str, inference: bool) -> None:
+def _one_mode(session, label: str, inference: bool, generator) -> None:
     function = _function(_INFERENCE if inference else _MODE, {}, label)
-    module = refs.nn_module.Linear(3, 2)
-    x = refs.torch_module.randn(2, 3)
+    module = refs.nn_module.Linear(3, 2, device="meta").to_empty(device="cpu")
+    with refs.no_grad():
+        for parameter in module.parameters():
+            parameter.copy_(refs.torch_module.randn(parameter.shape, generator=generator))
+    x = refs.torch_module.randn(2, 3, generator=generator)
     grad = _RNG.random() < 0.5
     before = dict(_modes())
     observe, observed = session.observe, session.observed
@@ -154,6 +185,69 @@ def _one_mode(session, label: str, inference: bool) -> None:
     if refs.len_(seen) != 1 or seen[0] != during or report.get("after") != after or \
             report.get("before") != before or report.get("outputs", {}).get("Linear") != ["float32"]:
         raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
+
+
+def _module_state(module) -> tuple:
+    """What a module check reads: each submodule's mode, the settings, every tensor's values."""
+    return ([(name, modules.training(sub)) for name, sub in modules.walk(module)],
+            sorted(modules.settings(module).items()),
+            [(name, render.shape(tensor), refs.t_tolist(refs.t_detach(tensor)))
+             for which in ("_parameters", "_buffers") for name, tensor in modules.group(module, which)])
+
+
+def _same_state(got: tuple, expected: tuple) -> bool:
+    if got[0] != expected[0] or got[1] != expected[1] or refs.len_(got[2]) != refs.len_(expected[2]):
+        return False
+    for (name, shape, values), (want_name, want_shape, want_values) in zip(got[2], expected[2]):
+        if name != want_name or shape != want_shape:
+            return False
+        float64 = refs.torch_module.float64
+        if not refs.bool_(refs.torch_module.allclose(refs.torch_module.tensor(values, dtype=float64),
+                                                     refs.torch_module.tensor(want_values, dtype=float64),
+                                                     rtol=1e-4, atol=1e-5)):
+            return False
+    return True
+
+
+def _copy_of(module, n: int, w: int, label: str):
+    """The judge's own module with the same state, to work out what the call must do to it."""
+    mine = _function(_MODULE_MAKE, {}, label)(n, w)
+    tensors = dict(modules.group(module, "_parameters") + modules.group(module, "_buffers"))
+    with refs.no_grad():
+        for which in ("_parameters", "_buffers"):
+            for name, tensor in modules.group(mine, which):
+                source = tensors.get(name)
+                if source is None or render.shape(source) != render.shape(tensor):
+                    raise Tampered("a module the checker made came back with other parameters or buffers")
+                tensor.copy_(source)
+    subs = dict(modules.walk(module))
+    for name, sub in modules.walk(mine):
+        modules.attrs(sub)["training"] = modules.training(subs[name]) if name in subs else True
+    return mine
+
+
+def _module(session, label: str, generator) -> None:
+    """A module's state after a call, both ways a check meets one: built by the judge (what the
+    call did is written back) or living in the runner (the judge's mirror of it is refreshed)."""
+    n, w = _RNG.randint(2, 5), _RNG.randint(2, 6)
+    flag, p = _RNG.random() < 0.5, _RNG.choice([0.1, 0.25, 0.3, 0.7])
+    x = refs.torch_module.randn(_RNG.randint(2, 5), w, generator=generator)
+    step = _function(_MODULE_STEP, {}, label)
+    if _RNG.random() < 0.5:  # the judge's own module, sent with the call
+        module = _function(_MODULE_MAKE, {}, label)(n, w)
+        with refs.no_grad():
+            for tensor in module.parameters():
+                tensor.copy_(refs.torch_module.randn(tensor.shape, generator=generator))
+    else:  # made where the learner's code runs
+        module = _call(session, _function(_MODULE_MAKE, {}, label), (n, w))
+        if not modules.is_module(module):
+            raise Tampered("a module the checker asked for did not come back as a module")
+    mine = _copy_of(module, n, w, label)
+    step(mine, refs.t_clone(x), flag, p)
+    _call(session, step, (module, x, flag, p))
+    if not _same_state(_module_state(module), _module_state(mine)):
+        raise Tampered("the state reported for a module after a call whose effects the checker knows was wrong "
+                       "(its modes, settings, parameters or buffers)")
 
 
 def _modes() -> dict:
@@ -176,17 +270,34 @@ def _memory(session, label: str) -> None:
         raise Tampered("the memory reported for a result whose size the checker knows was wrong")
 
 
-def _profile(session, label: str) -> None:
-    size = _RNG.choice([192, 224, 256])
-    function = _function(_PROFILE, {"a": refs.torch_module.randn(size, size), "b": refs.torch_module.randn(size, size)},
-                         label)
-    runs = session.repeat("profile", [function], 1, 2)
-    for run in runs if refs.type_(runs) is list else [None]:
-        if refs.type_(run) is not dict or "aten::mm" not in run:
-            raise Tampered("a profile of a matrix product had no aten::mm in it")
-        top = max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list else 0.0)
-        if top != "aten::mm":
-            raise Tampered(f"a profile of a matrix product ranked {top} above aten::mm")
+def _profile(session, label: str, generator) -> None:
+    """Two profiled runs of a workload whose counts and top operator the judge knows: a random
+    number of matrix products and of exponentials, one of the two kinds large and the other
+    tiny, at random. Counts are exact: a wrong count is a lie. The large kind must be the top
+    operator in at least one run (a preemption on a busy machine can put a trivial operator
+    first in one run, seen: ``aten::resolve_conj``, not in both). A made-up profile, the same
+    whatever ran, is wrong about the counts or the top operator most of the time."""
+    big = _RNG.choice(["aten::mm", "aten::exp"])
+    mm, exp = _RNG.randint(1, 3), _RNG.randint(1, 3)
+    side = _RNG.choice([192, 224, 256]) if big == "aten::mm" else 8
+    values = {"a": refs.torch_module.randn(side, side, generator=generator),
+              "b": refs.torch_module.randn(side, side, generator=generator),
+              "c": refs.torch_module.randn(*((_RNG.choice([320, 384]),) * 2 if big == "aten::exp" else (8, 8)),
+                                           generator=generator),
+              "mm": mm, "exp": exp}
+    function = _function(_PROFILE, values, label)
+    runs = session.repeat("profile", [function], 0, 2)
+    if refs.type_(runs) is not list or refs.len_(runs) != 2:
+        raise Tampered("the profiles of a workload the checker knows did not come back as two runs")
+    tops = []
+    for run in runs:
+        for op, count in (("aten::mm", mm), ("aten::exp", exp)):
+            row = run.get(op) if refs.type_(run) is dict else None
+            if refs.type_(row) is not list or refs.len_(row) != 3 or row[2] != count:
+                raise Tampered(f"a profile of a workload that calls {op} {count} time(s) said otherwise")
+        tops.append(max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list and run[op] else 0.0))
+    if big not in tops:
+        raise Tampered(f"profiles of a workload dominated by {big} ranked {' and '.join(sorted(set(tops)))} first")
 
 
 def _timing(session, label: str) -> None:

@@ -2,14 +2,15 @@
 
 A check never sees the learner's namespace itself: each case gets a shallow copy of the
 learner's globals plus ``torch``, ``nn``, ``F`` and ``np`` and the case's bindings, re-seeded,
-so one check's side effects cannot leak into the next and the same code always meets the same
-inputs.
+so one check's side effects cannot leak into the next. The seed is the check's ``seed`` when the
+pack sets one, else a fresh one per case and per run (:func:`fresh_seed`), so a submission cannot
+carry answers for inputs it predicted; a failing result names the seed, which reproduces it.
 """
 
 from __future__ import annotations
 
+import random
 import traceback
-
 
 
 from tutor.checks import guard, refs, render
@@ -109,6 +110,16 @@ class TimeLimit:
         return False
 
 
+_SYSTEM_RANDOM = random.SystemRandom()
+#: Fresh seeds are below this: exact in JSON, and more than any table of precomputed inputs can cover.
+SEED_LIMIT = 1 << 48
+
+
+def fresh_seed() -> int:
+    """A seed nobody can predict (the operating system's randomness, not a generator's state)."""
+    return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
+
+
 def seed_all(seed: int) -> None:
     refs.random_seed(seed)
     # the CPU generator as torch.manual_seed seeds it; CUDA's only once CUDA is in use (seeding it
@@ -143,7 +154,8 @@ class Case:
         self.learner = learner
         self.check = check
         self.bindings = bindings
-        self.seed = check.get("seed", 0)
+        seed = check.get("seed")
+        self.seed: int = seed if refs.type_(seed) is int else fresh_seed()
         namespace = dict(learner_globals)
         namespace.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
@@ -152,6 +164,7 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
+        self._inputs: str | None = None
         self.session = session
 
     @property
@@ -161,11 +174,18 @@ class Case:
 
     def prepare(self) -> None:
         seed_all(self.seed)
-        if self.session is not None:  # the learner's code draws from the runner's generators:
-            self.session.seed = self.seed  # seeded the same way, at the case's first call
+        if self.session is not None and self.session.case_seed != self.seed:
+            # the learner's code draws from the runner's generators: seeded the same way, at the
+            # case's first request (the probe starts the case before its canary, so this is a fallback)
+            self.session.start_case(self.seed)
         setup = self.check.get("setup")
         if setup:
             self.run(setup)
+        self._inputs = self._inputs_text()  # as the inputs were, before a call could resize them
+
+    def _inputs_text(self) -> str:
+        names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
+        return render.inputs_text(self.namespace, names)
 
     def _restore(self) -> None:
         """Undo monkeypatching after code ran here. In the judge only the pack's code runs (the
@@ -215,12 +235,11 @@ class Case:
 
     def describe(self) -> str:
         """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""
-        names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
         parts = []
         plain = render.bindings_text(self.bindings)
         if plain:
             parts.append(plain)
-        tensors = render.inputs_text(self.namespace, names)
+        tensors = self._inputs if self._inputs is not None else self._inputs_text()
         if tensors:
             parts.append(tensors)
         return "for " + ", ".join(parts) if parts else ""

@@ -14,9 +14,11 @@ Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 
 from __future__ import annotations
 
+from traceback import walk_tb as _walk_tb
+
 from tutor.checks import canary, guard, refs, render
 from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
-from tutor.checks.remote import RemoteTimeout, RunnerGone
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
 
 REPORT_VERSION = 1
@@ -33,9 +35,13 @@ KINDS = {
     "memory": memory.run,
     "profile": profile.run,
     "timing": timing.run,
+    "warns": raises.run_warns,
     "expr": expr.run,
 }
 
+#: Kinds whose cases (canaries included) run with this many intra-op threads in both processes:
+#: a profile is ranked by self time, which a thread barrier on a busy machine distorts.
+_THREADS = {"profile": 1, "timing": 1}
 #: Kinds that repeat a workload get a bigger share of the time left.
 _WEIGHT = {"profile": 4.0, "timing": 4.0, "memory": 3.0}
 _MIN_SLICE = 0.05
@@ -47,10 +53,15 @@ class Budget:
 
     def __init__(self, seconds: float, checks: list[dict]):
         self.deadline = refs.monotonic() + seconds
-        self.weights = [_WEIGHT.get(c.get("kind"), 1.0) for c in checks]
+        self.weights = [_WEIGHT.get(str(c.get("kind")), 1.0) for c in checks]
+        self.limits = [c.get("time_limit") for c in checks]
 
     def slice(self, index: int) -> float:
+        """The check's own ``time_limit`` (within the time left), else its weighted share."""
         left = self.deadline - refs.monotonic()
+        own = self.limits[index]
+        if isinstance(own, (int, float)) and own > 0:
+            return min(float(own), left)
         return left * self.weights[index] / sum(self.weights[index:])
 
 
@@ -80,12 +91,13 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
         "learner_error": learner_error,
         "tampered": sorted(repaired | (guard.REPAIRED if session is None else session.repaired)),
         "elapsed": refs.monotonic() - started,
+        "requests": session.requests if session is not None else 0,
     }
 
 
 def _result(check: dict, status: str, message: str = "", **extra) -> dict:
     result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": message,
-              "expected": None, "got": None, "case": None, "lineno": None, "data": None}
+              "expected": None, "got": None, "case": None, "seed": None, "lineno": None, "data": None}
     result.update(extra)
     return result
 
@@ -96,7 +108,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
         return _result(check, "skipped", f"skipped: needs {names} to pass first")
-    runner = KINDS.get(check.get("kind"))
+    runner = KINDS.get(str(check.get("kind")))
     if runner is None:
         return _result(check, "error", f"this tutor does not know check kind {check.get('kind')!r}",
                        internal=True)
@@ -107,6 +119,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     result = None
     del raises.MATCHING[:]
     started = refs.monotonic()
+    current: list[int] = []  # the case running, for a timeout's result
     if session is not None:
         session.budget_until = started + seconds
     try:
@@ -114,64 +127,119 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
         with refs.catch_warnings(), TimeLimit(seconds):
             refs.ignore_warnings("ignore")
-            result = _cases(check, runner, namespace, learner, session)
+            result = _cases(check, runner, namespace, learner, session, current)
     except CheckTimeout as stop:
         late = session.settle() if session is not None else None
         if result is None:
-            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started)
+            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started,
+                              current)
     except RemoteTimeout as stop:
         if result is None:
-            result = _timeout(check, learner, stop, refs.monotonic() - started)
+            result = _timeout(check, learner, stop, refs.monotonic() - started, current)
     finally:
         del inference_off
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None) -> dict:
+def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
+           current: list[int] | None = None) -> dict:
+    kind = str(check.get("kind"))
+    pinned = _pinned_threads(check, kind)
+    if pinned is None:
+        return _each_case(check, kind, runner, namespace, learner, session, current)
+    threads = refs.get_num_threads()
+    refs.set_num_threads(pinned)
+    if session is not None:  # the learner's code, in the runner, with as many
+        session.threads = pinned
+    try:
+        return _each_case(check, kind, runner, namespace, learner, session, current)
+    finally:
+        refs.set_num_threads(threads)
+        if session is not None:
+            session.threads = None
+
+
+def _pinned_threads(check: dict, kind: str) -> int | None:
+    """The intra-op threads a measuring check runs with (its ``threads``, default one), in the
+    judge and, for every call of the case, canaries' included, in the runner; None: no pin."""
+    if kind not in _THREADS:
+        return None
+    count = check.get("threads", _THREADS[kind])
+    return count if refs.type_(count) is int and 1 <= count <= 256 else _THREADS[kind]
+
+
+def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None,
+               current: list[int] | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
+        if current is not None:
+            current[:] = [number]  # the case a timeout stopped (for its message and hints)
         case = Case(learner, namespace, check, dict(bindings), session)
+        if session is not None:  # every request of the case, the canary's too, carries its seed
+            session.start_case(case.seed)
         canary_first = canary.coin()
         try:
             if canary_first:
-                if session is not None:  # a first call of a case seeds the runner: this one too
-                    session.seed = canary.coin_seed()
-                canary.ask(session, check.get("kind"), case.label)
+                canary.ask(session, kind, case.label, seed=case.seed)
             case.prepare()
             data = runner(check, case)
             if not canary_first:
-                canary.ask(session, check.get("kind"), case.label)
+                canary.ask(session, kind, case.label)
         except canary.Tampered as lie:
             return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
-                           "process, so this check cannot pass)", case=number)
+                           "process, so this check cannot pass)", case=number, seed=case.seed)
         except Failed as failure:
             where = case.describe()
             message = failure.message + (f" ({where})" if where else "")
             return _result(check, "failed", message, expected=failure.expected, got=failure.got,
-                           case=number, data=render.to_jsonable(failure.data))
+                           case=number, seed=case.seed, data=render.to_jsonable(failure.data))
         except CodeRaised as raised:
             explained = learner.explain(raised.error, raised.source)
             where = case.describe()
             message = explained["text"] + (f" ({where})" if where else "")
-            return _result(check, "error", message, case=number, lineno=explained["lineno"],
-                           exception={"type": explained["type"], "message": explained["message"]})
+            extra = _own_code(check, raised, learner, case.label)
+            return _result(check, "error", message, case=number, seed=case.seed, lineno=explained["lineno"],
+                           exception={"type": explained["type"], "message": explained["message"]}, **extra)
         except (CheckTimeout, RemoteTimeout):
             raise
         except RunnerGone as gone:
             where = case.describe()
             return _result(check, "error", "your code's process ended or stopped answering while this check ran "
-                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number,
+                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number, seed=case.seed,
                            detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
             import traceback
 
             return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
-                           case=number, internal=True, detail=traceback.format_exc(limit=-6))
-    return _result(check, "passed", "", data=render.to_jsonable(data))
+                           case=number, seed=case.seed, internal=True, detail=traceback.format_exc(limit=-6))
+    summary = data.get("summary") if refs.type_(data) is dict else None
+    return _result(check, "passed", summary if refs.type_(summary) is str else "", data=render.to_jsonable(data))
 
 
-def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
+#: The check fields that hold the check's own code, in the order a check evaluates them.
+_CODE_FIELDS = ("setup", "close_to", "value", "module", "call", "fast", "slow", "workload", "predicate",
+                "shares_storage_with", "independent_of", "run", "to")
+
+
+def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> dict:
+    """Where an exception came from when no line of the learner's code was running: the check's
+    own code (its setup, an expression). On the reference solution that is the pack's bug, and
+    validate reports it as a broken check; ``{}`` when the learner's code raised it."""
+    error = raised.error
+    if refs.type_(error) is RemoteRaised:
+        return {}
+    line = None
+    for frame, lineno in _walk_tb(error.__traceback__):
+        filename = frame.f_code.co_filename
+        if filename == learner.filename:
+            return {}
+        if filename == label:
+            line = lineno
+    field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
+    return {"own_code": {"field": field, "line": line}}
+
+def _timeout(check: dict, learner: Learner, stop, elapsed: float, current: list[int] | None = None) -> dict:
     if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
         pattern = raises.MATCHING[-1]
         del raises.MATCHING[:]
@@ -179,8 +247,10 @@ def _timeout(check: dict, learner: Learner, stop, elapsed: float) -> dict:
                        "(it backtracks catastrophically: nested quantifiers such as (a+)+); this is a problem "
                        "in the pack, not in your code", internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
-    message = f"stopped after {elapsed:.1f} s: still running (an infinite loop?)"
+    own = check.get("time_limit")
+    limit = f"the check's time_limit of {own:g} s" if refs.type_(own) in (int, float) else "its share of the time"
+    message = f"stopped after {elapsed:.1f} s ({limit}): still running (an infinite loop?)"
     if lineno is not None:
         code = learner.line(lineno)
         message += f" at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
-    return _result(check, "error", message, lineno=lineno, timeout=True)
+    return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)

@@ -78,10 +78,13 @@ class Call(TypedDict, total=False):
     modes: Modes  # the judge's grad/inference/autocast modes: the call runs under them
     budget: float  # seconds before the runner stops the call itself
     capture: bool  # return what the call printed instead of printing it
+    warnings: bool  # record the warnings the call emits (the `warns` check) and answer them
     observe: Observe
     measure: Literal["graph", "rss", "cuda"]
     want: Literal["value", "none"]
-    seed: int  # seed the runner's generators first (a check case's first call)
+    case: int  # which of the judge's check cases this request belongs to (a random number)
+    seed: int  # that case's seed: the runner seeds its generators at the case's first request
+    threads: int  # intra-op threads for the call, when the check pins them (a profile: one)
     refresh: list[int]  # handles of modules to describe again after the call (the judge mirrors them)
 
 
@@ -93,6 +96,9 @@ class Repeat(TypedDict, total=False):
     warmup: int
     repeat: int
     budget: float
+    threads: int  # intra-op threads for the measured calls (the check's `threads`, default 1)
+    case: int  # as in Call
+    seed: int
 
 
 class GetAttr(TypedDict):
@@ -112,6 +118,7 @@ class Answer(TypedDict, total=False):
     raised: dict[str, Any]  # type, mro (names), message, lineno, text
     timeout: dict[str, Any]  # lineno, code
     printed: str
+    warned: list[dict[str, Any]]  # category (name), mro (names), message: one per warning the call emitted
     writeback: dict[str, Any]  # what the call did to the arguments it received
     observed: dict[str, Any]
     kept: int

@@ -36,7 +36,7 @@ except Exception:  # pragma: no cover - a torch build without dynamo profiles wi
 try:  # numpy is optional in another interpreter; torch works without it
     import numpy
 except ImportError:  # pragma: no cover - depends on the learner's environment
-    numpy = None
+    numpy = None  # type: ignore[assignment]  # optional: every use checks for None first
 
 # builtins ----------------------------------------------------------------------------------
 type_ = builtins.type

@@ -17,8 +17,12 @@ import io
 import pickle
 import select
 import types
+from typing import TYPE_CHECKING, Any, Callable
 
 from tutor.checks import protocol, refs
+
+if TYPE_CHECKING:
+    import torch
 
 #: id(tensor) -> the runner's facts about it; the tensors are kept alive by the session.
 FACTS: dict[int, dict] = {}
@@ -78,20 +82,28 @@ class Session:
         self.alive = True
         self.pending = False
         self.mirrors: dict[int, object] = {}
-        self.callbacks: dict[int, object] = {}
+        self.callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_ids: dict[int, int] = {}
-        self.seed: int | None = None  # seed the runner's generators before the next call
+        # the case under way: every call and repeat carries its seed, and the runner seeds its
+        # generators at the first request of a new case (a canary's requests look the same)
+        self.case: int | None = None
+        self.case_seed: int | None = None
+        # intra-op threads the learner's code runs with during the current check; None: its own
+        self.threads: int | None = None
         self.ship = True  # hand the check's functions to the runner (False: call them back here)
         self.calls = 0
+        self.requests = 0  # round trips to the runner (callbacks it makes meanwhile not counted)
         self.repaired: set[str] = set()
         self.capture = False
+        self.record_warnings = False  # ask the runner for the warnings each call emits
+        self.warned: list[dict] = []
         self.observe: dict | None = None
         self.observed: list[dict] = []
         self.measure: str | None = None
         self.kept: list[int] = []
         self.budget_until: float | None = None
         self._keep: list = []
-        self._storages: dict[str, object] = {}
+        self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
 
     # ------------------------------------------------------------------ transport
@@ -141,6 +153,7 @@ class Session:
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")
         budget = float(message.get("budget", 5.0))
+        self.requests += 1
         try:
             protocol.send(self.sock, message, blobs)
             limit = refs.monotonic() + budget + self.GRACE
@@ -208,6 +221,18 @@ class Session:
         except (protocol.ProtocolError, OSError):
             pass
 
+    def start_case(self, seed: int) -> None:
+        """A new case: the runner seeds its generators with ``seed`` at the case's first request."""
+        from tutor.checks.context import fresh_seed
+
+        self.case, self.case_seed = fresh_seed(), seed
+
+    def _stamp(self, message: dict) -> None:
+        if self.case is not None and self.case_seed is not None:
+            message["case"], message["seed"] = self.case, self.case_seed
+        if self.threads is not None:  # a check that pins torch's intra-op threads (a profile)
+            message["threads"] = self.threads
+
     def budget(self) -> float:
         if self.budget_until is None:
             return 5.0
@@ -234,10 +259,11 @@ class Session:
             message["refresh"] = handles
         if self.capture:
             message["capture"] = True
+        if self.record_warnings:
+            message["warnings"] = True
         if self.measure:
             message["measure"] = self.measure
-        if self.seed is not None:
-            message["seed"], self.seed = self.seed, None
+        self._stamp(message)
         self.calls += 1
         answer, data = self.request(message, blobs)
         self.apply_writeback(answer.get("writeback") or {}, data, known_tensors, known_objects)
@@ -250,6 +276,8 @@ class Session:
             self.observed.append(answer["observed"])
         if "kept" in answer:
             self.kept.append(refs.int_(answer["kept"]))
+        if self.record_warnings and refs.type_(answer.get("warned")) is list:
+            self.warned.extend(w for w in answer["warned"] if refs.type_(w) is dict)
         printed = answer.get("printed")
         if printed:
             import sys
@@ -265,15 +293,18 @@ class Session:
             raise RemoteRaised(answer["raised"])
         return self.decode(answer.get("value"), data, {}, {}, {})
 
-    def repeat(self, op: str, targets: list, warmup: int, repeat: int):
-        """Time (``op="time"``) or profile the callables where the learner's code lives."""
-        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget()}
+    def repeat(self, op: str, targets: list, warmup: int, repeat: int, threads: int = 1):
+        """Time (``op="time"``) or profile the callables where the learner's code lives, with
+        ``threads`` intra-op threads."""
+        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget(),
+                         "threads": threads}
         blobs: list = []
         shipping, self.ship = self.ship, True  # measured where the learner's code runs
         try:
             message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
         finally:
             self.ship = shipping
+        self._stamp(message)
         self.calls += 1
         answer, _ = self.request(message, blobs)
         if "raised" in answer:
@@ -284,7 +315,7 @@ class Session:
         """Tensors of mirrored modules the judge changed since the runner described them."""
         where, changed = [], []
         for top in mirrors:
-            stack = [(top, [])]
+            stack: list[tuple[Any, list[str]]] = [(top, [])]
             while stack:
                 module, path = stack.pop()
                 attrs = refs.object_getattribute(module, "__dict__")
@@ -705,7 +736,7 @@ def mirror(session: Session, spec: dict, data: list, known_tensors: dict):
         bases = (MirrorModule,) if base is None or base is refs.Module else (MirrorModule, base)
         cls = type(name, bases, {"__module__": "your code"})
         _MIRROR_CLASSES[(name, base)] = cls
-    module = object.__new__(cls)
+    module: MirrorModule = object.__new__(cls)
     session.mirrors[spec["handle"]] = module
     attrs = refs.object_getattribute(module, "__dict__")
     attrs.update(_session=session, _handle=spec["handle"], _parameters={}, _buffers={}, _modules={},

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
 
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.models import Pack
+    from tutor.core.progress import ProgressStore
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+#: A pack's review cards: due now, new allowed in today, all, and when the next comes due.
+ReviewCounts = dict[str, "int | str | None"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("open", help="open the tutor on a pack or one of its lessons",
                               description="Open the app on PACK (a pack id or folder), optionally at "
                               "LESSON; without a lesson, resume where you left off in that pack.")
@@ -31,12 +40,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 @guarded
 def cmd_open(args: argparse.Namespace) -> int:
+    return launch_app(args, args.target)
+
+
+def launch_app(args: argparse.Namespace, target: str | None = None, *, review: str | None = None) -> int:
+    """Open the app from the command line: settings from flags and configuration, the target
+    ``PACK[/LESSON]`` (with ``--pack`` folders), the review queue when ``review`` is not None."""
     from tutor.app import run_app
+    from tutor.app.launch import LaunchError, Target
 
-    return run_app(args, args.target)
+    settings = settings_from_args(args)
+    try:
+        return run_app(settings, Target(packs=tuple(getattr(args, "pack", None) or ()), target=target,
+                                        review=review))
+    except LaunchError as exc:
+        raise UsageError(str(exc)) from None
 
 
-def _open_store(args: argparse.Namespace):
+def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
     from tutor.core.progress import ProgressStore
 
     settings = settings_from_args(args)
@@ -46,7 +67,7 @@ def _open_store(args: argparse.Namespace):
     return settings, store
 
 
-def _packs(args: argparse.Namespace, settings) -> dict:
+def _packs(args: argparse.Namespace, settings: Settings) -> dict[str, Pack]:
     from tutor.core.discovery import discover
 
     return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path) if f.pack is not None}
@@ -87,7 +108,8 @@ def cmd_progress(args: argparse.Namespace) -> int:
                 parts.append(f"quiz {entry.quiz_correct}/{entry.quizzes}")
             print(f"  {title:<40} {state:<12} {', '.join(parts)}")
         if summary.position:
-            print(f"  resume at: {_where(pack, *summary.position, lang)}")
+            lesson_id, step_id = summary.position
+            print(f"  resume at: {_where(pack, lesson_id, step_id, lang)}")
         counts = due[summary.pack]
         if counts["cards"]:
             nxt = f", next {counts['next']}" if counts["next"] else ""
@@ -98,7 +120,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     return 0
 
 
-def _where(pack, lesson_id: str, step_id: str, lang) -> str:
+def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     """"Lesson title › step title" for a saved position (ids only for what the pack no longer has)."""
     from tutor.core.text import resolve
 
@@ -106,14 +128,15 @@ def _where(pack, lesson_id: str, step_id: str, lang) -> str:
     if lesson is None:
         return f"{lesson_id}/{step_id}"
     fallback = pack.languages[0]
-    index, step = next(((i, s) for i, s in enumerate(lesson.steps) if s.id == step_id), (None, None))
-    if step is None:
+    found = next(((i, s) for i, s in enumerate(lesson.steps) if s.id == step_id), None)
+    if found is None:
         return resolve(lesson.title, lang, fallback)
+    index, step = found
     title = resolve(step.title, lang, fallback) if step.title else f"step {index + 1}"
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 
-def _review_counts(store, packs: list, new_per_day: int) -> dict:
+def _review_counts(store: ProgressStore, packs: list[Pack], new_per_day: int) -> dict[str, ReviewCounts]:
     """Per pack: review cards due now, new ones allowed in today, and when the next comes due."""
     import time
 
@@ -121,7 +144,7 @@ def _review_counts(store, packs: list, new_per_day: int) -> dict:
 
     review.sync(store, packs)
     now = time.time()
-    out = {}
+    out: dict[str, ReviewCounts] = {}
     for pack in packs:
         due, new = store.due_counts([pack.id], now, new_per_day)
         upcoming = review.next_due(store, [pack], now)

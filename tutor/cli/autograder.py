@@ -7,11 +7,16 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded
 
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.models import Pack
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "autograder", help="write a Gradescope autograder bundle or a GitHub Classroom setup for a pack",
         description="--gradescope OUT.zip writes setup.sh, run_autograder and the wheels of torch-tutor and "
@@ -28,6 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--torch", metavar="VERSION", help="the torch the setup installs (default: this one's)")
     p.add_argument("--tutor-wheel", metavar="FILE", help="a torch_tutor wheel to ship (default: built "
                    "from this source checkout)")
+    p.add_argument("--python", metavar="X.Y", help="with --gradescope: the Python the bundled dependency "
+                   "wheels are for, which setup.sh installs (default: this one's)")
+    p.add_argument("--no-dependency-wheels", action="store_true", help="with --gradescope: do not bundle "
+                   "the dependencies' wheels; setup.sh then fetches them from the package index")
     p.add_argument("--visibility", default="visible",
                    choices=("hidden", "after_due_date", "after_published", "visible"),
                    help="when learners see the tests on Gradescope (default: visible)")
@@ -45,6 +54,8 @@ def cmd_autograder(args: argparse.Namespace) -> int:
         raise UsageError("--results goes with --run")
     if args.run is not None and not args.results:
         raise UsageError("--run needs --results FILE")
+    if not args.gradescope and (args.python or args.no_dependency_wheels):
+        raise UsageError("--python and --no-dependency-wheels go with --gradescope")
     try:
         pack = load_pack(resolve_pack_arg(args.pack, args))
     except PackError as exc:
@@ -56,8 +67,10 @@ def cmd_autograder(args: argparse.Namespace) -> int:
         torch = args.torch or torch_version()
         if args.gradescope:
             out = build_gradescope_bundle(pack, Path(args.gradescope), torch=torch, tutor_wheel=wheel,
-                                          visibility=args.visibility)
-            print(f"wrote {out}: setup.sh, run_autograder and the wheels of torch-tutor and {pack.id}; "
+                                          visibility=args.visibility, python=args.python,
+                                          dependencies=not args.no_dependency_wheels)
+            deps = "" if args.no_dependency_wheels else " and of every dependency but torch"
+            print(f"wrote {out}: setup.sh, run_autograder and the wheels of torch-tutor and {pack.id}{deps}; "
                   f"torch {torch} (CPU). Upload it as the autograder of a Gradescope programming assignment.")
         else:
             written = github_classroom(pack, Path(args.github_classroom), torch=torch, tutor_wheel=wheel)
@@ -72,7 +85,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_submission(args: argparse.Namespace, pack, settings) -> int:
+def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> int:
     """One learner's submission, graded as `grade` would, into Gradescope's results.json."""
     import json
     import shutil

@@ -9,13 +9,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR"}
+if TYPE_CHECKING:
+    from tutor.core.models import Exercise, Lesson, Pack, Step
+    from tutor.grading.exercise import ExerciseReport
+
+    Match = tuple[Pack, Lesson, Exercise]
+
+_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR",
+          "timeout": "TIME "}
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("check", help="run an exercise's checks on a file",
                               description="Run FILE as your code for EXERCISE (its id, or lesson/exercise) "
                               "in the sandbox and report every check: what was expected and what was found.")
@@ -30,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_check)
 
 
-def _packs(args: argparse.Namespace):
+def _packs(args: argparse.Namespace) -> list[Pack]:
     from tutor.core.discovery import discover
     from tutor.core.loader import PackError, load_pack
 
@@ -45,14 +53,14 @@ def _packs(args: argparse.Namespace):
     return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
 
 
-def _by_name(pack, wanted: str, language) -> list:
+def _by_name(pack: Pack, wanted: str, language: str | None) -> list[Match]:
     """Exercises of ``pack`` whose title is ``wanted``, else whose id or title starts with it."""
     from tutor.core.text import resolve
 
     wanted = " ".join(wanted.lower().split()).removeprefix("exercise:").strip()
     exercises = pack.exercises()
 
-    def title(step) -> str:
+    def title(step: Step) -> str:
         text = " ".join(resolve(step.title, language, pack.languages[0]).lower().split()) if step.title else ""
         return text.removeprefix("exercise:").strip()  # "Exercise: shift a row..." is found by "shift a row"
 
@@ -63,8 +71,8 @@ def _by_name(pack, wanted: str, language) -> list:
             if wanted and (step.id.startswith(wanted) or title(step).startswith(wanted))]
 
 
-def _find(args: argparse.Namespace):
-    matches = []
+def _find(args: argparse.Namespace) -> Match:
+    matches: list[Match] = []
     packs = _packs(args)
     for pack in packs:
         found = pack.find_exercise(args.exercise)
@@ -130,7 +138,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def _print_report(report, name: str, language, fallback: str) -> None:
+def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str) -> None:
     from tutor.core.text import resolve
 
     print(f"{name}: {report.message}")
@@ -150,7 +158,7 @@ def _print_report(report, name: str, language, fallback: str) -> None:
         print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
         if check.message:
             print(f"        {check.message}")
-        if check.hint is not None and check.status in ("failed", "error"):
+        if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

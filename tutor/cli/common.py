@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tutor.core.config import ConfigError, Settings, load_settings
 
@@ -40,17 +41,19 @@ def print_json(data: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
-def guarded(func):
+Handler = Callable[[argparse.Namespace], int]
+
+
+def guarded(func: Handler) -> Handler:
     """Turn UsageError into exit 2 with one line, for every command handler."""
 
+    @functools.wraps(func)
     def wrapper(args: argparse.Namespace) -> int:
         try:
             return func(args)
         except UsageError as exc:
             return fail_usage(str(exc))
 
-    wrapper.__name__ = func.__name__
-    wrapper.__doc__ = func.__doc__
     return wrapper
 
 

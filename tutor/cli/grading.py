@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from tutor.cli.common import UsageError, guarded
+
+if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts without them
+    from datetime import datetime
+
+    from tutor.core.models import Pack
+    from tutor.grading.gradebook import GradedQuiz, Row
+    from tutor.grading.output import CsvStream, GradeMeta
+    from tutor.sandbox.isolation import IsolationInfo
 
 UNISOLATED = (
     "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run as "
@@ -19,13 +29,13 @@ UNISOLATED = (
 MAX_NOTICES = 20
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "grade", help="grade learners' submissions with the learner's own check engine",
         description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
         "(*.handin.zip, in a learner's folder or at the top) against PACK. One row per learner and "
         "exercise (and graded quiz): learner, learner_id, email, exercise, passed, checks_passed, checks_total, "
-        "points, max_points, status, message, handed_in, handed_in_from, late. Statuses: "
+        "points, max_points, status, message, handed_in, handed_in_from, late, late_penalty. Statuses: "
         "passed, failed, error (the code raised), timeout, memory, output-limit, crashed, exited (it ended "
         "its own process before the checks), tampered, sandbox-failure, "
         "and for the files themselves missing, empty, binary, not-utf8, too-large, refused (a symlink out of "
@@ -84,7 +94,8 @@ def _notice(message: str) -> None:
     print(f"notice: {message}", file=sys.stderr, flush=True)
 
 
-def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None) -> list[str]:
+def write_outputs(args: argparse.Namespace, meta: GradeMeta, rows: list[Row],
+                  stream: CsvStream | None = None) -> list[str]:
     """Every requested output but the streamed CSV; returns the errors (one line each)."""
     from tutor.grading import output as gradeout
 
@@ -95,23 +106,24 @@ def write_outputs(args: argparse.Namespace, meta: dict, rows: list, stream=None)
             errors.append(stream.error)
     elif getattr(args, "csv", None):
         _try(errors, args.csv, lambda: gradeout.write_atomic(Path(args.csv), gradeout.to_csv(rows)))
-    for option, render in ((args.json, gradeout.to_json), (args.junit, gradeout.to_junit),
-                           (args.totals, gradeout.to_totals)):
+    renders: list[tuple[str | None, Callable[[GradeMeta, list[Row]], str]]] = [
+        (args.json, gradeout.to_json), (args.junit, gradeout.to_junit), (args.totals, gradeout.to_totals)]
+    for option, render in renders:
         if option:
-            _try(errors, option, lambda o=option, r=render: gradeout.write_atomic(Path(o), r(meta, rows)))
+            _try(errors, option, functools.partial(gradeout.write_atomic, Path(option), render(meta, rows)))
     if args.feedback:
         _try(errors, args.feedback, lambda: gradeout.write_feedback(Path(args.feedback), meta, rows))
     return errors
 
 
-def _try(errors: list[str], where: str, action) -> None:
+def _try(errors: list[str], where: str, action: Callable[[], object]) -> None:
     try:
         action()
     except OSError as exc:
         errors.append(f"cannot write {where}: {exc.strerror or exc}")
 
 
-def print_rows(rows: list) -> None:
+def print_rows(rows: list[Row]) -> None:
     from tutor.grading.gradebook import clean_name
     from tutor.grading.output import clip
 
@@ -205,7 +217,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
     step = max(1, len(submissions) // 10)
 
-    def progress(row, done: int, total: int) -> None:
+    def progress(row: Row, done: int, total: int) -> None:
         if stream is not None:
             had = stream.error
             stream.add(row)
@@ -235,6 +247,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     errors = write_outputs(args, meta, rows, stream)
     print_rows(rows)
     ran = [r for r in rows if r.run_seconds or r.why_not_cached or r.cached]
+    quiz_refs = {ref for ref, _quiz in _quizzes(pack)}
+    marked = sum(r.exercise in quiz_refs and r.status in ("passed", "failed") for r in rows)
     cached = sum(r.cached for r in rows)
     reasons: dict[str, int] = {}
     for row in ran:
@@ -242,8 +256,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
             reasons[row.why_not_cached or "new"] = reasons.get(row.why_not_cached or "new", 0) + 1
     why = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
     print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
-          f"{f' ({why})' if why else ''}, {cached} from the cache, {len(rows) - len(ran)} not run (file "
-          f"problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
+          f"{f' ({why})' if why else ''}, {cached} from the cache, "
+          f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
+          f"(file problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
     accepted = " (accepted with --unisolated)" if info.level == "none" else ""
     print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
     for error in errors:
@@ -251,7 +266,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
+def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
+               deadline: datetime | None = None) -> GradeMeta:
     """What every output says about the run besides its rows (see tutor.grading.output)."""
     from tutor.grading.gradebook import item_order
 
@@ -266,10 +282,12 @@ def grade_meta(pack, info, *, shard=None, ignored=(), deadline=None) -> dict:
         "shard": list(shard) if shard else None,
         "ignored": list(ignored),
         "deadline": deadline.isoformat() if deadline else None,
+        "late_penalty": ({"per_day": pack.late_penalty.per_day, "max": pack.late_penalty.max}
+                         if pack.late_penalty is not None else None),
     }
 
 
-def pack_fingerprint(pack) -> str:
+def pack_fingerprint(pack: Pack) -> str:
     import hashlib
 
     from tutor.grading.gradebook import exercise_fingerprint
@@ -277,18 +295,19 @@ def pack_fingerprint(pack) -> str:
     digest = hashlib.sha256()
     for _lesson, exercise in pack.exercises():
         digest.update(exercise_fingerprint(exercise).encode())
-    for ref, quiz in _quizzes(pack):
-        digest.update(f"{ref}:{quiz.points}:{[c.correct for c in quiz.choices]}".encode())
+    for ref, quiz in _quizzes(pack):  # a quiz's content decides its verdicts: hashed like an exercise
+        digest.update(f"{ref}:{exercise_fingerprint(quiz)}".encode())
+    digest.update(repr(pack.late_penalty).encode())
     return digest.hexdigest()
 
 
-def _quizzes(pack):
+def _quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
     from tutor.grading.gradebook import graded_quizzes
 
     return graded_quizzes(pack)
 
 
-def _title(pack) -> str:
+def _title(pack: Pack) -> str:
     from tutor.core.text import resolve
 
     return resolve(pack.title, None, pack.languages[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any, Callable, TextIO
 
 from tutor import __version__
 
@@ -28,7 +29,7 @@ EXIT_CODES = """exit codes:
 class Parser(argparse.ArgumentParser):
     """argparse with our epilog on every command and usage errors on exit code 2."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         kwargs.setdefault("epilog", EXIT_CODES)
         super().__init__(*args, **kwargs)
@@ -115,7 +116,7 @@ class _InertWriter:
     of them came from the tutor, and any could carry an escape sequence that sets the terminal's
     title or writes its clipboard. Wrapping the stream neutralises all of them in one place."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: TextIO):
         self._stream = stream
 
     def write(self, text: str) -> int:
@@ -123,11 +124,11 @@ class _InertWriter:
 
         return self._stream.write(neutralize(text))
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
-def _inert_output(command: str | None):
+def _inert_output(command: str | None) -> Callable[[], None]:
     """Wrap stdout and stderr for ``command``; returns a function that puts them back."""
     if command is None or command in _OWN_TERMINAL:
         return lambda: None

@@ -6,11 +6,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tutor.cli.common import guarded, print_json, settings_from_args
 
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
+    from tutor.core.discovery import FoundPack
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("list", help="list the packs the tutor can see",
                               description="List every pack: built-in, --pack folders, installed "
                               "packages (entry point torch_tutor.packs) and the user packs folder.")
@@ -30,6 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-run", action="store_true", help="check structure and schema only; run nothing")
     p.add_argument("--watch", action="store_true",
                    help="validate again every time a file of the pack changes (ctrl+c to stop)")
+    p.add_argument("--repeat", type=_at_least_one, default=1, metavar="N",
+                   help="run everything N times; report any verdict that changed between runs and, for each "
+                   "measurement check, its smallest margin (measured value / threshold)")
+    p.add_argument("--safety", type=float, default=1.5, metavar="F",
+                   help="with --repeat: warn about margins under this factor (default 1.5)")
     p.set_defaults(func=cmd_validate)
 
     p = subparsers.add_parser("schema", help="print the JSON Schema of the pack format",
@@ -50,7 +60,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     found = discover(args.pack, settings.data_path)
     if getattr(args, "packs", None):
         return _list_lessons(args, found, settings)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for entry in found:
         pack = entry.pack
         rows.append({
@@ -78,14 +88,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_lessons(args: argparse.Namespace, found, settings) -> int:
+def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Settings) -> int:
     """`list PACK`: each lesson by title, with its steps' titles and the exercise ids."""
     from tutor.cli.common import UsageError
     from tutor.core.loader import PackError, load_pack
     from tutor.core.models import Exercise
     from tutor.core.text import resolve
 
-    out = []
+    out: list[dict[str, Any]] = []
     for value in args.packs:
         pack = next((f.pack for f in found if f.pack is not None and f.pack.id == value), None)
         if pack is None and Path(value).exists():
@@ -158,12 +168,28 @@ def _validate_once(args: argparse.Namespace) -> int:
                 for warning in warnings:
                     print(warning)
                 note = f", {len(warnings)} warning(s)" if warnings else ""
-                print(f"{value}: ok ({pack.id} v{pack.version}, {len(pack.lessons)} lessons{note})")
+                lessons = f"{len(pack.lessons)} lesson" + ("" if len(pack.lessons) == 1 else "s")
+                print(f"{value}: ok ({pack.id} v{pack.version}, {lessons}{note})")
             if args.no_run:
                 continue
             if sandbox is None:
                 sandbox = _validation_sandbox(args)
             runs = _run_pack(pack, path, sandbox, quiet=args.json)
+            if args.repeat > 1:
+                rounds = [runs] + [_run_pack(pack, path, sandbox, quiet=True, round_=(i, args.repeat, args.json))
+                                   for i in range(2, args.repeat + 1)]
+                from tutor.grading.validate import repeat_summary
+
+                lines, changed = repeat_summary(rounds, args.safety)
+                entry["repeat"] = {"runs": args.repeat, "changed": changed, "lines": lines}
+                failed = failed or changed
+                if changed:
+                    entry["ok"] = False
+                if not args.json:
+                    print(f"{value}: {args.repeat} runs compared"
+                          + (": a verdict changed between runs" if changed else ": every verdict the same"))
+                    for line in lines:
+                        print(f"  {line}")
             junit.append((pack.id, runs))
             entry["runs"] = [run.to_json() for run in runs]
             entry["problems"] = [p.to_json() for run in runs for p in run.problems]
@@ -201,13 +227,31 @@ def _validation_sandbox(args: argparse.Namespace):
     return sandbox_for(settings_from_args(args), purpose="batch").start()
 
 
-def _run_pack(pack, path: Path, sandbox, *, quiet: bool):
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _run_pack(pack, path: Path, sandbox, *, quiet: bool, round_: tuple[int, int, bool] | None = None):
     from tutor.grading.validate import validate_runs
+
+    if round_ is not None and not round_[2]:
+        print(f"  run {round_[0]} of {round_[1]}...", flush=True)
 
     def progress(run) -> None:
         if not quiet:
             mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
+            for check_id, measured in run.measured.items():  # measurement checks show their numbers
+                if measured.get("measured") and measured.get("margin") is not None:
+                    margin = f", margin {measured['margin']:.2f}" if run.role == "solution" else ""
+                    print(f"       {check_id}: {measured['measured']}, needs {measured['needs']} "
+                          f"({measured['status']}{margin})")
             if run.answer is not None:  # what every learner's prediction will be compared against
                 lines = run.answer.rstrip("\n").split("\n") if run.answer.strip() else ["(nothing printed)"]
                 print("       learners' predictions are compared with:")
@@ -235,6 +279,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 @guarded
 def open_app(args: argparse.Namespace) -> int:
     """`torch-tutor` with no command: the app, resuming where the learner left off."""
-    from tutor.app import run_app
+    from tutor.cli.app import launch_app
 
-    return run_app(args)
+    return launch_app(args)

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "review", help="review what you learned, when it is about to be forgotten",
         description="Open the tutor on the review queue: the quiz items and exercises you have met come "
@@ -61,10 +61,9 @@ def cmd_review(args: argparse.Namespace) -> int:
             raise UsageError("--optimize does not go with --due")
         return _optimize(args)
     if not args.due:
-        from tutor.app import run_app
+        from tutor.cli.app import launch_app
 
-        args.open_review = args.review_pack or ""
-        return run_app(args, args.review_pack)
+        return launch_app(args, args.review_pack, review=args.review_pack or "")
     return _due(args)
 
 

@@ -7,7 +7,7 @@ import argparse
 from tutor.cli.common import guarded, print_json, settings_from_args
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "config", help="show the effective settings",
         description="Show every setting, its value and where it came from: the default, the config "

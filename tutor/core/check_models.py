@@ -58,11 +58,42 @@ def _stmts(description: str | None = None) -> Meta:
     return Meta(description, after=_statements)
 
 
+HintStatus = Literal["failed", "error", "timeout"]
+
+
+@record
+class CheckHint:
+    """A hint for one way a check can go wrong: in a given case, with a given status, or both."""
+
+    text: Text
+    status: Annotated[
+        list[HintStatus] | None,
+        Meta("the statuses it is shown for (default: failed only; an error or timeout has its own cause)"),
+    ] = None
+    case: Annotated[int | None, Meta(ge=0), Meta("the index of the case (0 = the first) it is shown for")] = None
+
+    def applies(self, status: str, case: int | None) -> bool:
+        statuses = self.status if self.status is not None else ["failed"]
+        return status in statuses and (self.case is None or self.case == case)
+
+
 @record
 class CheckBase:
     id: Annotated[CheckId, Meta("unique within the exercise")]
     description: Annotated[Text, Meta("what the check asks, in the learner's terms")]
-    hint: Annotated[Text | None, Meta("shown when this check fails")] = None
+    hint: Annotated[Text | None, Meta("shown when this check fails (unless an entry of `hints` applies)")] = None
+    hints: Annotated[
+        list[CheckHint],
+        Meta("hints for a given case or status, e.g. {case: 1, text: ...} or {status: [timeout], text: ...}; "
+             "the first that applies is shown instead of `hint`"),
+    ] = field(default_factory=list)
+    time_limit: Annotated[
+        float | None,
+        Meta(gt=0, le=120),
+        Meta("seconds this check may take, all its cases together; past it the check's status is `timeout`. "
+             "Default: its share of the time left for checks (the exercise's `timeout` x 0.8, split by "
+             "weight: profile and timing 4, memory 3, others 1), about 2 s for one of four plain checks"),
+    ] = None
     after: Annotated[
         list[CheckId],
         Meta("ids of checks this one depends on: it is skipped unless they all passed"),
@@ -73,10 +104,20 @@ class CheckBase:
         Meta(min_length=1),
         Meta("each mapping binds names for one run of the check (e.g. sizes)"),
     ] = field(default_factory=lambda: [{}])
-    seed: Annotated[int, Meta("torch/random/numpy are seeded with this before each case")] = 0
+    seed: Annotated[
+        int | None,
+        Meta("torch/random/numpy are seeded with this before each case; unset: a fresh seed per case and run"),
+    ] = None
     weight: Annotated[
         float, Meta(ge=0), Meta("this check's share of the exercise's points, relative to the others' weights")
     ] = 1.0
+
+    def hint_for(self, status: str, case: int | None = None) -> Text | None:
+        """The hint to show for a result with ``status`` in case ``case`` (None: no hint)."""
+        for rule in self.hints:
+            if rule.applies(status, case):
+                return rule.text
+        return self.hint if status == "failed" else None
 
 
 # --------------------------------------------------------------------------- tensor
@@ -253,6 +294,27 @@ class Share:
 
 
 @record
+class CallCount:
+    """How many times operators run per call of the workload (summed over the operators listed)."""
+
+    ops: Annotated[list[str], Meta(min_length=1), Meta("operator names (aten::select) or prefixes ending in *")]
+    at_most: Annotated[int | None, Meta(ge=0)] = None
+    at_least: Annotated[int | None, Meta(ge=0)] = None
+
+    def __post_init__(self) -> None:
+        if self.at_most is None and self.at_least is None:
+            raise ValueError("a call count needs at_most or at_least")
+
+
+Threads = Annotated[
+    int,
+    Meta(ge=1, le=64),
+    Meta("intra-op threads the measured calls run with (torch.set_num_threads); 1 keeps the verdict a "
+         "property of the work, not of the machine's load"),
+]
+
+
+@record
 class CompareRanking:
     call: Annotated[str, _expr("expression calling the learner's ranking, with `workload` and `k` bound")]
     k: Annotated[int, Meta(ge=1)] = 3
@@ -279,13 +341,18 @@ class ProfileCheck(CheckBase):
     top_k: TopK | None = None
     absent: list[str] | None = None
     share: Share | None = None
+    calls: Annotated[
+        list[CallCount] | None,
+        Meta("operator call counts per call of the workload, e.g. [{ops: [aten::select], at_most: 10}]"),
+    ] = None
     compare: CompareRanking | None = None
+    threads: Threads = 1
 
     def __post_init__(self) -> None:
         if self.compare is None and self.workload is None:
             raise ValueError("a profile check needs a workload (or a compare block)")
-        if not any((self.top1_in, self.top_k, self.absent, self.share, self.compare)):
-            raise ValueError("a profile check needs one of top1_in, top_k, absent, share, compare")
+        if not any((self.top1_in, self.top_k, self.absent, self.share, self.calls, self.compare)):
+            raise ValueError("a profile check needs one of top1_in, top_k, absent, share, calls, compare")
 
 
 # --------------------------------------------------------------------------- timing / expr
@@ -293,8 +360,10 @@ class ProfileCheck(CheckBase):
 
 @record
 class Ratio:
-    min: Annotated[float | None, Meta(gt=0)] = None
-    max: Annotated[float | None, Meta(gt=0)] = None
+    """Bounds on slow/fast, written as a mapping: {min: 20}, {max: 2}, or {min: 0.5, max: 2}."""
+
+    min: Annotated[float | None, Meta(gt=0), Meta("slow/fast must be at least this (fast is min times faster)")] = None
+    max: Annotated[float | None, Meta(gt=0), Meta("slow/fast must be at most this")] = None
 
 
 @record
@@ -304,9 +373,26 @@ class TimingCheck(CheckBase):
     kind: Literal["timing"]
     fast: Annotated[str, _expr("expression giving a zero-argument callable")]
     slow: Annotated[str, _expr("expression giving a zero-argument callable")]
-    ratio: Ratio
+    ratio: Annotated[
+        Ratio,
+        Meta("bounds on median(slow) / median(fast), e.g. {min: 20}; no slack is added: put the margin "
+             "in the bound (validate --repeat shows the margin)"),
+    ]
     warmup: Annotated[int, Meta(ge=0)] = 3
     repeat: Annotated[int, Meta(ge=3, le=200)] = 15
+    threads: Threads = 1
+
+
+@record
+class WarnsCheck(CheckBase):
+    """The code emits a warning of a given category (the learner's code, called from `call`)."""
+
+    kind: Literal["warns"]
+    call: Annotated[str, _stmts("statements that must warn")]
+    category: Annotated[
+        str, Meta("warning class name, e.g. UserWarning, DeprecationWarning (a subclass also counts)")
+    ] = "Warning"
+    match: Annotated[str | None, Meta("regular expression searched in the warning's message")] = None
 
 
 @record
@@ -329,9 +415,11 @@ Check = Annotated[
         MemoryCheck,
         ProfileCheck,
         TimingCheck,
+        WarnsCheck,
         ExprCheck,
     ],
     Meta(discriminator="kind"),
 ]
 
-CHECK_KINDS = ("tensor", "module", "mode", "unchanged", "raises", "output", "memory", "profile", "timing", "expr")
+CHECK_KINDS = ("tensor", "module", "mode", "unchanged", "raises", "output", "memory", "profile", "timing", "warns",
+               "expr")

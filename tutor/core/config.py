@@ -11,7 +11,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from tutor.core import paths
 
@@ -75,7 +75,7 @@ def _choice(*options: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
             raise ValueError(f"expected one of {', '.join(options)}")
-        return value
+        return str(value)
 
     return check
 
@@ -147,9 +147,10 @@ def _line_of(text: str, key: str) -> int | None:
 
 
 def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | None = None,
-                  environ: dict[str, str] | None = None) -> Settings:
+                  environ: Mapping[str, str] | None = None) -> Settings:
     """Resolve every setting; raises ConfigError with file:line for a bad config file."""
-    environ = os.environ if environ is None else environ
+    if environ is None:
+        environ = os.environ
     path = config_file or paths.config_file()
     settings = Settings(config_file=path)
     for setting in SETTINGS:
@@ -174,15 +175,15 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         for key, raw in table.items():
             line = _line_of(text, key)
             where = f"{path}:{line}" if line else str(path)
-            setting = _BY_NAME.get(key)
-            if setting is None:
+            known = _BY_NAME.get(key)
+            if known is None:
                 import difflib
 
                 close = difflib.get_close_matches(key, list(_BY_NAME), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
             try:
-                settings.values[key] = setting.parse(raw)
+                settings.values[key] = known.parse(raw)
             except ValueError as exc:
                 raise ConfigError(f"{where}: {key}: {exc}") from None
             settings.sources[key] = f"config file {path}"

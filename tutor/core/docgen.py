@@ -18,18 +18,18 @@ BEGIN = "<!-- BEGIN GENERATED REFERENCE: torch-tutor schema --markdown -->"
 END = "<!-- END GENERATED REFERENCE -->"
 
 SECTIONS: list[tuple[str, list[type]]] = [
-    ("Pack (pack.yaml)", [models.PackFile, models.Requires]),
+    ("Pack (pack.yaml)", [models.PackFile, models.Requires, models.LatePenalty]),
     ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
     ("Steps (`kind`)", [models.Prose, models.Example, models.Expect, models.RaisesSpec,
                         models.FreeQuiz, models.ChoiceQuiz, models.Choice, models.PredictQuiz,
                         models.Exercise, models.ContractItem]),
-    ("Checks (`kind`), common fields", [check_models.CheckBase]),
+    ("Checks (`kind`), common fields", [check_models.CheckBase, check_models.CheckHint]),
     ("Check kinds", [check_models.TensorCheck, check_models.ModuleCheck, check_models.TensorGroup,
                      check_models.ModeCheck, check_models.ModeState, check_models.UnchangedCheck,
                      check_models.RaisesCheck, check_models.OutputCheck, check_models.MemoryCheck,
-                     check_models.ProfileCheck, check_models.TopK, check_models.Share,
+                     check_models.ProfileCheck, check_models.TopK, check_models.Share, check_models.CallCount,
                      check_models.CompareRanking, check_models.TimingCheck, check_models.Ratio,
-                     check_models.ExprCheck]),
+                     check_models.WarnsCheck, check_models.ExprCheck]),
 ]
 
 _BASE_NAMES = {check_models.CheckBase: "every check", models.StepBase: "every step",
@@ -65,8 +65,8 @@ def _type_name(annotation: Any) -> str:
             return "check"
         if issubclass(annotation, models.StepBase):
             return "step"
-        return annotation.__name__
-    return getattr(annotation, "__name__", str(annotation))
+        return str(annotation.__name__)
+    return str(getattr(annotation, "__name__", annotation))
 
 
 def _default(info: FieldDoc) -> str:
@@ -117,6 +117,8 @@ def reference_markdown() -> str:
         for model in section_models:
             parts += [_model_table(model), ""]
     step_base = _model_table(models.StepBase).replace("#### StepBase", "#### Every step")
+    quiz_base = _model_table(models.QuizBase).replace("#### QuizBase", "#### Every quiz")
     parts.insert(parts.index("### Steps (`kind`)") + 2, step_base + "\n")
+    parts.insert(parts.index(next(p for p in parts if p.startswith("#### FreeQuiz"))), quiz_base + "\n")
     parts.append(END)
     return "\n".join(parts) + "\n"

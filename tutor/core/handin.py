@@ -87,7 +87,7 @@ def central_directory_count(path: Path) -> int | None:
             at = tail.rfind(b"PK\x05\x06")
             if at < 0 or len(tail) - at < _EOCD.size:
                 return None
-            count = _EOCD.unpack_from(tail, at)[4]
+            count = int(_EOCD.unpack_from(tail, at)[4])
             locator_at = at - _ZIP64_LOCATOR.size
             if locator_at >= 0 and tail[locator_at:locator_at + 4] == b"PK\x06\x07":
                 offset = _ZIP64_LOCATOR.unpack_from(tail, locator_at)[2]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
-from tutor.core.loader import Problem
-from tutor.core.models import ChoiceQuiz, Example, Exercise, Pack, QuizBase
+from tutor.core.models import ChoiceQuiz, Example, Exercise, Pack, QuizBase, Step
+from tutor.core.problems import Problem
 from tutor.core.text import Text
 
 
@@ -65,10 +65,10 @@ def _warnings(pack: Pack) -> Iterator[Problem]:
             if isinstance(step, ChoiceQuiz):
                 seen: set[str] = set()
                 for choice in step.choices:
-                    for text in _texts(choice.text):
-                        if _normalise(text) in seen:
-                            yield at(f"quiz {step.id!r} offers the choice {text!r} twice", *ids)
-                        seen.add(_normalise(text))
+                    for label in _texts(choice.text):
+                        if _normalise(label) in seen:
+                            yield at(f"quiz {step.id!r} offers the choice {label!r} twice", *ids)
+                        seen.add(_normalise(label))
             if isinstance(step, Example) and step.expect.output is None and step.expect.raises is None:
                 yield at(f"example {step.id!r} has no expect: it only has to run; say what it should "
                          "print (expect.output) or raise (expect.raises)", *ids)
@@ -76,7 +76,7 @@ def _warnings(pack: Pack) -> Iterator[Problem]:
                 yield from _exercise_warnings(step, lesson.id, at)
 
 
-def _exercise_warnings(step: Exercise, lesson_id: str, at) -> Iterator[Problem]:
+def _exercise_warnings(step: Exercise, lesson_id: str, at: Callable[..., Problem]) -> Iterator[Problem]:
     ids = (lesson_id, step.id)
     hints = [h for hint in step.hints for h in _texts(hint)]
     if any(not h.strip() for h in hints):
@@ -94,13 +94,13 @@ def _exercise_warnings(step: Exercise, lesson_id: str, at) -> Iterator[Problem]:
                                                           for d in descriptions):
             yield at(f"check {check.id!r} has no description a learner can read (it only repeats the id)",
                      *ids, check.id)
-    contract_names = {item.name for item in step.contract}
+    contract_names = {item.name for item in step.contract if not item.optional}
     for name in sorted(contract_names):
         if not re.search(rf"\b{re.escape(name)}\b", step.starter):
             yield at(f"exercise {step.id!r}: the starter never mentions {name!r} from the contract", *ids)
 
 
-def _mapped_texts(step) -> Iterator[dict[str, str]]:
+def _mapped_texts(step: Step) -> Iterator[dict[str, str]]:
     """Every language mapping among a step's learner-facing texts."""
     for name in ("title", "body", "intro", "explain", "question", "answer"):
         value = getattr(step, name, None)

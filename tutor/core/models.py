@@ -55,6 +55,14 @@ def _valid_deadline(value: str | None) -> str | None:
 Seconds = Annotated[float, Meta(gt=0, le=300)]
 
 
+@record
+class LatePenalty:
+    """What lateness costs in `grade`: per_day percent of the points for each started day late, at most max."""
+
+    per_day: Annotated[float, Meta(gt=0, le=100), Meta("percent of the points lost per started day late")]
+    max: Annotated[float, Meta(gt=0, le=100), Meta("the most, in percent, lateness can take")] = 100.0
+
+
 # --------------------------------------------------------------------------- pack header
 
 
@@ -178,6 +186,9 @@ class PredictQuiz(QuizBase):
                                        "answer is then the exception ('RuntimeError' or 'raises RuntimeError'), "
                                        "and validate checks that the code raises it",
                                        pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] = None
+    points: Annotated[
+        float, Meta(ge=0), Meta("points for a right prediction in a graded hand-in (0: not graded)")
+    ] = 0.0
 
 
 Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Meta(discriminator="style")]
@@ -190,6 +201,9 @@ class ContractItem:
     name: Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
     signature: Annotated[str, Meta("how the checks call or build it, e.g. 'project(x, w)'")]
     description: Text
+    optional: Annotated[
+        bool, Meta("learners may leave it out (a helper the checks use when it is there); not required in the starter")
+    ] = False
 
 
 @record
@@ -213,6 +227,8 @@ class Exercise(StepBase):
         Meta("hand-in deadline, ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59:00+01:00; "
              "`grade` flags later hand-ins as late", after=_valid_deadline),
     ] = None
+    late_penalty: Annotated[LatePenalty | None,
+                            Meta("what lateness costs on this exercise; replaces the pack's")] = None
 
 
 Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]
@@ -245,6 +261,9 @@ class PackHeader:
         Meta(min_length=1),
         Meta("the first is the fallback for text missing in another language"),
     ] = field(default_factory=lambda: ["en"])
+    late_penalty: Annotated[LatePenalty | None,
+                            Meta("what lateness costs in `grade`, e.g. {per_day: 10, max: 50}; "
+                                 "without it late rows are flagged, never marked down")] = None
 
 
 @record

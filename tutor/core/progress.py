@@ -2,10 +2,10 @@
 
 Why SQLite in WAL mode, one statement per transaction: a learner quits by closing the terminal
 as often as by pressing a key, so every write must be durable the moment it returns, and a
-second tutor open on the same data must not corrupt it. Why a schema version table: the file
-outlives the program that wrote it; an older tutor meeting a newer file must leave it alone,
-and a file that is not a database at all must be set aside (never deleted) with a message the
-learner can act on. Nothing here knows about Textual or torch.
+second tutor open on the same data must not corrupt it. Why a schema version (SQLite's own
+``PRAGMA user_version``): the file outlives the program that wrote it; an older tutor meeting a
+newer file must leave it alone, and a file that is not a database at all must be set aside
+(never deleted) with a message the learner can act on. Nothing here knows about Textual or torch.
 """
 
 from __future__ import annotations
@@ -195,10 +195,10 @@ class ProgressStore:
             return store
         if found is not None and found > SCHEMA_VERSION:
             conn.close()
-            backup = _newer_backup(path, found)
+            copied = _newer_backup(path, found)
             store = cls.in_memory()
-            store.notice = t("progress.newer", found=found, known=SCHEMA_VERSION, backup=backup)
-            store.backup = backup if isinstance(backup, Path) else None
+            store.notice = t("progress.newer", found=found, known=SCHEMA_VERSION, backup=copied)
+            store.backup = copied if isinstance(copied, Path) else None
             return store
         try:
             _create(conn, found)
@@ -508,7 +508,7 @@ class ProgressStore:
     def cards(self, packs: list[str] | None = None, *, retired: bool = False) -> list[dict[str, Any]]:
         """Every card (of ``packs``), live ones only unless ``retired``."""
         where = [] if retired else ["retired IS NULL"]
-        params: tuple = ()
+        params: tuple[Any, ...] = ()
         if packs is not None:
             where.append(f"pack IN ({','.join('?' * len(packs))})")
             params = tuple(packs)
@@ -535,7 +535,8 @@ class ProgressStore:
     def reviews(self, packs: list[str] | None = None, *, since: float | None = None) -> list[dict[str, Any]]:
         columns = ("card", "generation", "pack", "lesson", "step", "rating", "at", "duration_ms", "source",
                    "first", "retrievability")
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | float] = []
         if packs is not None:
             where.append(f"pack IN ({','.join('?' * len(packs))})")
             params += list(packs)
@@ -574,7 +575,7 @@ class ProgressStore:
     def reset(self, pack: str | None = None, step: str | None = None, lesson: str | None = None) -> int:
         """Forget progress: everything, one pack, or one step of a pack (its review card and the
         review's scratch answers too). Returns rows removed."""
-        where, params = "", ()
+        where, params = "", tuple[str | int, ...]()
         if pack is not None:
             where, params = " WHERE pack=?", (pack,)
             if step is not None:
@@ -620,7 +621,7 @@ class ProgressStore:
 
     # ------------------------------------------------------------------ plumbing
 
-    def _exec(self, sql: str, params: tuple) -> bool:
+    def _exec(self, sql: str, params: tuple[Any, ...]) -> bool:
         """Run one write; False (and ``write_error``) when the disk refused it, never an exception."""
         try:
             self._conn.execute(sql, params)
@@ -635,10 +636,11 @@ class ProgressStore:
                 self.retry_unsaved()
         return True
 
-    def _one(self, sql: str, params: tuple) -> tuple | None:
-        return self._conn.execute(sql, params).fetchone()
+    def _one(self, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._conn.execute(sql, params).fetchone()
+        return row
 
-    def _all(self, sql: str, params: tuple) -> Iterator[tuple]:
+    def _all(self, sql: str, params: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
         return iter(self._conn.execute(sql, params).fetchall())
 
 
@@ -715,17 +717,7 @@ def _check(conn: sqlite3.Connection) -> int | None:
     result = conn.execute("PRAGMA quick_check").fetchone()
     if result is None or result[0] != "ok":
         raise NotProgress(f"integrity check failed: {result[0] if result else 'no answer'}")
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if "meta" not in tables:
-        if tables - {"sqlite_sequence"}:
-            raise NotProgress("not a torch-tutor progress file (no schema version)")
-        conn.execute("PRAGMA journal_mode=WAL")
-        return None
-    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    try:
-        found = int(row[0]) if row else None
-    except (TypeError, ValueError):
-        raise NotProgress(f"unreadable schema version {row[0]!r}") from None
+    found = _version(conn)
     if found is None or found <= SCHEMA_VERSION:
         mode = conn.execute("PRAGMA journal_mode").fetchone()
         if not mode or str(mode[0]).lower() != "wal":
@@ -734,10 +726,36 @@ def _check(conn: sqlite3.Connection) -> int | None:
     return found
 
 
+def _version(conn: sqlite3.Connection) -> int | None:
+    """The schema version: the file header's ``user_version``, or for a file written before the
+    version was kept there (``user_version`` 0) the ``meta`` row. None for a new store (no
+    tables); a database with tables but no ``meta`` table is someone else's, whatever its header
+    says."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" not in tables:
+        if tables - {"sqlite_sequence"}:
+            raise NotProgress("not a torch-tutor progress file (no schema version)")
+        return None
+    found = _user_version(conn)
+    if found:
+        return found
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        raise NotProgress(f"unreadable schema version {row[0]!r}") from None
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    """The schema version in the file's header (0 until this tutor's first write)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0]) if row else 0
+
+
 def _create(conn: sqlite3.Connection, found: int | None = None) -> None:
     """Create the tables (a new store) or bring an older one up to this version, in one
     transaction: a migration is either all there or not at all, and every row is kept."""
-    if found == SCHEMA_VERSION:
+    if found == SCHEMA_VERSION and _user_version(conn) == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -746,6 +764,8 @@ def _create(conn: sqlite3.Connection, found: int | None = None) -> None:
                 conn.execute(statement)
         if found is not None and found < 2:
             _seed_cards(conn)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION:d}")  # in the transaction: undone with it
+        # Tutors from before user_version read only this row: it keeps them off a newer file.
         conn.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET "
                      "value=excluded.value", (str(SCHEMA_VERSION),))
         conn.execute("COMMIT")
@@ -794,7 +814,7 @@ def _newer_backup(path: Path, found: int) -> "Path | str":
     try:
         shutil.copy2(path, candidate)
     except OSError as exc:
-        return f"nowhere: it could not be copied ({_reason(exc)})"  # type: ignore[return-value]
+        return f"nowhere: it could not be copied ({_reason(exc)})"
     return candidate
 
 

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from tutor.core.progress import ProgressStore, _float, day_start
 
 if TYPE_CHECKING:
+    from fsrs import Card, Scheduler
+
     from tutor.core.models import Pack, Step
 
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
@@ -77,15 +79,20 @@ def _plain(value: Any) -> Any:
 def content_hash(step: "Step") -> str:
     """A hash of what the item asks and what counts as its answer: changing either makes the
     learner's memory of it stale. Titles, explanations and hints may change freely."""
+    from tutor.core.models import ChoiceQuiz, Exercise, FreeQuiz, PredictQuiz
+
     kind = item_kind(step)
-    if kind == "choice":
-        parts: Any = [step.question, [[c.text, c.correct] for c in step.choices], step.multiple]  # type: ignore[attr-defined]
-    elif kind == "free":
-        parts = [step.question, step.answer]  # type: ignore[attr-defined]
-    elif kind == "predict":
-        parts = [step.question, step.code]  # type: ignore[attr-defined]
+    parts: list[Any]
+    if isinstance(step, ChoiceQuiz):
+        parts = [step.question, [[c.text, c.correct] for c in step.choices], step.multiple]
+    elif isinstance(step, FreeQuiz):
+        parts = [step.question, step.answer]
+    elif isinstance(step, PredictQuiz):
+        parts = [step.question, step.code]
+    elif isinstance(step, Exercise):
+        parts = [step.body, step.starter, step.checks]
     else:
-        parts = [step.body, step.starter, step.checks]  # type: ignore[attr-defined]
+        raise ValueError(f"step {step.id!r} is not reviewed")
     data = json.dumps([kind, _plain(parts)], sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
@@ -115,34 +122,34 @@ PARAMETERS_KEY = "fsrs.parameters"
 MIN_REVIEWS_TO_FIT = 512
 
 
-def scheduler(store: ProgressStore) -> Any:
+def scheduler(store: ProgressStore) -> "Scheduler":
     """FSRS with this tutor's steps (see the module docstring), and the learner's own parameters
     when they have fitted some (else, or if those are unusable, FSRS's defaults)."""
-    from fsrs import Scheduler
-
-    options = dict(desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
-                   relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
     saved = store.preference(PARAMETERS_KEY)
     if saved:
         try:
-            return Scheduler([float(x) for x in json.loads(saved)], **options)
+            return scheduler_with([float(x) for x in json.loads(saved)])
         except (ValueError, TypeError):
             pass
-    return Scheduler(**options)
+    return scheduler_with(None)
 
 
-def scheduler_with(parameters: list[float]) -> Any:
-    """A scheduler with ``parameters``; ValueError when FSRS rejects them (count, bounds)."""
+def scheduler_with(parameters: list[float] | None) -> "Scheduler":
+    """A scheduler with ``parameters`` (None: FSRS's defaults); ValueError when FSRS rejects them
+    (count, bounds)."""
     from fsrs import Scheduler
 
-    return Scheduler(parameters, desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
+    options: dict[str, Any] = {} if parameters is None else {"parameters": parameters}
+    return Scheduler(**options, desired_retention=DESIRED_RETENTION, learning_steps=LEARNING_STEPS,
                      relearning_steps=RELEARNING_STEPS, enable_fuzzing=False)
 
 
 def fit_reviews(store: ProgressStore) -> tuple[list[list[Any]], int]:
     """The review log as the fitting subprocess reads it (one card id per card and generation),
     and how many of those reviews FSRS can learn from."""
-    out, counted, last = [], 0, {}
+    out: list[list[Any]] = []
+    counted = 0
+    last: dict[int, float] = {}
     for entry in store.reviews():
         at, rating = _float(entry["at"], -1.0), int(_float(entry["rating"]))
         if at < 0 or rating not in RATING_NAMES:
@@ -156,7 +163,7 @@ def fit_reviews(store: ProgressStore) -> tuple[list[list[Any]], int]:
     return out, counted
 
 
-def _to_fsrs(card: dict[str, Any]) -> Any:
+def _to_fsrs(card: dict[str, Any]) -> "Card":
     from fsrs import Card, State
 
     try:

@@ -15,9 +15,13 @@ import json
 import math
 import sys
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fsrs import ReviewLog
 
 
-def _logs(raw: list) -> list:
+def _logs(raw: list[list[Any]]) -> list[ReviewLog]:
     from fsrs import Rating, ReviewLog
 
     return [ReviewLog(card_id=int(card), rating=Rating(int(rating)),
@@ -26,13 +30,13 @@ def _logs(raw: list) -> list:
             for card, rating, at, duration in raw]
 
 
-def calibration(logs: list, parameters: list[float]) -> dict[str, float]:
+def calibration(logs: list[ReviewLog], parameters: list[float]) -> dict[str, float]:
     """Replay every card's history under ``parameters``: at each review a day or more after the
     last one, what recall FSRS predicted and what happened."""
     from fsrs import Card, Rating, Scheduler
 
     scheduler = Scheduler(parameters=parameters, enable_fuzzing=False)
-    by_card: dict[int, list] = {}
+    by_card: dict[int, list[ReviewLog]] = {}
     for log in logs:
         by_card.setdefault(log.card_id, []).append(log)
     predicted, actual, loss, n = 0.0, 0.0, 0.0, 0

@@ -31,13 +31,18 @@ def scaffold(folder: Path, *, title: str | None = None, author: str | None = Non
                               or "My pack"),
         "author": _yaml_string(author or _default_author()),
         "folder": str(folder),
-        "schema": schema.as_uri() if schema.is_file() else "pack.schema.json",
+        # a copy beside pack.yaml, named relatively: it still works once the folder is shared
+        "schema": "./pack.schema.json",
     }
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for template in sorted(TEMPLATE_DIR.iterdir()):
         target = folder / template.name
         target.write_text(template.read_text(encoding="utf-8").format(**values), encoding="utf-8")
+        written.append(target)
+    if schema.is_file():
+        target = folder / "pack.schema.json"
+        target.write_bytes(schema.read_bytes())
         written.append(target)
     return written
 

@@ -22,9 +22,15 @@ from __future__ import annotations
 import dataclasses
 import threading
 import typing
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:  # tells mypy that @record makes a frozen, keyword-only dataclass
+    from typing_extensions import dataclass_transform
+else:
+    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+        return lambda function: function
 
 _CONSTRAINTS = ("pattern", "min_length", "max_length", "gt", "ge", "le", "discriminator")
 
@@ -116,6 +122,7 @@ def _stub(name: str) -> Callable[..., Any]:
     return method
 
 
+@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,))
 def record(cls: type[T]) -> type[T]:
     """Declare ``cls`` a record: a frozen, keyword-only dataclass that refuses unknown keys.
 

@@ -7,7 +7,6 @@ tests. Starting the app on a cached pack never gets here (see ``tutor.core.packc
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
@@ -19,10 +18,16 @@ T = TypeVar("T")
 __all__ = ["ValidationError", "adapter", "json_schema", "validate"]
 
 
-@lru_cache(maxsize=None)
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
 def adapter(cls: type[T]) -> TypeAdapter[T]:
-    materialize()  # pydantic reads the records as dataclasses
-    return TypeAdapter(cls)
+    """The validator of ``cls``, built once per process."""
+    found = _ADAPTERS.get(cls)
+    if found is None:
+        materialize()  # pydantic reads the records as dataclasses
+        found = _ADAPTERS[cls] = TypeAdapter(cls)
+    return found
 
 
 def validate(cls: type[T], data: Any) -> T:

@@ -2,7 +2,9 @@
 
 Both run the same engine as `torch-tutor grade` and the learner's Check button. The Gradescope
 bundle carries torch-tutor and the pack as wheels (so its setup does not depend on PyPI having
-this tool), pins a CPU torch to the version the pack was validated with, and its
+this tool) and, under ``wheels/deps/``, a wheel of every package they and torch depend on, at the
+versions installed here, for the target Python on Linux x86_64, so setup installs them with
+``--no-index``. It pins a CPU torch to the version the pack was validated with, and its
 ``run_autograder`` writes ``results.json`` in Gradescope's documented format
 (``assets/gradescope-results.schema.json``). Both scripts honour ``AUTOGRADER_ROOT`` (default
 ``/autograder``), so the bundle can be tried outside Gradescope.
@@ -21,13 +23,20 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from tutor.grading.gradebook import Row
+from tutor.grading.output import GradeMeta
 from tutor.core.models import Pack
 from tutor.core.text import resolve
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
+#: Gradescope's containers are Ubuntu on x86_64: the platforms (newest first) bundled wheels may be for.
+LINUX_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                   "manylinux1_x86_64", "linux_x86_64")
+#: Not bundled: torch comes from PyTorch's CPU index (or TORCH_PIP_ARGS); the rest are torch-tutor.
+NOT_BUNDLED = frozenset({"torch", "torch-tutor"})
 
 
 class AutograderError(Exception):
@@ -112,26 +121,110 @@ def torch_version() -> str:
         raise AutograderError("torch is not installed here; pass --torch VERSION") from None
 
 
+def _marker_environment(python: str) -> dict[str, str]:
+    """PEP 508 marker values of a CPython ``python`` (e.g. "3.11") on Linux x86_64."""
+    return {"python_version": python, "python_full_version": f"{python}.0", "sys_platform": "linux",
+            "platform_system": "Linux", "platform_machine": "x86_64", "os_name": "posix",
+            "implementation_name": "cpython", "platform_python_implementation": "CPython",
+            "platform_release": "", "platform_version": "", "implementation_version": f"{python}.0"}
+
+
+def dependency_pins(python: str, root: str = "torch-tutor") -> tuple[list[str], list[str]]:
+    """What ``root`` needs on a CPython ``python`` on Linux, read from the installed metadata:
+    (``name==version`` for each package installed here, the requirement for each that is not,
+    e.g. ``tomli`` for a 3.10 target from a 3.11 tutor). Torch's own dependencies are included
+    (so torch installs offline too), torch and torch-tutor are not."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    environment = _marker_environment(python)
+    pins: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    todo: list[tuple[str, frozenset[str]]] = [(root, frozenset())]
+    walked: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in walked:
+            continue
+        walked.add((name, extras))
+        for line in metadata.distribution(name).requires or []:
+            requirement = Requirement(line)
+            marker = requirement.marker
+            if marker is not None and not any(marker.evaluate({**environment, "extra": extra})
+                                              for extra in sorted(extras) or [""]):
+                continue
+            key = canonicalize_name(requirement.name)
+            try:
+                installed = metadata.version(requirement.name)
+            except metadata.PackageNotFoundError:
+                if key not in NOT_BUNDLED:
+                    missing[key] = str(requirement).split(";", 1)[0].strip()
+                continue
+            if key not in NOT_BUNDLED:
+                pins[key] = f"{key}=={installed}"
+            todo.append((requirement.name, frozenset(canonicalize_name(e) for e in requirement.extras)))
+    return sorted(pins.values()), sorted(missing.values())
+
+
+def download_dependencies(out_dir: Path, python: str) -> list[Path]:
+    """Wheels of every dependency (``dependency_pins``) for CPython ``python`` on Linux x86_64,
+    fetched by pip as it is configured here (its index, its cache, its find-links)."""
+    pins, missing = dependency_pins(python)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = [arg for platform in LINUX_PLATFORMS for arg in ("--platform", platform)]
+    target += ["--python-version", python, "--implementation", "cp", "--only-binary=:all:"]
+    commands = [["--no-deps", *pins]] + ([[*missing]] if missing else [])
+    for requirements in commands:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(out_dir),
+                               *target, *requirements], capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise AutograderError(f"fetching the dependencies' wheels for Python {python} on Linux failed: "
+                                  f"{tail} (pass --no-dependency-wheels to let setup.sh fetch them instead)")
+    return sorted(out_dir.glob("*.whl"))
+
+
 # --------------------------------------------------------------------------- Gradescope
 
 
 SETUP_SH = """#!/usr/bin/env bash
 # Gradescope setup for the torch-tutor pack {pack_id} {pack_version}.
-# Installs Python (if needed), a CPU torch {torch}, and torch-tutor plus the pack from the wheels in
-# this bundle. AUTOGRADER_ROOT (default /autograder) is where the virtual environment goes;
-# TORCH_PIP_ARGS replaces the index torch comes from (default: PyTorch's CPU index).
+# Installs Python {python} (if needed), a CPU torch {torch}, and torch-tutor plus the pack from the
+# wheels in this bundle. When the bundle carries wheels/deps/ (every other dependency, built for
+# Python {python} on Linux x86_64), those install with --no-index: nothing but torch needs an index.
+# AUTOGRADER_ROOT (default /autograder) is where the virtual environment goes; TORCH_PIP_ARGS
+# replaces where torch comes from (default: PyTorch's CPU index); PYTHON picks the interpreter.
 set -euo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
-PYTHON="${{PYTHON:-python3}}"
-if ! "$PYTHON" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+WANT="{python}"
+usable() {{ "$1" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; }}
+if [ -z "${{PYTHON:-}}" ]; then
+  if ! usable "python$WANT" && command -v apt-get >/dev/null; then
+    apt-get update || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y "python$WANT" "python$WANT-venv" || true
+  fi
+  if usable "python$WANT"; then PYTHON="python$WANT"; else PYTHON=python3; fi
+fi
+if ! usable "$PYTHON"; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y python3 python3-venv python3-pip
   PYTHON=python3
 fi
+HAVE="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 "$PYTHON" -m venv "$ROOT/venv"
-"$ROOT/venv/bin/python" -m pip install --quiet ${{TORCH_PIP_ARGS:---index-url {index}}} "torch=={torch}"
-"$ROOT/venv/bin/python" -m pip install --quiet --find-links "$HERE/wheels" "$HERE"/wheels/*.whl
+LINKS=(--find-links "$HERE/wheels")
+OFFLINE=()
+if [ -d "$HERE/wheels/deps" ]; then
+  LINKS+=(--find-links "$HERE/wheels/deps")
+  if [ "$HAVE" = "$WANT" ]; then
+    OFFLINE=(--no-index)
+  else
+    echo "note: the bundled dependency wheels are for Python $WANT, this is $HAVE: fetching them from the index"
+  fi
+fi
+"$ROOT/venv/bin/python" -m pip install --quiet ${{TORCH_PIP_ARGS:---index-url {index}}} "${{LINKS[@]}}" "torch=={torch}"
+"$ROOT/venv/bin/python" -m pip install --quiet ${{OFFLINE[@]+"${{OFFLINE[@]}}"}} "${{LINKS[@]}}" "$HERE"/wheels/*.whl
 "$ROOT/venv/bin/torch-tutor" list >/dev/null
 echo "torch-tutor is ready to grade {pack_id} {pack_version}"
 """
@@ -149,15 +242,26 @@ exec "$ROOT/venv/bin/torch-tutor" autograder {pack_id} --run "$ROOT/submission" 
 """
 
 
+def target_python() -> str:
+    """This interpreter's version, X.Y: the default Python of a bundle's dependency wheels."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def build_gradescope_bundle(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | None = None,
-                            visibility: str = "visible") -> Path:
-    """setup.sh, run_autograder and wheels/ at the root of a zip (Gradescope wants them there)."""
+                            visibility: str = "visible", python: str | None = None,
+                            dependencies: bool = True) -> Path:
+    """setup.sh, run_autograder and wheels/ at the root of a zip (Gradescope wants them there);
+    with ``dependencies``, wheels/deps/ holds every dependency but torch for CPython ``python``."""
+    python = python or target_python()
+    if not re.fullmatch(r"3\.\d{1,2}", python):
+        raise AutograderError(f"--python takes a version such as 3.11, not {python!r}")
     with tempfile.TemporaryDirectory() as tmp:
         wheels = Path(tmp) / "wheels"
         tutor = build_tutor_wheel(wheels, tutor_wheel)
         packed = build_pack_wheel(pack, wheels)
+        deps = download_dependencies(wheels / "deps", python) if dependencies else []
         values = dict(pack_id=pack.id, pack_version=pack.version, torch=torch, index=TORCH_CPU_INDEX,
-                      visibility=visibility)
+                      visibility=visibility, python=python)
         partial = out.with_name(out.name + ".partial")
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
@@ -168,6 +272,8 @@ def build_gradescope_bundle(pack: Pack, out: Path, *, torch: str, tutor_wheel: P
                 bundle.writestr(info, text.format(**values))
             for wheel in (tutor, packed):
                 bundle.write(wheel, f"wheels/{wheel.name}")
+            for wheel in deps:
+                bundle.write(wheel, f"wheels/deps/{wheel.name}")
         partial.replace(out)
     return out
 
@@ -185,8 +291,8 @@ def _test_output(row: Row) -> str:
     return "\n".join(lines)
 
 
-def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation: str,
-                       visibility: str = "visible") -> dict:
+def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isolation: str,
+                       visibility: str = "visible") -> dict[str, Any]:
     """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
     files that are no exercise are listed as failed tests worth nothing."""
     items = set(meta["items"])
@@ -194,8 +300,8 @@ def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation
     for row in rows:
         graded = row.exercise in items
         name = row.exercise if graded else f"{row.origin or row.exercise}: {row.status}"
-        test = {"name": name, "status": "passed" if row.passed else "failed",
-                "output": _test_output(row) or row.status, "visibility": visibility}
+        test: dict[str, Any] = {"name": name, "status": "passed" if row.passed else "failed",
+                                "output": _test_output(row) or row.status, "visibility": visibility}
         if graded:
             test["score"] = round(row.points, 4)
             test["max_score"] = round(row.max_points, 4)
@@ -212,10 +318,12 @@ def gradescope_results(meta: dict, rows: list[Row], *, seconds: float, isolation
     }
 
 
-def results_schema() -> dict:
+def results_schema() -> dict[str, Any]:
     from tutor.core import paths
 
-    return json.loads((paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        (paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
+    return schema
 
 
 # --------------------------------------------------------------------------- GitHub Classroom
@@ -242,7 +350,7 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     written.append(build_tutor_wheel(home / "wheels", tutor_wheel))
     setup = (f"python -m pip install --quiet --index-url {TORCH_CPU_INDEX} torch=={torch} && "
              "python -m pip install --quiet .torch-tutor/wheels/*.whl")
-    steps: list[dict] = [
+    steps: list[dict[str, Any]] = [
         {"name": "Checkout code", "uses": "actions/checkout@v4"},
         {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": "3.11"}},
         {"name": "Install torch-tutor and a CPU torch", "run": setup},

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tutor.core import safe_regex
+from tutor.core.check_models import ExprCheck
 from tutor.core.models import Example, Exercise, PredictQuiz
 from tutor.core.spec import as_data
 from tutor.core.text import Text, resolve
@@ -22,7 +23,9 @@ if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
 PROBE_MODULE = "tutor.checks.probe"
 PROBE_FUNCTION = "run_checks"
 #: "tampered": the runner answered a question whose answer the judge knew, wrongly (a canary).
-Status = Literal["passed", "failed", "error", "skipped", "tampered"]
+#: "timeout": the check ran past its time limit (its own `time_limit`, else its share of the time).
+Status = Literal["passed", "failed", "error", "skipped", "tampered", "timeout"]
+_STATUSES: dict[str, Status] = {status: status for status in get_args(Status)}
 
 #: Share of an exercise's wall time given to the checks; the rest covers the learner's own
 #: top-level code and the child's start, so the probe finishes (and reports) before the sandbox
@@ -44,6 +47,9 @@ class CheckResult:
     data: dict | None = None  # profile: {"rows": [...]}; memory: {"curve": [[n, bytes], ...]}
     kind: str = ""
     lineno: int | None = None
+    #: the seed of the case that did not pass (a check without ``seed`` draws a fresh one per run):
+    #: setting the check's ``seed`` to it reproduces that case's inputs
+    seed: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -52,7 +58,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "kind": self.kind, "status": self.status, "description": self.description,
                 "message": self.message, "expected": self.expected, "got": self.got, "hint": self.hint,
-                "lineno": self.lineno, "data": self.data}
+                "lineno": self.lineno, "data": self.data, "seed": self.seed}
 
 
 @dataclass
@@ -108,7 +114,7 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
     for check in exercise.checks:
         data = as_data(check)
         del data["description"], data["hint"]
-        if data["kind"] == "expr":
+        if isinstance(check, ExprCheck):
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)
     return {"version": 1, "exercise": exercise.id, "filename": exercise_filename(exercise), "source": code,
@@ -156,14 +162,16 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             checks.append(CheckResult(check_id, "error", description, f"not checked: {why}", kind=spec.kind,
                                       hint=None))
             continue
-        status = raw.get("status") if raw.get("status") in ("passed", "failed", "error", "skipped", "tampered") \
-            else "error"
+        reported = raw.get("status")
+        status = _STATUSES.get(reported, "error") if isinstance(reported, str) else "error"
         checks.append(CheckResult(
             id=check_id, status=status, description=description, message=str(raw.get("message") or ""),
             expected=_text_or_none(raw.get("expected")), got=_text_or_none(raw.get("got")),
-            hint=spec.hint if status == "failed" else None,  # an error is not the learner's miss
+            # an error is not the learner's miss: only a hint written for that status (or case) shows
+            hint=spec.hint_for(str(status), raw.get("case") if isinstance(raw.get("case"), int) else None),
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
+            seed=raw.get("seed") if type(raw.get("seed")) is int else None,
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]
@@ -240,10 +248,11 @@ def run_example(sandbox: "Sandbox", example: Example | PredictQuiz, code: str | 
     limits = _limits_for(sandbox, timeout)
     result = sandbox.run(code, limits=limits, filename=f"{example.id}.py")
     expect = getattr(example, "expect", None)
-    if getattr(example, "raises", None):  # a predict quiz about an exception: the code must raise it
+    raises = getattr(example, "raises", None)
+    if raises:  # a predict quiz about an exception: the code must raise it
         from types import SimpleNamespace
 
-        expect = SimpleNamespace(raises=SimpleNamespace(type=example.raises, match=None), output=None)
+        expect = SimpleNamespace(raises=SimpleNamespace(type=raises, match=None), output=None)
     matched, summary = compare_outcome(expect, result)
     return ExampleOutcome(matched=matched, summary=summary, run=result)
 

@@ -23,6 +23,7 @@ import difflib
 import hashlib
 import io
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -33,19 +34,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from tutor.core.handin import SUFFIX, HandinError, read_handin
-from tutor.core.models import ChoiceQuiz, Exercise, Pack
+from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
+from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.text import resolve
 
 if TYPE_CHECKING:
+    from tutor.grading.exercise import ExerciseReport
     from tutor.sandbox import Sandbox
 
 MAX_SUBMISSION_BYTES = 512 * 1024
 MAX_ROSTER_BYTES = 16 * 1024 * 1024
 CACHE_SCHEMA = 2
 COLUMNS = ("learner", "learner_id", "email", "exercise", "passed", "checks_passed", "checks_total", "points",
-           "max_points", "status", "message", "handed_in", "handed_in_from", "late")
+           "max_points", "status", "message", "handed_in", "handed_in_from", "late", "late_penalty")
+SECONDS_PER_DAY = 86400
 
 #: Statuses of a graded submission; the file statuses (missing, empty...) are listed in docs/authoring.md.
 RUN_STATUS = {"timeout": "timeout", "memory": "memory", "output-limit": "output-limit", "killed": "crashed",
@@ -134,6 +137,11 @@ class Submission:
     answer: str | None = None  # a quiz row: the learner's recorded answer
 
 
+#: One check's result on a row, as the JSON output carries it: id, kind, status, description,
+#: message, expected, got, hint, weight.
+CheckEntry = dict[str, Any]
+
+
 @dataclass
 class Row:
     learner: str
@@ -154,10 +162,11 @@ class Row:
     handed_in: str = ""  # ISO 8601, UTC
     handed_in_from: str = ""
     late: bool | None = None  # None: no deadline applies
-    checks: list[dict] = field(default_factory=list)  # per check: id, status, weight, description, message...
+    late_penalty: float = 0.0  # percent of the points taken for lateness (the pack's late_penalty)
+    checks: list[CheckEntry] = field(default_factory=list)  # per check: id, status, weight, description, message...
     why_not_cached: str = ""  # graded fresh: why the cache had no answer
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in COLUMNS}
 
 
@@ -194,10 +203,17 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-def graded_quizzes(pack: Pack) -> list[tuple[str, ChoiceQuiz]]:
-    """("lesson/step", quiz) for every choice quiz worth points, in pack order."""
+GradedQuiz = ChoiceQuiz | PredictQuiz
+
+
+#: How candidates for one (learner, item) compare: (0 archive / 1 loose file, recorded time, file name).
+Rank = tuple[int, float, str]
+
+
+def graded_quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
+    """("lesson/step", quiz) for every choice or predict quiz worth points, in pack order."""
     return [(f"{lesson.id}/{step.id}", step) for lesson in pack.lessons for step in lesson.steps
-            if isinstance(step, ChoiceQuiz) and step.points > 0]
+            if isinstance(step, (ChoiceQuiz, PredictQuiz)) and step.points > 0]
 
 
 def item_order(pack: Pack) -> list[str]:
@@ -213,14 +229,14 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     ignored: list[str] = []
     strays: list[Submission] = []
     # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
-    found: dict[str, dict[str, list[tuple[tuple, Submission]]]] = {}
-    answers: dict[str, tuple[tuple, dict, str, float | None, str]] = {}  # learner -> best archive's quizzes
+    found: dict[str, dict[str, list[tuple[Rank, Submission]]]] = {}
+    answers: dict[str, tuple[Rank, dict[str, dict[str, Any]], str, float | None, str]] = {}  # learner -> best archive's quizzes
 
     by_key: dict[str, RosterEntry] = {}
-    for entry in roster or []:
-        by_key[entry.learner] = entry
-        if entry.id:
-            by_key[entry.id] = entry
+    for person in roster or []:
+        by_key[person.learner] = person
+        if person.id:
+            by_key[person.id] = person
 
     def learner_for(raw: str) -> str | None:
         """The learner a folder or manifest name stands for; None when a roster does not list it."""
@@ -229,10 +245,10 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         entry = by_key.get(raw)
         return entry.learner if entry else None
 
-    def offer(learner: str, rank: tuple, sub: Submission) -> None:
+    def offer(learner: str, rank: Rank, sub: Submission) -> None:
         found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
 
-    def from_archive(path: Path, learner: str, handin, shown: str) -> None:
+    def from_archive(path: Path, learner: str, handin: Handin, shown: str) -> None:
         created = handin.created
         when, source = (created, "archive") if created is not None else (_mtime(path), "file mtime")
         rank = (0, created if created is not None else float("-inf"), path.name)
@@ -246,7 +262,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         if handin.quizzes and (learner not in answers or rank > answers[learner][0]):
             answers[learner] = (rank, handin.quizzes, shown, when, source)
 
-    def read(path: Path, shown: str, learner: str | None):
+    def read(path: Path, shown: str, learner: str | None) -> Handin | None:
         """The archive, or None after adding its row (bad archive, another pack)."""
         try:
             handin = read_handin(path)
@@ -266,21 +282,17 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         if entry.name.startswith("."):
             ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
             continue
-        if entry.is_symlink() and not _inside(entry, root_real):
+        # A symlink out of the folder, or a folder that is another learner's folder: never graded.
+        if entry.is_symlink() and (not _inside(entry, root_real) or entry.is_dir()):
+            outside = not _inside(entry, root_real)
             learner = learner_for(entry.name)
             if learner is None:
-                ignored.append(f"{shown}: not on the roster (a symlink out of the folder), not graded")
+                what = "a symlink out of the folder" if outside else "a symlink to another folder"
+                ignored.append(f"{shown}: not on the roster ({what}), not graded")
             else:
-                strays.append(Submission(learner, "-", shown, status="refused",
-                                         message="a symlink pointing outside the submissions folder"))
-            continue
-        if entry.is_symlink() and entry.is_dir():  # a folder that is another learner's folder
-            learner = learner_for(entry.name)
-            if learner is None:
-                ignored.append(f"{shown}: not on the roster (a symlink to another folder), not graded")
-            else:
-                strays.append(Submission(learner, "-", shown, status="refused",
-                                         message="a symlink to another folder of the class"))
+                strays.append(Submission(learner, "-", shown, status="refused", message=(
+                    "a symlink pointing outside the submissions folder" if outside
+                    else "a symlink to another folder of the class")))
             continue
         if entry.is_dir():
             learner = learner_for(entry.name)
@@ -324,7 +336,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
                 strays.append(Submission(learner, clean_name(item.name), shown, status="unrecognised",
                                          message="not an <exercise-id>.py file or a hand-in archive"))
 
-    claims: dict[str, list[tuple[Path, Any]]] = {}
+    claims: dict[str, list[tuple[Path, Handin]]] = {}
     for path in top_archives:
         shown = clean_name(path.name)
         handin = read(path, shown, None)
@@ -371,7 +383,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         for ref, quiz in quizzes:
             recorded = best[1].get(ref) if best else None
             answer = recorded.get("answer") if isinstance(recorded, dict) else None
-            if isinstance(answer, str):
+            if isinstance(answer, str) and best is not None:
                 sub = Submission(learner, ref, best[2], answer=answer, handed_in=best[3], handed_in_from=best[4])
             else:
                 sub = Submission(learner, ref, best[2] if best else "", status="missing",
@@ -379,9 +391,9 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
             sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
     for sub in strays:
-        who = by_key.get(sub.learner)
-        if who is not None:
-            sub.learner_id, sub.email = who.id, who.email
+        listed = by_key.get(sub.learner)
+        if listed is not None:
+            sub.learner_id, sub.email = listed.id, listed.email
     return Collection(submissions + strays, ignored)
 
 
@@ -421,8 +433,8 @@ def parse_deadline(text: str) -> datetime:
 # --------------------------------------------------------------------------- cache
 
 
-def exercise_fingerprint(exercise: Exercise) -> str:
-    """sha256 of the validated exercise: checks, contract, timeout, points... everything."""
+def exercise_fingerprint(exercise: Exercise | GradedQuiz) -> str:
+    """sha256 of the validated exercise (or quiz): checks, contract, timeout, points... everything."""
     from tutor.core.spec import as_data
 
     data = json.dumps(as_data(exercise), sort_keys=True, ensure_ascii=False, default=str)
@@ -430,6 +442,14 @@ def exercise_fingerprint(exercise: Exercise) -> str:
 
 
 _ENGINE: str | None = None
+
+
+def engine_files() -> list[Path]:
+    """The source that runs or reads checks: the child side, the sandbox and the parent's grader."""
+    base = Path(__file__).resolve().parents[1]
+    return sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
+                   base / "grading" / "exercise.py", base / "grading" / "gradebook.py",
+                   base / "core" / "check_models.py"])
 
 
 def engine_fingerprint() -> str:
@@ -440,9 +460,7 @@ def engine_fingerprint() -> str:
 
         base = Path(__file__).resolve().parents[1]
         digest = hashlib.sha256(__version__.encode())
-        files = sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
-                        base / "core" / "grading.py", base / "core" / "gradebook.py"])
-        for path in files:
+        for path in engine_files():
             digest.update(str(path.relative_to(base)).encode() + b"\0")
             try:
                 digest.update(path.read_bytes())
@@ -456,7 +474,7 @@ def engine_fingerprint() -> str:
 class CacheKey:
     key: str  # everything
     submission: str  # exercise id + code: to say why a fresh grade was needed
-    parts: dict  # {"exercise": ..., "engine": ..., "limits": ...}
+    parts: dict[str, str]  # {"exercise": ..., "engine": ..., "limits": ...}
 
 
 class GradeCache:
@@ -512,7 +530,7 @@ class GradeCache:
         return db
 
     @staticmethod
-    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict, torch: str = "") -> CacheKey:
+    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict[str, Any], torch: str = "") -> CacheKey:
         parts = {"exercise": fingerprint, "engine": f"{engine_fingerprint()} torch {torch}",
                  "limits": json.dumps(limits, sort_keys=True)}
         submission = hashlib.sha256(exercise.id.encode() + b"\0" + code.encode("utf-8", "surrogatepass"))
@@ -521,7 +539,7 @@ class GradeCache:
             digest.update(name.encode() + b"=" + parts[name].encode() + b"\0")
         return CacheKey(digest.hexdigest(), submission.hexdigest(), parts)
 
-    def get(self, key: CacheKey) -> tuple[dict | None, str]:
+    def get(self, key: CacheKey) -> tuple[dict[str, Any] | None, str]:
         """(row, "") on a hit; (None, why not) on a miss."""
         with self._lock:
             if self._db is None:
@@ -565,7 +583,7 @@ class GradeCache:
 # --------------------------------------------------------------------------- grading
 
 
-def _row_from_report(sub: Submission, report, seconds: float) -> Row:
+def _row_from_report(sub: Submission, report: "ExerciseReport", seconds: float) -> Row:
     total = len(report.checks)
     good = sum(check.passed for check in report.checks)
     run = report.run
@@ -579,11 +597,13 @@ def _row_from_report(sub: Submission, report, seconds: float) -> Row:
         status = RUN_STATUS[run.status]
     elif run.error is not None:
         status = "error"
+    elif any(check.status == "timeout" for check in report.checks):
+        status = "timeout"  # a check stopped at its time limit: filtering by timeout finds it too
     else:
         status = "failed"
     message = report.message
     first_bad = next((c for c in report.checks if not c.passed and c.status != "skipped"), None)
-    if status == "failed" and first_bad is not None:
+    if status in ("failed", "timeout") and first_bad is not None:
         message += f"; {first_bad.id}: {first_bad.message}"
     elif status in LIMIT_DECIDED and run.message:
         message = run.message
@@ -619,24 +639,77 @@ def score(row: Row, exercise: Exercise, language: str | None = None, fallback: s
         row.points = float(exercise.points)
 
 
-def _stamp(row: Row, sub: Submission, deadline: datetime | None) -> None:
+def late_penalty_percent(seconds_late: float, penalty: LatePenalty) -> float:
+    """The percent of its points a row loses: ``per_day`` for each started day after the deadline
+    (one second late is one day), at most ``max``."""
+    if seconds_late <= 0:
+        return 0.0
+    days = math.ceil(seconds_late / SECONDS_PER_DAY)
+    return float(min(penalty.max, penalty.per_day * days))
+
+
+def _stamp(row: Row, sub: Submission, deadline: datetime | None, penalty: LatePenalty | None = None) -> None:
+    """Who and when onto a finished row; a late row loses the pack's late penalty, if it declares one."""
     row.learner_id, row.email = sub.learner_id, sub.email
-    row.handed_in, row.handed_in_from, row.late = "", "", None
+    row.handed_in, row.handed_in_from, row.late, row.late_penalty = "", "", None, 0.0
     if sub.handed_in is not None:
         row.handed_in = datetime.fromtimestamp(sub.handed_in, timezone.utc).isoformat(timespec="seconds")
         row.handed_in_from = sub.handed_in_from
         if deadline is not None:
             row.late = sub.handed_in > deadline.timestamp()
+            if row.late and penalty is not None:
+                row.late_penalty = late_penalty_percent(sub.handed_in - deadline.timestamp(), penalty)
+                row.points = round(row.points * (100.0 - row.late_penalty) / 100.0, 4)
 
 
-def _quiz_row(sub: Submission, quiz: ChoiceQuiz) -> Row:
-    correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
+@dataclass(frozen=True)
+class PredictTruth:
+    """What a predict quiz's code did when `grade` ran it: what predictions are judged against."""
+
+    output: str = ""
+    raised: str | None = None  # the exception's class name
+    problem: str = ""  # the code did not run as the pack says: no prediction can be judged
+
+
+def predict_truth(sandbox: "Sandbox", quiz: PredictQuiz) -> PredictTruth:
+    """Run the quiz's own code once (never a learner's) in the sandbox."""
+    from tutor.grading.exercise import run_example
+
     try:
-        picked = {int(part) for part in sub.answer.split(",") if part.strip()}
-    except ValueError:
-        picked = None
-    right = picked == correct
-    message = "correct" if right else ("not an answer to this quiz" if picked is None else "not the right choices")
+        outcome = run_example(sandbox, quiz)
+    except Exception as exc:  # noqa: BLE001 - the quiz's rows say what broke
+        return PredictTruth(problem=f"could not run the quiz's code: {type(exc).__name__}: {exc}")
+    run = outcome.run
+    if run.status not in ("ok", "error") or (quiz.raises is not None and not outcome.matched):
+        return PredictTruth(problem=f"the quiz's code did not run as the pack says ({outcome.summary}); "
+                                    "run `torch-tutor validate`")
+    raised = run.error.type.rsplit(".", 1)[-1] if run.error is not None else None
+    return PredictTruth(run.stdout, raised)
+
+
+def _quiz_row(sub: Submission, quiz: GradedQuiz, truth: PredictTruth | None = None) -> Row:
+    """A quiz answer from a hand-in, marked again against the pack (never the archive's verdict)."""
+    answer = sub.answer or ""
+    if isinstance(quiz, PredictQuiz):
+        if truth is None or truth.problem:
+            problem = truth.problem if truth is not None else "the quiz's code was not run"
+            return Row(sub.learner, sub.exercise, False, 0, 1, "sandbox-failure", problem, origin=sub.origin,
+                       max_points=float(quiz.points))
+        from tutor.core.predict import judge
+
+        right = judge(answer, truth.output, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
+                      raised=truth.raised).right
+        message = "right prediction" if right else "not what the code printed"
+    else:
+        correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
+        picked: set[int] | None
+        try:
+            picked = {int(part) for part in answer.split(",") if part.strip()}
+        except ValueError:
+            picked = None
+        right = picked == correct
+        message = "correct" if right else ("not an answer to this quiz" if picked is None
+                                           else "not the right choices")
     return Row(sub.learner, sub.exercise, right, int(right), 1, "passed" if right else "failed", message,
                origin=sub.origin, points=float(quiz.points) if right else 0.0, max_points=float(quiz.points))
 
@@ -674,10 +747,20 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
             return parse_deadline(exercise.deadline)
         return deadline
 
+    def penalty(eid: str) -> LatePenalty | None:
+        exercise = exercises.get(eid)
+        if exercise is not None and exercise.late_penalty is not None:
+            return exercise.late_penalty
+        return pack.late_penalty
+
+    # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
+    truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in quizzes.items()
+              if isinstance(quiz, PredictQuiz) and any(s.exercise == ref and s.answer is not None for s in subs)}
+
     def finish(index: int, row: Row) -> None:
         nonlocal done
         sub = subs[index]
-        _stamp(row, sub, due(sub.exercise))
+        _stamp(row, sub, due(sub.exercise), penalty(sub.exercise))
         rows[index] = row
         with lock:
             done += 1
@@ -687,7 +770,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
     def one(index: int) -> None:
         sub = subs[index]
         if sub.exercise in quizzes and sub.status is None and sub.answer is not None:
-            finish(index, _quiz_row(sub, quizzes[sub.exercise]))
+            finish(index, _quiz_row(sub, quizzes[sub.exercise], truths.get(sub.exercise)))
             return
         exercise = exercises.get(sub.exercise)
         if sub.status is not None or exercise is None or sub.code is None:

@@ -28,6 +28,12 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _ROW_FIELDS = {f.name for f in fields(Row)}
 
 
+#: What every output says about a run besides its rows: the keys of META_KEYS (pack, version,
+#: title, fingerprint, graded items, max_points, isolation, shard, ignored notices, deadline,
+#: late_penalty), as ``grade`` builds them and as a shard's JSON carries them back.
+GradeMeta = dict[str, Any]
+
+
 class MergeError(ValueError):
     """Shards that cannot be merged; the message says which and why."""
 
@@ -156,14 +162,14 @@ def write_atomic(path: Path, text: str) -> None:
 # --------------------------------------------------------------------------- JSON, JUnit
 
 
-def row_json(row: Row) -> dict:
+def row_json(row: Row) -> dict[str, Any]:
     data = row.record() | {"origin": row.origin, "cached": row.cached, "why_not_cached": row.why_not_cached,
                            "seconds": round(row.seconds, 4), "run_seconds": round(row.run_seconds, 4),
                            "checks": row.checks}
     return data
 
 
-def summary(meta: dict, rows: list[Row]) -> dict:
+def summary(meta: GradeMeta, rows: list[Row]) -> dict[str, Any]:
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         **meta,
@@ -173,12 +179,12 @@ def summary(meta: dict, rows: list[Row]) -> dict:
     }
 
 
-def to_json(meta: dict, rows: list[Row]) -> str:
+def to_json(meta: GradeMeta, rows: list[Row]) -> str:
     return json.dumps({"summary": summary(meta, rows), "rows": [row_json(r) for r in rows]},
                       indent=2, ensure_ascii=False) + "\n"
 
 
-def to_junit(meta: dict, rows: list[Row]) -> str:
+def to_junit(meta: GradeMeta, rows: list[Row]) -> str:
     pack_id, version = meta["pack"], meta["pack_version"]
     suites = ET.Element("testsuites", name=f"torch-tutor grade {pack_id} {version}")
     for learner in sorted({r.learner for r in rows}):
@@ -201,10 +207,10 @@ def to_junit(meta: dict, rows: list[Row]) -> str:
 # --------------------------------------------------------------------------- totals
 
 
-def learner_totals(meta: dict, rows: list[Row]) -> list[dict]:
+def learner_totals(meta: GradeMeta, rows: list[Row]) -> list[dict[str, Any]]:
     """One entry per learner with a row for a graded item (a stray archive is nobody's total)."""
     items = set(meta["items"])
-    learners: dict[str, dict] = {}
+    learners: dict[str, dict[str, Any]] = {}
     for row in rows:
         if row.exercise not in items:
             continue
@@ -217,7 +223,7 @@ def learner_totals(meta: dict, rows: list[Row]) -> list[dict]:
     return [learners[name] for name in sorted(learners)]
 
 
-def to_totals(meta: dict, rows: list[Row]) -> str:
+def to_totals(meta: GradeMeta, rows: list[Row]) -> str:
     """CSV for Canvas's and Moodle's gradebook import: Student, SIS User ID, Email, the total
     (column named after the pack) and the maximum."""
     out = io.StringIO()
@@ -244,7 +250,7 @@ def _fence(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
-def feedback_markdown(meta: dict, learner: str, rows: list[Row]) -> str:
+def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
     mine = [r for r in rows if r.learner == learner]
     items = set(meta["items"])
     total = sum(r.points for r in mine if r.exercise in items)
@@ -258,6 +264,8 @@ def feedback_markdown(meta: dict, learner: str, rows: list[Row]) -> str:
                   ""]
         if row.handed_in:
             late = " (late)" if row.late else ""
+            if row.late and row.late_penalty:
+                late = f" (late: {_num(row.late_penalty)}% of the points taken)"
             lines += [f"Handed in {row.handed_in} (from the {row.handed_in_from}){late}.", ""]
         if row.message:
             lines += [_fence(row.message), ""]
@@ -295,7 +303,7 @@ def feedback_filename(learner: str, taken: set[str]) -> str:
     return name
 
 
-def write_feedback(folder: Path, meta: dict, rows: list[Row]) -> list[Path]:
+def write_feedback(folder: Path, meta: GradeMeta, rows: list[Row]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     taken: set[str] = set()
     written = []
@@ -309,12 +317,12 @@ def write_feedback(folder: Path, meta: dict, rows: list[Row]) -> list[Path]:
 # --------------------------------------------------------------------------- merging shards
 
 
-def row_from_json(data: dict) -> Row:
+def row_from_json(data: dict[str, Any]) -> Row:
     known = {k: v for k, v in data.items() if k in _ROW_FIELDS}
     return Row(**known)
 
 
-def read_shard(path: Path) -> tuple[dict, list[Row]]:
+def read_shard(path: Path) -> tuple[GradeMeta, list[Row]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -334,7 +342,7 @@ def read_shard(path: Path) -> tuple[dict, list[Row]]:
     return head, rows
 
 
-def merge_shards(paths: list[Path]) -> tuple[dict, list[Row]]:
+def merge_shards(paths: list[Path]) -> tuple[GradeMeta, list[Row]]:
     """The meta and rows one unsharded run would have given, from every shard's JSON."""
     shards = [(path, *read_shard(path)) for path in paths]
     first_path, first, _rows = shards[0]
@@ -376,7 +384,7 @@ def merge_shards(paths: list[Path]) -> tuple[dict, list[Row]]:
 
 
 META_KEYS = ("pack", "pack_version", "pack_title", "pack_fingerprint", "items", "max_points", "isolation",
-             "shard", "ignored", "deadline")
+             "shard", "ignored", "deadline", "late_penalty")
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:

@@ -8,6 +8,10 @@ Problems are located in the YAML (the check, the starter, the example's code) li
 
 from __future__ import annotations
 
+import ast
+import builtins
+import difflib
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +19,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from xml.etree import ElementTree
 
 from tutor.core import loader
-from tutor.grading.exercise import check_exercise, run_example
+from tutor.grading.exercise import ExerciseReport, check_exercise, run_example
 from tutor.core.loader import Problem
+from tutor.core.check_models import Check, ProfileCheck
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
+from tutor.core.spec import format_fields, is_record
+from tutor.core.yaml_source import read_source
 
 if TYPE_CHECKING:
     from tutor.sandbox import Sandbox
@@ -37,6 +44,8 @@ class StepRun:
     skipped: bool = False
     #: predict quizzes: the answer learners' predictions are compared against (the recorded output)
     answer: str | None = None
+    #: solutions: what each measurement check measured (see ``_measured``), for ``--repeat``
+    measured: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -47,7 +56,8 @@ class StepRun:
                 "skipped": self.skipped,
                 "summary": self.summary, "seconds": round(self.seconds, 3),
                 "problems": [p.to_json() for p in self.problems],
-                **({"answer": self.answer} if self.answer is not None else {})}
+                **({"answer": self.answer} if self.answer is not None else {}),
+                **({"measured": self.measured} if self.measured else {})}
 
 
 class _Locator:
@@ -57,7 +67,7 @@ class _Locator:
         self.sources: dict[str, tuple[Any, tuple]] = {}
         pack_file = loader.pack_file_of(pack_dir)
         try:
-            root = loader._load_yaml(pack_file)
+            root = read_source(pack_file)
         except Exception:  # noqa: BLE001 - locating is best effort; the pack already loaded
             return
         self.root = root
@@ -66,7 +76,7 @@ class _Locator:
                 self.sources[entry["id"]] = (root, ("lessons", index))
             elif isinstance(entry, str):
                 try:
-                    source = loader._load_yaml(pack_file.parent / entry)
+                    source = read_source(pack_file.parent / entry)
                 except Exception:  # noqa: BLE001
                     continue
                 if isinstance(source.data, dict) and isinstance(source.data.get("id"), str):
@@ -78,7 +88,7 @@ class _Locator:
         root = getattr(self, "root", None)
         if root is None:
             return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
-        line, col = loader._locate(root, path)
+        line, col = root.locate(path)
         return Problem(root.path, line, col, message)
 
     def problem(self, lesson: str, step_index: int, path: tuple, message: str) -> Problem:
@@ -86,7 +96,7 @@ class _Locator:
         if found is None:
             return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
         source, base = found
-        line, col = loader._locate(source, base + ("steps", step_index) + path)
+        line, col = source.locate(base + ("steps", step_index) + path)
         return Problem(source.path, line, col, message)
 
 
@@ -107,6 +117,9 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
         record(StepRun(pack.id, "requires", "torch", False, notice, 0.0,
                        [locator.header_problem(("requires", "torch"), notice)]))
 
+    for run in _static_runs(pack, locator, sandbox):
+        record(run)
+
     for lesson in pack.lessons:
         for index, step in enumerate(lesson.steps):
             needs_cuda = pack.requires.cuda or bool(step.requires and step.requires.cuda)
@@ -122,6 +135,171 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
                     record(run)
             elif isinstance(step, (Example, PredictQuiz)):
                 record(_example_run(lesson.id, index, step, sandbox, locator))
+    return runs
+
+
+# --------------------------------------------------------------------------- checks read without running
+
+#: Names every check's code may use without the contract declaring them.
+_CHECK_NAMES = frozenset({"torch", "nn", "F", "np"})
+#: Names a kind binds for its own expressions.
+_KIND_NAMES = {"module": {"module"}, "mode": {"module"}, "memory": {"n"}, "profile": {"workload", "k"}}
+
+
+def _code_of(check: Check) -> list[tuple[tuple, str, str]]:
+    """(key path, source, mode) of every piece of Python in a check."""
+    found: list[tuple[tuple, str, str]] = []
+
+    def walk(value: Any, path: tuple) -> None:
+        if is_record(type(value)):
+            for name in format_fields(type(value)):
+                walk(getattr(value, name), path + (name,))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, path + (i,))
+        elif isinstance(value, str) and path and path[0] in _PYTHON_FIELDS:
+            mode = "exec" if path[-1] in ("setup", "run") or (path[-1] == "call" and len(path) == 1) else "eval"
+            found.append((path, value, mode))
+
+    walk(check, ())
+    return found
+
+
+_PYTHON_FIELDS = frozenset({"setup", "value", "close_to", "shares_storage_with", "independent_of", "run", "module",
+                            "call", "fast", "slow", "workload", "predicate", "compare", "shape"})
+
+
+def _names(source: str, mode: str) -> tuple[set[str], set[str]]:
+    """(names read, names bound) by a piece of Python; both empty when it does not parse."""
+    try:
+        tree = ast.parse(source, mode=mode)
+    except SyntaxError:
+        return set(), set()
+    read: set[str] = set()
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+    return read, bound
+
+
+def contract_problems(exercise: Exercise) -> list[tuple[tuple, str]]:
+    """(key path, message) for each name a check's code reads that neither the contract, the
+    check (its setup, cases, kind) nor Python and the check namespace provide."""
+    declared = {item.name for item in exercise.contract} | _CHECK_NAMES | set(dir(builtins))
+    problems = []
+    for number, check in enumerate(exercise.checks):
+        pieces = _code_of(check)
+        bound = set(_KIND_NAMES.get(check.kind, set())) | {key for case in check.cases for key in case}
+        for _, source, mode in pieces:
+            bound |= _names(source, mode)[1]
+        reported: set[str] = set()
+        for path, source, mode in pieces:
+            for name in sorted(_names(source, mode)[0] - bound - declared - reported):
+                reported.add(name)
+                close = difflib.get_close_matches(name, sorted(declared - _CHECK_NAMES - set(dir(builtins))), 1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append((("checks", number) + path,
+                                 f"exercise {exercise.id!r}: check {check.id!r} uses `{name}`, which the contract "
+                                 f"does not declare{hint}: add it to `contract` (optional: true if learners need "
+                                 "not define it), or define it in the check's setup or cases"))
+    return problems
+
+
+def _operator_names(check: Check) -> list[tuple[tuple, str]]:
+    """(key path, name) of every operator name (not a prefix pattern) a profile check lists."""
+    if not isinstance(check, ProfileCheck):
+        return []
+    found: list[tuple[tuple, str]] = []
+
+    def add(path: tuple, names: list[str] | None) -> None:
+        for i, name in enumerate(names or []):
+            if not name.endswith("*") and ":" in name:  # a name without ':' is a record_function label
+                found.append((path + (i,), name))
+
+    add(("top1_in",), check.top1_in)
+    add(("absent",), check.absent)
+    if check.top_k is not None:
+        add(("top_k", "within"), check.top_k.within)
+    if check.share is not None:
+        add(("share", "ops"), check.share.ops)
+    for number, count in enumerate(check.calls or []):
+        add(("calls", number, "ops"), count.ops)
+    return found
+
+
+#: Run in the worker (the parent never imports torch): which of NAMES torch does not know, each
+#: with the closest names it does know.
+_OPERATOR_PROBE = """
+import difflib, json, torch
+names = json.loads({names!r})
+known = {{n.split(".")[0] for n in torch._C._dispatch_get_all_op_names()}}
+known |= {{s.name for s in torch._C._jit_get_all_schemas()}}
+unknown = {{}}
+for name in names:
+    if name not in known:
+        unknown[name] = difflib.get_close_matches(name, sorted(known), 3, 0.6)
+print(json.dumps(unknown))
+"""
+
+
+def operator_problems(pack: Pack, sandbox: "Sandbox") -> list[tuple[str, int, tuple, str]]:
+    """(lesson, step index, key path, message) for operator names torch does not know."""
+    places = []
+    for lesson in pack.lessons:
+        for index, step in enumerate(lesson.steps):
+            if isinstance(step, Exercise):
+                for number, check in enumerate(step.checks):
+                    for path, name in _operator_names(check):
+                        places.append((lesson.id, index, step.id, check.id, ("checks", number) + path, name))
+    if not places:
+        return []
+    names = sorted({place[-1] for place in places})
+    result = sandbox.run(_OPERATOR_PROBE.format(names=json.dumps(names)), filename="<operator-names>")
+    try:
+        unknown = json.loads(result.stdout.strip().splitlines()[-1]) if result.status == "ok" else None
+    except (ValueError, IndexError):
+        unknown = None
+    if not isinstance(unknown, dict):
+        return []  # the worker could not say: nothing is claimed either way
+    problems = []
+    for lesson_id, index, step_id, check_id, path, name in places:
+        if name in unknown:
+            close = unknown[name] or []
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            problems.append((lesson_id, index, path,
+                             f"exercise {step_id!r}: check {check_id!r} names operator {name!r}, which this torch "
+                             f"does not have{hint} (names look like aten::mm; see torch.profiler's "
+                             "key_averages() for the ones a workload runs; a prefix ending in * is not checked)"))
+    return problems
+
+
+def _static_runs(pack: Pack, locator: _Locator, sandbox: "Sandbox") -> list[StepRun]:
+    """Mistakes in checks found by reading them (and asking torch for operator names)."""
+    runs = []
+    for lesson in pack.lessons:
+        for index, step in enumerate(lesson.steps):
+            if isinstance(step, Exercise):
+                found = contract_problems(step)
+                if found:
+                    problems = [locator.problem(lesson.id, index, path, message) for path, message in found]
+                    runs.append(StepRun(lesson.id, step.id, "checks", False,
+                                        f"{len(problems)} name(s) not in the contract", 0.0, problems))
+    by_step: dict[tuple[str, int], list[Problem]] = {}
+    for lesson_id, index, path, message in operator_problems(pack, sandbox):
+        by_step.setdefault((lesson_id, index), []).append(locator.problem(lesson_id, index, path, message))
+    for (lesson_id, index), problems in by_step.items():
+        step_id = next(lesson for lesson in pack.lessons if lesson.id == lesson_id).steps[index].id
+        runs.append(StepRun(lesson_id, step_id, "operators", False, f"{len(problems)} unknown operator name(s)",
+                            0.0, problems))
     return runs
 
 
@@ -146,22 +324,30 @@ def _has_cuda(sandbox: "Sandbox") -> bool:
 def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbox", locator: _Locator):
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
     started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, exercise.starter)
+    starter = check_exercise(sandbox, exercise, exercise.starter)
+    starter_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    report = check_exercise(sandbox, exercise, exercise.solution)
+    solution_seconds = time.perf_counter() - started
+    # a check whose own code fails on the reference solution is the pack's bug: reported as the
+    # check's, at its place in the YAML, and never counted as the solution's or the starter's failure
+    broken = _broken_checks(report)
+
     problems = []
-    internal = [c for c in report.checks if c.status == "error" and c.message.startswith("the checker itself")]
+    internal = [c for c in starter.checks if c.status == "error" and c.message.startswith("the checker itself")]
     for check in internal:
         problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
                                         f"exercise {exercise.id!r}, check {check.id!r}: {check.message}"))
-    if report.passed:
+    working = [c for c in starter.checks if c.id not in broken]
+    if working and all(c.passed for c in working) and starter.run.error is None:
         problems.append(locator.problem(lesson, index, ("starter",),
-                                        f"exercise {exercise.id!r}: the starter passes every check; "
-                                        "it must fail at least one"))
-    failing = [c.id for c in report.checks if not c.passed]
-    summary = f"fails {', '.join(failing)}" if failing else report.message
-    yield StepRun(lesson, exercise.id, "starter", not problems, summary, time.perf_counter() - started, problems)
+                                        f"exercise {exercise.id!r}: the starter passes every check"
+                                        + (" that works" if broken else "") + "; it must fail at least one"))
+    failing = [c.id for c in working if not c.passed]
+    summary = f"fails {', '.join(failing)}" if failing else starter.message
+    yield StepRun(lesson, exercise.id, "starter", not problems, summary, starter_seconds, problems,
+                  measured=_measured(starter))
 
-    started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, exercise.solution)
     problems = []
     if report.run.error is not None:
         where = f" (line {report.run.error.lineno} of the solution)" if report.run.error.lineno else ""
@@ -169,15 +355,103 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
                                         f"exercise {exercise.id!r}: the solution raised {report.run.error.type}"
                                         f"{where}: {report.run.error.message}"))
     for check in report.checks:
-        if not check.passed:
+        if check.id in broken:
+            field_name, line = broken[check.id]
+            part = f"its {field_name}" if field_name else "its own code"
+            at_line = f" (line {line} of its {field_name})" if line and field_name == "setup" else ""
+            path: tuple = ("checks", check_index[check.id]) + ((field_name,) if field_name else ())
+            problems.append(locator.problem(lesson, index, path,
+                                            f"exercise {exercise.id!r}: check {check.id!r} is broken: {part} "
+                                            f"fails on the reference solution{at_line}: "
+                                            f"{check.message.split(' (while evaluating')[0]}"))
+        elif not check.passed:
             problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
                                             f"exercise {exercise.id!r}: the solution fails check {check.id!r}: "
                                             f"{check.message}"))
     if not report.checks or (report.run.report is None and not problems):
         problems.append(locator.problem(lesson, index, ("solution",),
                                         f"exercise {exercise.id!r}: the solution gave no check results: {report.message}"))
-    yield StepRun(lesson, exercise.id, "solution", not problems, report.message, time.perf_counter() - started,
-                  problems)
+    yield StepRun(lesson, exercise.id, "solution", not problems, report.message, solution_seconds, problems,
+                  measured=_measured(report))
+
+
+def _broken_checks(report: ExerciseReport) -> dict[str, tuple[str | None, int | None]]:
+    """check id -> (field, line) for each check whose own code raised on this run (the probe
+    marks an exception raised with no line of the learner's code running as ``own_code``)."""
+    raw = report.run.report if isinstance(report.run.report, dict) else {}
+    broken: dict[str, tuple[str | None, int | None]] = {}
+    for item in raw.get("checks") or []:
+        own = item.get("own_code") if isinstance(item, dict) else None
+        if isinstance(own, dict) and item.get("status") == "error":
+            field_name = own.get("field") if isinstance(own.get("field"), str) else None
+            line = own.get("line") if isinstance(own.get("line"), int) else None
+            broken[str(item.get("id"))] = (field_name, line)
+    return broken
+
+
+def _measured(report: ExerciseReport) -> dict[str, dict[str, Any]]:
+    """What each measurement check measured on this run: check id -> {status, measured, needs,
+    margin} (margin: measured/threshold, >= 1 passes; None where the kind has no threshold)."""
+    out: dict[str, dict[str, Any]] = {}
+    for check in report.checks:
+        if check.kind not in ("timing", "profile", "memory"):
+            continue
+        data = check.data or {}
+        value = data.get("margin")
+        out[check.id] = {"status": check.status, "measured": data.get("measured"), "needs": data.get("needs"),
+                         "margin": float(value) if isinstance(value, (int, float)) else None}
+    return out
+
+
+def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str], bool]:
+    """Lines that compare ``validate --repeat`` rounds, and whether any verdict changed.
+
+    A verdict that changed between rounds is a problem (exit 1). For each measurement check, the
+    smallest margin over the rounds is shown: the solution's measured/threshold, the starter's
+    threshold/measured (it must fail by a margin too); under ``safety`` it is a warning."""
+    lines: list[str] = []
+    changed = False
+    keyed: dict[str, list[StepRun]] = {}
+    for runs in rounds:
+        for run in runs:
+            keyed.setdefault(run.name, []).append(run)
+    total = len(rounds)
+    for name, runs in keyed.items():
+        good = sum(run.ok for run in runs)
+        if 0 < good < len(runs):
+            changed = True
+            bad = next(run for run in runs if not run.ok)
+            lines.append(f"verdict changed: {name} was as expected in {good} of {total} runs; "
+                         f"otherwise: {bad.summary}")
+        checks: dict[str, list[dict[str, Any]]] = {}
+        for run in runs:
+            for check_id, measured in run.measured.items():
+                checks.setdefault(check_id, []).append(measured)
+        for check_id, seen in checks.items():
+            statuses = {m["status"] for m in seen}
+            if len(statuses) > 1:
+                changed = True
+                counts = ", ".join(f"{status} {sum(m['status'] == status for m in seen)}x"
+                                   for status in sorted(statuses))
+                lines.append(f"verdict changed: {name}, check {check_id!r}: {counts} in {total} runs")
+            margins = [m for m in seen if m["margin"] is not None
+                       and (runs[0].role == "solution" or m["status"] == "failed")]
+            if not margins:
+                continue
+            role = runs[0].role
+            # the solution must clear the bound; the starter must miss it, by a factor too
+            factor = (lambda m: m["margin"]) if role == "solution" else (lambda m: 1 / m["margin"] if m["margin"] else
+                                                                         float("inf"))
+            worst = min(margins, key=factor)
+            value = factor(worst)
+            lowest = f" (lowest of {total} runs)" if total > 1 else ""
+            text = (f"margin: {name}, check {check_id!r}: {worst['measured']}, needs {worst['needs']}"
+                    f"{' (must fail it)' if role != 'solution' else ''}: margin {value:.2f}{lowest}")
+            if value < safety:
+                text += (f"; warning: under the safety factor {safety:g}, so a busier or faster machine may "
+                         "change the verdict: widen the gap between starter and solution, or move the bound")
+            lines.append(text)
+    return lines, changed
 
 
 def _example_run(lesson: str, index: int, step: Example | PredictQuiz, sandbox: "Sandbox",

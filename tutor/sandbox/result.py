@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Literal, Optional, get_args
 
-STATUSES = ("ok", "error", "timeout", "memory", "output-limit", "killed", "sandbox-failure")
+#: How a run ended; the app and the grader branch on it.
+RunStatus = Literal["ok", "error", "timeout", "memory", "output-limit", "killed", "sandbox-failure"]
+STATUSES: tuple[RunStatus, ...] = get_args(RunStatus)
 
 
 @dataclass
@@ -25,7 +27,7 @@ class LearnerError:
 
 @dataclass
 class RunResult:
-    status: str
+    status: RunStatus
     exit_code: Optional[int] = None
     signal: Optional[int] = None
     stdout: str = ""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
@@ -19,18 +22,20 @@ _EDITOR_KEYS = {"select_all", "document_start", "document_end", "cursor_page_dow
                 "redo", "cut", "copy", "paste", "delete_line"}
 
 
-def key_table(screen, app) -> Table:
+def key_table(screen: Screen[Any] | None, app: App[Any]) -> Table:
     table = Table(box=None, show_header=False, pad_edge=False)
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
     seen: set[str] = set()
-    nodes: list = [screen, app, "palette"]
-    editors = screen.query("CodeEditor") if screen is not None else []
+    nodes: list[DOMNode | str | None] = [screen, app, "palette"]
+    editors = list(screen.query("CodeEditor")) if screen is not None else []
     if editors:  # the editing keys, when the step has a code editor
-        nodes.append(editors.first())
+        nodes.append(editors[0])
     for node in nodes:
         if node == "palette":
             table.add_row(app.get_key_display(Binding(app.COMMAND_PALETTE_BINDING, "")), t("key.palette"))
+            continue
+        if not isinstance(node, DOMNode):
             continue
         for binding in node.BINDINGS:
             if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
@@ -46,7 +51,7 @@ def key_table(screen, app) -> Table:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1", "dismiss", t("key.close"))]
 
-    def __init__(self, below: Screen | None = None):
+    def __init__(self, below: Screen[Any] | None = None):
         super().__init__()
         self.below = below
 

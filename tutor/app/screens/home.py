@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Iterable
+
 from rich.text import Text
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.commands import ScreenCommands
+from tutor.app.state import tutor_app
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -20,7 +25,16 @@ from tutor.core.textclean import neutralize
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
 
-class HomeScreen(Screen):
+class HomeCommands(ScreenCommands):
+    """The contents screen's commands in the palette: resume, filter."""
+
+    def commands(self) -> Iterable[SystemCommand]:
+        screen = self.screen
+        return screen.own_commands() if isinstance(screen, HomeScreen) else ()
+
+
+class HomeScreen(Screen[None]):
+    COMMANDS = {HomeCommands}
     AUTO_FOCUS = "#toc"  # the contents table, before anything else is focused and restyled
     BINDINGS = [
         Binding("ctrl+r", "resume", t("key.resume"), priority=True),
@@ -30,11 +44,11 @@ class HomeScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(f"{t('app.title')} — {t('home.title')}", classes="topbar")
         with Vertical(id="home"):
-            for entry in self.app.found:  # type: ignore[attr-defined]
+            for entry in tutor_app(self).found:
                 if entry.pack is None:
                     yield Static(Text(neutralize(t("home.broken", path=entry.path, count=len(entry.problems or []))),
                                       style="yellow"), classes="broken")
-            if not self.app.packs:  # type: ignore[attr-defined]
+            if not tutor_app(self).packs:
                 yield Static(t("home.nopacks"))
             yield KeyButton("", id="resume", variant="primary")
             yield KeyButton("", id="review-due")
@@ -51,31 +65,32 @@ class HomeScreen(Screen):
         table.add_column(t("home.col.quiz"), key="quiz")
         self.refresh_contents()
         table.focus()
+        self.watch(tutor_app(self), "language", self._language_changed, init=False)
 
     def on_screen_resume(self) -> None:
         self.refresh_contents()
 
-    def language_changed(self) -> None:
+    def _language_changed(self) -> None:
         self.refresh_contents()
 
     # ------------------------------------------------------------------ contents
 
     def _resume_target(self) -> Place | None:
-        app = self.app
-        pack = app.pack(app.start_pack) or (app.packs[0] if app.packs else None)  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        pack = app.pack(app.start_pack) or (app.packs[0] if app.packs else None)
         if pack is None:
             return None
-        return app.resume_place(pack) or Place(pack, 0, 0)  # type: ignore[attr-defined]
+        return app.resume_place(pack) or Place(pack, 0, 0)
 
     def refresh_contents(self) -> None:
-        app = self.app
+        app = tutor_app(self)
         needle = self.query_one("#filter", Input).value.strip().lower()
         table = self.query_one("#toc", DataTable)
         selected = table.cursor_row
         table.clear()
-        for pack in app.packs:  # type: ignore[attr-defined]
-            texts = Texts(pack, app.language)  # type: ignore[attr-defined]
-            summary = {s.lesson: s for s in app.store.summarize(pack).lessons}  # type: ignore[attr-defined]
+        for pack in app.packs:
+            texts = Texts(pack, app.language)
+            summary = {s.lesson: s for s in app.store.summarize(pack).lessons}
             rows = []
             for number, lesson in enumerate(pack.lessons, 1):
                 title = texts(lesson.title)
@@ -100,11 +115,12 @@ class HomeScreen(Screen):
         button = self.query_one("#resume", KeyButton)
         button.display = target is not None
         if target is not None:
-            texts = Texts(target.pack, app.language)  # type: ignore[attr-defined]
+            texts = Texts(target.pack, app.language)
             step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
             where = f"{texts(target.lesson.title)} › {step_name}"
-            started = app.store.position(target.pack.id) is not None  # type: ignore[attr-defined]
-            button.label = t("home.resume" if started else "home.start", where=where) + "  ^R"
+            started = app.store.position(target.pack.id) is not None
+            button.label = with_key(t("home.resume" if started else "home.start", where=where), self, "resume",
+                                    gap="  ")
             button.refresh(layout=True)
         self._refresh_review()
 
@@ -117,7 +133,7 @@ class HomeScreen(Screen):
         """Enter in the filter opens the first lesson that matches (the one highlighted)."""
         table = self.query_one("#toc", DataTable)
         for row in range(table.row_count):
-            key = str(table.coordinate_to_cell_key((row, 0)).row_key.value)
+            key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
             if not key.endswith("/"):
                 self._open_key(key)
                 return
@@ -139,40 +155,38 @@ class HomeScreen(Screen):
 
     def _open_key(self, key: str) -> None:
         pack_id, _, lesson_id = key.partition("/")
-        app = self.app
-        pack = app.pack(pack_id)  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        pack = app.pack(pack_id)
         if pack is None:
             return
-        place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)  # type: ignore[attr-defined]
-        app.open_place(place)  # type: ignore[attr-defined]
+        place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)
+        app.open_place(place)
 
     @on(KeyButton.Pressed, "#resume")
     def action_resume(self) -> None:
         target = self._resume_target()
         if target is not None:
-            self.app.open_place(target)  # type: ignore[attr-defined]
+            tutor_app(self).open_place(target)
 
-    def palette_commands(self):
+    def own_commands(self) -> Iterable[SystemCommand]:
         """This screen's own actions for the command palette (shown before anything is typed)."""
-        from textual.app import SystemCommand
-
         yield SystemCommand(t("cmd.resume"), t("cmd.resume.help"), self.action_resume)
         yield SystemCommand(t("key.filter"), t("cmd.filter.help"), self.action_focus_filter)
 
     @on(KeyButton.Pressed, "#review-due")
     def _review(self) -> None:
-        self.app.action_review()  # type: ignore[attr-defined]
+        tutor_app(self).action_review()
 
     def _refresh_review(self) -> None:
         """The review button: shown while cards are due (F10 opens the queue from anywhere)."""
-        app = self.app
-        store = app.store  # type: ignore[attr-defined]
-        due, new = store.due_counts([p.id for p in app.packs], store.clock(),  # type: ignore[attr-defined]
-                                    app.settings.new_cards_per_day)  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        store = app.store
+        due, new = store.due_counts([p.id for p in app.packs], store.clock(),
+                                    app.settings.new_cards_per_day)
         button = self.query_one("#review-due", KeyButton)
         button.display = bool(due + new)
         if due + new:
-            button.label = t("home.review", due=due, new=new) + "  F10"
+            button.label = with_key(t("home.review", due=due, new=new), self, "review", gap="  ")
             button.refresh(layout=True)
 
     def action_focus_filter(self) -> None:

@@ -13,7 +13,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tutor.app.commands import ScreenCommands
+from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.widgets.keybutton import key_label
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.topbar import TopBar
@@ -28,7 +31,16 @@ STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
 
 
-class LessonScreen(Screen):
+class LessonCommands(ScreenCommands):
+    """The lesson screen's commands in the palette: the step's actions, next and previous."""
+
+    def commands(self) -> Iterable[SystemCommand]:
+        screen = self.screen
+        return screen.step_commands() if isinstance(screen, LessonScreen) else ()
+
+
+class LessonScreen(Screen[None]):
+    COMMANDS = {LessonCommands}
     # Focus lands there as the screen is composed: focusing anything else first (Textual's
     # default is the first focusable widget, the scroll area) restyles the whole step twice.
     AUTO_FOCUS = FIRST_FOCUS
@@ -54,7 +66,7 @@ class LessonScreen(Screen):
 
     @property
     def texts(self) -> Texts:
-        return Texts(self.place.pack, self.app.language)  # type: ignore[attr-defined]
+        return Texts(self.place.pack, tutor_app(self).language)
 
     @property
     def step_view(self) -> StepView | None:
@@ -73,6 +85,7 @@ class LessonScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
+        self.watch(tutor_app(self), "language", self._language_changed, init=False)
         self._enter(self.place)
         self._focus_first()
         self.refresh_bindings()
@@ -81,7 +94,7 @@ class LessonScreen(Screen):
         """Record that the learner is now on ``place``."""
         self.place = place
         self._entered = time.monotonic()
-        store = self.app.store  # type: ignore[attr-defined]
+        store = tutor_app(self).store
         store.set_position(*place.key)
         store.visit(*place.key)
 
@@ -96,11 +109,10 @@ class LessonScreen(Screen):
     def _step_widgets(self) -> list[Widget]:
         place = self.place
         widgets: list[Widget] = []
-        requires = getattr(place.step, "requires", None)
+        requires = place.step.requires
         if requires is not None and requires.cuda:
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
-        engine = getattr(self.app, "engine", None)
-        version = engine.torch_version() if hasattr(engine, "torch_version") else None
+        version = tutor_app(self).engine.torch_version()
         if version is not None and place.pack.requires.torch:  # known once the sandbox is warm
             from tutor.core.versions import floor_notice
 
@@ -117,7 +129,7 @@ class LessonScreen(Screen):
     async def _show(self, place: Place) -> None:
         """Leave the current step (recording the time spent) and show ``place``."""
         if self.step_view is not None:
-            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         self._enter(place)
         scroll = self.query_one("#step-scroll", VerticalScroll)
         await scroll.remove_children()
@@ -135,7 +147,7 @@ class LessonScreen(Screen):
         else:
             self.query_one("#step-scroll").focus()
 
-    def language_changed(self) -> None:
+    def _language_changed(self) -> None:
         self.run_worker(self._show(self.place), exclusive=True, group="show")
 
     # ------------------------------------------------------------------ actions
@@ -157,8 +169,8 @@ class LessonScreen(Screen):
 
     def action_step(self, name: str) -> None:
         view = self.step_view
-        if view is not None and view.supports(name) and not view.running:
-            getattr(view, f"do_{name}")()
+        if view is not None:
+            view.act(name)
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one("#step-scroll", VerticalScroll)
@@ -180,26 +192,25 @@ class LessonScreen(Screen):
             await self._show(target)
 
     def action_home(self) -> None:
-        self.app.action_home()  # type: ignore[attr-defined]
+        tutor_app(self).action_home()
 
     def on_screen_suspend(self) -> None:
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
 
     def on_unmount(self) -> None:
         try:
-            self.app.store.visit(*self.place.key, seconds=time.monotonic() - self._entered)  # type: ignore[attr-defined]
+            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         except Exception:  # the store may already be closed at exit
             pass
 
-    def palette_commands(self) -> Iterable[SystemCommand]:
+    def step_commands(self) -> Iterable[SystemCommand]:
         """The step's actions for the command palette (only those this step answers)."""
         view = self.step_view
-        keys = {b.action: b.key for b in self.BINDINGS if isinstance(b, Binding)}
         for name in STEP_ACTIONS:
             if view is not None and view.supports(name):
-                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=keys[f"step('{name}')"].upper()),
+                yield SystemCommand(t(f"key.{name}"), t("cmd.action.help", shortcut=key_label(self, f"step('{name}')")),
                                     partial(self.action_step, name))
         for action, label in (("next", "key.next"), ("prev", "key.prev")):
             if self.check_action(action, ()):
-                yield SystemCommand(t(label), t("cmd.action.help", shortcut=keys[action].upper()),
+                yield SystemCommand(t(label), t("cmd.action.help", shortcut=key_label(self, action)),
                                     getattr(self, f"action_{action}"))

@@ -12,7 +12,7 @@ Nothing here is imported on the app's first screen: the app loads it on the firs
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,35 +21,30 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.app.widgets.steps import StepView
-from tutor.app.widgets.steps import _VIEWS as STEP_VIEWS
+from tutor.app.widgets.steps import STEP_VIEWS, StepView
 from tutor.core import review
 from tutor.core.i18n import t
 from tutor.sandbox.textclean import clean_output
 
-_SCRATCH_VIEWS: dict[type, type] = {}
-
+if TYPE_CHECKING:
+    from tutor.core.models import Pack
+    from tutor.core.progress import ProgressStore
 
 def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
     """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""
     import importlib
 
     module, name = STEP_VIEWS[type(place.step)]
-    base = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
-    view = _SCRATCH_VIEWS.get(base)
-    if view is None:
-        view = type(f"Review{base.__name__}", (base,), {"key": property(lambda self: self.scratch)})
-        _SCRATCH_VIEWS[base] = view
-    widget = view(place, texts)
-    widget.scratch = key
-    return widget
+    view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+    return view(place, texts, key=key)
 
 
-class ReviewScreen(Screen):
+class ReviewScreen(Screen[None]):
     """``pack_id``: review only that pack's cards (None: every installed pack).
 
     ``clock`` gives the time in seconds since the epoch for the ratings (the store's), and
@@ -94,12 +89,12 @@ class ReviewScreen(Screen):
     # ------------------------------------------------------------------ state
 
     @property
-    def store(self) -> Any:
-        return self.app.store  # type: ignore[attr-defined]
+    def store(self) -> ProgressStore:
+        return tutor_app(self).store
 
     @property
-    def packs(self) -> list:
-        packs = self.app.packs  # type: ignore[attr-defined]
+    def packs(self) -> list[Pack]:
+        packs = tutor_app(self).packs
         return [p for p in packs if self.pack_id in (None, "", p.id)]
 
     @property
@@ -121,12 +116,12 @@ class ReviewScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        app = self.app
-        notices = review.sync(self.store, app.packs)  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        notices = review.sync(self.store, app.packs)
         for notice in notices:
             app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
         self.queue = review.queue(self.store, self.packs, self.store.clock(),
-                                  app.settings.new_cards_per_day, app.language)  # type: ignore[attr-defined]
+                                  app.settings.new_cards_per_day, app.language)
         self.store.listeners.append(self._heard)
         self.run_worker(self._show(), exclusive=True, group="review-show")
 
@@ -135,7 +130,7 @@ class ReviewScreen(Screen):
             self.store.listeners.remove(self._heard)
 
     def on_screen_suspend(self) -> None:
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
 
     async def _show(self) -> None:
         scroll = self.query_one("#review-scroll", VerticalScroll)
@@ -148,7 +143,8 @@ class ReviewScreen(Screen):
             await scroll.mount_all(self._summary())
             scroll.focus()
         else:
-            pack = self.app.pack(item.pack)  # type: ignore[attr-defined]
+            pack = tutor_app(self).pack(item.pack)
+            assert pack is not None  # the queue holds items of the open packs only (review.sync)
             place = Place.find(pack, item.lesson, item.step)
             self._scratch = self.store.scratch_key(*place.key)
             self.store.clear_scratch(*place.key, keep=self._scratch[1])
@@ -160,7 +156,7 @@ class ReviewScreen(Screen):
                 top += "  " + t("review.new")
             # Pack text: never markup, never a control sequence for the terminal.
             self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
-            await scroll.mount(scratch_view(place, Texts(pack, self.app.language),  # type: ignore[attr-defined]
+            await scroll.mount(scratch_view(place, Texts(pack, tutor_app(self).language),
                                             self._scratch))
             if self.revealed:
                 self._verdict(Text(t("review.rate.prompt"), style="bold"))
@@ -268,14 +264,14 @@ class ReviewScreen(Screen):
             view.stop()
         if self.rating is None:
             self._settle(review.AGAIN, gave_up=True)
-        self.app.flush_drafts()  # type: ignore[attr-defined]
+        tutor_app(self).flush_drafts()
         self.index += 1
         self.run_worker(self._show(), exclusive=True, group="review-show")
 
     def action_step(self, name: str) -> None:
         view = self.step_view
-        if view is not None and view.supports(name) and not view.running:
-            getattr(view, f"do_{name}")()
+        if view is not None:
+            view.act(name)
 
     def action_stop(self) -> None:
         view = self.step_view
@@ -283,4 +279,4 @@ class ReviewScreen(Screen):
             view.stop()
 
     def action_home(self) -> None:
-        self.app.action_home()  # type: ignore[attr-defined]
+        tutor_app(self).action_home()

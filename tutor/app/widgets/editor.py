@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding
 from textual.timer import Timer
 from textual.widgets import TextArea
 
+from tutor.app import textual_compat
+from tutor.app.state import tutor_app
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
@@ -47,33 +49,8 @@ def _editor_bindings() -> list[Binding]:
     return keep
 
 
-def _share_highlight_queries() -> None:
-    """Compile each tree-sitter highlight query once per process.
-
-    Textual compiles the Python highlight query (about 50 ms on these machines) every time a
-    document is set, which happens twice for every new TextArea, so every step with an editor
-    paid ~0.1 s. The compiled query depends only on the language and the query text.
-    """
-    try:
-        from textual.document._syntax_aware_document import SyntaxAwareDocument
-    except ImportError:  # no tree-sitter: plain text, nothing to compile
-        return
-    original = SyntaxAwareDocument.prepare_query
-    if getattr(original, "_shared", False):
-        return
-    compiled: dict[tuple[Any, str], Any] = {}
-
-    def prepare_query(self: Any, query: str) -> Any:
-        key = (self.language, query)
-        if key not in compiled:
-            compiled[key] = original(self, query)
-        return compiled[key]
-
-    prepare_query._shared = True  # type: ignore[attr-defined]
-    SyntaxAwareDocument.prepare_query = prepare_query  # type: ignore[method-assign]
-
-
-_share_highlight_queries()
+# Compile each highlight query once per process, not twice per editor (see textual_compat).
+textual_compat.share_highlight_queries()
 
 
 def _inert(text: str) -> str:
@@ -106,12 +83,12 @@ class TextBox(TextArea):
     def load_text(self, text: str) -> None:
         super().load_text(_inert(text))
 
-    async def _on_key(self, event: events.Key) -> None:
-        bindings = getattr(getattr(self, "_bindings", None), "key_to_bindings", {}).get(event.key)
+    async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
+        bindings = textual_compat.own_bindings(self, event.key)
         if bindings and not self.read_only:
             event.stop()
             event.prevent_default()
-            self._restart_blink()
+            textual_compat.restart_blink(self)
             await self.run_action(bindings[0].action)
             return
         await super()._on_key(event)
@@ -128,7 +105,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
 
     # F6/F7 (select line/all in TextArea) belong to Check and Hint: a focused editor must not
     # take the tutor's keys, nor push them to the front of the footer.
-    BINDINGS = _editor_bindings()
+    BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [*_editor_bindings()]
 
     DEFAULT_CSS = """
     CodeEditor { height: auto; min-height: 5; max-height: 24; }
@@ -147,13 +124,13 @@ class CodeEditor(TextBox, inherit_bindings=False):
 
     # ------------------------------------------------------------------ Python-aware editing
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
         if event.key == "enter" and not self.read_only:
             event.stop()
             event.prevent_default()
-            self._restart_blink()
+            textual_compat.restart_blink(self)
             start, end = self.selection
-            self._replace_via_keyboard("\n" + self._next_indent(min(start, end)), start, end)
+            self.replace("\n" + self._next_indent(min(start, end)), start, end, maintain_selection_offset=False)
             return
         await super()._on_key(event)
 
@@ -180,7 +157,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
             before = self.document.get_line(row)[:column]
             if column > 0 and before.strip(" ") == "" and "\t" not in before:
                 target = (column - 1) // INDENT * INDENT
-                self._delete_via_keyboard((row, target), (row, column))
+                self.delete((row, target), (row, column), maintain_selection_offset=False)
                 return
         super().action_delete_left()
 
@@ -279,7 +256,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
         if not self._dirty or self.key is None:
             return
         self._dirty = False
-        store = self.app.store  # type: ignore[attr-defined]
+        store = tutor_app(self).store
         if self.text == self.original:
             store.clear_draft(*self.key)
         else:

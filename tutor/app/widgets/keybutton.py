@@ -13,10 +13,30 @@ from typing import Literal
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.widget import Widget
 
 Variant = Literal["default", "primary", "success", "warning", "error"]
+
+
+def key_label(node: DOMNode, action: str) -> str:
+    """How the key for ``action`` reads on a button ("F5"): the first key of the binding in the
+    BINDINGS of ``node``'s screen, else of the app; "" when neither binds it. Buttons show what
+    the bindings say, so a key moved in BINDINGS moves on the buttons too."""
+    declared = [vars(cls).get("BINDINGS", ()) for owner in (node.screen, node.app) for cls in type(owner).__mro__]
+    for bindings in declared:  # a subclass's own BINDINGS first, as Textual merges them
+        for binding in bindings:
+            if isinstance(binding, Binding) and binding.action == action:
+                key = binding.key.split(",")[0].strip()
+                return node.app.get_key_display(Binding(key, action)).upper()
+    return ""
+
+
+def with_key(text: str, node: DOMNode, action: str, gap: str = " ") -> str:
+    """``text`` followed by the key for ``action`` (see :func:`key_label`), when there is one."""
+    key = key_label(node, action)
+    return f"{text}{gap}{key}" if key else text
 
 
 class KeyButton(Widget, can_focus=True):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,32 +11,40 @@ from textual.widgets import Static
 
 from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
-from tutor.app.widgets.output import field, render_run
+from tutor.app.widgets.output import render_run
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
-_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim")}
+if TYPE_CHECKING:  # grading loads with the first Check, after start-up
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+#: Pack text (a string or one per language) to the learner's language: ``Texts.__call__``.
+Resolve = Callable[["str | dict[str, str] | None"], str]
+
+_MARKS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "error": ("!", "red"), "skipped": ("–", "dim"),
+          "timeout": ("!", "red"), "tampered": ("!", "red")}
 
 
-def check_text(check: Any, resolve) -> Text:
+def check_text(check: CheckResult, resolve: Resolve) -> Text:
     """One check as a few lines of Text (descriptions come from the pack: resolve their language)."""
-    status = field(check, "status", "error")
+    status = check.status
     mark, style = _MARKS.get(status, ("?", "yellow"))
     out = Text()
     out.append(f"{mark} ", style=f"bold {style}")
-    out.append_text(inline(resolve(field(check, "description", "")) or field(check, "id", "")))
+    out.append_text(inline(resolve(check.description) or check.id))
     out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
-    if status == "passed":
+    message = check.message
+    if status == "passed":  # a measurement check says what it measured
+        if message:
+            out.append("\n    " + neutralize(str(message)), style="dim")
         return out
-    message = field(check, "message")
     if message:
         out.append("\n    " + neutralize(str(message)))
-    for key in ("expected", "got"):
-        value = field(check, key)
+    for key, value in (("expected", check.expected), ("got", check.got)):
         if value not in (None, ""):
             out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
-    hint = field(check, "hint")
-    if hint and status in ("failed", "error"):
+    hint = check.hint
+    if hint:  # (not passed, here) grading chose it for this status and case
         out.append("\n    ")
         out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out
@@ -54,12 +62,12 @@ class CheckReport(Vertical):
     CheckReport > .run { margin: 1 0 0 0; }
     """
 
-    def __init__(self, report: Any, resolve, stamp: str | None = None):
+    def __init__(self, report: ExerciseReport, resolve: Resolve, stamp: str | None = None):
         super().__init__()
         self.report = report
         self.resolve = resolve
         self.stamp = stamp  # "check 3 at 10:04:12": a new result shows as new even when its text is not
-        self.add_class("-passed" if field(report, "passed") else "-failed")
+        self.add_class("-passed" if report.passed else "-failed")
 
     def on_mount(self) -> None:
         # Once laid out (its height known), bring the whole report into view, not just its top.
@@ -68,37 +76,36 @@ class CheckReport(Vertical):
         reveal(self)
 
     def compose(self) -> ComposeResult:
-        checks = list(field(self.report, "checks", []) or [])
-        cause = field(self.report, "cause")
-        run = field(self.report, "run")
+        checks = list(self.report.checks)
+        cause = self.report.cause
+        run = self.report.run
         if self.stamp:
             yield Static(Text(self.stamp, style="dim"), classes="stamp")
         if cause:  # the code does not run: say that and where, and nothing the checks could not see
             yield Static(Text(t("exercise.does_not_run"), style="bold red"), classes="summary")
             yield Static(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
-            error = field(run, "error")
-            traceback = field(error, "traceback") if error is not None else None
+            error = run.error
+            traceback = error.traceback if error is not None else None
             if traceback:  # where: the line, with Python's own pointer
                 yield Static(Text(neutralize(str(traceback).rstrip("\n")), style="red"), classes="run")
             yield Static(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), classes="run")
             return
-        passed = sum(field(c, "status") == "passed" for c in checks)
-        if field(self.report, "passed"):
+        passed = sum(c.status == "passed" for c in checks)
+        if self.report.passed:
             summary = t("exercise.passed", total=len(checks))
         else:
             summary = t("exercise.failed", passed=passed, total=len(checks))
-        yield Static(Text(summary, style="green" if field(self.report, "passed") else "red"), classes="summary")
-        message = field(self.report, "message")
-        run = field(self.report, "run")
+        yield Static(Text(summary, style="green" if self.report.passed else "red"), classes="summary")
+        message = self.report.message
         # The engine's own summary repeats the count unless the run itself went wrong.
-        if message and (field(run, "error") is not None or field(run, "status", "ok") != "ok"):
+        if message and (run.error is not None or run.status != "ok"):
             yield Static(Text(neutralize(str(message))))
         for check in checks:
             yield Static(check_text(check, self.resolve), classes="check")
-            data = field(check, "data") or {}
+            data = check.data or {}
             if isinstance(data, dict) and data.get("rows"):
                 yield ProfileChart(list(data["rows"]))
             if isinstance(data, dict) and data.get("curve"):
                 yield MemoryChart(list(data["curve"]))
-        if run is not None and (field(run, "stdout") or field(run, "stderr") or field(run, "status") != "ok"):
+        if run.stdout or run.stderr or run.status != "ok":
             yield Static(render_run(run), classes="run")

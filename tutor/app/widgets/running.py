@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from textual.timer import Timer
 from textual.widgets import Static
 
 from tutor.core.i18n import t
 
-_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+if TYPE_CHECKING:
+    from rich.spinner import Spinner
+
+#: Rich's spinner of that name (its braille "dots"), drawn at its own pace.
+SPINNER = "dots"
 
 
 class RunningIndicator(Static):
@@ -18,13 +23,16 @@ class RunningIndicator(Static):
     RunningIndicator.-running { display: block; }
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any):
         super().__init__("", **kwargs)
         self._started = 0.0
-        self._frame = 0
+        self._spinner: Spinner | None = None
         self._timer: Timer | None = None
 
     def start(self) -> None:
+        from rich.spinner import Spinner  # on the first run, not on the first screen
+
+        self._spinner = Spinner(SPINNER)
         self._started = time.monotonic()
         self.add_class("-running")
         self._tick()
@@ -37,6 +45,8 @@ class RunningIndicator(Static):
         self.remove_class("-running")
 
     def _tick(self) -> None:
-        self._frame = (self._frame + 1) % len(_FRAMES)
-        elapsed = time.monotonic() - self._started
-        self.update(f"{_FRAMES[self._frame]} {t('step.running', elapsed=elapsed)}")
+        if self._spinner is None:
+            return
+        now = time.monotonic()
+        self._spinner.update(text=t("step.running", elapsed=now - self._started))
+        self.update(self._spinner.render(now))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from tutor.app.state import tutor_app
 from tutor.core.i18n import t
 
 
@@ -19,18 +20,18 @@ class StatusBar(Static):
         self.set_interval(0.5, self.refresh_status)
 
     def refresh_status(self) -> None:
-        app = self.app
-        text = app.engine.status_text()  # type: ignore[attr-defined]
-        store = app.store  # type: ignore[attr-defined]
+        app = tutor_app(self)
+        text = app.engine.status_text()
+        store = app.store
         if not store.persistent:
             text += " · " + t("status.progress.temp")
         if store.unsaved and not store.retry_unsaved(every=5.0):  # the disk refused a draft: say so, retry
             text = t("status.unsaved", count=len(store.unsaved)) + " · " + text
             self.tooltip = store.write_error
-        due, new = store.due_counts([p.id for p in app.packs], store.clock(),  # type: ignore[attr-defined]
-                                    app.settings.new_cards_per_day)  # type: ignore[attr-defined]
+        due, new = store.due_counts([p.id for p in app.packs], store.clock(),
+                                    app.settings.new_cards_per_day)
         if due + new:
             text += " · " + t("status.review", count=due + new)
         self.update(text)
-        reason = app.engine.isolation_reason()  # type: ignore[attr-defined]
+        reason = app.engine.isolation_reason()
         self.tooltip = store.write_error or reason or None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tutor.checks import refs, render
 from tutor.checks.context import Case, Failed
+from tutor.checks.vocab import ExprData
 
 _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
 
@@ -26,11 +27,11 @@ def truth(value) -> bool:
     raise Failed(f"the check's predicate gave {render.describe(value)}, not a truth value")
 
 
-def run(check: dict, case: Case):
+def run(check: ExprData, case: Case) -> None:
     value = case.eval(check["predicate"])
     if not truth(value):
         message = check.get("message")
-        if refs.type_(message) is dict:  # normally resolved by the parent; any language will do
+        if isinstance(message, dict):  # normally resolved by the parent; any language will do
             message = next(iter(message.values()), "")
         raise Failed(message or f"`{check['predicate']}` is false")
     return None

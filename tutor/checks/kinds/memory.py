@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tutor.checks import modules, refs, render
 from tutor.checks.context import Case, Failed
+from tutor.checks.vocab import MemoryData
 
 _SAVED_NAMES: dict[type, list[str]] = {}
 _MAX_OBJECTS = 200_000
@@ -119,9 +120,9 @@ def fmt_bytes(count: float) -> str:
     return f"{count:.1f} GiB"
 
 
-def run(check: dict, case: Case):
+def run(check: MemoryData, case: Case) -> dict:
     steps = check.get("steps") or [4, 8, 16, 32]
-    measure = check.get("measure", "auto")
+    measure: str = check.get("measure", "auto")
     curve = []
     used = measure
     session = case.session
@@ -140,7 +141,7 @@ def run(check: dict, case: Case):
     return data
 
 
-def _one_step(check: dict, case: Case, measure: str) -> tuple[int, str]:
+def _one_step(check: MemoryData, case: Case, measure: str) -> tuple[int, str]:
     baseline = 0
     if measure in ("rss", "cuda"):  # a full collection costs ~0.5 s with torch loaded
         refs.gc_collect()
@@ -164,7 +165,7 @@ def _one_step(check: dict, case: Case, measure: str) -> tuple[int, str]:
     return reachable.bytes, "graph"
 
 
-def _verdict(check: dict, curve: list, data: dict) -> None:
+def _verdict(check: MemoryData, curve: list, data: dict) -> None:
     (first_n, first), (last_n, last) = curve[0], curve[-1]
     tolerance = check.get("tolerance", 0.25)
     slack = check.get("slack_per_step", 64) * (last_n - first_n)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render
 from tutor.checks.context import Case, Failed
 from tutor.checks.remote import MirrorModule
+from tutor.checks.vocab import ModeData
 
 
 def _autocast_device(module) -> str:
@@ -49,7 +50,7 @@ def _matches(key: str, wanted, got) -> bool:
     return got == refs.str_(wanted).removeprefix("torch.")
 
 
-def run(check: dict, case: Case):
+def run(check: ModeData, case: Case) -> dict:
     module = case.eval(check["module"])
     if not modules.is_module(module):
         raise Failed(f"`{check['module']}` gave {render.describe(module)}, expected an nn.Module")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tutor.checks import modules, refs, render
 from tutor.checks.context import Case, Failed
+from tutor.checks.vocab import ModuleData, TensorGroupData
 
 
 def _module(case: Case, source: str):
@@ -14,7 +15,7 @@ def _module(case: Case, source: str):
     return value
 
 
-def run(check: dict, case: Case):
+def run(check: ModuleData, case: Case) -> None:
     module = _module(case, check["value"])
     before = modules.settings(module) if check.get("hyperparameters_unchanged") else None
     target = check.get("to")
@@ -28,10 +29,12 @@ def run(check: dict, case: Case):
         module = moved
         _all_moved(module, target)
     case.namespace["module"] = module
-    if check.get("run"):
-        case.run(check["run"])
-    if check.get("training") is not None:
-        _training(module, check["training"])
+    statements = check.get("run")
+    if statements:
+        case.run(statements)
+    training = check.get("training")
+    if training is not None:
+        _training(module, training)
     for which, spec in (("parameters", check.get("parameters")), ("buffers", check.get("buffers"))):
         if spec:
             _group(module, which, spec)
@@ -69,7 +72,7 @@ def _training(module, wanted: bool) -> None:
                          expected=f"{mode} mode", got=f"{got} mode ({name or 'the module'})")
 
 
-def _group(module, which: str, spec: dict) -> None:
+def _group(module, which: str, spec: TensorGroupData) -> None:
     label = "parameter" if which == "parameters" else "buffer"
     found = modules.group(module, "_" + which)
     names = [name for name, _ in found]

@@ -3,59 +3,35 @@
 One profiled run on a small shared CPU is noisy (``aten::sum`` or ``aten::copy_`` can jump to
 second place). So: warm-up runs first (caches, lazy initialisation, the profiler's own first-use
 cost), then ``repeat`` profiled runs, and each operator's *median* self (or total) time over them.
-Assertions compare sets and shares, never exact places among near-ties. The whole check runs
-with one intra-op thread: with another core busy, a multi-threaded op waits at its thread
-barrier for a core, and a 33 MFLOP matmul measured slower than an elementwise exp (seen once in
-30 runs before this). One thread makes the ranking a property of the work, not of the load.
+Assertions compare sets, shares and call counts, never exact places among near-ties. The whole
+check runs with the check's ``threads`` (default one intra-op thread): with another core busy, a
+multi-threaded op waits at its thread barrier for a core, and a 33 MFLOP matmul measured slower
+than an elementwise exp (seen once in 30 runs before this). One thread makes the ranking a
+property of the work, not of the load. Call counts are per call of the workload (each profiled
+run calls it once), the median over the runs.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import guard, refs, render
 from tutor.checks.context import Case, Failed
-from tutor.checks.remote import Remote
+from tutor.checks.kinds.measure import callable_of, in_runner, median, thread_words, threads
+from tutor.checks.vocab import CompareRankingData, ProfileData
 
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
 _TABLE_ROWS = 15
 
 
-def _median(values: list[float]) -> float:
-    ordered = refs.sorted_(values)
-    middle = refs.len_(ordered) // 2
-    if refs.len_(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2
-
-
-def _callable(case: Case, source: str):
-    value = case.eval(source)
-    if not callable(value) or (refs.type_(value) is Remote and not refs.object_getattribute(value, "_callable")):
-        raise Failed(f"`{source}` gave {render.describe(value)}, expected a function to profile")
-    return value
-
-
-def in_runner(case: Case, function) -> bool:
-    """Whether ``function`` is, or calls into, the learner's code: then it is measured in the
-    runner (the judge would measure its requests, not the work). A check's own function that
-    stays here is measured here, by the judge."""
-    session = case.session
-    if session is None:
-        return False
-    if refs.type_(function) is Remote:
-        return True
-    before = session.calls
-    case.call(function)
-    return session.calls != before
-
-
-def measure(case: Case, workload, warmup: int, repeat: int, sort_by: str) -> list[dict]:
+def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, count: int = 1) -> list[dict]:
     """The table: one row per operator, medians over ``repeat`` profiled runs, sorted."""
     if in_runner(case, workload):
-        runs = _runner_runs(case, workload, warmup, repeat)
+        runs = _runner_runs(case, workload, warmup, repeat, count)
         return _table(runs, sort_by)
     for _ in range(warmup):
         case.call(workload)
-    runs: list[dict[str, tuple[float, float, int]]] = []
+    runs = []
     for _ in range(repeat):
         with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:
             case.call(workload, restore=False)
@@ -72,9 +48,11 @@ def measure(case: Case, workload, warmup: int, repeat: int, sort_by: str) -> lis
     return _table(runs, sort_by)
 
 
-def _runner_runs(case: Case, workload, warmup: int, repeat: int) -> list[dict]:
+def _runner_runs(case: Case, workload: Any, warmup: int, repeat: int, count: int) -> list[dict]:
     """Profiled runs made in the runner, as the numbers it reports (checked for shape here)."""
-    numbers = case.session.repeat("profile", [workload], warmup, repeat)
+    session = case.session
+    assert session is not None  # only called when in_runner said so
+    numbers = session.repeat("profile", [workload], warmup, repeat, count)
     runs = []
     for run in numbers if refs.type_(numbers) is list else []:
         per_op = {}
@@ -92,9 +70,9 @@ def _table(runs: list[dict], sort_by: str) -> list[dict]:
         samples = [run.get(name, (0.0, 0.0, 0)) for run in runs]
         rows.append({
             "op": name,
-            "self_us": _median([s[0] for s in samples]),
-            "total_us": _median([s[1] for s in samples]),
-            "calls": refs.int_(_median([s[2] for s in samples])),
+            "self_us": median([s[0] for s in samples]),
+            "total_us": median([s[1] for s in samples]),
+            "calls": refs.int_(median([s[2] for s in samples])),
         })
     total_self = sum(row["self_us"] for row in rows) or 1.0
     for row in rows:
@@ -116,34 +94,71 @@ def _table_data(rows: list[dict], sort_by: str) -> dict:
     return {"sort_by": sort_by, "rows": [dict(row) for row in rows[:_TABLE_ROWS]]}
 
 
-def run(check: dict, case: Case):
-    threads = refs.get_num_threads()
-    refs.set_num_threads(1)
-    try:
+def run(check: ProfileData, case: Case) -> Any:
+    with threads(check.get("threads", 1)):
         return _run(check, case)
-    finally:
-        refs.set_num_threads(threads)
 
 
-def _run(check: dict, case: Case):
+def _run(check: ProfileData, case: Case) -> Any:
     sort_by = check.get("sort_by", "self")
     warmup, repeat = check.get("warmup", 2), check.get("repeat", 5)
-    data = {}
-    if check.get("workload"):
-        rows = measure(case, _callable(case, check["workload"]), warmup, repeat, sort_by)
+    count = check.get("threads", 1)
+    data: dict[str, Any] = {}
+    workload = check.get("workload")
+    if workload:
+        rows = measure(case, callable_of(case, workload), warmup, repeat, sort_by, count)
         data = _table_data(rows, sort_by)
+        data["threads"] = count
         try:
             _assert_ranking(check, rows, sort_by)
+            data["counts"] = _assert_counts(check, rows)
         except Failed as failure:
             failure.data = data
             raise
+        data["summary"] = _summary(check, rows, data["counts"], count)
+        share = check.get("share")
+        if share:  # the one threshold on a measured time: its margin, for validate --repeat
+            got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
+            data.update(measured=_percent(got), needs=f"at least {_percent(share['at_least'])}",
+                        margin=got / share["at_least"])
     compare = check.get("compare")
     if compare:
-        data["compare"] = _compare(check, compare, case, warmup, repeat, sort_by)
+        data["compare"] = _compare(check, compare, case, warmup, repeat, sort_by, count)
     return data
 
 
-def _assert_ranking(check: dict, rows: list[dict], sort_by: str) -> None:
+def _summary(check: ProfileData, rows: list[dict], counts: list[dict], count: int) -> str:
+    """What a passing profile check measured, in one line."""
+    parts = [f"top: {rows[0]['op']} ({_percent(rows[0]['share'])} of self time)"] if rows else []
+    share = check.get("share")
+    if share:
+        got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
+        parts.append(f"{', '.join(share['ops'])}: {_percent(got)}")
+    for item in counts:
+        parts.append(f"{' + '.join(item['ops'])}: {item['calls']} call(s) per call")
+    return "; ".join(parts) + f" ({thread_words(count)})"
+
+
+def _assert_counts(check: ProfileData, rows: list[dict]) -> list[dict]:
+    """Call counts per call of the workload (summed over the listed operators) within bounds."""
+    measured = []
+    for item in check.get("calls") or []:
+        ops = item["ops"]
+        got = sum(row["calls"] for row in rows if _matches(row["op"], ops))
+        measured.append({"ops": ops, "calls": got})
+        names = " or ".join(ops)
+        most, least = item.get("at_most"), item.get("at_least")
+        if most is not None and got > most:
+            raise Failed(f"{names} ran {got} times per call of the workload, expected at most {most} "
+                         "(a Python loop over elements? one vectorised operation does the whole tensor)",
+                         expected=f"<= {most} calls", got=f"{got} calls")
+        if least is not None and got < least:
+            raise Failed(f"{names} ran {got} time(s) per call of the workload, expected at least {least}",
+                         expected=f">= {least} calls", got=f"{got} calls")
+    return measured
+
+
+def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
     what = "self" if sort_by == "self" else "total"
     if not rows:
         raise Failed("the profiler recorded no operators: does the workload run any torch code?")
@@ -179,14 +194,15 @@ def _ordinal(n: int) -> str:
     return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
-def _compare(check: dict, spec: dict, case: Case, warmup: int, repeat: int, sort_by: str) -> list[dict]:
+def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: int, repeat: int, sort_by: str,
+             count: int) -> list[dict]:
     """The learner's ranking function against the checker's own, on workloads they never saw."""
     k, near_tie = spec.get("k", 3), spec.get("near_tie", 0.15)
     key = "self_us" if sort_by == "self" else "total_us"
     compared = []
     for number, source in enumerate(spec["workloads"], 1):
-        workload = _callable(case, source)
-        rows = measure(case, workload, warmup, repeat, sort_by)
+        workload = callable_of(case, source)
+        rows = measure(case, workload, warmup, repeat, sort_by, count)
         case.namespace["workload"] = workload
         case.namespace["k"] = k
         session = case.session

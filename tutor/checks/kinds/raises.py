@@ -1,10 +1,11 @@
-"""``raises`` and ``output``: an expected exception, or printed text matching a pattern."""
+"""``raises``, ``output`` and ``warns``: an expected exception, printed text or a warning matching a pattern."""
 
 from __future__ import annotations
 
 from tutor.checks import refs, render
 from tutor.checks.context import Case, CodeRaised, Failed
 from tutor.checks.remote import RemoteRaised
+from tutor.checks.vocab import OutputData, RaisesData, WarnsData
 
 
 def _message(error: BaseException) -> str:
@@ -26,7 +27,7 @@ def search(pattern: str, text: str):
     return found
 
 
-def run_raises(check: dict, case: Case):
+def run_raises(check: RaisesData, case: Case) -> dict:
     wanted = check["type"]
     try:
         case.run(check["call"])
@@ -50,7 +51,7 @@ def run_raises(check: dict, case: Case):
                  expected=wanted, got="no exception")
 
 
-def run_output(check: dict, case: Case):
+def run_output(check: OutputData, case: Case) -> dict:
     buffer = refs.StringIO()
     session = case.session
     if session is not None:
@@ -69,3 +70,41 @@ def run_output(check: dict, case: Case):
                      else f"expected output matching /{pattern}/, but nothing was printed",
                      expected=f"/{pattern}/", got=shown)
     return {"output": render.clip(printed, 500)}
+
+
+def _caught(items: list) -> list[dict]:
+    return [{"category": w.category.__name__, "mro": [cls.__name__ for cls in w.category.__mro__],
+             "message": _message(w.message)} for w in items]
+
+
+def run_warns(check: WarnsData, case: Case) -> dict:
+    """The code emits a warning of ``category`` (or a subclass), its message matching ``match``.
+    Warnings of the learner's code are recorded where it runs and reported as data."""
+    wanted = check.get("category") or "Warning"
+    session = case.session
+    if session is not None:
+        session.record_warnings, session.warned = True, []
+    try:
+        with refs.catch_warnings(record=True) as local:
+            refs.ignore_warnings("always")
+            case.run(check["call"])
+    finally:
+        if session is not None:
+            session.record_warnings = False
+    seen = _caught(local) + (list(session.warned) if session is not None else [])
+    kinds = [w for w in seen if wanted in (w.get("mro") or [])]
+    pattern = check.get("match")
+    if not kinds:
+        got = ", ".join(f"{w.get('category')}: {render.clip(refs.str_(w.get('message')), 60)}" for w in seen[:3])
+        raise Failed(f"expected a {wanted}, but the code " + (f"warned only {got}" if seen else "emitted no warning"),
+                     expected=wanted, got=got or "no warning")
+    if pattern:
+        matching = [w for w in kinds if search(pattern, refs.str_(w.get("message"))) is not None]
+        if not matching:
+            message = render.clip(refs.str_(kinds[0].get("message")), 100)
+            raise Failed(f"warned {kinds[0].get('category')} as expected, but its message does not match "
+                         f"/{pattern}/: {message!r}", expected=f"a message matching /{pattern}/", got=message)
+        kinds = matching
+    first = kinds[0]
+    return {"warned": first.get("category"), "message": render.clip(refs.str_(first.get("message")), 300),
+            "summary": f"{first.get('category')}: {render.clip(refs.str_(first.get('message')), 100)}"}

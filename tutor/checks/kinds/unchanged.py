@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tutor.checks import modules, refs, render, values
 from tutor.checks.context import Case, Failed
+from tutor.checks.vocab import UnchangedData
 
 
 def _snapshot(value, depth: int = 0):
@@ -29,7 +30,7 @@ def _snapshot(value, depth: int = 0):
     return ("opaque",)
 
 
-def run(check: dict, case: Case):
+def run(check: UnchangedData, case: Case) -> None:
     names = check["names"]
     before = {}
     for name in names:
@@ -48,11 +49,11 @@ def _compare(where: str, snap, value) -> None:
         _, saved, shape, requires_grad = snap
         if not render.is_tensor(value):
             raise Failed(f"your code replaced the caller's tensor {where} with {render.describe(value)}")
-        now = render.shape(value)
-        if now != shape:
+        shape_now = render.shape(value)
+        if shape_now != shape:
             raise Failed(f"your function resized the caller's tensor {where} in place: "
-                         f"{render.fmt_shape(shape)} -> {render.fmt_shape(now)}",
-                         expected=render.fmt_shape(shape), got=render.fmt_shape(now))
+                         f"{render.fmt_shape(shape)} -> {render.fmt_shape(shape_now)}",
+                         expected=render.fmt_shape(shape), got=render.fmt_shape(shape_now))
         if refs.t_device(value).type != "meta":
             got = values.as_float_tensor(value, where)
             expected = values.as_float_tensor(saved, where)
@@ -74,8 +75,8 @@ def _compare(where: str, snap, value) -> None:
     elif kind == "seq":
         _, length, items = snap
         if refs.type_(value) not in (list, tuple) or refs.len_(value) != length:
-            now = refs.len_(value) if refs.type_(value) in (list, tuple) else render.describe(value)
-            raise Failed(f"your function changed the caller's list {where}: it had {length} item(s), now {now}")
+            count = refs.len_(value) if refs.type_(value) in (list, tuple) else render.describe(value)
+            raise Failed(f"your function changed the caller's list {where}: it had {length} item(s), now {count}")
         for index, item in enumerate(items):
             _compare(f"{where}[{index}]", item, value[index])
     elif kind == "dict":

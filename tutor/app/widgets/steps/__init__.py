@@ -9,8 +9,10 @@ from tutor.app.widgets.steps.base import StepView
 from tutor.core.models import ChoiceQuiz, Example, Exercise, FreeQuiz, PredictQuiz, Prose
 
 
+__all__ = ["STEP_VIEWS", "StepView", "make_step"]
+
 #: The widget module and class for each kind of step, imported when a step of that kind is shown.
-_VIEWS = {
+STEP_VIEWS: dict[type, tuple[str, str]] = {
     Prose: ("prose", "ProseStep"), Example: ("example", "ExampleStep"), Exercise: ("exercise", "ExerciseStep"),
     FreeQuiz: ("quiz_free", "FreeQuizStep"), ChoiceQuiz: ("quiz_choice", "ChoiceQuizStep"),
     PredictQuiz: ("quiz_predict", "PredictQuizStep"),
@@ -18,6 +20,6 @@ _VIEWS = {
 
 
 def make_step(place: Place, texts: Texts) -> StepView:
-    module, name = _VIEWS[type(place.step)]
+    module, name = STEP_VIEWS[type(place.step)]
     view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
     return view(place, texts)

@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
 
 from textual import on, work
 from rich.text import Text as RichText
 from textual.containers import Vertical
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static
 
-from tutor.app.engine import EngineUnavailable
+from tutor.app.engine import Engine, EngineUnavailable
 from tutor.app.place import Place, Texts
+from tutor.app.state import tutor_app
 from tutor.app.widgets.running import RunningIndicator
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
+if TYPE_CHECKING:  # loaded with the engine's first run, not at start-up
+    from tutor.core.progress import ProgressStore
+    from tutor.grading.exercise import ExampleOutcome, ExerciseReport
+    from tutor.sandbox.result import RunResult
 
-def reveal(widget: Any, *extra: Any) -> None:
+_R = TypeVar("_R")
+_S = TypeVar("_S")
+
+
+def reveal(widget: Widget, *extra: Widget) -> None:
     """Bring what a key produced into view once it is laid out: all of it when it fits (moving the
     page as little as possible), else its start. ``extra`` widgets (an explanation below) come
     along when they fit too."""
@@ -26,7 +36,7 @@ def reveal(widget: Any, *extra: Any) -> None:
     def scroll() -> None:
         if not widget.is_mounted:
             return
-        container = next((node for node in widget.ancestors if getattr(node, "is_scrollable", False)
+        container = next((node for node in widget.ancestors if isinstance(node, Widget) and node.is_scrollable
                           and node.allow_vertical_scroll), None)
         visible = [w for w in (widget, *extra) if w.is_mounted and w.display and w.outer_size.height]
         height = visible[-1].region.bottom - widget.region.y if visible else widget.outer_size.height
@@ -50,71 +60,152 @@ class StepView(Vertical):
     ACTIONS: ClassVar[frozenset[str]] = frozenset()
 
     @dataclass
-    class Finished(Message):
-        """A background run is over: ``result`` is what the call returned, or ``error`` says why not."""
+    class RunFinished(Message):
+        """Run is over: ``result`` is the sandbox's, or ``error`` says why there is none."""
 
-        job: str
-        result: Any
+        result: RunResult | None
         error: str | None
 
-    def __init__(self, place: Place, texts: Texts):
+    @dataclass
+    class ExampleFinished(Message):
+        """An example ran: ``outcome`` says whether it did what the step expects, or ``error`` why not."""
+
+        outcome: ExampleOutcome | None
+        error: str | None
+
+    @dataclass
+    class CheckFinished(Message):
+        """Check is over: ``report`` is grading's, or ``error`` says why there is none."""
+
+        report: ExerciseReport | None
+        error: str | None
+
+    def __init__(self, place: Place, texts: Texts, *, key: tuple[str, str, str] | None = None):
+        """``key``: where the step's progress, drafts and answers are kept (default: the
+        place's own; the review screen passes a scratch key)."""
         super().__init__(classes="step")
         self.place = place
+        self._progress_key = key
         self.text = texts
         self.running = False
 
     @property
-    def store(self) -> Any:
-        return self.app.store  # type: ignore[attr-defined]
+    def store(self) -> ProgressStore:
+        return tutor_app(self).store
 
     @property
-    def engine(self) -> Any:
-        return self.app.engine  # type: ignore[attr-defined]
+    def engine(self) -> Engine:
+        return tutor_app(self).engine
 
     @property
     def key(self) -> tuple[str, str, str]:
-        return self.place.key
+        return self._progress_key or self.place.key
+
+    def step_as(self, kind: type[_S]) -> _S:
+        """The place's step as the one kind this view shows (``make_step`` chose the view by it)."""
+        step = self.place.step
+        if not isinstance(step, kind):
+            raise TypeError(f"{type(self).__name__} shows a {kind.__name__}, not a {type(step).__name__}")
+        return step
 
     def supports(self, action: str) -> bool:
         return action in self.ACTIONS
 
+    def act(self, action: str) -> None:
+        """Do ``action`` (a screen's key: run, check, hint, solution, reset) when this step
+        answers it and nothing of its runs."""
+        if not self.supports(action) or self.running:
+            return
+        {"run": self.do_run, "check": self.do_check, "hint": self.do_hint, "solution": self.do_solution,
+         "reset": self.do_reset}[action]()
+
+    # A step overrides those in its ACTIONS; the others are never called.
+
+    def do_run(self) -> None:
+        """Run the step's code."""
+
+    def do_check(self) -> None:
+        """Check the learner's code."""
+
+    def do_hint(self) -> None:
+        """Show the next hint."""
+
+    def do_solution(self) -> None:
+        """Show the solution."""
+
+    def do_reset(self) -> None:
+        """Put the step's code back as it was."""
+
     # ------------------------------------------------------------------ background runs
 
-    def start_job(self, job: str, call: Callable[[], Any]) -> None:
-        """Run ``call`` in a thread; :meth:`job_finished` gets its result on the UI thread."""
+    def start_run(self, call: Callable[[], RunResult]) -> None:
+        """Run ``call`` (the engine's ``run``) in a thread; :meth:`run_finished` gets its result."""
+        self._start(call, self.RunFinished)
+
+    def start_example(self, call: Callable[[], ExampleOutcome]) -> None:
+        """Run ``call`` (the engine's ``run_example``) in a thread; :meth:`example_finished` gets it."""
+        self._start(call, self.ExampleFinished)
+
+    def start_check(self, call: Callable[[], ExerciseReport]) -> None:
+        """Run ``call`` (the engine's ``check``) in a thread; :meth:`check_finished` gets its report."""
+        self._start(call, self.CheckFinished)
+
+    def _start(self, call: Callable[[], _R], done: Callable[[_R | None, str | None], Message]) -> None:
         if self.running:
             return
         self.running = True
         for indicator in self.query(RunningIndicator):
             indicator.start()
         self._refresh_keys()
-        self._job(job, call)
+        self._job(call, done)
 
     @work(thread=True, exclusive=True, group="step-run", exit_on_error=False)
-    def _job(self, job: str, call: Callable[[], Any]) -> None:
+    def _job(self, call: Callable[[], _R], done: Callable[[_R | None, str | None], Message]) -> None:
+        result: _R | None = None
+        error: str | None = None
         try:
-            result, error = call(), None
+            result = call()
         except EngineUnavailable as exc:
-            result, error = None, str(exc)
+            error = str(exc)
         except Exception as exc:  # the UI must survive any failure of the engine
-            result = None
-            if type(exc).__name__ == "SandboxUnavailable":
+            # Loaded by now: the call that raised went through the sandbox.
+            from tutor.sandbox.pool import SandboxUnavailable
+
+            if isinstance(exc, SandboxUnavailable):
                 error = t("sandbox.missing", reason=str(exc))
             else:
                 error = f"{type(exc).__name__}: {exc}"
-        self.post_message(self.Finished(job, result, error))
+        self.post_message(done(result, error))
 
-    @on(Finished)
-    def _finished(self, message: Finished) -> None:
+    def _over(self, message: Message, show: Callable[[], None]) -> None:
+        """The job is over: stop the indicators, ``show`` its outcome, offer the keys again."""
         message.stop()
         self.running = False
         for indicator in self.query(RunningIndicator):
             indicator.stop()
-        self.job_finished(message.job, message.result, message.error)
+        show()
         self._refresh_keys()
 
-    def job_finished(self, job: str, result: Any, error: str | None) -> None:
-        """Show the outcome of ``job``; overridden by steps that run code."""
+    @on(RunFinished)
+    def _run_finished(self, message: RunFinished) -> None:
+        self._over(message, lambda: self.run_finished(message.result, message.error))
+
+    @on(ExampleFinished)
+    def _example_finished(self, message: ExampleFinished) -> None:
+        self._over(message, lambda: self.example_finished(message.outcome, message.error))
+
+    @on(CheckFinished)
+    def _check_finished(self, message: CheckFinished) -> None:
+        self._over(message, lambda: self.check_finished(message.report, message.error))
+
+    def run_finished(self, result: RunResult | None, error: str | None) -> None:
+        """Show a Run's result (``error``: why there is none); overridden by steps that run code."""
+
+    def example_finished(self, outcome: ExampleOutcome | None, error: str | None) -> None:
+        """Show an example's outcome (``error``: why there is none)."""
+
+    def check_finished(self, report: ExerciseReport | None, error: str | None) -> None:
+        """Show a Check's report (``error``: why there is none)."""
 
     def shown_output(self, error: str | None) -> Static | None:
         """The step's #output box, made visible; None when it now shows ``error`` instead."""

@@ -3,31 +3,38 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
-
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import field, render_run
+from tutor.app.widgets.output import render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
+from tutor.core.models import Exercise
 from tutor.core.textclean import neutralize
+
+if TYPE_CHECKING:  # the sandbox and grading load with the first run, after start-up
+    from tutor.grading.exercise import ExerciseReport
+    from tutor.sandbox.result import RunResult
 
 #: Failed checks after which the solution may be seen (with a confirmation) before solving.
 SOLUTION_AFTER_FAILED = 3
 
 
 class ExerciseStep(StepView):
+    @property
+    def step(self) -> Exercise:
+        return self.step_as(Exercise)
 
     #: The code a Check was started with: kept with the result if it passes.
     _checked_code: str | None = None
@@ -37,7 +44,7 @@ class ExerciseStep(StepView):
     _runs = 0
 
     def compose(self) -> ComposeResult:
-        step = self.place.step
+        step = self.step
         progress = self.store.step(*self.key)
         yield Static(Text("✓ " + t("exercise.solved"), style="bold green"), id="solved-badge",
                      classes="-shown" if progress.solved else "")
@@ -46,6 +53,8 @@ class ExerciseStep(StepView):
         for item in step.contract:
             contract.append("\n  ")
             contract.append(neutralize(item.signature), style="bold cyan")
+            if item.optional:
+                contract.append(f" ({t('exercise.optional')})", style="dim")
             contract.append("  ")
             contract.append_text(inline(self.text(item.description)))
         yield Static(contract, id="contract")
@@ -56,11 +65,11 @@ class ExerciseStep(StepView):
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
-            yield KeyButton(t("step.run") + " F5", id="run")
-            yield KeyButton(t("step.check") + " F6", id="check", variant="primary")
-            yield KeyButton(t("step.hint") + " F7", id="hint")
-            yield KeyButton(t("step.solution") + " F8", id="solution")
-            yield KeyButton(t("step.reset") + " F9", id="reset")
+            yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run")
+            yield KeyButton(with_key(t("step.check"), self, "step('check')"), id="check", variant="primary")
+            yield KeyButton(with_key(t("step.hint"), self, "step('hint')"), id="hint")
+            yield KeyButton(with_key(t("step.solution"), self, "step('solution')"), id="solution")
+            yield KeyButton(with_key(t("step.reset"), self, "step('reset')"), id="reset")
         yield RunningIndicator()
         with Vertical(id="hints"):
             for index in range(min(progress.hints_used, len(step.hints))):
@@ -68,7 +77,7 @@ class ExerciseStep(StepView):
         yield Vertical(id="result")
 
     def _hint_widget(self, index: int) -> Markdown:
-        hints = self.place.step.hints
+        hints = self.step.hints
         return Markdown(t("exercise.hint", n=index + 1, total=len(hints), text=self.text(hints[index])),
                         classes="hint")
 
@@ -80,23 +89,23 @@ class ExerciseStep(StepView):
 
     @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
-        code, step = self.editor.text, self.place.step
-        self.start_job("run", lambda: self.engine.run(code, timeout=step.timeout,
-                                                      filename=self.engine.exercise_filename(step)))
+        code, step = self.editor.text, self.step
+        self.start_run(lambda: self.engine.run(code, timeout=step.timeout,
+                                               filename=self.engine.exercise_filename(step)))
 
     @on(KeyButton.Pressed, "#check")
     def do_check(self) -> None:
         code = self.editor.text
         self._checked_code = code
         self.editor.flush()
-        step, texts = self.place.step, self.text
-        self.start_job("check", lambda: self.engine.check(step, code, language=texts.language,
-                                                          fallback=texts.fallback))
+        step, texts = self.step, self.text
+        self.start_check(lambda: self.engine.check(step, code, language=texts.language,
+                                                   fallback=texts.fallback))
 
     @on(KeyButton.Pressed, "#hint")
     def do_hint(self) -> None:
         shown = len(self.query(".hint"))
-        if shown >= len(self.place.step.hints):
+        if shown >= len(self.step.hints):
             self.app.notify(t("exercise.nomorehints"))
             return
         self.store.use_hint(*self.key)
@@ -110,7 +119,7 @@ class ExerciseStep(StepView):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.editor.replace_all(self.place.step.starter)
+                self.editor.replace_all(self.step.starter)
                 self.app.notify(t("exercise.reset.done"))
 
         self.app.push_screen(ConfirmScreen(t("exercise.reset.confirm")), done)
@@ -135,46 +144,53 @@ class ExerciseStep(StepView):
 
         def done(use: bool | None) -> None:
             if use:
-                self.editor.replace_all(self.place.step.solution)
+                self.editor.replace_all(self.step.solution)
 
-        self.app.push_screen(SolutionScreen(self.place.step.solution), done)
+        self.app.push_screen(SolutionScreen(self.step.solution), done)
 
     # ------------------------------------------------------------------ results
 
-    def job_finished(self, job: str, result: Any, error: str | None) -> None:
+    def _result_box(self, error: str | None) -> Vertical | None:
+        """The #result box, emptied; None when it now shows ``error`` instead."""
         box = self.query_one("#result", Vertical)
         box.remove_children()
         if error is not None:
             box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
-            return
-        if job == "run":
-            self.store.record_attempt(*self.key, "run", passed=field(result, "status") == "ok",
-                                      wall_time=field(result, "wall_time"))
-            self._runs += 1
-            widget = Static(Group(render_run(result), Text(t("exercise.run_stamp", n=self._runs,
-                                                                time=time.strftime("%H:%M:%S")), style="dim")),
-                            classes="output -shown")
-        else:
-            checks = list(field(result, "checks", []) or [])
-            passed = bool(field(result, "passed"))
-            unchanged = (self._checked_code or "").strip() == self.place.step.starter.strip()
-            if unchanged and not passed:
-                # Checking the starter as given is a look at the task, not an attempt: it must
-                # not count towards opening the solution.
-                self.app.notify(t("exercise.starter_unchanged"))
-            else:
-                self.store.record_attempt(*self.key, "check", passed=passed,
-                                          checks_passed=sum(field(c, "status") == "passed" for c in checks),
-                                          checks_total=len(checks),
-                                          wall_time=field(field(result, "run"), "wall_time"),
-                                          code=self._checked_code)
-            if passed:
-                self.query_one("#solved-badge").add_class("-shown")
-            from tutor.app.widgets.report import CheckReport
+            return None
+        return box
 
-            self._checks += 1
-            widget = CheckReport(result, self.text, stamp=t("exercise.stamp", n=self._checks,
-                                                            time=time.strftime("%H:%M:%S")))
+    def run_finished(self, result: RunResult | None, error: str | None) -> None:
+        box = self._result_box(error)
+        if box is None or result is None:
+            return
+        self.store.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
+        self._runs += 1
+        widget = Static(Group(render_run(result), Text(t("exercise.run_stamp", n=self._runs,
+                                                            time=time.strftime("%H:%M:%S")), style="dim")),
+                        classes="output -shown")
         box.mount(widget)
-        if job == "run":
-            reveal(widget)
+        reveal(widget)
+
+    def check_finished(self, report: ExerciseReport | None, error: str | None) -> None:
+        box = self._result_box(error)
+        if box is None or report is None:
+            return
+        checks = report.checks
+        passed = report.passed
+        unchanged = (self._checked_code or "").strip() == self.step.starter.strip()
+        if unchanged and not passed:
+            # Checking the starter as given is a look at the task, not an attempt: it must
+            # not count towards opening the solution.
+            self.app.notify(t("exercise.starter_unchanged"))
+        else:
+            self.store.record_attempt(*self.key, "check", passed=passed,
+                                      checks_passed=sum(c.status == "passed" for c in checks),
+                                      checks_total=len(checks), wall_time=report.run.wall_time,
+                                      code=self._checked_code)
+        if passed:
+            self.query_one("#solved-badge").add_class("-shown")
+        from tutor.app.widgets.report import CheckReport
+
+        self._checks += 1
+        box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
+                                                          time=time.strftime("%H:%M:%S"))))

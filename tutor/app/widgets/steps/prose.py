@@ -6,8 +6,13 @@ from textual.app import ComposeResult
 
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
+from tutor.core.models import Prose
 
 
 class ProseStep(StepView):
+    @property
+    def step(self) -> Prose:
+        return self.step_as(Prose)
+
     def compose(self) -> ComposeResult:
-        yield Markdown(self.text(self.place.step.body))
+        yield Markdown(self.text(self.step.body))

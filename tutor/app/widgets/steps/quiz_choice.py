@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.table import Table
@@ -21,14 +22,23 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
+from tutor.app import textual_compat
 from tutor.app.markdown import inline
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
+from tutor.core.models import ChoiceQuiz
 
 #: The progress store's preference that seeds every shuffle for this learner.
 SEED_PREFERENCE = "shuffle-seed"
+
+if TYPE_CHECKING:  # what _Wrapping is mixed into (a private module; only its type is needed)
+    from textual.widgets._toggle_button import ToggleButton as _Toggle
+
+    from tutor.core.progress import ProgressStore
+else:
+    _Toggle = object
 
 _SOFT_BREAK = re.compile(r"(?<![\n\\])(?<!  )\n(?!\n)")
 
@@ -38,7 +48,7 @@ def soft_join(text: str) -> str:
     return _SOFT_BREAK.sub(" ", text.strip())
 
 
-def learner_seed(store) -> str:
+def learner_seed(store: ProgressStore) -> str:
     """This learner's shuffle seed: made once, kept with their progress."""
     seed = store.preference(SEED_PREFERENCE)
     if not seed:
@@ -61,23 +71,22 @@ def _indices(answer: str | None) -> set[int]:
     return {int(part) for part in answer.split(",") if part.strip().isdigit()}
 
 
-class _Wrapping:
+class _Wrapping(_Toggle):
     """Textual's toggle buttons draw one line and cut the label with "…": these wrap it, the
     continuation lines indented under the label's start."""
 
     def _lines(self, width: int) -> list[Content]:
-        button = self._button  # type: ignore[attr-defined]
+        button = textual_compat.toggle_glyph(self)
         indent = button.cell_length + 1
-        label: Content = self._label  # type: ignore[attr-defined]
-        lines = label.wrap(max(width - indent - 1, 8)) or [Content("")]
+        lines = self.label.wrap(max(width - indent - 1, 8)) or [Content("")]
         return lines
 
     def render(self) -> Content:
-        width = self.content_region.width or self.size.width  # type: ignore[attr-defined]
-        label_style = self.get_visual_style("toggle--label")  # type: ignore[attr-defined]
-        button = self._button  # type: ignore[attr-defined]
+        width = self.content_region.width or self.size.width
+        label_style = self.get_visual_style("toggle--label")
+        button = textual_compat.toggle_glyph(self)
         pad = " " * (button.cell_length + 1)
-        parts: list[Content | tuple[str, object] | str] = []
+        parts: list[Content | str] = []
         for index, line in enumerate(self._lines(width)):
             line = line.pad(1, 0).stylize_before(label_style)
             parts.append(button if index == 0 else Content(pad[:-1]))
@@ -98,8 +107,12 @@ class ChoiceBox(_Wrapping, Checkbox):
 
 
 class ChoiceQuizStep(StepView):
+
+    @property
+    def step(self) -> ChoiceQuiz:
+        return self.step_as(ChoiceQuiz)
     def compose(self) -> ComposeResult:
-        quiz = self.place.step
+        quiz = self.step
         earlier = _indices(self.store.step(*self.key).quiz_answer)
         yield Markdown(self.text(quiz.question))
         yield Static(t("quiz.choice.pick_many" if quiz.multiple else "quiz.choice.pick"), classes="muted")
@@ -117,14 +130,14 @@ class ChoiceQuizStep(StepView):
 
     @property
     def order(self) -> list[int]:
-        quiz = self.place.step
+        quiz = self.step
         # Seeded by the item itself (never a review's scratch key): the same order in the lesson,
         # on resume and in every review.
         return choice_order(len(quiz.choices), learner_seed(self.store), self.place.key,
-                            getattr(quiz, "shuffle", True))
+                            quiz.shuffle)
 
     def _label(self, index: int) -> Text:
-        return inline(soft_join(self.text(self.place.step.choices[index].text)))
+        return inline(soft_join(self.text(self.step.choices[index].text)))
 
     def on_mount(self) -> None:
         earlier = self.store.step(*self.key).quiz_answer
@@ -136,14 +149,14 @@ class ChoiceQuizStep(StepView):
         pressed = event.pressed
         if pressed is None or not (pressed.id or "").startswith("choice-"):
             return
-        self._answer({int(pressed.id.removeprefix("choice-"))})
+        self._answer({int((pressed.id or "").removeprefix("choice-"))})
 
     @on(KeyButton.Pressed, "#submit")
     def _submit(self) -> None:
         self._answer({int((box.id or "-1").removeprefix("choice-")) for box in self.query(ChoiceBox) if box.value})
 
     def _answer(self, picked: set[int]) -> None:
-        correct = {i for i, c in enumerate(self.place.step.choices) if c.correct}
+        correct = {i for i, c in enumerate(self.step.choices) if c.correct}
         self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
         self._show(picked)
 
@@ -151,7 +164,7 @@ class ChoiceQuizStep(StepView):
         """The verdict, then each choice in the learner's order: its mark, its text and, under it
         (wrapped lines aligned), why. Green marks a right choice, red a wrong one; the text and the
         explanations are never drawn as errors."""
-        choices = self.place.step.choices
+        choices = self.step.choices
         right = picked == {i for i, c in enumerate(choices) if c.correct}
         verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
                        style="bold green" if right else "bold red")

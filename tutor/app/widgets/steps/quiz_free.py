@@ -12,11 +12,16 @@ from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
+from tutor.core.models import FreeQuiz
 
 
 class FreeQuizStep(StepView):
+
+    @property
+    def step(self) -> FreeQuiz:
+        return self.step_as(FreeQuiz)
     def compose(self) -> ComposeResult:
-        quiz = self.place.step
+        quiz = self.step
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
         yield TextBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",

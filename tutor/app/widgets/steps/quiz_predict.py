@@ -7,7 +7,7 @@ learner sees their answer and the real output side by side, the differences mark
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.table import Table
@@ -17,14 +17,18 @@ from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
 
 from tutor.app.widgets.editor import TextBox
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
-from tutor.app.widgets.output import field, render_run
+from tutor.app.widgets.output import render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
+from tutor.core.models import PredictQuiz
 from tutor.core.predict import char_spans, judge, side_by_side
 from tutor.core.textclean import neutralize
+
+if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
+    from tutor.sandbox.result import RunResult
 
 
 def difference(prediction: str, expected: str) -> Table:
@@ -51,34 +55,38 @@ def difference(prediction: str, expected: str) -> Table:
 class PredictQuizStep(StepView):
     ACTIONS = frozenset({"run"})
 
+    @property
+    def step(self) -> PredictQuiz:
+        return self.step_as(PredictQuiz)
+
     def compose(self) -> ComposeResult:
-        quiz = self.place.step
+        quiz = self.step
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
         if quiz.raises:
             yield Static(t("quiz.predict.raises_hint"), classes="muted")
         yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
-        yield KeyButton(t("quiz.predict.run") + " F5", id="run", variant="primary")
+        yield KeyButton(with_key(t("quiz.predict.run"), self, "step('run')"), id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
         yield Markdown(id="explain")
 
     @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
-        quiz = self.place.step
-        self.start_job("run", lambda: field(self.engine.run_example(quiz), "run"))
+        quiz = self.step
+        self.start_run(lambda: self.engine.run_example(quiz).run)
 
-    def job_finished(self, job: str, result: Any, error: str | None) -> None:
+    def run_finished(self, result: RunResult | None, error: str | None) -> None:
         output = self.shown_output(error)
-        if output is None:
+        if output is None or result is None:
             reveal(self.query_one("#output", Static))
             return
-        quiz = self.place.step
+        quiz = self.step
         prediction = self.query_one("#prediction", TextArea).text
-        actual = field(result, "stdout", "") or ""
-        run_error = field(result, "error")
-        raised = str(field(run_error, "type", "")).rsplit(".", 1)[-1] if run_error is not None else None
+        actual = result.stdout or ""
+        run_error = result.error
+        raised = run_error.type.rsplit(".", 1)[-1] if run_error is not None else None
         verdict = judge(prediction, actual, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
                         raised=raised)
         self.store.record_quiz(*self.key, prediction, verdict.right)

@@ -1,0 +1,126 @@
+"""`validate` catches the author's own mistakes before a learner meets them (issue 17.3), measures
+margins with --repeat (17.1), and the scaffold validates clean after being copied (17.8)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURES = Path(__file__).parents[1] / "checks" / "fixtures"
+
+
+def validate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    return subprocess.run([sys.executable, "-m", "tutor", "validate", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=600)
+
+
+def test_author_mistakes_are_the_checks_with_their_lines():
+    out = validate(str(FIXTURES / "author-mistakes"))
+    text = out.stdout
+    assert out.returncode == 1
+    lesson = "author-mistakes/mistakes.yaml"
+    # a NameError in a check's own setup: the check is broken, at the setup's line, with the line in it
+    assert (f"{lesson}:21:16: exercise 'scale': check 'broken-setup' is broken: its setup fails on the "
+            "reference solution (line 2 of its setup): NameError: name 'undefined_helper' is not defined") in text
+    assert "the solution fails check 'broken-setup'" not in text
+    assert "the solution fails check 'not-declared'" not in text
+    # ... and not counted against the starter either
+    assert "starter (" in text and "fails values, operators\n" in text
+    # names the contract does not declare, found without running anything
+    assert (f"{lesson}:36:16: exercise 'scale': check 'not-declared' uses `scale_rows`, which the contract "
+            "does not declare (did you mean 'scale'?)") in text
+    # operator names asked of torch in the worker, with a suggestion
+    assert (f"{lesson}:45:19: exercise 'scale': check 'operators' names operator 'aten:mul', which this torch "
+            "does not have; did you mean 'aten::mul'") in text
+
+
+def test_no_run_does_not_report_names_but_still_loads():
+    out = validate("--no-run", str(FIXTURES / "author-mistakes"))
+    assert out.returncode == 0 and "(author-mistakes v0.1.0, 1 lesson)" in out.stdout  # not "1 lessons"
+
+
+def test_repeat_reports_a_thin_margin():
+    out = validate("--repeat", "3", str(FIXTURES / "marginal"))
+    text = out.stdout
+    assert "3 runs compared" in text
+    assert "       speed: " in text and ", needs at least 1.3x (" in text  # each run's numbers, pass or fail
+    margin = [line for line in text.splitlines() if line.strip().startswith("margin: speed/once solution")]
+    changed = [line for line in text.splitlines() if "verdict changed" in line]
+    assert margin or changed, text
+    if margin:
+        assert "needs at least 1.3x: margin " in margin[0] and "(lowest of 3 runs)" in margin[0]
+        assert "warning: under the safety factor 1.5" in margin[0]
+
+
+def test_repeat_with_a_lower_safety_factor_has_no_warning_for_a_wide_margin():
+    out = validate("--repeat", "2", "--safety", "0.01", "--json", str(FIXTURES / "marginal"))
+    (entry,) = json.loads(out.stdout)
+    assert entry["repeat"]["runs"] == 2
+    assert not any("under the safety factor" in line for line in entry["repeat"]["lines"])
+    solution = next(run for run in entry["runs"] if run["role"] == "solution")
+    assert solution["measured"]["speed"]["needs"] == "at least 1.3x"
+    assert solution["measured"]["speed"]["margin"] > 0
+
+
+def test_the_scaffold_validates_clean_from_another_folder_after_being_copied(tmp_path):
+    made = tmp_path / "made"
+    subprocess.run([sys.executable, "-m", "tutor", "new", str(made)], check=True, capture_output=True)
+    shared = tmp_path / "elsewhere" / "course"
+    shutil.copytree(made, shared)
+    shutil.rmtree(made)
+    first = (shared / "pack.yaml").read_text().splitlines()[0]
+    assert first == "# yaml-language-server: $schema=./pack.schema.json"
+    assert (shared / "pack.schema.json").is_file()  # the relative $schema still finds it
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    out = validate(str(shared), cwd=cwd)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "all as expected" in out.stdout
+
+
+def test_a_number_where_a_mapping_belongs_shows_the_mapping(tmp_path):
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURES / "marginal", pack)
+    text = (pack / "pack.yaml").read_text()
+    (pack / "pack.yaml").write_text(text.replace("ratio: {min: 1.3}", "ratio: 20"))
+    out = validate("--no-run", str(pack))
+    assert out.returncode == 1
+    assert "checks[0].ratio: expected a mapping such as {min: ..., max: ...}, got a number" in out.stdout
+    assert "instance of Ratio" not in out.stdout
+
+
+def _exercise(checks: list[dict], contract: list[dict]):
+    from tutor.core.models import Exercise
+    from tutor.core.validation import validate as build
+
+    return build(Exercise, {"id": "ex", "kind": "exercise", "body": "b", "starter": "", "solution": "",
+                            "contract": contract, "hints": ["a", "b"],
+                            "checks": [{"description": c["id"], **c} for c in checks]})
+
+
+def test_contract_names_are_read_from_every_piece_of_a_check():
+    from tutor.grading.validate import contract_problems
+
+    contract = [{"name": "f", "signature": "f(x)", "description": "d"},
+                {"name": "helper", "signature": "helper()", "description": "d", "optional": True}]
+    fine = _exercise([
+        {"id": "a", "kind": "tensor", "cases": [{"n": 2}], "setup": "import math\nx = torch.ones(n)\n"
+         "def ref(t):\n    return t * math.pi", "value": "f(x)", "close_to": "ref(x)", "shape": ["n"]},
+        {"id": "b", "kind": "timing", "fast": "lambda: f(x)", "slow": "lambda: [f(x) for _ in range(3)]",
+         "setup": "x = torch.ones(2)", "ratio": {"min": 2}},
+        {"id": "c", "kind": "expr", "predicate": "helper() is None and abs(-1) == 1 and np.pi > 3", "message": "m"},
+        {"id": "d", "kind": "profile", "compare": {"call": "rank(workload, k)", "workloads": ["lambda: f(1)"]}},
+    ], contract)
+    problems = contract_problems(fine)
+    assert [message for _, message in problems] == [
+        "exercise 'ex': check 'd' uses `rank`, which the contract does not declare: add it to `contract` "
+        "(optional: true if learners need not define it), or define it in the check's setup or cases"]
+    assert problems[0][0] == ("checks", 3, "compare", "call")
+    shadowed = _exercise([{"id": "a", "kind": "tensor", "value": "ff(1)"}], contract[:1])
+    (path, message), = contract_problems(shadowed)
+    assert path == ("checks", 0, "value") and "uses `ff`" in message and "(did you mean 'f'?)" in message

@@ -1,0 +1,143 @@
+"""Every use of Textual's private surface, in one place, each behind a version guard.
+
+The app needs a few things Textual does not offer publicly; each is here with why, and each
+applies only to the Textual versions it was tested with (``TESTED``, the same range
+``pyproject.toml`` pins). Outside that range, or when the private name is gone, the app falls
+back to Textual's own behaviour: slower or less tidy, never broken.
+``tests/app/test_textual_compat.py`` fails when an installed Textual changes any of these.
+
+The version is read from the package's ``dist-info`` folder name beside it, not through
+``importlib.metadata`` (``textual.__version__`` uses that): scanning every distribution's
+metadata cost a noticeable share of start-up (see docs/architecture.md, "Start-up").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from textual.binding import Binding
+    from textual.content import Content
+    from textual.widget import Widget
+    from textual.widgets import TextArea
+    from textual.widgets._toggle_button import ToggleButton
+
+#: Textual versions these workarounds were tested with: at least the first, below the second.
+TESTED = ((8, 2, 8), (8, 3))
+
+
+@functools.cache
+def textual_version() -> tuple[int, ...] | None:
+    """The installed Textual's version as numbers (None when it cannot be read cheaply)."""
+    import textual
+
+    site = Path(textual.__file__).resolve().parent.parent
+    for entry in site.glob("textual-*.dist-info"):
+        match = re.fullmatch(r"textual-(\d+(?:\.\d+)*)\.dist-info", entry.name)
+        if match:
+            return tuple(int(part) for part in match.group(1).split("."))
+    try:  # an unusual layout (an egg, a source tree): the slow way, once
+        from importlib.metadata import version
+
+        text = version("textual")
+    except Exception:
+        return None
+    numbers = re.match(r"\d+(?:\.\d+)*", text)
+    return tuple(int(part) for part in numbers.group().split(".")) if numbers else None
+
+
+def in_range(version: tuple[int, ...] | None) -> bool:
+    """True when ``version`` is in ``TESTED`` (None, an unknown version, is not)."""
+    return version is not None and TESTED[0] <= version < TESTED[1]
+
+
+def tested() -> bool:
+    """True when the installed Textual is one the workarounds were tested with."""
+    return in_range(textual_version())
+
+
+# --------------------------------------------------------------------------- highlight queries
+
+
+def share_highlight_queries() -> bool:
+    """Compile each tree-sitter highlight query once per process; True when it now does.
+
+    Textual compiles the Python highlight query (about 50 ms on these machines) every time a
+    document is set, which happens twice for every new TextArea, so every step with an editor
+    paid ~0.1 s. The compiled query depends only on the language and the query text. Private:
+    ``textual.document._syntax_aware_document.SyntaxAwareDocument.prepare_query``.
+    """
+    if not tested():
+        return False
+    try:
+        from textual.document._syntax_aware_document import SyntaxAwareDocument
+    except ImportError:  # no tree-sitter: plain text, nothing to compile
+        return False
+    original = getattr(SyntaxAwareDocument, "prepare_query", None)
+    if original is None:
+        return False
+    if getattr(original, "_shared", False):
+        return True
+    compiled: dict[tuple[Any, str], Any] = {}
+
+    def prepare_query(self: Any, query: str) -> Any:
+        key = (self.language, query)
+        if key not in compiled:
+            compiled[key] = original(self, query)
+        return compiled[key]
+
+    prepare_query._shared = True  # type: ignore[attr-defined]  # marks our wrapper: applied once
+    SyntaxAwareDocument.prepare_query = prepare_query  # type: ignore[method-assign]  # the workaround
+    return True
+
+
+# --------------------------------------------------------------------------- keys in order
+
+
+def own_bindings(widget: Widget, key: str) -> list[Binding]:
+    """The bindings ``widget`` itself declares for ``key`` (not its ancestors'); [] outside the
+    tested range. Private: ``DOMNode._bindings`` (a public ``BindingsMap``)."""
+    if not tested():
+        return []
+    bindings = getattr(widget, "_bindings", None)
+    found = getattr(bindings, "key_to_bindings", None)
+    return list(found.get(key, ())) if isinstance(found, dict) else []
+
+
+def restart_blink(area: TextArea) -> None:
+    """Show the cursor at once after a key, as TextArea's own key handler does. Private:
+    ``TextArea._restart_blink``."""
+    restart: Callable[[], None] | None = getattr(area, "_restart_blink", None) if tested() else None
+    if restart is not None:
+        restart()
+
+
+#: The private hook a TextArea types characters in; a subclass that must act on a key before
+#: the text changes overrides it (``TextBox`` and ``CodeEditor`` do). Textual calls
+#: ``_on_key`` before ``on_key`` for the same event.
+KEY_HOOK = "_on_key"
+
+
+def key_hook_present() -> bool:
+    """True when TextArea still types characters in ``KEY_HOOK`` (the overrides rely on it)."""
+    from textual.widgets import TextArea
+
+    return KEY_HOOK in vars(TextArea)
+
+
+# --------------------------------------------------------------------------- toggle buttons
+
+
+def toggle_glyph(button: ToggleButton) -> Content:
+    """The ``▐●▌`` part of a radio button or checkbox, styled as Textual draws it. Private:
+    ``ToggleButton._button``; outside the tested range, the same glyph unstyled."""
+    from textual.content import Content
+
+    if tested():
+        glyph = getattr(button, "_button", None)
+        if isinstance(glyph, Content):
+            return glyph
+    return Content(button.BUTTON_LEFT + button.BUTTON_INNER + button.BUTTON_RIGHT)

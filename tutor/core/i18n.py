@@ -93,6 +93,7 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.hint": "Hint {n}/{total}: {text}",
         "exercise.nomorehints": "That was the last hint.",
         "exercise.passed": "All {total} checks passed. Solved!",
+        "exercise.passed.one": "The check passed. Solved!",
         "exercise.failed": "{passed}/{total} checks passed.",
         "exercise.solution.locked": "The solution opens once you solve the exercise, or after {n} checks that failed.",
         "exercise.solution.confirm": "You have not solved this yet. Seeing the solution now is allowed, "

@@ -221,11 +221,15 @@ def _summary(checks: list[CheckResult], result: "RunResult", report: dict | None
     if report is None:
         return result.message or f"the run ended ({result.status}) without check results"
     good = sum(c.passed for c in checks)
-    text = f"all {total} checks passed" if good == total else f"{good} of {total} checks passed"
+    noun = "check" if total == 1 else "checks"
+    if good == total:
+        text = "the one check passed" if total == 1 else f"all {total} checks passed"
+    else:
+        text = f"{good} of {total} {noun} passed"
     if result.error is not None:
         where = f" at line {result.error.lineno}" if result.error.lineno else ""
         text = (f"your code raised {result.error.type}{where}: {_clip(result.error.message)}; "
-                f"{good} of {total} checks passed on what it had defined")
+                f"{good} of {total} {noun} passed on what it had defined")
     return text
 
 

@@ -92,7 +92,7 @@ class CheckReport(Vertical):
             return
         passed = sum(c.status == "passed" for c in checks)
         if self.report.passed:
-            summary = t("exercise.passed", total=len(checks))
+            summary = t("exercise.passed.one") if len(checks) == 1 else t("exercise.passed", total=len(checks))
         else:
             summary = t("exercise.failed", passed=passed, total=len(checks))
         yield Static(Text(summary, style="green" if self.report.passed else "red"), classes="summary")

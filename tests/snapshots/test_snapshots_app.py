@@ -203,8 +203,10 @@ def test_small_predict_missed(snap_compare, snapshot_app):
 
 
 def test_small_exercise_with_a_long_report(snap_compare, snapshot_app):
-    checks = [CheckResult(f"c{n}", "failed" if n % 2 else "passed", f"check number {n} of the exercise",
-                          "the values differ", expected="2 * x", got="x", hint="Multiply by two.")
+    # as grading makes them: a passing check that measures nothing carries no message
+    checks = [CheckResult(f"c{n}", "failed", f"check number {n} of the exercise", "the values differ",
+                          expected="2 * x", got="x", hint="Multiply by two.") if n % 2 else
+              CheckResult(f"c{n}", "passed", f"check number {n} of the exercise", "")
               for n in range(1, 7)]
     report = ExerciseReport(exercise="double", passed=False, message="3 of 6 checks passed",
                             run=RunResult(status="ok"), checks=checks)

@@ -177,6 +177,31 @@ def test_a_double_fork_daemon_does_not_outlive_the_run(sandbox, recovered, lefto
     recovered(sandbox)
 
 
+def test_a_daemon_that_keeps_printing_is_gone_by_the_verdict_and_misses_the_next_run(sandbox, recovered, leftovers):
+    # The verdict leaves as soon as nothing of the run is left (issue 11): a daemon still writing
+    # to the run's stdout when the run ends must be gone by then, not just soon after.
+    name = "tt-ghost"
+    code = (
+        "import ctypes, os, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        ctypes.CDLL(None).prctl(15, b'{name}', 0, 0, 0)\n"
+        "        while True:\n"
+        "            os.write(1, b'ghost\\n')\n"
+        "            time.sleep(0.001)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.2)\nos.write(1, b'parent done\\n')\n"
+    )
+    first = sandbox.run(code)
+    assert first.status == "ok", (first.error, first.stderr)
+    assert "parent done\n" in first.stdout and leftovers(name) == []
+    second = sandbox.run("print('clean')")
+    assert second.status == "ok" and second.stdout == "clean\n", second.stdout[:200]
+    assert leftovers(name) == []
+    recovered(sandbox)
+
+
 def test_segfault_through_ctypes(sandbox, recovered):
     result = sandbox.run("import ctypes\nctypes.string_at(0)\n")
     assert result.status == "killed" and result.signal == 11

@@ -8,10 +8,14 @@ import select
 import signal
 import socket
 import time
+from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.runner import runner
+
+if TYPE_CHECKING:
+    import resource
 
 
 def fork() -> int:
@@ -72,8 +76,9 @@ class Spare:
         except OSError:
             pass
 
-    def result(self) -> dict:
-        """The keeper's verdict, once it has reaped the runner and everything it left."""
+    def verdict(self) -> dict:
+        """The keeper's verdict, once nothing of the run is left (``swept``); the keeper itself
+        may still be finishing (``reap`` waits for it)."""
         data = b""
         while True:
             chunk = os.read(self.status_r, 65536)
@@ -81,14 +86,24 @@ class Spare:
                 break
             data += chunk
         try:
+            found = json.loads(data)
+        except ValueError:
+            found = None
+        return found if type(found) is dict else {"failure": "the sandbox keeper died without a verdict"}
+
+    def reap(self) -> None:
+        """Wait for the keeper to finish (its sweep included) and exit."""
+        try:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
         self.close()
-        try:
-            return json.loads(data)
-        except ValueError:
-            return {"failure": "the sandbox keeper died without a verdict"}
+
+    def result(self) -> dict:
+        """The keeper's verdict, once it has reaped the runner and everything it left."""
+        verdict = self.verdict()
+        self.reap()
+        return verdict
 
     def close(self) -> None:
         for fd in (self.ctl_w, self.status_r):
@@ -132,22 +147,37 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
     linux.die_with_parent()
     linux.become_subreaper()
     judge_end, runner_end = socket.socketpair()
-    pid = _start_runner(runner_end, containment, {ctl_r, status_w, request.fileno(), judge_end.fileno()})
+    exit_r, exit_w = os.pipe()
+    pid = _start_runner(runner_end, containment, {ctl_r, status_w, request.fileno(), judge_end.fileno(), exit_r},
+                        exit_w)
     runner_end.close()
+    os.close(exit_w)
+    if not containment.get("namespaces"):  # no relay: the runner is this process's child
+        os.close(exit_r)
     taken = _take_request(request, ctl_r)
     if taken is None:  # discarded before use
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
         return
     message, fds = taken
-    report_status(status_w, keep(pid, judge_end, message, fds, ctl_r, containment))
+    verdict = keep(pid, judge_end, message, fds, ctl_r, containment,
+                   exit_r if containment.get("namespaces") else None, lambda early: report_status(status_w, early))
+    if verdict is not None:
+        report_status(status_w, verdict)
 
 
 def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
-         containment: dict) -> dict:
+         containment: dict, exit_r: int | None = None,
+         early: Callable[[dict], None] | None = None) -> dict | None:
     """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
     child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
-    (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict."""
+    (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict.
+
+    With per-run namespaces, ``pid`` is the relay and ``exit_r`` the pipe on which it says how
+    the runner (PID 1 of the run's namespace) ended, once the kernel has killed and reaped every
+    process of that namespace. Nothing of the run is left then, so the verdict goes to ``early``
+    at once (and None is returned); the relay's own exit (the namespaces' teardown, 10-30 ms on
+    a busy machine) and the sweep come after, before this process exits."""
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -155,22 +185,37 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     reason = judge(judge_end, runner_end_message(message), fds, message, ctl_r, started + wall_time, pid)
+    ended: dict | None = None
     while reason is None:
         remaining = wall_time - (time.monotonic() - started)
         if remaining <= 0:
             reason = "timeout"
             break
-        watch = [ctl_r] + ([pidfd] if pidfd is not None else [])
+        watch = [ctl_r] + ([pidfd] if pidfd is not None else []) + ([exit_r] if exit_r is not None else [])
         ready, _, _ = select.select(watch, [], [], remaining if pidfd is not None else min(remaining, 0.01))
         if ctl_r in ready:
             reason = "cancelled"  # a cancel, or the worker went away
             break
+        if exit_r is not None and exit_r in ready:
+            ended = _read_exit(exit_r)
+            if ended is not None:
+                break
+            os.close(exit_r)  # EOF without a record: the relay's own exit says it all
+            exit_r = None
+            continue
         if pidfd is not None and pidfd in ready:
             break
         if pidfd is None and os.waitpid(pid, os.WNOHANG)[0] == pid:
             return {"failure": "runner reaped early"}
     if pidfd is not None:
         os.close(pidfd)
+    if exit_r is not None:
+        os.close(exit_r)
+    if ended is not None and early is not None:
+        early(dict(ended, reason=None, wall_time=time.monotonic() - started, swept=True))
+        os.wait4(pid, 0)
+        sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
+        return None
     if reason:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -179,18 +224,35 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - started
     swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
+    return dict(_ending(status, usage), reason=reason, wall_time=wall, swept=swept)
+
+
+def _ending(status: int, usage: "resource.struct_rusage") -> dict:
+    """How a process ended, as the verdict says it."""
     return {
-        "reason": reason,
         "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        "wall_time": wall,
         "cpu_time": usage.ru_utime + usage.ru_stime,
         "maxrss_kb": usage.ru_maxrss,
-        "swept": swept,
     }
 
 
-def _start_runner(runner_end: socket.socket, containment: dict, close: set[int]) -> int:
+def _read_exit(fd: int) -> dict | None:
+    """The relay's one record (how the runner ended), or None at EOF without one."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return None
+        data += chunk
+    try:
+        record = json.loads(data)
+    except ValueError:
+        return None
+    return record if type(record) is dict else None
+
+
+def _start_runner(runner_end: socket.socket, containment: dict, close: set[int], exit_w: int) -> int:
     """Fork the runner; with namespaces, through a relay that unshares them and forks it.
 
     The keeper itself must stay outside the run's PID namespace: a process that unshared
@@ -198,7 +260,8 @@ def _start_runner(runner_end: socket.socket, containment: dict, close: set[int])
     and the profiler. So a relay child unshares, forks the runner (PID 1 of the new namespace),
     and waits for it, leaving with the runner's exit status; the keeper waits for the relay
     (``wait4`` counts the runner's CPU time and peak memory too). Killing the relay kills the
-    runner (its parent-death signal), and with it the whole namespace."""
+    runner (its parent-death signal), and with it the whole namespace. The relay writes how the
+    runner ended on ``exit_w`` (see ``_relay``); the runner never holds that pipe."""
     pid = fork()
     if pid:
         return pid
@@ -216,18 +279,28 @@ def _start_runner(runner_end: socket.socket, containment: dict, close: set[int])
         child = fork()
         if child:
             runner_end.close()
-            _relay(child)
+            _relay(child, exit_w)
         linux.die_with_parent()
+    os.close(exit_w)
     try:
         runner(runner_end, containment)
     finally:
         os._exit(71)
 
 
-def _relay(child: int) -> None:
-    """Wait for the runner and leave the way it did."""
+def _relay(child: int, exit_w: int | None = None) -> None:
+    """Wait for the runner and leave the way it did; first, on ``exit_w``, say how it ended.
+
+    The runner is PID 1 of the run's namespace: when its wait returns, the kernel has killed and
+    reaped every process of the namespace, so the record means that nothing of the run is left.
+    The relay's own exit, which tears down the namespaces, can come after the verdict."""
     linux.set_name(b"tutor-relay")
-    _, status = os.waitpid(child, 0)
+    _, status, usage = os.wait4(child, 0)
+    if exit_w is not None:
+        try:
+            os.write(exit_w, json.dumps(_ending(status, usage)).encode() + b"\n")
+        except OSError:
+            pass
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)

@@ -83,12 +83,20 @@ def serve(channel: socket.socket, containment: dict) -> None:
                 return
             if control.get("op") == "cancel" and control.get("id") == message["id"]:
                 current.cancel()
-        verdict = current.result()
+        verdict = current.verdict()
+        verdict.update(op="done", id=message["id"])
+        if verdict.get("swept") is True:
+            # Nothing of the run is left (the keeper swept, or the run's PID namespace is gone):
+            # the tutor may have the result while the keeper exits (~10 ms, a process that ran
+            # torch). The next request waits in the channel until the keeper is reaped, the
+            # sweep below is done and a new spare is forked.
+            wire.send_frame(channel, verdict)
+        current.reap()
         # Whatever escaped the keeper's sweep was reparented to us, the subreaper; no spare
         # exists yet, so every child left is the run's.
         sweep(time.monotonic() + 1.0)
-        verdict.update(op="done", id=message["id"])
-        wire.send_frame(channel, verdict)
+        if verdict.get("swept") is not True:
+            wire.send_frame(channel, verdict)
         spare = Spare(containment, {channel.fileno()})
 
 

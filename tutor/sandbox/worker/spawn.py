@@ -60,11 +60,13 @@ def judge_main(config: dict) -> int:
     linux.become_subreaper()
     started = time.perf_counter()
     judge_end, runner_end = socket.socketpair()
-    runner_config = {"role": "runner", "fd": runner_end.fileno(), "containment": containment,
+    exit_r, exit_w = os.pipe()  # the relay says on it how the runner ended (see keeper._relay)
+    runner_config = {"role": "runner", "fd": runner_end.fileno(), "exit_fd": exit_w, "containment": containment,
                      "preload": config.get("preload", [])}
     proc = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(runner_config)],
-                            pass_fds=[runner_end.fileno()], stdin=subprocess.DEVNULL)
+                            pass_fds=[runner_end.fileno(), exit_w], stdin=subprocess.DEVNULL)
     runner_end.close()
+    os.close(exit_w)
     try:
         loaded, failed = preload(config.get("preload", []))  # no warm-up: ops run in the runner
         judge_end.settimeout(RUNNER_START_S)
@@ -95,10 +97,15 @@ def judge_main(config: dict) -> int:
         return 0
     ctl_r, ctl_w = os.pipe()
     threading.Thread(target=_relay_cancels, args=(channel, message["id"], ctl_w), daemon=True).start()
-    verdict = keep(proc.pid, judge_end, message, fds, ctl_r, containment)
+    def done(verdict: dict) -> None:
+        verdict.update(op="done", id=message["id"])
+        wire.send_frame(channel, verdict)
+
+    found = keep(proc.pid, judge_end, message, fds, ctl_r, containment,
+                 exit_r if containment.get("namespaces") else None, done)
     proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again
-    verdict.update(op="done", id=message["id"])
-    wire.send_frame(channel, verdict)
+    if found is not None:
+        done(found)
     return 0
 
 
@@ -124,8 +131,12 @@ def _relay_cancels(channel: socket.socket, run_id: object, ctl_w: int) -> None:
 
 def runner_main(config: dict) -> int:
     channel = socket.socket(fileno=int(config["fd"]))
+    exit_w = int(config["exit_fd"]) if config.get("exit_fd") is not None else None
     linux.die_with_parent()
     containment = config.get("containment", {})
+    if exit_w is not None and not containment.get("namespaces"):  # no relay: the judge waits for this process
+        os.close(exit_w)
+        exit_w = None
     if containment.get("namespaces"):
         # Still one thread, nothing imported: unshare here, then fork once so the runner is
         # PID 1 of the run's namespace; this process stays as the relay (see keeper._start_runner).
@@ -136,8 +147,10 @@ def runner_main(config: dict) -> int:
         child = fork()
         if child:
             channel.close()
-            _relay(child)
+            _relay(child, exit_w)
         linux.die_with_parent()
+        if exit_w is not None:
+            os.close(exit_w)  # the runner never holds it
     try:
         preload(config.get("preload", []))
         warm_up()

@@ -88,7 +88,9 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def _hidden_roots() -> list[str]:
     roots = list(_HIDDEN)
     home = os.environ.get("HOME")
-    if home and home not in ("/", "") and not any(home == r or home.startswith(r + "/") for r in roots):
+    # A home under /tmp (containers often set HOME=/tmp) is already covered by the private /tmp;
+    # a tmpfs of its own inside that one could not be remounted read-only, and bubblewrap failed.
+    if home and home not in ("/", "") and not _under(home, roots + ["/tmp"]):
         roots.append(home)
     return [r for r in roots if os.path.isdir(r)]
 

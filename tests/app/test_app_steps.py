@@ -69,6 +69,21 @@ async def test_free_response_reveals_the_answer_and_takes_a_self_grade(make_app,
     assert recorded.quiz_answer == "the shapes say which operand" and recorded.quiz_correct is True
 
 
+async def test_free_response_reveals_the_answer_with_the_solution_key_shown_on_its_button(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        assert "Reveal answer F8" in screen_text(app)  # the key, as the screen binds it
+        await pilot.press("f8")
+        await settle(pilot)
+        assert "Because the message names the two operands" in screen_text(app)
+        await pilot.click("#right")
+        await pilot.press("f8")  # again, after the self-grade: the grade stays
+        await settle(pilot)
+        assert app.store.step("mini", "basics", "why-shapes").quiz_correct is True
+        await pilot.press("ctrl+q")
+
+
 async def test_edits_are_kept_as_a_draft_and_come_back_after_a_restart(make_app, tmp_path):
     app = make_app(start_lesson="exercises")
     async with app.run_test(size=SIZE) as pilot:

@@ -8,7 +8,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TextArea
 
 from tutor.app.widgets.editor import TextBox
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
@@ -16,6 +16,9 @@ from tutor.core.models import FreeQuiz
 
 
 class FreeQuizStep(StepView):
+    """The model answer is this step's solution: the screen's solution key reveals it."""
+
+    ACTIONS = frozenset({"solution"})
 
     @property
     def step(self) -> FreeQuiz:
@@ -26,7 +29,7 @@ class FreeQuizStep(StepView):
         yield Markdown(self.text(quiz.question))
         yield TextBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",
                        placeholder=t("quiz.free.placeholder"))
-        yield KeyButton(t("quiz.free.reveal"), id="reveal", variant="primary")
+        yield KeyButton(with_key(t("quiz.free.reveal"), self, "step('solution')"), id="reveal", variant="primary")
         with Vertical(id="model", classes="-hidden" if earlier.quiz_answer is None else ""):
             yield Static(t("quiz.free.model"), classes="label")
             yield Markdown(self.text(quiz.answer))
@@ -43,13 +46,24 @@ class FreeQuizStep(StepView):
         return t("quiz.graded" if just_now else "quiz.answered",
                  verdict=t("quiz.free.right" if correct else "quiz.free.wrong"))
 
+    def supports(self, action: str) -> bool:
+        """The solution key while the model answer is hidden; gone once it shows."""
+        models = self.query("#model")
+        return super().supports(action) and bool(models) and models.first().has_class("-hidden")
+
+    def do_solution(self) -> None:
+        self._reveal()
+
     @on(KeyButton.Pressed, "#reveal")
     def _reveal(self) -> None:
-        self.query_one("#model").remove_class("-hidden")
-        self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
+        model = self.query_one("#model")
+        if model.has_class("-hidden"):  # once: a second press must not undo the self-grade
+            model.remove_class("-hidden")
+            self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
+            self.screen.refresh_bindings()  # the solution key goes from the footer
         from tutor.app.widgets.steps.base import reveal
 
-        reveal(self.query_one("#model"))
+        reveal(model)
 
     @on(KeyButton.Pressed, "#right, #wrong")
     def _grade(self, event: KeyButton.Pressed) -> None:

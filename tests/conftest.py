@@ -1,0 +1,137 @@
+"""Running the suite in parallel (pytest-xdist, ``--dist loadgroup``: the README's test command).
+
+Most of the suite's wall time is waiting (warm-ups, wall-time limits, subprocesses), so a few
+workers on two cores finish it in far less time than one. What costs seconds to set up is shared
+only by the tests of one worker, so the tests that share it are kept together: every test that
+uses a warm sandbox of a given setup, or a module's own fixture (a ``grade`` batch, an autograder
+bundle), carries an ``xdist_group`` mark naming what it shares, and loadgroup sends each group to
+one worker, which builds it once, as a serial run would. The groups go out longest first
+(``cost``), so that no long one starts last.
+
+One group is about the machine rather than a fixture (``NOBODY``): see ``group_of``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+#: Session-scoped fixtures that start something expensive (warm sandboxes, every run of the
+#: built-in pack); their users are grouped per conftest folder and parameter.
+SHARED_SESSION = ("sandbox", "runs")
+
+#: Function-scoped fixtures that hand out a session's warm sandbox picked by their parameter
+#: (tests/checks/conftest.py: ``sandbox`` -> ``fork_sandbox`` or ``spawn_sandbox``).
+SHARED_BY_PARAM = ("sandbox",)
+
+#: Runs at isolation none as root drop to the user nobody with RLIMIT_NPROC at the run's
+#: ``processes`` limit, and the kernel counts *every* task nobody owns against it, including
+#: those of runs under bubblewrap in other workers (their worker runs as nobody too). The tests
+#: that fill nobody's tasks on purpose (in every setup) therefore share one group with the tests
+#: of tests/sandbox's isolation-none setup, never running beside them.
+NOBODY = "isolation-none-as-nobody"
+FLOODS_NOBODY = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
+                 "tests/sandbox/test_hostile.py::test_64_spinning_threads[")
+
+#: Seconds a test takes, roughly, to send the longest work out first: the tests that take
+#: minutes (measured 2026-12-01 on the shared 2-core machine, under load), then a spawn-mode
+#: test (each of its runs takes a spare, two interpreters importing torch), then the rest.
+KNOWN_COST = {
+    "tests/sandbox/test_spawn_validate.py": 400.0,
+    "tests/checks/test_stability.py": 150.0,
+    "tests/instructor/test_autograder.py": 60.0,
+    "tests/sandbox/test_fresh_install.py": 100.0,
+    "tests/packs/test_verdicts.py": 60.0,
+}
+SPAWN_TEST_COST = 6.0
+TEST_COST = 1.0
+
+
+def _name(text: str) -> str:
+    # xdist appends "@group" to the node id and splits on the last "@" after any "]".
+    return re.sub(r"[^\w./:+=-]", "-", text)
+
+
+def _param(value: object) -> str:
+    return "-".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """What the item shares with others (see the module's docstring), or None."""
+    if not isinstance(item, pytest.Function):  # a doctest or another plugin's item: no fixtures
+        return None
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    if item.nodeid.startswith(FLOODS_NOBODY) or (item.nodeid.startswith("tests/sandbox/")
+                                                   and params.get("sandbox") == ("none", "fork")):
+        return NOBODY
+    defs = item._fixtureinfo.name2fixturedefs
+    module = item.nodeid.split("::", 1)[0]
+    shared: set[str] = set()
+    for name in item.fixturenames:
+        if not defs.get(name):
+            continue
+        fixture = defs[name][-1]
+        own = fixture.scope == "module" and getattr(fixture.func, "__module__", None) == item.module.__name__
+        if own or (fixture.scope == "session" and name in SHARED_SESSION) \
+                or (fixture.scope == "function" and name in SHARED_BY_PARAM and name in params):
+            shared.add(f"={_param(params[name])}" if name in params else "")
+    if not shared:
+        return None
+    # Per module, not per fixture: a worker builds a session's sandbox once for all its modules,
+    # so a sandbox used by several modules costs at most one warm-up per worker, and the
+    # modules spread over the workers.
+    return _name(module + "".join(sorted(shared)))
+
+
+def cost(item: pytest.Item) -> float:
+    for prefix, seconds in KNOWN_COST.items():
+        if item.nodeid.startswith(prefix):
+            return seconds
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    spawn = any("spawn" in _param(params.get(name, "")) for name in ("sandbox", "isolation"))
+    return SPAWN_TEST_COST if spawn else TEST_COST
+
+
+def loadgroup(config: pytest.Config) -> bool:
+    """Whether this run is `-n N --dist loadgroup` (in the controller, or in one of its workers,
+    where xdist sets ``dist`` to "no" and ``loadgroup`` to True)."""
+    return config.getoption("dist", "no") == "loadgroup" or bool(getattr(config.option, "loadgroup", False))
+
+
+class LongestFirst:
+    """Orders the items so that each group (or ungrouped test) first appears in order of its
+    estimated cost, longest first: loadgroup hands out work in the order its units first appear
+    when ``--no-loadscope-reorder`` is set (below; xdist's own order is most tests first).
+    Stable, so a group keeps its tests in pytest's order, which keeps one parameter of a session
+    fixture alive at a time."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        groups: dict[str, float] = {}
+        for item in items:
+            group = group_of(item)
+            if group is not None:
+                groups[group] = groups.get(group, 0.0) + cost(item)
+
+        def key(pair: tuple[int, pytest.Item]) -> tuple[float, int]:
+            group = group_of(pair[1])
+            return (-(groups[group] if group is not None else cost(pair[1])), pair[0])
+
+        items[:] = [item for _, item in sorted(enumerate(items), key=key)]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if loadgroup(config):
+        config.option.loadscopereorder = False
+        config.pluginmanager.register(LongestFirst(), "tutor-longest-first")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (and appends "@group" to node ids)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not loadgroup(config):
+        return
+    for item in items:
+        group = group_of(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))

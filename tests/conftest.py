@@ -1,14 +1,15 @@
-"""Running the suite in parallel (pytest-xdist, ``--dist loadgroup``: the README's test command).
+"""Running the suite in parallel (pytest-xdist, ``-n 3 --dist loadgroup``: the README's test command).
 
 Most of the suite's wall time is waiting (warm-ups, wall-time limits, subprocesses), so a few
-workers on two cores finish it in far less time than one. What costs seconds to set up is shared
-only by the tests of one worker, so the tests that share it are kept together: every test that
-uses a warm sandbox of a given setup, or a module's own fixture (a ``grade`` batch, an autograder
-bundle), carries an ``xdist_group`` mark naming what it shares, and loadgroup sends each group to
-one worker, which builds it once, as a serial run would. The groups go out longest first
-(``cost``), so that no long one starts last.
+workers on two cores finish it in less time than one. What costs seconds to set up (a warm
+sandbox of a given setup, a module's own fixture: a ``grade`` batch, an autograder bundle) is
+built once per worker that needs it, so the tests of a module that share such a thing carry an
+``xdist_group`` mark naming the module and the setup (``tests/checks/test_tensor.py=spawn``), and
+loadgroup sends each group to one worker: a module's fixture is built once, as in a serial run,
+and a session's sandbox at most once per worker. The groups and the other tests go out longest
+first (``cost``), so that no long one starts last.
 
-One group is about the machine rather than a fixture (``NOBODY``): see ``group_of``.
+One group is about the machine rather than a fixture (``NOBODY``): see below.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 import pytest
 
 #: Session-scoped fixtures that start something expensive (warm sandboxes, every run of the
-#: built-in pack); their users are grouped per conftest folder and parameter.
+#: built-in pack); their users are grouped per module and parameter.
 SHARED_SESSION = ("sandbox", "runs")
 
 #: Function-scoped fixtures that hand out a session's warm sandbox picked by their parameter
@@ -26,10 +27,11 @@ SHARED_SESSION = ("sandbox", "runs")
 SHARED_BY_PARAM = ("sandbox",)
 
 #: Runs at isolation none as root drop to the user nobody with RLIMIT_NPROC at the run's
-#: ``processes`` limit, and the kernel counts *every* task nobody owns against it, including
-#: those of runs under bubblewrap in other workers (their worker runs as nobody too). The tests
-#: that fill nobody's tasks on purpose (in every setup) therefore share one group with the tests
-#: of tests/sandbox's isolation-none setup, never running beside them.
+#: ``processes`` limit, and the kernel counts against it *every* task nobody owns on the machine:
+#: other workers' runs at isolation none, and under bubblewrap (whose workers run as nobody too).
+#: A fork bomb at isolation none in one worker made a torch run at isolation none in another fail
+#: (status error, not timeout). The tests that fill nobody's tasks on purpose (in every setup)
+#: therefore share one group with the tests of tests/sandbox's isolation-none setup.
 NOBODY = "isolation-none-as-nobody"
 FLOODS_NOBODY = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
                  "tests/sandbox/test_hostile.py::test_64_spinning_threads[")

@@ -56,11 +56,13 @@ def sandbox(request):
     box.close()
 
 
-def leftover_processes(*names: str) -> list[str]:
+def leftover_processes(*names: str, root: int | None = None) -> list[str]:
     """Processes whose name shows they came from a run (the runner sets 'tutor-run') and that
-    are this test process's: its descendants, or orphans adopted by PID 1 (what a run that got
-    out of its worker's reach would become). Runs of other test processes (pytest-xdist's other
-    workers, anyone else's suite on the machine) are theirs to check, not this one's."""
+    are this test process's (``root``'s): its descendants, or orphans adopted by PID 1 (what a
+    run that got out of its worker's reach would become). Runs of other test processes
+    (pytest-xdist's other workers, anyone else's suite on the machine) are theirs to check. An
+    orphan adopted by a subreaper above this process (systemd --user on a desktop) is not seen;
+    in CI's containers PID 1 adopts orphans (tests/sandbox/test_leftovers.py)."""
     names = names or ("tutor-run",)
     parents: dict[int, int] = {}
     candidates = []
@@ -74,7 +76,7 @@ def leftover_processes(*names: str) -> list[str]:
             parents[int(entry.name)] = int(fields[1])
             if comm in names and fields[0] != "Z":
                 candidates.append((int(entry.name), comm))
-    me = os.getpid()
+    me = os.getpid() if root is None else root
     found = []
     for pid, comm in candidates:
         ancestor, seen = parents.get(pid, 0), 0

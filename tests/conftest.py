@@ -32,9 +32,13 @@ SHARED_BY_PARAM = ("sandbox",)
 #: A fork bomb at isolation none in one worker made a torch run at isolation none in another fail
 #: (status error, not timeout). The tests that fill nobody's tasks on purpose (in every setup)
 #: therefore share one group with the tests of tests/sandbox's isolation-none setup.
+#: So do the other tests of tests/sandbox that run code at none (whole modules, so that their
+#: module fixtures stay built once) and the forgery batch at none.
 NOBODY = "isolation-none-as-nobody"
 FLOODS_NOBODY = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
                  "tests/sandbox/test_hostile.py::test_64_spinning_threads[")
+AT_NONE = ("tests/sandbox/test_spawn.py::", "tests/sandbox/test_scratch_sweep.py::",
+           "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::")
 
 #: Seconds a test takes, roughly, to send the longest work out first: the tests that take
 #: minutes (measured 2026-12-01 on the shared 2-core machine, under load), then a spawn-mode
@@ -64,8 +68,9 @@ def group_of(item: pytest.Item) -> str | None:
     if not isinstance(item, pytest.Function):  # a doctest or another plugin's item: no fixtures
         return None
     params = item.callspec.params if hasattr(item, "callspec") else {}
-    if item.nodeid.startswith(FLOODS_NOBODY) or (item.nodeid.startswith("tests/sandbox/")
-                                                   and params.get("sandbox") == ("none", "fork")):
+    if item.nodeid.startswith(FLOODS_NOBODY + AT_NONE) \
+            or (item.nodeid.startswith("tests/sandbox/") and params.get("sandbox") == ("none", "fork")) \
+            or (item.nodeid.startswith("tests/checks/test_forgery.py::") and params.get("isolation") == "none"):
         return NOBODY
     defs = item._fixtureinfo.name2fixturedefs
     module = item.nodeid.split("::", 1)[0]

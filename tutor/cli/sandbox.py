@@ -119,7 +119,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                           "bwrap": info.bwrap, "bwrap_source": info.bwrap_source,
                           "not_used": list(info.not_used)},
             "mode": {"mode": sandbox.mode, "requested": sandbox.requested_mode,
-                     "reason": mode_reason(sandbox.requested_mode, sandbox.mode)},
+                     "reason": mode_reason(sandbox.requested_mode, sandbox.mode),
+                     "transport": worker.get("transport", "fds")},
             "limits": sandbox.limits.to_dict(),
             "limits_not_enforced": worker.get("unenforced", []),
             "os_helpers": worker.get("os_helpers", True),
@@ -141,6 +142,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for why in info.not_used:
         print(f"  not used: {why}")
     print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
+    if data["mode"]["transport"] == "pipes":
+        print("  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)")
     print(f"processes:  limited by {info.process_limit}")
     for gap in info.gaps:
         print(f"  weaker:   {gap}")
@@ -153,7 +156,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  not enforced on this OS: {', '.join(data['limits_not_enforced'])} "
               "(wall time and output caps hold everywhere)")
     kept = "worker" if sandbox.mode == "fork" else "spare (judge + runner)"
-    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {data['worker_rss_mb']:.0f} MB)")
+    rss = f"{data['worker_rss_mb']:.0f} MB" if data["worker_rss_mb"] else "not measurable on this OS"
+    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {rss})")
     for name, why in data["preload_failures"].items():
         print(f"  not preloaded: {name} ({why})")
     print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")

@@ -31,6 +31,7 @@ TABLE: dict[str, dict[str, str]] = {
         "key.theme": "Light/dark",
         "key.resume": "Resume",
         "key.filter": "Filter",
+        "key.clear_filter": "Clear the filter",
         "key.close": "Close",
         # command palette
         "cmd.theme": "Toggle light/dark theme",
@@ -48,6 +49,7 @@ TABLE: dict[str, dict[str, str]] = {
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
+        "home.nomatch": "No lesson matches {text!r}: Esc clears the filter",
         "home.resume": "Resume: {where}",
         "home.start": "Start: {where}",
         "home.col.lesson": "Lesson",

@@ -32,6 +32,7 @@ TABLE: dict[str, dict[str, str]] = {
         "key.resume": "Resume",
         "key.filter": "Filter",
         "key.clear_filter": "Clear the filter",
+        "key.back": "Back",
         "key.close": "Close",
         # command palette
         "cmd.theme": "Toggle light/dark theme",
@@ -236,7 +237,8 @@ TABLE: dict[str, dict[str, str]] = {
         "review.empty": "Nothing to review now. Next review {next}.",
         "review.none": "not scheduled yet (answer quizzes and solve exercises in the lessons)",
         "review.chart.forecast": "Reviews due, next {days} days",
-        "review.chart.today": "now",
+        "review.chart.today": "today",
+        "review.later_today": "{next} ({count} due later today)",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",

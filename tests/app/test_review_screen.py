@@ -269,3 +269,21 @@ async def test_escape_from_a_review_opened_first_goes_to_the_contents(make_app):
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
         assert "1. Basics" in screen_text(app)
+
+
+async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solution_key(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("down", "enter")  # wrong (this learner sees the right answer first)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Not this time" in text and "Those are the outer dimensions" in text
+        assert "The inner dimensions of a matmul must match" not in text
+        await pilot.press("f8")  # every choice explained: rated Again
+        await settle(pilot)
+        assert "The inner dimensions of a matmul must match" in " ".join(screen_text(app).split())
+        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.step(*WHICH).solution_seen is False  # the lesson's record is untouched

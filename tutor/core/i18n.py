@@ -132,6 +132,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
         "quiz.choice.yours": "your answer",
+        "quiz.choice.more": "Try again, or see every choice explained with",
         "exercise.does_not_run": "Your code does not run yet, so no check could look at it.",
         "outcome.no_cuda": "This step needs a CUDA GPU and this machine has none, so its code cannot do "
                            "what the lesson shows. Nothing you did caused this; read on, or run it where "

@@ -238,6 +238,12 @@ async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app
         await _open_review(pilot, app)
         assert "Nothing to review now. Next review in 9 min (1 due later today)." in screen_text(app)
 
+        app.store.clock.now = app.store.card(*WHICH)["due"] - 30  # due in 30 s: not "now" under
+        await pilot.press("escape")  # "nothing to review now"
+        await settle(pilot)
+        await _open_review(pilot, app)
+        assert "Nothing to review now. Next review in less than a minute (1 due later today)." in screen_text(app)
+
 
 async def test_escape_goes_back_to_the_screen_the_review_was_opened_over(make_app):
     app = _app(make_app, start_lesson="basics")

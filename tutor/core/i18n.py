@@ -240,6 +240,7 @@ TABLE: dict[str, dict[str, str]] = {
         "review.chart.forecast": "Reviews due, next {days} days",
         "review.chart.today": "today",
         "review.later_today": "{next} ({count} due later today)",
+        "review.soon": "in less than a minute",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",

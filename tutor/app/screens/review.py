@@ -172,7 +172,8 @@ class ReviewScreen(Screen[None]):
         widgets = []
         upcoming = review.next_due(store, packs, now)
         counts = review.forecast(store, packs, now)
-        nxt = review.when(upcoming, now) if upcoming else t("review.none")
+        nxt = t("review.none") if upcoming is None else review.when(upcoming, now) if upcoming - now > 60 \
+            else t("review.soon")  # `when` says "now" within a minute: not over "nothing to review now"
         later = self._later_today(now)
         if later:  # the chart's "today" column counts them: say so, or the two seem to disagree
             nxt = t("review.later_today", next=nxt, count=later)

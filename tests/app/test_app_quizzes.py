@@ -90,10 +90,10 @@ async def test_choices_wrap_at_80_columns_and_render_markdown(make_app):
         assert "…" not in "\n".join(text.splitlines()[:-2])  # nothing cut (the status bar may say "warming up…")
         assert "`" not in text and "**" not in text
         assert "the columns of the first operand" in text and "second one" in text  # the whole choice
-        await pilot.click("#choice-1")  # wrong
+        await pilot.click("#choice-0")  # right: every choice explained
         await settle(pilot, 3)
         text = screen_text(app)
-        assert "Not quite." in text
+        assert "Correct." in text
         # the explanation's YAML line break is joined into one sentence, its code shown as code
         assert "must match: (4x8) @ (8x2) works." in " ".join(text.split())
         step = app.screen.step_view

@@ -92,6 +92,30 @@ def mode_reason(requested: str, mode: str) -> str:
     return f"{how} (auto on {where}; see docs/performance.md)"
 
 
+def isolation_lines(info) -> list[str]:
+    """doctor's isolation lines, each reason said once: the fallback's reason names the options
+    not used, which the "not used" lines list, and two bubblewraps (the system's and the
+    bundled one) usually fail for the same reason, which is then said for both at once."""
+    import re
+
+    reason = info.reason
+    joined = "; ".join(info.not_used)
+    if joined and joined in reason:
+        reason = reason.replace(joined, "no usable bubblewrap: see below")
+    lines = [f"isolation:  {info.level} — {reason}"]
+    if info.bwrap:
+        lines.append(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
+    grouped: dict[str, list[str]] = {}  # why -> which bubblewraps, in order
+    for note in info.not_used:
+        found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
+        which, why = (found.group(1), found.group(2)) if found else ("", note)
+        grouped.setdefault(why, []).append(which)
+    for why, which in grouped.items():
+        named = ", ".join(w for w in which if w)
+        lines.append(f"  not used: {named}: {why}" if named else f"  not used: {why}")
+    return lines
+
+
 @guarded
 def cmd_doctor(args: argparse.Namespace) -> int:
     from tutor.sandbox import SandboxUnavailable
@@ -136,11 +160,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 0 if probe.ok else 1
     print(f"python:     {data['python']} ({data['python_version']})")
     print(f"torch:      {data['torch']}")
-    print(f"isolation:  {info.level} — {info.reason}")
-    if info.bwrap:
-        print(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
-    for why in info.not_used:
-        print(f"  not used: {why}")
+    for line in isolation_lines(info):
+        print(line)
     print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
     if data["mode"]["transport"] == "pipes":
         print("  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)")

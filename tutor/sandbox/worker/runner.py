@@ -28,12 +28,15 @@ def apply_limits(limits: dict, containment: dict) -> None:
     if resource is None:
         return
     mib = 1024 * 1024
-    if containment.get("count_user_tasks"):
+    if containment.get("count_user_tasks") or containment.get("drop_uid") is not None:
+        # RLIMIT_NPROC counts every task of the uid on the machine: the user's own, or (root's
+        # runs drop to nobody) every run at isolation none that overlaps this one, from this
+        # tutor or another (two grade workers). So the limit is what the uid has now plus the run's.
         tasks = linux.user_tasks(os.getuid())
         if tasks is not None:
             _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
-    elif containment.get("drop_uid") is not None:
-        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
+        elif containment.get("drop_uid") is not None:
+            _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
     _set_limit(resource.RLIMIT_CORE, 0)
     # Soft and hard together: as PID 1 of its namespace the runner ignores SIGXCPU, but the kernel's
     # SIGKILL at the hard limit always lands.

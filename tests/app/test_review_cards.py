@@ -251,3 +251,37 @@ def test_resetting_an_exercise_forgets_its_review_scratch_but_not_a_lookalike_le
     store.save_draft(*other, "other")
     store.reset("mini", step="double", lesson="exercises")
     assert store.draft(*scratch) is None and store.draft(*other) == "other"
+
+
+def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
+    """The app reads packs from the cache, whose records are not yet full dataclasses; the shell
+    reads the YAML. Both must see the same item, or every switch between them resets the card
+    ("changed since you learned it") and throws its schedule away."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from tutor.core import packcache
+
+    cache = packcache.cache_dir(tmp_path / "data")
+    packcache.load(MINI, cache)  # warm, as after a first start
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from tutor.core import packcache, review
+        from tutor.core.progress import ProgressStore
+        pack = packcache.load(Path({str(MINI)!r}), Path({str(cache)!r}))
+        store = ProgressStore.open(Path({str(tmp_path / "data")!r}))
+        store.record_attempt("mini", "exercises", "double", "check", passed=True)
+        print(review.sync(store, [pack]))
+        print(sorted((c["step"], c["content"]) for c in store.cards()))
+        store.close()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert len(eval(out.stdout.splitlines()[1])) == 1 and out.stdout.splitlines()[0] == "[]"
+    store = ProgressStore.open(tmp_path / "data")
+    try:
+        assert review.sync(store, [load_pack(MINI)]) == []
+        assert all(c["generation"] == 0 and c["last_review"] is not None for c in store.cards())
+    finally:
+        store.close()

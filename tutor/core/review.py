@@ -32,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
 from tutor.core.progress import ProgressStore, _float, day_start
+from tutor.core.spec import is_record, materialize
 
 if TYPE_CHECKING:
     from fsrs import Card, Scheduler
@@ -70,6 +71,11 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if is_record(type(value)):
+        # A record read from the pack cache is not a dataclass until first needed (see
+        # tutor.core.spec.record); without this its repr would be hashed instead of its fields,
+        # and the app (cache) and the shell (YAML) would disagree about every card's content.
+        materialize()
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         return {name: _plain(getattr(value, name)) for name in fields if not name.startswith("_")}

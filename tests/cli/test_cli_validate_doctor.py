@@ -98,3 +98,41 @@ def test_guarded_keeps_the_handlers_signature_for_the_type_checker(tmp_path: Pat
                in line for line in errors), done.stdout
     assert not any(":11:" in line for line in errors), done.stdout
     assert len([line for line in errors if ": error:" in line]) == 1, done.stdout
+
+
+def test_grade_refused_for_an_isolation_setting_of_none_says_to_change_the_setting(tmp_path: Path) -> None:
+    """Told only to install bubblewrap, an instructor whose config says `isolation = none` (bubblewrap
+    installed and working) would install it again and be refused again."""
+    pack = tmp_path / "pack"
+    subs = tmp_path / "subs" / "ann"
+    subs.mkdir(parents=True)
+    done = tutor("new", str(pack), data=tmp_path / "data", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = tutor("grade", str(pack), str(tmp_path / "subs"), data=tmp_path / "data",
+                 env=_env(TORCH_TUTOR_ISOLATION="none"))
+    assert done.returncode == 2
+    assert "your `isolation` setting is 'none' (`torch-tutor config` shows where it is set): set it to 'auto'" \
+        in done.stderr
+    assert "--unisolated" in done.stderr
+
+
+def test_grade_refused_off_linux_does_not_say_to_install_bubblewrap() -> None:
+    from tutor.cli.grading import isolation_advice
+
+    for platform in ("darwin", "win32"):
+        advice = isolation_advice("auto", platform)
+        assert "Linux only" in advice and "apt install" not in advice
+    assert "apt install bubblewrap" in isolation_advice("auto", "linux")
+
+
+def test_doctor_says_why_auto_chose_spawn_where_there_is_no_fork() -> None:
+    """Under TORCH_TUTOR_EMULATE_WINDOWS=1 (and on Windows) auto picks spawn; doctor said 'auto on
+    Linux', which contradicts the README's 'fork on Linux'."""
+    code = "from tutor.cli.sandbox import mode_reason; print(mode_reason('auto', 'spawn'))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=_env(TORCH_TUTOR_EMULATE_WINDOWS="1"))
+    assert done.returncode == 0, done.stderr
+    assert "(auto: this OS has no fork;" in done.stdout and "Linux" not in done.stdout
+    native = subprocess.run([sys.executable, "-c", code.replace("'spawn'", "'fork'")], capture_output=True,
+                            text=True, timeout=120, env=_env())
+    assert "(auto: on Linux;" in native.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -88,8 +89,13 @@ def mode_reason(requested: str, mode: str) -> str:
            else "each run gets a single-use interpreter started ahead of time")
     if requested != "auto":
         return f"{how} (sandbox_mode = {requested})"
-    where = "Linux" if sys.platform.startswith("linux") else sys.platform
-    return f"{how} (auto on {where}; see docs/performance.md)"
+    if mode == "spawn" and not hasattr(os, "fork"):
+        where = "this OS has no fork"  # Windows (and TORCH_TUTOR_EMULATE_WINDOWS=1)
+    elif sys.platform == "darwin":
+        where = "on macOS, where forking a process that has loaded torch is unsafe"
+    else:
+        where = "on Linux" if sys.platform.startswith("linux") else f"on {sys.platform}"
+    return f"{how} (auto: {where}; see docs/performance.md)"
 
 
 def isolation_lines(info) -> list[str]:

@@ -126,7 +126,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.grade": "How did you do?",
         "quiz.free.right": "I got it",
         "quiz.free.wrong": "I missed it",
-        "quiz.choice.pick": "Pick one answer.",
+        "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
         "quiz.choice.pick_many": "Pick every correct answer, then Submit.",
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",

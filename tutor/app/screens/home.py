@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
@@ -141,8 +142,15 @@ class HomeScreen(Screen[None]):
             step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
             where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None
-            button.label = with_key(t("home.resume" if started else "home.start", where=where), self, "resume",
-                                    gap="  ")
+            key = "home.resume" if started else "home.start"
+            label = with_key(t(key, where=where), self, "resume", gap="  ")
+            # At 80 columns a long lesson and step title ran off the screen, cut mid-word, its key
+            # lost: shorten the place instead, marked with an ellipsis.
+            room, cut = max(20, self.app.size.width - 4), where
+            while cell_len(label) > room and len(cut) > 1:
+                cut = cut[:-1]
+                label = with_key(t(key, where=cut.rstrip() + "…"), self, "resume", gap="  ")
+            button.label = label
             button.refresh(layout=True)
         self._refresh_review()
 

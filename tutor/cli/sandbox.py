@@ -171,7 +171,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
     if data["mode"]["transport"] == "pipes":
         print("  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)")
-    print(f"processes:  limited by {info.process_limit}")
+    print("processes:  not limited" if info.process_limit == "none" else f"processes:  limited by {info.process_limit}")
     for gap in info.gaps:
         print(f"  weaker:   {gap}")
     limits = data["limits"]

@@ -263,8 +263,9 @@ def choose(requested: str, python: str) -> IsolationInfo:
     process_limit = "cgroup" if cgroup_available() else "rlimit" if _has_rlimits() else "none"
     notes: list[str] = []
     if requested in ("auto", "bwrap"):
-        if sys.platform != "linux":
-            notes.append(f"bubblewrap: Linux only (this is {sys.platform})")
+        platform = "win32 (emulated)" if os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") == "1" else sys.platform
+        if platform != "linux":
+            notes.append(f"bubblewrap: Linux only (this is {platform})")
             candidates = []
         else:
             candidates = bwrap_candidates()

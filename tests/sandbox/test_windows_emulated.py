@@ -226,3 +226,15 @@ def test_an_authors_pattern_is_still_bounded_without_fork():
     done = emulated(["-c", code], timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["True", "bounded: the pattern /^(a+)+$/ took longer than 0"]
+
+
+def test_doctor_says_what_holds_on_windows():
+    done = emulated(["-m", "tutor", "doctor", "--json"], timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads(done.stdout)
+    assert found["isolation"]["level"] == "none"
+    assert "bubblewrap: Linux only (this is win32 (emulated))" in found["isolation"]["not_used"]
+    assert found["mode"]["mode"] == "spawn" and found["mode"]["transport"] == "pipes"
+    assert "this OS has no fork" in found["mode"]["reason"]
+    assert found["limits_not_enforced"] == ["cpu_time", "memory_mb", "processes", "file_size_mb", "open_files"]
+    assert found["test_run"]["status"] == "ok"

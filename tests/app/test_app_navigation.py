@@ -6,6 +6,8 @@ from textual.widgets import DataTable
 
 from app_support import screen_text, settle
 from app_support import SIZE
+
+SMALL = (80, 24)
 from tutor.app.screens.home import HomeScreen
 from tutor.app.screens.lesson import LessonScreen
 
@@ -33,6 +35,99 @@ async def test_filter_narrows_the_contents(make_app):
         await settle(pilot)
         assert isinstance(app.screen, LessonScreen)
         assert app.screen.place.key == ("mini", "exercises", "double")
+
+
+def _cursor_key(app) -> str:
+    table = app.screen.query_one("#toc", DataTable)
+    return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+
+async def test_enter_in_the_filter_opens_the_highlighted_best_match(make_app):
+    """"ex" is in the Basics summary ("an example") and starts the id of Fixing code: the title
+    or id match is highlighted and opened, not the first lesson whose summary mentions it."""
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("e", "x")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "1. Basics" in text and "2. Fixing code" in text  # both match
+        assert _cursor_key(app) == "mini/exercises"  # the highlight shows what Enter opens
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, LessonScreen)
+        assert app.screen.place.key[:2] == ("mini", "exercises")
+
+
+async def test_enter_opens_nothing_when_no_lesson_matches(make_app):
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"zzq")
+        await settle(pilot)
+        assert app.screen.query_one("#filter").value == "zzq"  # the key that moved focus is kept
+        assert "1. Basics" not in screen_text(app) and "2. Fixing" not in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+        assert any("No lesson matches 'zzq'" in n.message for n in app._notifications)
+
+
+async def test_down_and_up_move_from_the_filter_into_the_list(make_app):
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#toc", DataTable)
+        await pilot.press("ctrl+f", "down")  # nothing typed: onto the first lesson, not the heading
+        await settle(pilot)
+        assert app.focused is table and _cursor_key(app) == "mini/basics"
+        await pilot.press("down")  # now the list's own keys move the cursor
+        assert _cursor_key(app) == "mini/exercises"
+        await pilot.press(*"basi")  # typing goes back to the filter
+        await settle(pilot)
+        assert app.focused is app.screen.query_one("#filter")
+        await pilot.press("up")
+        await settle(pilot)
+        assert app.focused is table and _cursor_key(app) == "mini/basics"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.place.key[:2] == ("mini", "basics")
+
+
+async def test_escape_clears_the_filter_and_goes_back_to_the_list(make_app):
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"fixing")
+        await settle(pilot)
+        assert "1. Basics" not in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        filter_box = app.screen.query_one("#filter")
+        assert filter_box.value == "" and app.focused is app.screen.query_one("#toc", DataTable)
+        text = screen_text(app)
+        assert "1. Basics" in text and "2. Fixing code" in text
+        assert _cursor_key(app) == "mini/exercises"  # still on the lesson it had found
+
+
+async def test_contents_opened_again_start_with_an_empty_filter(make_app):
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"fixing", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, LessonScreen)
+        await pilot.press("f2")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+        assert app.screen.query_one("#filter").value == ""
+        text = screen_text(app)
+        assert "1. Basics" in text and "2. Fixing code" in text
+        assert _cursor_key(app) == "mini/exercises"  # on the lesson just left
+        await pilot.press(*"basics")  # a new filter, not "fixingbasics"
+        await settle(pilot)
+        assert app.screen.query_one("#filter").value == "basics"
+        assert "1. Basics" in screen_text(app)
 
 
 async def test_selecting_a_lesson_opens_its_first_step(make_app):

@@ -90,10 +90,10 @@ async def test_choices_wrap_at_80_columns_and_render_markdown(make_app):
         assert "…" not in "\n".join(text.splitlines()[:-2])  # nothing cut (the status bar may say "warming up…")
         assert "`" not in text and "**" not in text
         assert "the columns of the first operand" in text and "second one" in text  # the whole choice
-        await pilot.click("#choice-1")  # wrong
+        await pilot.click("#choice-0")  # right: every choice explained
         await settle(pilot, 3)
         text = screen_text(app)
-        assert "Not quite." in text
+        assert "Correct." in text
         # the explanation's YAML line break is joined into one sentence, its code shown as code
         assert "must match: (4x8) @ (8x2) works." in " ".join(text.split())
         step = app.screen.step_view
@@ -200,3 +200,15 @@ def test_validate_fails_a_raises_quiz_whose_code_runs_cleanly(tmp_path, capsys):
     assert main(["--data-dir", str(tmp_path), "validate", str(pack)]) == 1
     out = capsys.readouterr().out
     assert "predict 'predict-raises': expected ValueError, but the code ran without an error" in out
+
+
+async def test_a_choice_quiz_says_how_to_choose_with_the_keys(make_app):
+    """Found by a new-user review: "Pick one answer." above radio buttons left a keyboard learner
+    guessing (Tab? Space? Enter?)."""
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "which-dim")
+        assert "Up/Down to move, Enter to choose" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot, 3)
+        assert "Not quite." in screen_text(app) or "Correct." in screen_text(app)  # Enter did choose

@@ -23,3 +23,22 @@ async def test_every_step_reads_whole_at(size, make_app, mini_pack):
                 await pilot.press("f4")
                 await settle(pilot)
         assert app.screen.place.key == ("mini", "exercises", "double")
+
+
+async def test_a_long_resume_line_is_shortened_and_keeps_its_key_at_80_columns(make_app, mini_pack):
+    """Found by a new-user review: a long lesson and step title ran the Resume line off the
+    screen, cut mid-word with no sign of it, and its key (ctrl+r) was lost."""
+    import dataclasses
+
+    lesson = mini_pack.lessons[0]
+    first = dataclasses.replace(lesson.steps[0], title="A step whose title is long enough to need cutting")
+    lesson = dataclasses.replace(lesson, title="A lesson with a rather long title",
+                                 steps=[first, *lesson.steps[1:]])
+    pack = dataclasses.replace(mini_pack, lessons=[lesson, *mini_pack.lessons[1:]])
+    app = make_app(pack=pack)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = next(line for line in screen_text(app).splitlines() if "Start:" in line)
+        assert line.rstrip().endswith("^R"), line
+        assert "Start: A lesson with a rather long title › A step whose" in line and "…" in line, line
+        assert len(line.rstrip()) <= 80

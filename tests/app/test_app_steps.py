@@ -26,13 +26,66 @@ async def test_single_choice_gives_instant_feedback_and_is_recorded(make_app):
         await pilot.click("#choice-1")  # the second choice as written: wrong (shown in the learner's order)
         await settle(pilot)
         text = screen_text(app)
-        assert "Not quite." in text and "Those are the outer dimensions" in text
-        assert "The inner dimensions of a matmul must match:" in text  # every choice explained
+        assert "Not quite." in text and "Those are the outer dimensions" in text  # the pick explained
+        assert "The inner dimensions of a matmul must match:" not in text  # not the answer
+        assert "f8 Solution" in text
         assert app.store.step("mini", "basics", "which-dim").quiz_correct is False
         await pilot.click("#choice-0")
         await settle(pilot)
-        assert "Correct." in screen_text(app)
+        text = screen_text(app)
+        assert "Correct." in text and "The inner dimensions of a matmul must match:" in text  # every choice
+        assert "Those are the outer dimensions" in text and "f8 Solution" not in text
         assert app.store.step("mini", "basics", "which-dim").quiz_correct is True
+
+
+async def test_a_wrong_choice_then_the_solution_key_explains_every_choice(make_app, tmp_path):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "which-dim")
+        assert "f8 Solution" not in screen_text(app)  # no answer yet: nothing to give away
+        await pilot.click("#choice-1")
+        await settle(pilot)
+        assert "The inner dimensions of a matmul must match:" not in screen_text(app)
+        await pilot.press("f8")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "The inner dimensions of a matmul must match:" in text and "Those are the outer" in text
+        assert "f8 Solution" not in text
+        recorded = app.store.step("mini", "basics", "which-dim")
+        assert recorded.solution_seen and recorded.quiz_correct is False
+        await pilot.press("ctrl+q")
+    again = make_app(start_lesson="basics", data_dir=tmp_path)  # resumed: still all explained
+    async with again.run_test(size=SIZE) as pilot:
+        await _goto(pilot, again, "which-dim")
+        assert "The inner dimensions of a matmul must match:" in screen_text(again)
+
+
+async def test_a_resumed_wrong_choice_still_hides_the_other_explanations(make_app, tmp_path):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "which-dim")
+        await pilot.click("#choice-1")
+        await settle(pilot)
+        await pilot.press("ctrl+q")
+    again = make_app(start_lesson="basics", data_dir=tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await _goto(pilot, again, "which-dim")
+        text = screen_text(again)
+        assert "Those are the outer dimensions" in text and "f8 Solution" in text
+        assert "The inner dimensions of a matmul must match:" not in text
+
+
+async def test_a_wrong_multiple_choice_explains_only_the_boxes_ticked(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "which-modes")
+        boxes = list(app.screen.query(Checkbox))
+        await pilot.click(boxes[2])  # model.eval(): wrong
+        await pilot.click("#submit")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Not quite." in text and "No: it changes layers like Dropout" in text
+        assert "Yes: no graph is recorded." not in text and "Yes, and stricter." not in text
 
 
 async def test_multiple_choice_needs_every_correct_answer(make_app):

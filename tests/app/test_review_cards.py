@@ -251,3 +251,86 @@ def test_resetting_an_exercise_forgets_its_review_scratch_but_not_a_lookalike_le
     store.save_draft(*other, "other")
     store.reset("mini", step="double", lesson="exercises")
     assert store.draft(*scratch) is None and store.draft(*other) == "other"
+
+
+def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
+    """The app reads packs from the cache, whose records are not yet full dataclasses; the shell
+    reads the YAML. Both must see the same item, or every switch between them resets the card
+    ("changed since you learned it") and throws its schedule away."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from tutor.core import packcache
+
+    cache = packcache.cache_dir(tmp_path / "data")
+    packcache.load(MINI, cache)  # warm, as after a first start
+    code = textwrap.dedent(f"""
+        from pathlib import Path
+        from tutor.core import packcache, review
+        from tutor.core.progress import ProgressStore
+        pack = packcache.load(Path({str(MINI)!r}), Path({str(cache)!r}))
+        store = ProgressStore.open(Path({str(tmp_path / "data")!r}))
+        store.record_attempt("mini", "exercises", "double", "check", passed=True)
+        print(review.sync(store, [pack]))
+        print(sorted((c["step"], c["content"]) for c in store.cards()))
+        store.close()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert len(eval(out.stdout.splitlines()[1])) == 1 and out.stdout.splitlines()[0] == "[]"
+    store = ProgressStore.open(tmp_path / "data")
+    try:
+        assert review.sync(store, [load_pack(MINI)]) == []
+        assert all(c["generation"] == 0 and c["last_review"] is not None for c in store.cards())
+    finally:
+        store.close()
+
+
+def _with_double(pack, change):
+    """``pack`` with its exercise 'double' passed through ``change``."""
+    lesson = next(lesson for lesson in pack.lessons if lesson.id == "exercises")
+    steps = [change(s) if s.id == "double" else s for s in lesson.steps]
+    new = dataclasses.replace(lesson, steps=steps)
+    return dataclasses.replace(pack, lessons=[new if ls.id == "exercises" else ls for ls in pack.lessons])
+
+
+def test_rewording_a_checks_description_or_hint_keeps_the_card(store, pack):
+    """What an exercise asks is its body, starter and what its checks assert; a check's description
+    and hint are wording, like a quiz's explanations, and must not reset the learner's schedule."""
+    store.record_attempt(*DOUBLE, "check", passed=True)
+    assert review.sync(store, [pack]) == []
+    reworded = _with_double(pack, lambda s: dataclasses.replace(s, checks=[
+        dataclasses.replace(c, description="doubles its input", hint="Two times x.") for c in s.checks]))
+    assert review.sync(store, [reworded]) == []
+    assert store.card(*DOUBLE)["generation"] == 0 and store.card(*DOUBLE)["last_review"] is not None
+    # what a check asserts is the item: changing it still starts the card again
+    stricter = _with_double(reworded, lambda s: dataclasses.replace(s, checks=[
+        dataclasses.replace(c, rtol=0.0) for c in s.checks]))
+    assert review.sync(store, [stricter]) == ["mini: exercises/double changed since you learned it; it starts "
+                                              "again as a new review card."]
+
+
+def test_a_card_hashed_by_an_earlier_release_is_kept_not_reset(store, pack):
+    """Earlier releases hashed an exercise with its checks' wording, and the app (reading the pack
+    cache) hashed a check by its repr: such a card is the same item, taken over silently."""
+    import hashlib
+    import json
+
+    step = review.items(pack)[("exercises", "double")][2]
+    plain = [review._plain(step.body), review._plain(step.starter)]
+    old_ways = [
+        [plain[0], plain[1], [review._plain(c) for c in step.checks]],
+        [plain[0], plain[1], [repr(step.checks[0]), *[review._plain(c) for c in step.checks[1:]]]],
+    ]
+    for old in old_ways:
+        store.reset("mini")
+        store.record_attempt(*DOUBLE, "check", passed=True)
+        digest = hashlib.sha256(json.dumps(["exercise", old], sort_keys=True, ensure_ascii=False,
+                                           default=str).encode()).hexdigest()[:16]
+        card = store.card(*DOUBLE)
+        card["content"] = digest
+        store.put_card(card)
+        assert review.sync(store, [pack]) == []
+        card = store.card(*DOUBLE)
+        assert card["generation"] == 0 and card["content"] == review.content_hash(step)

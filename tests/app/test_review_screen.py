@@ -3,12 +3,15 @@ ratings as the learner answers, the scratch draft, due counts, the summary and t
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 
+import pytest
 from textual.widgets import RadioSet
 
 from app_support import screen_text, settle
 from tutor.app.screens.home import HomeScreen
+from tutor.app.screens.lesson import LessonScreen
 from tutor.app.screens.review import ReviewScreen
 from tutor.app.widgets.editor import CodeEditor
 from tutor.core import review
@@ -201,3 +204,92 @@ async def test_nothing_due_shows_when_the_next_review_is_and_the_chart(make_app)
         text = screen_text(app)
         assert "Nothing to review now. Next review in 2 days." in text
         assert "Reviews due, next 14 days" in text
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """The chart's days are local days: pin the zone so 12:00 + 10 min is the same day."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.delenv("TZ")
+    time.tzset()
+
+
+async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app, utc):
+    """A card moved on from comes back in 10 min: the chart counts it in today's column, and
+    the message says it is due later today (it used to read "now" over a "nothing to review")."""
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 3 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("f4")  # Again: back in 10 minutes, later today
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Next review in 10 min (1 due later today)." in text
+        chart = text[text.index("Reviews due"):]
+        assert "today" in chart and "now" not in chart
+        assert chart.splitlines()[1].strip() == "1"  # today's column holds it
+
+        app.store.clock.now += 60
+        await pilot.press("escape")
+        await settle(pilot)
+        await _open_review(pilot, app)
+        assert "Nothing to review now. Next review in 9 min (1 due later today)." in screen_text(app)
+
+        app.store.clock.now = app.store.card(*WHICH)["due"] - 30  # due in 30 s: not "now" under
+        await pilot.press("escape")  # "nothing to review now"
+        await settle(pilot)
+        await _open_review(pilot, app)
+        assert "Nothing to review now. Next review in less than a minute (1 due later today)." in screen_text(app)
+
+
+async def test_escape_goes_back_to_the_screen_the_review_was_opened_over(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 3 * DAY
+        await settle(pilot)
+        assert isinstance(app.screen, LessonScreen)
+        await _open_review(pilot, app)
+        assert "esc Back" in screen_text(app).splitlines()[-1]  # the footer names the way out
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, LessonScreen)
+        await pilot.press("f2")
+        await settle(pilot)
+        await _open_review(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_escape_from_a_review_opened_first_goes_to_the_contents(make_app):
+    app = _app(make_app, resume=False)
+    app.start_review = ""  # as `torch-tutor review`
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, 3)
+        assert isinstance(app.screen, ReviewScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, HomeScreen)
+        assert "1. Basics" in screen_text(app)
+
+
+async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solution_key(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("down", "enter")  # wrong (this learner sees the right answer first)
+        await settle(pilot)
+        text = screen_text(app)
+        assert "Not this time" in text and "Those are the outer dimensions" in text
+        assert "The inner dimensions of a matmul must match" not in text
+        await pilot.press("f8")  # every choice explained: rated Again
+        await settle(pilot)
+        assert "The inner dimensions of a matmul must match" in " ".join(screen_text(app).split())
+        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.step(*WHICH).solution_seen is False  # the lesson's record is untouched

@@ -343,3 +343,12 @@ def test_yaml_yes_no_trap_gets_a_hint(make_pack):
     lesson = EVERY_STEP.replace("explain: wrong}", "explain: no}")
     (problem,) = problems_of(make_pack(files={"lesson.yaml": lesson}))
     assert "steps[4].choices[2].explain" in problem and "quote" in problem
+
+
+def test_a_list_too_short_says_how_many_it_needs_in_plain_words(make_pack):
+    lesson = EVERY_STEP.replace('    hints: [Multiply., "return 2 * t"]\n', "    hints: [Multiply.]\n")
+    assert lesson != EVERY_STEP
+    (problem,) = problems_of(make_pack(files={"lesson.yaml": lesson}))
+    _, _, _, msg = located(problem)
+    assert "hints: needs at least 2 entries, this has 1" in msg
+    assert "after validation" not in msg and "List should" not in msg

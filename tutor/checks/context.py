@@ -9,7 +9,9 @@ carry answers for inputs it predicted; a failing result names the seed, which re
 
 from __future__ import annotations
 
+import _thread
 import random
+import threading
 import traceback
 
 
@@ -86,7 +88,10 @@ class Learner:
 
 
 class TimeLimit:
-    """A per-check wall-clock limit enforced with SIGALRM in the child's main thread."""
+    """A per-check wall-clock limit, raised as CheckTimeout in the main thread: by SIGALRM where
+    there are interval timers (POSIX), else by a timer thread that interrupts the main thread
+    through SIGINT's handler (Windows). Either way it repeats every REPEAT seconds until left,
+    so a check that catches the first one still stops."""
 
     REPEAT = 0.02
 
@@ -94,19 +99,54 @@ class TimeLimit:
         self.seconds = seconds
         self.fired = False
         self._previous = None
+        self._stop: threading.Event | None = None
+        self._timer: threading.Thread | None = None
+        self._inside = False
 
     def _handler(self, signum, frame):
+        # Raised only inside the block: one that lands while entering (a tiny limit) is ignored,
+        # and the repeat lands again 20 ms later, inside; one on its way as the block ends too.
+        if not self._inside:
+            return
         self.fired = True
         raise CheckTimeout()
 
     def __enter__(self):
-        self._previous = refs.signal_signal(refs.SIGALRM, self._handler)
-        refs.setitimer(refs.ITIMER_REAL, max(self.seconds, 0.001), self.REPEAT)
+        if refs.setitimer is not None and refs.SIGALRM is not None:
+            self._previous = refs.signal_signal(refs.SIGALRM, self._handler)
+            refs.setitimer(refs.ITIMER_REAL, max(self.seconds, 0.001), self.REPEAT)
+            self._inside = True
+            return self
+        self._previous = refs.signal_signal(refs.SIGINT, self._handler)
+        self._stop = stop = threading.Event()
+
+        def interrupt() -> None:
+            if stop.wait(max(self.seconds, 0.001)):
+                return
+            while True:
+                _thread.interrupt_main(refs.SIGINT)
+                if stop.wait(self.REPEAT):
+                    return
+
+        self._timer = threading.Thread(target=interrupt, name="tutor-check-timer", daemon=True)
+        self._timer.start()
+        self._inside = True
         return self
 
     def __exit__(self, *exc):
-        refs.setitimer(refs.ITIMER_REAL, 0, 0)
-        refs.signal_signal(refs.SIGALRM, self._previous or 0)
+        self._inside = False
+        if self._stop is None:
+            refs.setitimer(refs.ITIMER_REAL, 0, 0)
+        else:
+            self._stop.set()
+            if self._timer is not None:
+                self._timer.join()
+        for _ in range(1000):  # a signal sent just before the timer stopped lands here, harmlessly
+            pass
+        if self._stop is None:
+            refs.signal_signal(refs.SIGALRM, self._previous or 0)
+        else:
+            refs.signal_signal(refs.SIGINT, self._previous or refs.default_int_handler)
         return False
 
 

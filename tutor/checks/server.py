@@ -616,9 +616,7 @@ class Watcher:
 
 
 def _rss() -> int:
-    with refs.open_("/proc/self/statm") as handle:
-        resident = refs.int_(handle.read().split()[1])
-    return resident * refs.sysconf("SC_PAGE_SIZE")
+    return refs.resident_bytes()
 
 
 def _baseline(measure: str | None) -> int:

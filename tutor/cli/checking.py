@@ -53,22 +53,69 @@ def _packs(args: argparse.Namespace) -> list[Pack]:
     return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
 
 
-def _by_name(pack: Pack, wanted: str, language: str | None) -> list[Match]:
-    """Exercises of ``pack`` whose title is ``wanted``, else whose id or title starts with it."""
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _title(pack: Pack, step: Step, language: str | None) -> str:
     from tutor.core.text import resolve
 
-    wanted = " ".join(wanted.lower().split()).removeprefix("exercise:").strip()
+    return resolve(step.title, language, pack.languages[0]) if step.title else ""
+
+
+def _by_name(pack: Pack, wanted: str, language: str | None) -> list[Match]:
+    """Exercises of ``pack`` whose title is ``wanted``, else whose id or title starts with it
+    (a title with or without its "Exercise:" label: "shift a row" and "Exercise" both count)."""
+    wanted = _normal(wanted)
+    short = wanted.removeprefix("exercise:").strip()
     exercises = pack.exercises()
 
-    def title(step: Step) -> str:
-        text = " ".join(resolve(step.title, language, pack.languages[0]).lower().split()) if step.title else ""
-        return text.removeprefix("exercise:").strip()  # "Exercise: shift a row..." is found by "shift a row"
+    def titles(step: Step) -> tuple[str, str]:
+        text = _normal(_title(pack, step, language))
+        return text, text.removeprefix("exercise:").strip()
 
-    exact = [(pack, lesson, step) for lesson, step in exercises if wanted and title(step) == wanted]
+    exact = [(pack, lesson, step) for lesson, step in exercises if short and short in titles(step)]
     if exact:
         return exact
     return [(pack, lesson, step) for lesson, step in exercises
-            if wanted and (step.id.startswith(wanted) or title(step).startswith(wanted))]
+            if wanted and (step.id.startswith(short or wanted)
+                           or any(title.startswith(w) for title in titles(step) for w in (wanted, short) if w))]
+
+
+def _named(match: Match, language: str | None) -> str:
+    pack, lesson, step = match
+    title = _title(pack, step, language)
+    return f"{lesson.id}/{step.id}" + (f"  {title}" if title else "")
+
+
+def _suggest(packs: list[Pack], wanted: str, language: str | None) -> list[str]:
+    """Close spellings of ``wanted`` among the exercises' ids and titles (difflib), best first;
+    a mistyped start of a title counts too ("shift a rwo" for "shift a row without...")."""
+    import difflib
+
+    wanted = _normal(wanted)
+    names: dict[str, Match] = {}
+    starts: dict[str, Match] = {}
+    for pack in packs:
+        for lesson, step in pack.exercises():
+            title = _normal(_title(pack, step, language))
+            for name in (step.id, f"{lesson.id}/{step.id}", title, title.removeprefix("exercise:").strip()):
+                if name:
+                    names.setdefault(name, (pack, lesson, step))
+                    starts.setdefault(name[:len(wanted)], (pack, lesson, step))
+    found = [names[name] for name in difflib.get_close_matches(wanted, list(names), n=6, cutoff=0.6)]
+    if len(wanted) >= 6:  # a start is only worth comparing when there is enough of it
+        found += [starts[name] for name in difflib.get_close_matches(wanted, list(starts), n=6, cutoff=0.8)]
+    out: list[str] = []
+    for match in found:
+        shown = _named(match, language)
+        if shown not in out:
+            out.append(shown)
+    return out[:3]
+
+
+#: How many exercises a "could be any of" list names before it says how many more.
+_SHOWN = 12
 
 
 def _find(args: argparse.Namespace) -> Match:
@@ -78,17 +125,26 @@ def _find(args: argparse.Namespace) -> Match:
         found = pack.find_exercise(args.exercise)
         if found is not None:
             matches.append((pack, *found))
+    language = settings_from_args(args).language
     if not matches:  # a title, or the start of an id or a title
-        language = settings_from_args(args).language
         for pack in packs:
             matches += _by_name(pack, args.exercise, language)
         if len(matches) > 1 and len({(m[0].id, m[2].id) for m in matches}) > 1:
-            names = ", ".join(f"{m[2].id}" for m in matches[:8])
-            raise UsageError(f"{args.exercise!r} could be any of: {names}; give more of the id or title")
+            shown = matches[:_SHOWN]
+            width = max(len(f"{m[1].id}/{m[2].id}") for m in shown)
+            lines = [f"  {m[1].id + '/' + m[2].id:<{width}}  {_title(m[0], m[2], language)}"
+                     + (f"  [{m[0].id}]" if len(packs) > 1 else "") for m in shown]
+            if len(matches) > _SHOWN:
+                lines.append(f"  ... and {len(matches) - _SHOWN} more (see `torch-tutor list`)")
+            raise UsageError(f"{args.exercise!r} could be any of {len(matches)} exercises; give more of the id "
+                             "or title:\n" + "\n".join(lines))
     if not matches:
+        close = _suggest(packs, args.exercise, language)
+        hint = ("; did you mean " + " or ".join(f"`{name.split('  ')[0]}` ({name.split('  ', 1)[1]})"
+                                                if "  " in name else f"`{name}`" for name in close) + "?"
+                if close else " (see `torch-tutor list`)")
         raise UsageError(f"no exercise {args.exercise!r} in "
-                         + (f"pack {args.check_pack}" if args.check_pack else "the packs the tutor sees")
-                         + " (see `torch-tutor list`)")
+                         + (f"pack {args.check_pack}" if args.check_pack else "the packs the tutor sees") + hint)
     if len(matches) > 1:
         raise UsageError(f"exercise {args.exercise!r} is in several packs ({', '.join(m[0].id for m in matches)}): "
                          "choose one with --pack")
@@ -107,6 +163,14 @@ def _read(value: str) -> str:
         raise UsageError(f"cannot read {value}: {exc}") from None
 
 
+def _shown_name(value: str) -> str | None:
+    """What tracebacks call the learner's file: the path as given (standard input: the
+    exercise's own name). A name starting with "<" would pass for the checks' own code."""
+    if value == "-":
+        return None
+    return f"./{value}" if value.startswith("<") else value
+
+
 @guarded
 def cmd_check(args: argparse.Namespace) -> int:
     from tutor.grading.exercise import check_exercise
@@ -120,7 +184,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         with sandbox_for(settings) as sandbox:
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
-                                    language=settings.language, fallback=pack.languages[0])
+                                    language=settings.language, fallback=pack.languages[0],
+                                    filename=_shown_name(args.file))
             from tutor.core.versions import floor_notice
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
@@ -160,5 +225,8 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
             print(f"        {check.message}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
+        if check.seed is not None and not check.passed:  # the inputs were drawn: how to see them again
+            print(f"        seed {check.seed}: to replay these inputs, give this check `seed: {check.seed}` "
+                  "(docs/authoring.md, \"Seeds\")")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

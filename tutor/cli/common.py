@@ -7,7 +7,7 @@ import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec
 
 from tutor.core.config import ConfigError, Settings, load_settings
 
@@ -41,16 +41,17 @@ def print_json(data: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
-Handler = Callable[[argparse.Namespace], int]
+P = ParamSpec("P")
 
 
-def guarded(func: Handler) -> Handler:
-    """Turn UsageError into exit 2 with one line, for every command handler."""
+def guarded(func: Callable[P, int]) -> Callable[P, int]:
+    """Turn UsageError into exit 2 with one line, for every command handler (the handler's own
+    signature is kept, so a call with the wrong arguments is a type error)."""
 
     @functools.wraps(func)
-    def wrapper(args: argparse.Namespace) -> int:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> int:
         try:
-            return func(args)
+            return func(*args, **kwargs)
         except UsageError as exc:
             return fail_usage(str(exc))
 

@@ -22,10 +22,21 @@ if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts
 UNISOLATED = (
     "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run as "
     "you, with network access, able to read every file you can read (your home, keys and the other "
-    "learners' submissions) and to write to /tmp and anything else you may write. Get isolation: install "
-    "bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), then check "
-    "`torch-tutor doctor` says 'isolation: bwrap'. To grade anyway (inside a container or VM you trust "
-    "and throw away), pass --unisolated.")
+    "learners' submissions) and to write to /tmp and anything else you may write. Get isolation: {advice}. "
+    "To grade anyway (inside a container or VM you trust and throw away), pass --unisolated.")
+INSTALL_BWRAP = ("install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), "
+                 "then check `torch-tutor doctor` says 'isolation: bwrap'")
+
+
+def isolation_advice(setting: str, platform: str) -> str:
+    """How to get isolation, for the refusal: what stands in the way here (the setting, the OS)."""
+    if setting == "none":
+        return ("your `isolation` setting is 'none' (`torch-tutor config` shows where it is set): set it "
+                "to 'auto', and if `torch-tutor doctor` then still says 'isolation: none', " + INSTALL_BWRAP)
+    if not platform.startswith("linux"):
+        return ("bubblewrap, the tutor's isolation, exists on Linux only: grade on a Linux machine "
+                "(WSL2 counts)")
+    return INSTALL_BWRAP
 MAX_NOTICES = 20
 
 
@@ -201,7 +212,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except iso.IsolationError as exc:
         raise UsageError(f"isolation 'bwrap' is required but not available: {exc}") from None
     if info.level == "none" and not args.unisolated:
-        raise UsageError(UNISOLATED.format(reason=info.reason))
+        raise UsageError(UNISOLATED.format(reason=info.reason,
+                                           advice=isolation_advice(settings.isolation, sys.platform)))
 
     items = item_order(pack)
     meta = grade_meta(pack, info, shard=shard, ignored=collection.ignored, deadline=deadline)

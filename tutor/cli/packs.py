@@ -29,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                               "exercise's starter must fail a check and its solution pass them all, every "
                               "example must give its expected outcome, every predict-quiz's code must run. "
                               "Every problem is reported as file:line:col: message.")
-    p.add_argument("packs", nargs="+", metavar="PACK", help="a pack folder or its pack.yaml")
+    p.add_argument("packs", nargs="+", metavar="PACK",
+                   help="a pack folder or its pack.yaml, or the id of a pack `torch-tutor list` shows")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML results to FILE (for CI)")
     p.add_argument("--no-run", action="store_true", help="check structure and schema only; run nothing")
@@ -131,14 +132,38 @@ def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Se
 
 @guarded
 def cmd_validate(args: argparse.Namespace) -> int:
+    paths, unknown = _pack_paths(args)
     if not args.watch:
-        return _validate_once(args)
+        return _validate_once(args, paths, unknown)
     from tutor.core.watch import watch_packs
 
-    return watch_packs([Path(p) for p in args.packs], lambda: _validate_once(args))
+    return watch_packs(list(paths.values()), lambda: _validate_once(args, paths, unknown))
 
 
-def _validate_once(args: argparse.Namespace) -> int:
+def _pack_paths(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, list[str]]]:
+    """Each PACK argument's folder: the path as given, or, where nothing is there, the folder of
+    the pack `list` shows under that id (or whose folder has that name: a broken pack has no id).
+    A name that is neither stays a path, and loading it reports that no pack is there; the
+    second dict maps each such name to the ids there are."""
+    out = {value: Path(value) for value in args.packs}
+    unknown: dict[str, list[str]] = {}
+    missing = [value for value, path in out.items() if not path.exists()]
+    if missing:
+        from tutor.core.discovery import discover
+
+        settings = settings_from_args(args)
+        found = discover(getattr(args, "pack", []), settings.data_path)
+        for value in missing:
+            entry = next((f for f in found if f.pack is not None and f.pack.id == value), None) \
+                or next((f for f in found if f.path.name == value), None)
+            if entry is not None:
+                out[value] = entry.path
+            else:
+                unknown[value] = sorted({f.pack.id for f in found if f.pack is not None})
+    return out, unknown
+
+
+def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: dict[str, list[str]]) -> int:
     from tutor.core.lint import lint
     from tutor.core.loader import PackError, load_pack
 
@@ -148,7 +173,7 @@ def _validate_once(args: argparse.Namespace) -> int:
     sandbox = None
     try:
         for value in args.packs:
-            path = Path(value)
+            path = paths[value]
             try:
                 pack = load_pack(path)
             except PackError as exc:
@@ -159,6 +184,11 @@ def _validate_once(args: argparse.Namespace) -> int:
                     for problem in exc.problems:
                         print(problem)
                     print(f"{value}: {len(exc.problems)} problem(s)", file=sys.stderr)
+                    if value in unknown:
+                        ids = unknown[value]
+                        print(f"torch-tutor: validate takes a pack folder, its pack.yaml, or the id of a pack "
+                              f"`torch-tutor list` shows; {value!r} is none of them (ids: "
+                              f"{', '.join(ids) if ids else 'no packs found'})", file=sys.stderr)
                 continue
             warnings = lint(pack)
             entry = {"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons), "problems": [],

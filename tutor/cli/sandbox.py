@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -88,8 +89,37 @@ def mode_reason(requested: str, mode: str) -> str:
            else "each run gets a single-use interpreter started ahead of time")
     if requested != "auto":
         return f"{how} (sandbox_mode = {requested})"
-    where = "Linux" if sys.platform.startswith("linux") else sys.platform
-    return f"{how} (auto on {where}; see docs/performance.md)"
+    if mode == "spawn" and not hasattr(os, "fork"):
+        where = "this OS has no fork"  # Windows (and TORCH_TUTOR_EMULATE_WINDOWS=1)
+    elif sys.platform == "darwin":
+        where = "on macOS, where forking a process that has loaded torch is unsafe"
+    else:
+        where = "on Linux" if sys.platform.startswith("linux") else f"on {sys.platform}"
+    return f"{how} (auto: {where}; see docs/performance.md)"
+
+
+def isolation_lines(info) -> list[str]:
+    """doctor's isolation lines, each reason said once: the fallback's reason names the options
+    not used, which the "not used" lines list, and two bubblewraps (the system's and the
+    bundled one) usually fail for the same reason, which is then said for both at once."""
+    import re
+
+    reason = info.reason
+    joined = "; ".join(info.not_used)
+    if joined and joined in reason:
+        reason = reason.replace(joined, "no usable bubblewrap: see below")
+    lines = [f"isolation:  {info.level} — {reason}"]
+    if info.bwrap:
+        lines.append(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
+    grouped: dict[str, list[str]] = {}  # why -> which bubblewraps, in order
+    for note in info.not_used:
+        found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
+        which, why = (found.group(1), found.group(2)) if found else ("", note)
+        grouped.setdefault(why, []).append(which)
+    for why, which in grouped.items():
+        named = ", ".join(w for w in which if w)
+        lines.append(f"  not used: {named}: {why}" if named else f"  not used: {why}")
+    return lines
 
 
 @guarded
@@ -119,7 +149,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                           "bwrap": info.bwrap, "bwrap_source": info.bwrap_source,
                           "not_used": list(info.not_used)},
             "mode": {"mode": sandbox.mode, "requested": sandbox.requested_mode,
-                     "reason": mode_reason(sandbox.requested_mode, sandbox.mode)},
+                     "reason": mode_reason(sandbox.requested_mode, sandbox.mode),
+                     "transport": worker.get("transport", "fds")},
             "limits": sandbox.limits.to_dict(),
             "limits_not_enforced": worker.get("unenforced", []),
             "os_helpers": worker.get("os_helpers", True),
@@ -135,13 +166,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 0 if probe.ok else 1
     print(f"python:     {data['python']} ({data['python_version']})")
     print(f"torch:      {data['torch']}")
-    print(f"isolation:  {info.level} — {info.reason}")
-    if info.bwrap:
-        print(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
-    for why in info.not_used:
-        print(f"  not used: {why}")
+    for line in isolation_lines(info):
+        print(line)
     print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
-    print(f"processes:  limited by {info.process_limit}")
+    if data["mode"]["transport"] == "pipes":
+        print("  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)")
+    print("processes:  not limited" if info.process_limit == "none" else f"processes:  limited by {info.process_limit}")
     for gap in info.gaps:
         print(f"  weaker:   {gap}")
     limits = data["limits"]
@@ -153,7 +183,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"  not enforced on this OS: {', '.join(data['limits_not_enforced'])} "
               "(wall time and output caps hold everywhere)")
     kept = "worker" if sandbox.mode == "fork" else "spare (judge + runner)"
-    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {data['worker_rss_mb']:.0f} MB)")
+    rss = f"{data['worker_rss_mb']:.0f} MB" if data["worker_rss_mb"] else "not measurable on this OS"
+    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {rss})")
     for name, why in data["preload_failures"].items():
         print(f"  not preloaded: {name} ({why})")
     print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")

@@ -31,6 +31,8 @@ TABLE: dict[str, dict[str, str]] = {
         "key.theme": "Light/dark",
         "key.resume": "Resume",
         "key.filter": "Filter",
+        "key.clear_filter": "Clear the filter",
+        "key.back": "Back",
         "key.close": "Close",
         # command palette
         "cmd.theme": "Toggle light/dark theme",
@@ -48,6 +50,7 @@ TABLE: dict[str, dict[str, str]] = {
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
+        "home.nomatch": "No lesson matches {text!r}: Esc clears the filter",
         "home.resume": "Resume: {where}",
         "home.start": "Start: {where}",
         "home.col.lesson": "Lesson",
@@ -123,12 +126,13 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.grade": "How did you do?",
         "quiz.free.right": "I got it",
         "quiz.free.wrong": "I missed it",
-        "quiz.choice.pick": "Pick one answer.",
+        "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
         "quiz.choice.pick_many": "Pick every correct answer, then Submit.",
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
         "quiz.choice.yours": "your answer",
+        "quiz.choice.more": "Try again, or see every choice explained with",
         "exercise.does_not_run": "Your code does not run yet, so no check could look at it.",
         "outcome.no_cuda": "This step needs a CUDA GPU and this machine has none, so its code cannot do "
                            "what the lesson shows. Nothing you did caused this; read on, or run it where "
@@ -234,7 +238,9 @@ TABLE: dict[str, dict[str, str]] = {
         "review.empty": "Nothing to review now. Next review {next}.",
         "review.none": "not scheduled yet (answer quizzes and solve exercises in the lessons)",
         "review.chart.forecast": "Reviews due, next {days} days",
-        "review.chart.today": "now",
+        "review.chart.today": "today",
+        "review.later_today": "{next} ({count} due later today)",
+        "review.soon": "in less than a minute",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",

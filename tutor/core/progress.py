@@ -16,7 +16,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterator
 
 if TYPE_CHECKING:
     from tutor.core.models import Pack
@@ -24,6 +24,23 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 FILE_NAME = "progress.sqlite3"
 LOCK_NAME = "app.lock"
+
+
+def _lock_exclusively(handle: IO[str]) -> None:
+    """An exclusive lock on ``handle`` that the OS drops when this process dies, or OSError when
+    another process holds it: flock on POSIX; on Windows, msvcrt's lock on the file's first byte
+    (by design, untested: README, "Where it runs"). Where neither exists, no lock is taken."""
+    try:
+        import fcntl
+    except ImportError:
+        try:
+            import msvcrt
+        except ImportError:
+            return
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        return
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
 #: Seconds to wait for another program that holds the file before calling it busy.
 BUSY_WAIT = 5.0
 #: The lesson part of the key under which a review's own answers, hints and scratch draft are
@@ -248,8 +265,6 @@ class ProgressStore:
         """
         if self.path is None:
             return None
-        import fcntl
-
         from tutor.core.i18n import t
 
         lock = self.path.with_name(LOCK_NAME)
@@ -258,7 +273,7 @@ class ProgressStore:
         except OSError:
             return None
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_exclusively(handle)
         except OSError:
             handle.seek(0)
             other = handle.read().strip() or "?"

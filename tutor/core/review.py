@@ -32,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
 from tutor.core.progress import ProgressStore, _float, day_start
+from tutor.core.spec import is_record, materialize
 
 if TYPE_CHECKING:
     from fsrs import Card, Scheduler
@@ -70,15 +71,30 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if is_record(type(value)):
+        # A record read from the pack cache is not a dataclass until first needed (see
+        # tutor.core.spec.record); without this its repr would be hashed instead of its fields,
+        # and the app (cache) and the shell (YAML) would disagree about every card's content.
+        materialize()
     fields = getattr(value, "__dataclass_fields__", None)
     if fields is not None:
         return {name: _plain(getattr(value, name)) for name in fields if not name.startswith("_")}
     return str(value)
 
 
+#: A check's wording: what the learner reads beside its verdict, not what it asserts.
+_CHECK_WORDING = frozenset({"description", "hint", "hints", "message"})
+
+
+def _digest(kind: str | None, parts: Any) -> str:
+    data = json.dumps([kind, parts], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
 def content_hash(step: "Step") -> str:
     """A hash of what the item asks and what counts as its answer: changing either makes the
-    learner's memory of it stale. Titles, explanations and hints may change freely."""
+    learner's memory of it stale. Titles, explanations and hints (a check's description and
+    hints too) may change freely."""
     from tutor.core.models import ChoiceQuiz, Exercise, FreeQuiz, PredictQuiz
 
     kind = item_kind(step)
@@ -90,11 +106,23 @@ def content_hash(step: "Step") -> str:
     elif isinstance(step, PredictQuiz):
         parts = [step.question, step.code]
     elif isinstance(step, Exercise):
-        parts = [step.body, step.starter, step.checks]
+        checks = [{k: v for k, v in _plain(check).items() if k not in _CHECK_WORDING} for check in step.checks]
+        return _digest(kind, [_plain(step.body), _plain(step.starter), checks])
     else:
         raise ValueError(f"step {step.id!r} is not reviewed")
-    data = json.dumps([kind, _plain(parts)], sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(data.encode()).hexdigest()[:16]
+    return _digest(kind, _plain(parts))
+
+
+def earlier_hashes(step: "Step") -> set[str]:
+    """What earlier releases stored for the same exercise: its checks hashed with their wording,
+    and, in the app (which reads the pack cache), the first check hashed by its repr."""
+    from tutor.core.models import Exercise
+
+    if not isinstance(step, Exercise) or not step.checks:
+        return set()
+    head = [_plain(step.body), _plain(step.starter)]
+    checks = [_plain(check) for check in step.checks]
+    return {_digest("exercise", [*head, checks]), _digest("exercise", [*head, [repr(step.checks[0]), *checks[1:]]])}
 
 
 def items(pack: "Pack") -> dict[tuple[str, str], tuple[str, Any, Any]]:
@@ -271,6 +299,8 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
             digest = content_hash(step)
             if card["content"] is None:  # met before its pack was read with it: as it is now
                 card["content"], card["kind"], changed = digest, kind, True
+            elif card["content"] in earlier_hashes(step):  # the same item, hashed the old way
+                card["content"], changed = digest, True
             elif card["content"] != digest:
                 card.update(_new_card((card["pack"], card["lesson"], card["step"]), kind, now),
                             created=card["created"], generation=int(card["generation"] or 0) + 1, content=digest,

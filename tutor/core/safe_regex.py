@@ -4,18 +4,28 @@ A pack's ``expect.output: '^(a+)+$'`` against 40 ``a``s and a ``!`` backtracks f
 CPython's matcher holds the GIL while it does: run in a thread, it still froze the app's UI.
 So a search runs in a forked child of this process (a copy: nothing to send but the result) that
 is killed when the bound passes. Patterns that finish in time cost one fork (~ms) per search.
+Where there is no fork (Windows), the child is a fresh interpreter, given the pattern and the
+text on its stdin, with the bound plus ``START_S`` for it to start.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
 import signal
+import subprocess
+import sys
 import time
 
 #: Seconds an author pattern may take on one program's output.
 BOUND_S = 1.0
+#: Without fork: what a fresh interpreter may take to start, on top of the bound.
+START_S = 3.0
+_CHILD = ("import json, re, sys\n"
+          "job = json.loads(sys.stdin.read())\n"
+          "sys.stdout.write('1' if re.compile(job['pattern']).search(job['text']) else '0')\n")
 
 
 class PatternTimeout(Exception):
@@ -27,6 +37,8 @@ def search(pattern: str, text: str, bound: float = BOUND_S) -> bool:
     compiled = re.compile(pattern)
     if len(text) <= 12:
         return compiled.search(text) is not None  # too short to backtrack for long: no fork needed
+    if not hasattr(os, "fork"):
+        return _search_in_interpreter(pattern, text, bound)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: match, say yes or no, leave without running anything else
@@ -56,3 +68,15 @@ def search(pattern: str, text: str, bound: float = BOUND_S) -> bool:
         except ProcessLookupError:
             pass
         os.waitpid(pid, 0)
+
+
+def _search_in_interpreter(pattern: str, text: str, bound: float) -> bool:
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", _CHILD], input=json.dumps({"pattern": pattern, "text": text}),
+                              capture_output=True, text=True, timeout=bound + START_S)
+    except subprocess.TimeoutExpired:
+        raise PatternTimeout(f"the pattern /{pattern}/ took longer than {bound:g} s on this output "
+                             "(it backtracks catastrophically: nested quantifiers such as (a+)+)") from None
+    if done.stdout in ("0", "1"):
+        return done.stdout == "1"
+    raise PatternTimeout(f"the pattern /{pattern}/ could not be matched")

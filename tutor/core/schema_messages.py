@@ -135,6 +135,20 @@ def _record_wanted(place: _Place) -> _Said:
     return _Said(f"expected a mapping such as {example}, got {type_name(place.value)}")
 
 
+def _length(place: _Place) -> _Said | None:
+    """A list with too few or too many entries: how many it takes, in an author's words (not
+    pydantic's "List should have at least 2 items after validation")."""
+    ctx = place.error.get("ctx", {})
+    actual = ctx.get("actual_length")
+    if not isinstance(place.value, list) or actual is None:
+        return None
+    if place.error["type"] == "too_short":
+        bound = f"needs at least {ctx.get('min_length')}"
+    else:
+        bound = f"takes at most {ctx.get('max_length')}"
+    return _Said(f"{bound} {'entry' if bound.endswith(' 1') else 'entries'}, this has {actual}")
+
+
 def _several(place: _Place) -> _Said:
     """Pydantic tried every member of a union: say which kinds of value would do."""
     wanted = sorted({_WANTED.get(error["type"], error["msg"]) for error in place.errors})
@@ -164,6 +178,8 @@ _BY_KIND: dict[str, Callable[[_Place], _Said | None]] = {
     "literal_error": _format_version,
     "string_pattern_mismatch": _bad_id,
     "dataclass_type": _record_wanted,
+    "too_short": _length,
+    "too_long": _length,
 }
 #: Types worded from their first error however many others pydantic reported at the same place.
 _WHATEVER_ELSE = frozenset({"extra_forbidden", "unexpected_keyword_argument", "missing",

@@ -108,7 +108,7 @@ def exercise_filename(exercise: Exercise) -> str:
 
 
 def build_payload(exercise: Exercise, code: str, *, time_budget: float, language: str | None = None,
-                  fallback: str = "en") -> dict[str, Any]:
+                  fallback: str = "en", filename: str | None = None) -> dict[str, Any]:
     """The probe's input: plain JSON, learner-facing text resolved to one language."""
     checks = []
     for check in exercise.checks:
@@ -117,8 +117,8 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
         if isinstance(check, ExprCheck):
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)
-    return {"version": 1, "exercise": exercise.id, "filename": exercise_filename(exercise), "source": code,
-            "time_budget": round(time_budget, 3), "checks": checks}
+    return {"version": 1, "exercise": exercise.id, "filename": filename or exercise_filename(exercise),
+            "source": code, "time_budget": round(time_budget, 3), "checks": checks}
 
 
 def _limits_for(sandbox: "Sandbox", timeout: float | None):
@@ -128,21 +128,28 @@ def _limits_for(sandbox: "Sandbox", timeout: float | None):
 
 
 def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,
-                   language: str | None = None, fallback: str = "en") -> ExerciseReport:
+                   language: str | None = None, fallback: str = "en",
+                   filename: str | None = None) -> ExerciseReport:
     """Run ``code`` as the learner's solution of ``exercise`` and grade it (blocking).
 
     Args:
         timeout: seconds for the whole run; default: the exercise's own, else the sandbox's.
         language: which translation of descriptions and messages to use (pack text may be
             ``{en: ..., zh: ...}``); ``fallback`` is the pack's first language.
+        filename: what tracebacks call the code (`check FILE` passes the learner's path); default
+            and instead of a name starting with "<" (those name the checks' own code):
+            ``exercise_filename``.
     """
     from tutor.sandbox import ProbeSpec
 
+    if not filename or filename.startswith("<"):
+        filename = exercise_filename(exercise)
     timeout = timeout or exercise.timeout
     limits = _limits_for(sandbox, timeout)
     budget = max(0.5, limits.wall_time * _CHECK_SHARE - 0.2)
-    payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback)
-    result = sandbox.run(code, limits=limits, filename=exercise_filename(exercise),
+    payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback,
+                            filename=filename)
+    result = sandbox.run(code, limits=limits, filename=filename,
                          probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload))
     return grade(exercise, result, language=language, fallback=fallback)
 

@@ -20,7 +20,7 @@ OVERHEAD = 6
 
 
 def _base() -> Path | None:
-    if os.geteuid() != 0 or not (_V1_ROOT / "cgroup.procs").is_file():
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not (_V1_ROOT / "cgroup.procs").is_file():
         return None
     try:
         with open("/proc/self/cgroup") as handle:

@@ -11,13 +11,19 @@ from tutor.sandbox.limits import Limits
 from tutor.sandbox.result import LearnerError, RunResult
 from tutor.sandbox.textclean import clean_output, strip_profiler_noise
 
-_SIGNAL_WORDS = {
-    signals.SIGSEGV: "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack overflowed",
-    signals.SIGBUS: "a bus error (a bad memory access)",
-    signals.SIGABRT: "an abort — a C library gave up",
-    signals.SIGILL: "an illegal instruction",
-    signals.SIGFPE: "a floating-point exception",
+_WORDS_BY_NAME = {
+    "SIGSEGV": "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack overflowed",
+    "SIGBUS": "a bus error (a bad memory access)",
+    "SIGABRT": "an abort — a C library gave up",
+    "SIGILL": "an illegal instruction",
+    "SIGFPE": "a floating-point exception",
 }
+#: The signals this OS has (Windows lacks SIGBUS, SIGKILL, SIGXCPU and SIGXFSZ).
+_SIGNAL_WORDS = {getattr(signals, name): words for name, words in _WORDS_BY_NAME.items() if hasattr(signals, name)}
+#: What a cancelled run reports as its signal: SIGKILL's number where there is none (Windows).
+SIGKILL = int(getattr(signals, "SIGKILL", 9))
+_CPU_SIGNALS = {int(getattr(signals, name)) for name in ("SIGKILL", "SIGXCPU") if hasattr(signals, name)}
+_SIGXFSZ = getattr(signals, "SIGXFSZ", None)
 
 
 @dataclass
@@ -98,7 +104,7 @@ def classify(raw: RawRun, limits: Limits) -> RunResult:
                           "the rest was cut off.")
         return result
     if raw.cancel_reason == "cancelled" or verdict.get("reason") == "cancelled":
-        result.status, result.signal = "killed", signals.SIGKILL
+        result.status, result.signal = "killed", SIGKILL
         result.message = "Stopped: the run was cancelled."
         return result
     if verdict.get("reason") == "timeout":
@@ -107,13 +113,13 @@ def classify(raw: RawRun, limits: Limits) -> RunResult:
         return result
     sig = result.signal
     if sig is not None:
-        if sig in (signals.SIGKILL, signals.SIGXCPU) and result.cpu_time >= limits.cpu_time - 0.5:
+        if sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5:
             result.status = "timeout"
             result.message = (f"Stopped after using {limits.cpu_time:g} s of CPU time — a long "
                               "computation or an infinite loop?")
             return result
         result.status = "killed"
-        if sig == signals.SIGXFSZ:
+        if _SIGXFSZ is not None and sig == _SIGXFSZ:
             result.message = f"Stopped: a file grew past the {limits.file_size_mb} MB limit."
         else:
             words = _SIGNAL_WORDS.get(signals.Signals(sig), f"signal {sig}") \

@@ -25,7 +25,10 @@ NOBODY = 65534
 _HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
 _KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "VIRTUAL_ENV",
-             "CONDA_PREFIX", "TORCH_TUTOR_PORTABLE_CHILD")
+             "CONDA_PREFIX", "TORCH_TUTOR_PORTABLE_CHILD", "TORCH_TUTOR_EMULATE_WINDOWS",
+             # Windows: Python cannot start without SYSTEMROOT (its random and socket set-up).
+             "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "COMSPEC", "PATHEXT", "TEMP", "TMP",
+             "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE")
 _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_", "PYTORCH_")
 
 
@@ -117,7 +120,7 @@ def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool 
 
     ``private``: folders to cover with an empty tmpfs as well (a grading run's class folder)."""
     if as_root is None:
-        as_root = os.geteuid() == 0
+        as_root = is_root()
     hidden = _hidden_roots()
     cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session",
            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
@@ -217,7 +220,7 @@ def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str
     """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not)."""
     interpreter = inspect_interpreter(python)
     scratch = "/tmp" if os.path.isdir("/tmp") else "/"
-    as_root = os.geteuid() == 0
+    as_root = is_root()
     attempts = [True, False] if as_root else [False]
     why = ""
     for drop in attempts:
@@ -257,11 +260,12 @@ def choose(requested: str, python: str) -> IsolationInfo:
         raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
     # Without a cgroup, root drops runs to nobody and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.
-    process_limit = "cgroup" if cgroup_available() else "rlimit"
+    process_limit = "cgroup" if cgroup_available() else "rlimit" if _has_rlimits() else "none"
     notes: list[str] = []
     if requested in ("auto", "bwrap"):
-        if sys.platform != "linux":
-            notes.append(f"bubblewrap: Linux only (this is {sys.platform})")
+        platform = "win32 (emulated)" if os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") == "1" else sys.platform
+        if platform != "linux":
+            notes.append(f"bubblewrap: Linux only (this is {platform})")
             candidates = []
         else:
             candidates = bwrap_candidates()
@@ -274,7 +278,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
                 notes.append(f"{which} bubblewrap ({path}): {why}")
                 continue
             gaps: tuple[str, ...] = () if namespaces else ("runs share the worker's PID namespace",)
-            if os.geteuid() == 0 and not drops_root:
+            if is_root() and not drops_root:
                 gaps += ("runs keep root's access to files (" + why + ")",)
             if process_limit != "cgroup":
                 process_limit = "none"
@@ -291,7 +295,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
     else:
         fallback_why = "isolation is set to none"
     gaps = ("network is reachable", "files outside the scratch dir can be written where permissions allow")
-    if os.geteuid() == 0:
+    if is_root():
         gaps = ("network is reachable", "world-writable places such as /tmp can be written")
     reason = f"limits only ({fallback_why})"
     return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
@@ -304,9 +308,22 @@ def containment(info: IsolationInfo) -> dict:
         if info.worker_uid is not None:
             found["worker_uid"] = info.worker_uid
         return found
-    if os.geteuid() == 0:
+    if is_root():
         return {"namespaces": False, "drop_uid": NOBODY}
     return {"namespaces": False, "count_user_tasks": True}
+
+
+def _has_rlimits() -> bool:
+    try:
+        import resource  # noqa: F401  # POSIX only
+    except ImportError:
+        return False
+    return True
+
+
+def is_root() -> bool:
+    """Whether the tutor runs as root (never on Windows, which has no uids)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def default_python() -> str:

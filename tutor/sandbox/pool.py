@@ -44,6 +44,8 @@ AUTO_ON_LINUX: dict[str, str] = {"interactive": "fork", "batch": "fork"}
 def resolve_mode(requested: str, purpose: str = "interactive") -> str:
     """"fork" or "spawn" for a requested mode. ``auto`` is spawn wherever forking a warm worker is
     not possible or not safe (everywhere but Linux), and on Linux what measured best for the use."""
+    if requested == "fork" and not hasattr(os, "fork"):
+        raise ValueError("sandbox_mode fork needs fork(), which this OS does not have: use spawn (or auto)")
     if requested in ("fork", "spawn"):
         return requested
     if requested != "auto":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import selectors
@@ -57,6 +58,11 @@ class WorkerProcess:
         self.name = name
         self.ready: dict = {}
         self._sock: socket.socket | None = None
+        #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
+        #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
+        #: Windows); the judge then relays the run's output as frames. Fork mode is "fds" only.
+        self.transport = "fds" if wire.fd_passing() or role == "worker" else "pipes"
+        self._link: wire.PipeLink | None = None
         self._proc: subprocess.Popen | None = None
         self._group = None
         self._send_lock = threading.Lock()
@@ -77,10 +83,15 @@ class WorkerProcess:
 
     def spawn(self) -> None:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
-        parent_end, child_end = socket.socketpair()
         interpreter = isolation.inspect_interpreter(self.python)
-        config = {"fd": child_end.fileno(), "preload": self.preload, "role": self.role,
-                  "containment": isolation.containment(self.info)}
+        config: dict = {"preload": self.preload, "role": self.role,
+                        "containment": isolation.containment(self.info)}
+        child_end = None
+        if self.transport == "fds":
+            parent_end, child_end = socket.socketpair()
+            config["fd"] = child_end.fileno()
+        else:
+            config["channel"] = "stdio"
         cmd = [interpreter.executable, "-m", "tutor.sandbox.worker", json.dumps(config)]
         if self.info.level == "bwrap":
             cmd = isolation.bwrap_command(interpreter, self.scratch_root,
@@ -89,22 +100,49 @@ class WorkerProcess:
         if self._group is not None:
             cmd = self._group.wrap(cmd)
         with open(self.log_path, "ab") as log:
+            if child_end is not None:
+                self._proc = subprocess.Popen(
+                    cmd, pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL, stdout=log,
+                    stderr=log, start_new_session=True, env=isolation.scrubbed_env(), cwd="/")
+                child_end.close()
+                self._sock = parent_end
+                return
+            # Its own process group where groups exist, so close() can end what it started.
+            group = {"start_new_session": True} if hasattr(os, "setsid") else \
+                {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
             self._proc = subprocess.Popen(
-                cmd, pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL, stdout=log,
-                stderr=log, start_new_session=True, env=isolation.scrubbed_env(), cwd="/")
-        child_end.close()
-        self._sock = parent_end
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env=isolation.scrubbed_env(), cwd=os.path.abspath(os.sep), **group)
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._link = wire.PipeLink(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
+                                   name=f"tutor-link-{self.name}")
 
-    def wait_ready(self, timeout: float | None) -> dict:
+    def _send(self, message: dict, fds: list[int] | tuple = ()) -> None:
+        """One frame to the worker (the caller holds ``_send_lock``); OSError when it is gone."""
+        if self._link is not None:
+            self._link.send(message)
+        elif self._sock is not None:
+            wire.send_frame(self._sock, message, fds)
+        else:
+            raise OSError("the worker is not running")
+
+    def _recv(self, timeout: float | None) -> tuple[dict, list[int]]:
+        """One frame from the worker; WireError/OSError when it is gone, TimeoutError."""
+        if self._link is not None:
+            return self._link.recv(timeout), []
         assert self._sock is not None
         self._sock.settimeout(timeout)
         try:
-            message, fds = wire.recv_frame(self._sock)
-        except (wire.WireError, OSError) as exc:
-            raise WorkerDied(f"the worker did not start: {exc}; {self.log_tail()}") from None
+            return wire.recv_frame(self._sock)
         finally:
             if self._sock is not None:
                 self._sock.settimeout(None)
+
+    def wait_ready(self, timeout: float | None) -> dict:
+        try:
+            message, fds = self._recv(timeout)
+        except (wire.WireError, OSError) as exc:
+            raise WorkerDied(f"the worker did not start: {exc}; {self.log_tail()}") from None
         for fd in fds:
             os.close(fd)
         if message.get("op") != "ready":
@@ -131,10 +169,10 @@ class WorkerProcess:
         A worker still warming up (importing torch) reads nothing: it is killed at once rather
         than given ``timeout`` to answer, so quitting during warm-up does not wait."""
         polite = bool(self.ready)
-        if self._sock is not None and polite:
+        if polite:
             try:
                 with self._send_lock:
-                    wire.send_frame(self._sock, {"op": "exit"})
+                    self._send({"op": "exit"})
             except OSError:
                 pass
         if self._proc is not None:
@@ -143,10 +181,7 @@ class WorkerProcess:
                     self._proc.wait(timeout)
                 except subprocess.TimeoutExpired:
                     pass
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            self.kill()
             try:
                 self._proc.kill()
                 self._proc.wait(timeout)
@@ -155,6 +190,8 @@ class WorkerProcess:
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+        if self._link is not None:
+            self._link.close()
         if self._group is not None:
             self._group.destroy()
 
@@ -164,19 +201,19 @@ class WorkerProcess:
         """Stop the run in flight (thread-safe; no-op when idle)."""
         with self._send_lock:
             run_id = self._active_id
-            if run_id is None or self._sock is None:
+            if run_id is None:
                 return
             if self._cancel_reason is None:
                 self._cancel_reason = reason
             try:
-                wire.send_frame(self._sock, {"op": "cancel", "id": run_id})
+                self._send({"op": "cancel", "id": run_id})
             except OSError:
                 pass
 
     def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False) -> RawRun:
         """Send one request and gather output, report and verdict; raises WorkerDied.
         ``cancelled`` says whether a cancel came while the request waited for this worker."""
-        if self._sock is None or not self.alive():
+        if (self._sock is None and self._link is None) or not self.alive():
             raise WorkerDied("the worker is not running")
         if self._group is not None:
             self._group.set_limit(limits.processes)
@@ -184,7 +221,7 @@ class WorkerProcess:
         self._runs += 1
         os.mkdir(scratch)
         os.chmod(scratch, 0o777)  # the run may be uid nobody
-        pipes = [os.pipe() for _ in range(3)]
+        pipes = [os.pipe() for _ in range(3)] if self._link is None else []
         with self._send_lock:
             self._run_id += 1
             self._active_id = self._run_id
@@ -194,7 +231,7 @@ class WorkerProcess:
         try:
             try:
                 with self._send_lock:
-                    wire.send_frame(self._sock, message, [w for _, w in pipes])
+                    self._send(message, [w for _, w in pipes])
             except OSError as exc:
                 raise WorkerDied(f"cannot reach the worker: {exc}") from None
             finally:
@@ -202,7 +239,10 @@ class WorkerProcess:
                     os.close(w)
             if cancelled():
                 self.cancel("cancelled")
-            raw = self._collect([r for r, _ in pipes], limits)
+            if self._link is not None:
+                raw = self._collect_frames(limits)
+            else:
+                raw = self._collect([r for r, _ in pipes], limits)
         finally:
             with self._send_lock:
                 self._active_id = None
@@ -214,11 +254,40 @@ class WorkerProcess:
             _remove_tree(scratch)
         return raw
 
+    def _collect_frames(self, limits: Limits) -> RawRun:
+        """The pipe transport: the judge relays the run's stdout, stderr and report as
+        ``output`` frames (stream 0, 1, 2), then sends its verdict; the same caps apply."""
+        assert self._link is not None
+        streams = _Streams(limits)
+        deadline = time.monotonic() + limits.wall_time + _GRACE_S
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerDied(f"the worker stopped answering ({self.log_tail()})")
+            try:
+                message = self._link.recv(min(remaining, 1.0))
+            except TimeoutError:
+                continue
+            except (wire.WireError, OSError) as exc:
+                self.kill()
+                raise WorkerDied(f"the worker died during the run ({exc}; {self.log_tail()})") from None
+            if message.get("op") == "output" and message.get("id") == self._active_id:
+                stream = message.get("stream")
+                try:
+                    chunk = base64.b64decode(str(message.get("data", "")), validate=True)
+                except ValueError:
+                    continue
+                if stream in (0, 1, 2) and streams.add(stream, chunk) and stream != 2:
+                    self.cancel("output-limit")
+                continue
+            verdict = self._check_verdict(message)
+            return streams.raw(verdict, self)
+
     def _collect(self, reads: list[int], limits: Limits) -> RawRun:
-        cap = limits.output_kb * 1024
-        caps = {reads[0]: cap + 1, reads[1]: cap + 64 * 1024, reads[2]: wire.MAX_REPORT + 8}
-        buffers = {fd: bytearray() for fd in reads}
-        over = {fd: False for fd in reads}
+        """The descriptor transport: read the run's three pipes until the worker's verdict."""
+        streams = _Streams(limits)
+        index = {fd: i for i, fd in enumerate(reads)}
         selector = selectors.DefaultSelector()
         for fd in reads:
             selector.register(fd, selectors.EVENT_READ)
@@ -241,37 +310,24 @@ class WorkerProcess:
                     if not chunk:
                         selector.unregister(fd)
                         continue
-                    buffers[fd] += chunk
-                    if len(buffers[fd]) > caps[fd]:
-                        over[fd] = True
-                        del buffers[fd][caps[fd]:]
+                    if streams.add(index[fd], chunk):
                         selector.unregister(fd)
-                        if fd != reads[2]:
+                        if index[fd] != 2:
                             self.cancel("output-limit")
             # The keeper has reaped the run and everything it left: drain without blocking.
             for fd in reads:
                 os.set_blocking(fd, False)
-                while not over[fd]:
+                while not streams.over[index[fd]]:
                     try:
                         chunk = os.read(fd, 1 << 16)
                     except BlockingIOError:
                         break
                     if not chunk:
                         break
-                    buffers[fd] += chunk
-                    if len(buffers[fd]) > caps[fd]:
-                        over[fd] = True
-                        del buffers[fd][caps[fd]:]
+                    streams.add(index[fd], chunk)
         finally:
             selector.close()
-        out, err, report = (bytes(buffers[fd]) for fd in reads)
-        # The stderr cap is checked after the profiler's noise is removed, in classify.
-        err_over = over[reads[1]]
-        if err_over and self._cancel_reason is None:
-            self._cancel_reason = "output-limit"
-        return RawRun(verdict=verdict, stdout=out, stderr=err, stdout_over=over[reads[0]],
-                      stderr_over=err_over, report=report, report_over=over[reads[2]],
-                      cancel_reason=self._cancel_reason, isolation=self.info.level)
+        return streams.raw(verdict, self)
 
     def _read_verdict(self) -> dict:
         assert self._sock is not None
@@ -282,17 +338,60 @@ class WorkerProcess:
             raise WorkerDied(f"the worker died during the run ({exc}; {self.log_tail()})") from None
         for fd in fds:
             os.close(fd)
+        return self._check_verdict(message)
+
+    def _check_verdict(self, message: dict) -> dict:
         if message.get("op") != "done" or message.get("id") != self._active_id:
             self.kill()
             raise WorkerDied(f"the worker answered out of turn: {message.get('op')}")
         return message
 
     def kill(self) -> None:
-        if self._proc is not None:
+        """End the worker and everything it started: its process group where there are groups;
+        elsewhere (Windows) the process itself, whose judge ends its run's job with it."""
+        if self._proc is None:
+            return
+        if hasattr(os, "killpg"):
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        else:
+            try:
+                self._proc.kill()
+            except OSError:
+                pass
+
+
+class _Streams:
+    """A run's stdout, stderr and report as they arrive, each under its cap."""
+
+    def __init__(self, limits: Limits):
+        cap = limits.output_kb * 1024
+        self.caps = [cap + 1, cap + 64 * 1024, wire.MAX_REPORT + 8]
+        self.buffers = [bytearray(), bytearray(), bytearray()]
+        self.over = [False, False, False]
+
+    def add(self, stream: int, chunk: bytes) -> bool:
+        """Keep ``chunk``; True the first time the stream goes over its cap."""
+        if self.over[stream]:
+            return False
+        buffer = self.buffers[stream]
+        buffer += chunk
+        if len(buffer) > self.caps[stream]:
+            self.over[stream] = True
+            del buffer[self.caps[stream]:]
+            return True
+        return False
+
+    def raw(self, verdict: dict, worker: WorkerProcess) -> RawRun:
+        # The stderr cap is checked after the profiler's noise is removed, in classify.
+        if self.over[1] and worker._cancel_reason is None:
+            worker._cancel_reason = "output-limit"
+        out, err, report = (bytes(b) for b in self.buffers)
+        return RawRun(verdict=verdict, stdout=out, stderr=err, stdout_over=self.over[0],
+                      stderr_over=self.over[1], report=report, report_over=self.over[2],
+                      cancel_reason=worker._cancel_reason, isolation=worker.info.level)
 
 
 def _remove_tree(path: str) -> None:

@@ -1,5 +1,6 @@
 """Framing shared by the tutor and its sandbox workers: length-prefixed JSON, file descriptors
-riding along as SCM_RIGHTS.
+riding along as SCM_RIGHTS where the OS can pass them (``fd_passing``), and ``PipeLink`` (the same
+frames over a child's stdin and stdout, read by a thread) where it cannot: Windows.
 
 This module is imported inside the worker, which may run under another interpreter that has
 torch but none of the tutor's dependencies: standard library only.
@@ -8,8 +9,11 @@ torch but none of the tutor's dependencies: standard library only.
 from __future__ import annotations
 
 import json
+import os
+import queue
 import socket
 import struct
+import threading
 from typing import Sequence
 
 _HEADER = struct.Struct("!I")
@@ -24,9 +28,95 @@ class WireError(Exception):
     """The peer closed the channel or sent something that is not a frame."""
 
 
-def send_frame(sock: socket.socket, message: dict, fds: Sequence[int] = ()) -> None:
+def fd_passing() -> bool:
+    """Whether descriptors can ride along with a frame (SCM_RIGHTS: Linux and macOS, not
+    Windows). ``TORCH_TUTOR_EMULATE_WINDOWS=1`` removes ``socket.send_fds``, so this says no."""
+    return hasattr(socket, "send_fds") and hasattr(socket, "recv_fds")
+
+
+def encode_frame(message: dict) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode("utf-8")
-    data = _HEADER.pack(len(body)) + body
+    return _HEADER.pack(len(body)) + body
+
+
+def decode_body(body: bytes | bytearray) -> dict:
+    try:
+        message = json.loads(body)
+    except ValueError as exc:
+        raise WireError(f"not JSON: {exc}") from None
+    except RecursionError:
+        raise WireError("a frame nested too deeply") from None
+    if not isinstance(message, dict):
+        raise WireError("frame is not an object")
+    return message
+
+
+class PipeLink:
+    """Frames over two pipes (a child's stdin and stdout), for where neither descriptor passing
+    nor ``select`` on pipes exists (Windows): a thread reads frames into a queue, so a wait with
+    a timeout is a ``queue.get``. Sends are whole frames under a lock, from any thread."""
+
+    def __init__(self, read_fd: int, write_fd: int, name: str = "tutor-link"):
+        self.read_fd, self.write_fd = read_fd, write_fd
+        self._send_lock = threading.Lock()
+        self._frames: "queue.Queue[dict | WireError]" = queue.Queue()
+        self._closed = False
+        threading.Thread(target=self._read_loop, name=name, daemon=True).start()
+
+    def send(self, message: dict) -> None:
+        """OSError when the other side is gone."""
+        view = memoryview(encode_frame(message))
+        with self._send_lock:
+            if self._closed:
+                raise OSError("the link is closed")
+            while view:
+                view = view[os.write(self.write_fd, view):]
+
+    def recv(self, timeout: float | None = None) -> dict:
+        """The next frame; TimeoutError when none came in time, WireError once the pipe ended."""
+        try:
+            item = self._frames.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("no frame in time") from None
+        if isinstance(item, WireError):
+            self._frames.put(item)  # every later recv says the same
+            raise item
+        return item
+
+    def close(self) -> None:
+        with self._send_lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                os.close(self.write_fd)
+            except OSError:
+                pass
+
+    def _read_exactly(self, size: int) -> bytes:
+        data = bytearray()
+        while len(data) < size:
+            chunk = os.read(self.read_fd, min(size - len(data), 1 << 20))
+            if not chunk:
+                raise WireError("channel closed" if not data else "channel closed mid-frame")
+            data += chunk
+        return bytes(data)
+
+    def _read_loop(self) -> None:
+        try:
+            while True:
+                (size,) = _HEADER.unpack(self._read_exactly(_HEADER.size))
+                if size > MAX_FRAME:
+                    raise WireError(f"frame of {size} bytes is over the limit")
+                self._frames.put(decode_body(self._read_exactly(size)))
+        except WireError as exc:
+            self._frames.put(exc)
+        except OSError as exc:
+            self._frames.put(WireError(f"channel closed: {exc}"))
+
+
+def send_frame(sock: socket.socket, message: dict, fds: Sequence[int] = ()) -> None:
+    data = encode_frame(message)
     if fds:
         # Descriptors travel with the first bytes: send the header with them, the rest after.
         sent = socket.send_fds(sock, [data[: _HEADER.size]], list(fds))
@@ -39,8 +129,11 @@ def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
     fds: list[int] = []
     header = b""
     while len(header) < _HEADER.size:
-        chunk, got, _flags, _addr = socket.recv_fds(sock, _HEADER.size - len(header), _MAX_FDS)
-        fds.extend(got)
+        if fd_passing():
+            chunk, got, _flags, _addr = socket.recv_fds(sock, _HEADER.size - len(header), _MAX_FDS)
+            fds.extend(got)
+        else:
+            chunk = sock.recv(_HEADER.size - len(header))
         if not chunk:
             _close_all(fds)
             raise WireError("channel closed")
@@ -57,17 +150,10 @@ def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
             raise WireError("channel closed mid-frame")
         body += chunk
     try:
-        message = json.loads(body)
-    except ValueError as exc:
+        return decode_body(body), fds
+    except WireError:
         _close_all(fds)
-        raise WireError(f"not JSON: {exc}") from None
-    except RecursionError:
-        _close_all(fds)
-        raise WireError("a frame nested too deeply") from None
-    if not isinstance(message, dict):
-        _close_all(fds)
-        raise WireError("frame is not an object")
-    return message, fds
+        raise
 
 
 def encode_report(message: dict) -> bytes:
@@ -93,8 +179,6 @@ def decode_report(data: bytes) -> dict:
 
 
 def _close_all(fds: list[int]) -> None:
-    import os
-
     for fd in fds:
         try:
             os.close(fd)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
@@ -12,6 +13,7 @@ from textual.containers import Vertical
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import RowDoesNotExist
 
 from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
@@ -39,6 +41,7 @@ class HomeScreen(Screen[None]):
     BINDINGS = [
         Binding("ctrl+r", "resume", t("key.resume"), priority=True),
         Binding("ctrl+f", "focus_filter", t("key.filter"), priority=True),
+        Binding("escape", "clear_filter", t("key.clear_filter"), show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -52,7 +55,8 @@ class HomeScreen(Screen[None]):
                 yield Static(t("home.nopacks"))
             yield KeyButton("", id="resume", variant="primary")
             yield KeyButton("", id="review-due")
-            yield Input(placeholder=t("home.filter"), id="filter")
+            # not select_on_focus: the key that moved focus here is typed, not selected and replaced
+            yield Input(placeholder=t("home.filter"), id="filter", select_on_focus=False)
             yield DataTable(id="toc", cursor_type="row", zebra_stripes=True)
         yield StatusBar()
         yield KeyFooter()
@@ -82,11 +86,22 @@ class HomeScreen(Screen[None]):
             return None
         return app.resume_place(pack) or Place(pack, 0, 0)
 
+    def _cursor_key(self) -> str | None:
+        """The key of the contents row under the cursor (``pack/lesson``, or ``pack/`` for a
+        pack's heading); None when the table is empty."""
+        table = self.query_one("#toc", DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value)
+
     def refresh_contents(self) -> None:
+        """Redraw the contents under the filter. While something is typed the cursor goes to
+        the best match (see ``_rank``), which Enter opens; otherwise it stays on its lesson."""
         app = tutor_app(self)
         needle = self.query_one("#filter", Input).value.strip().lower()
         table = self.query_one("#toc", DataTable)
-        selected = table.cursor_row
+        selected, kept = table.cursor_row, self._cursor_key()
+        best: tuple[int, str] | None = None  # (rank, key) of the best match, the first of equals
         table.clear()
         for pack in app.packs:
             texts = Texts(pack, app.language)
@@ -94,8 +109,8 @@ class HomeScreen(Screen[None]):
             rows = []
             for number, lesson in enumerate(pack.lessons, 1):
                 title = texts(lesson.title)
-                haystack = " ".join([lesson.id, title, texts(lesson.summary)]).lower()
-                if needle and needle not in haystack:
+                rank = _rank(needle, lesson.id, title, texts(lesson.summary))
+                if rank is None:
                     continue
                 s = summary[lesson.id]
                 checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
@@ -103,14 +118,22 @@ class HomeScreen(Screen[None]):
                 # "done" means done: every step seen, every exercise solved, every quiz answered
                 shown = "progress" if s.state == "done" and s.quiz_answered < s.quizzes else s.state
                 state = Text(t(f"home.state.{shown}"), style=_STATE_STYLE[shown])
-                rows.append(([f"  {number}. {title}", state, checks, quiz], f"{pack.id}/{lesson.id}"))
+                key = f"{pack.id}/{lesson.id}"
+                rows.append(([f"  {number}. {title}", state, checks, quiz], key))
+                if best is None or rank > best[0]:
+                    best = (rank, key)
             if rows:
                 table.add_row(Text(texts(pack.title) + f"  v{pack.version}", style="bold"), "", "", "",
                               key=f"{pack.id}/")
                 for cells, key in rows:
                     table.add_row(*cells, key=key)
         if table.row_count:
-            table.move_cursor(row=min(selected, table.row_count - 1))
+            wanted = best[1] if needle and best is not None else kept
+            try:
+                row = table.get_row_index(wanted) if wanted is not None else min(selected, table.row_count - 1)
+            except RowDoesNotExist:  # that lesson is filtered away
+                row = min(selected, table.row_count - 1)
+            table.move_cursor(row=row, animate=False)
         target = self._resume_target()
         button = self.query_one("#resume", KeyButton)
         button.display = target is not None
@@ -119,8 +142,15 @@ class HomeScreen(Screen[None]):
             step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
             where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None
-            button.label = with_key(t("home.resume" if started else "home.start", where=where), self, "resume",
-                                    gap="  ")
+            key = "home.resume" if started else "home.start"
+            label = with_key(t(key, where=where), self, "resume", gap="  ")
+            # At 80 columns a long lesson and step title ran off the screen, cut mid-word, its key
+            # lost: shorten the place instead, marked with an ellipsis.
+            room, cut = max(20, self.app.size.width - 4), where
+            while cell_len(label) > room and len(cut) > 1:
+                cut = cut[:-1]
+                label = with_key(t(key, where=cut.rstrip() + "…"), self, "resume", gap="  ")
+            button.label = label
             button.refresh(layout=True)
         self._refresh_review()
 
@@ -130,24 +160,60 @@ class HomeScreen(Screen[None]):
 
     @on(Input.Submitted, "#filter")
     def _filter_done(self) -> None:
-        """Enter in the filter opens the first lesson that matches (the one highlighted)."""
-        table = self.query_one("#toc", DataTable)
-        for row in range(table.row_count):
-            key = str(table.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)
-            if not key.endswith("/"):
-                self._open_key(key)
-                return
-        table.focus()
+        """Enter in the filter opens the highlighted lesson, and only a lesson that matched: with
+        nothing typed, or nothing matching, it leaves the filter for the list instead."""
+        needle = self.query_one("#filter", Input).value.strip()
+        key = self._cursor_key()
+        if needle and key is not None and not key.endswith("/"):
+            self._open_key(key)
+            return
+        if needle:
+            self.notify(t("home.nomatch", text=needle), severity="warning", timeout=4, markup=False)
+            return
+        self._focus_list()
 
     def on_key(self, event: events.Key) -> None:
-        """Typing on the contents goes to the filter: no ctrl+f needed first."""
+        """Typing on the contents goes to the filter: no ctrl+f needed first. Down and Up in the
+        filter move into the list, at the highlighted lesson."""
         filter_box = self.query_one("#filter", Input)
+        if self.focused is filter_box and event.key in ("down", "up"):
+            event.stop()
+            event.prevent_default()
+            self._focus_list()
+            return
         if event.is_printable and event.character and self.focused is not filter_box \
                 and event.character not in (" ",):
             event.stop()
             event.prevent_default()
             filter_box.focus()
             filter_box.insert_text_at_cursor(event.character)
+
+    def _focus_list(self) -> None:
+        """Focus the contents, the cursor on a lesson (not on a pack's heading) where one is."""
+        table = self.query_one("#toc", DataTable)
+        key = self._cursor_key()
+        if key is not None and key.endswith("/") and table.cursor_row + 1 < table.row_count:
+            table.move_cursor(row=table.cursor_row + 1, animate=False)
+        table.focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_filter":  # Esc is free for others unless there is a filter to leave
+            filter_box = self.query_one("#filter", Input)
+            return bool(filter_box.value) or self.focused is filter_box
+        return True
+
+    def action_clear_filter(self) -> None:
+        """Esc: empty the filter (the whole contents again) and go back to the list."""
+        self.clear_filter()
+        self._focus_list()
+
+    def clear_filter(self) -> None:
+        """Empty the filter now (the contents redraw at once, not on the Changed message)."""
+        filter_box = self.query_one("#filter", Input)
+        if filter_box.value:
+            with filter_box.prevent(Input.Changed):
+                filter_box.value = ""
+            self.refresh_contents()
 
     @on(DataTable.RowSelected, "#toc")
     def _open(self, event: DataTable.RowSelected) -> None:
@@ -160,12 +226,15 @@ class HomeScreen(Screen[None]):
         if pack is None:
             return
         place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)
+        self.clear_filter()  # the contents come back whole, on this lesson, the list focused
+        self.query_one("#toc", DataTable).focus()
         app.open_place(place)
 
     @on(KeyButton.Pressed, "#resume")
     def action_resume(self) -> None:
         target = self._resume_target()
         if target is not None:
+            self.clear_filter()
             tutor_app(self).open_place(target)
 
     def own_commands(self) -> Iterable[SystemCommand]:
@@ -175,6 +244,7 @@ class HomeScreen(Screen[None]):
 
     @on(KeyButton.Pressed, "#review-due")
     def _review(self) -> None:
+        self.clear_filter()
         tutor_app(self).action_review()
 
     def _refresh_review(self) -> None:
@@ -191,3 +261,21 @@ class HomeScreen(Screen[None]):
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter").focus()
+
+
+def _rank(needle: str, lesson_id: str, title: str, summary: str) -> int | None:
+    """How well a lesson matches the filter's ``needle`` (lower case): None when it does not;
+    else the title starting with it (3) beats a word of the title or the id starting with it
+    (2), which beats it anywhere in the title or id (1), which beats only the summary (0).
+    Typing "self" highlights the Self-test lesson, not the profiler's "self time" summary."""
+    if not needle:
+        return 0
+    title, lesson_id = title.lower(), lesson_id.lower()
+    if title.startswith(needle):
+        return 3
+    words = title.replace("-", " ").replace("_", " ").split() + lesson_id.split("-")
+    if any(word.startswith(needle) for word in words) or lesson_id.startswith(needle):
+        return 2
+    if needle in title or needle in lesson_id:
+        return 1
+    return 0 if needle in summary.lower() else None

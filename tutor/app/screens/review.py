@@ -66,7 +66,8 @@ class ReviewScreen(Screen[None]):
         Binding("f7", "step('hint')", t("key.hint"), priority=True),
         Binding("f8", "step('solution')", t("key.solution"), priority=True),
         Binding("f9", "step('reset')", t("key.reset"), priority=True),
-        Binding("escape", "stop", t("key.stop"), priority=True),
+        Binding("escape", "stop", t("key.stop"), priority=True),  # while code runs; else:
+        Binding("escape", "back", t("key.back"), priority=True),  # to the screen it was opened over
         Binding("1", "rate(1)", t("review.rate.1"), priority=True),
         Binding("2", "rate(2)", t("review.rate.2"), priority=True),
         Binding("3", "rate(3)", t("review.rate.3"), priority=True),
@@ -169,19 +170,30 @@ class ReviewScreen(Screen[None]):
     def _summary(self) -> list[Static]:
         store, packs, now = self.store, self.packs, self.store.clock()
         widgets = []
+        upcoming = review.next_due(store, packs, now)
+        counts = review.forecast(store, packs, now)
+        nxt = t("review.none") if upcoming is None else review.when(upcoming, now) if upcoming - now > 60 \
+            else t("review.soon")  # `when` says "now" within a minute: not over "nothing to review now"
+        later = self._later_today(now)
+        if later:  # the chart's "today" column counts them: say so, or the two seem to disagree
+            nxt = t("review.later_today", next=nxt, count=later)
         if self.results:
             right = sum(rating > review.AGAIN for _, rating in self.results)
-            upcoming = review.next_due(store, packs, now)
-            widgets.append(Static(Text(t("review.summary", reviewed=len(self.results), right=right,
-                                         next=review.when(upcoming, now) if upcoming else t("review.none")),
+            widgets.append(Static(Text(t("review.summary", reviewed=len(self.results), right=right, next=nxt),
                                        style="bold"), id="summary"))
         else:
-            upcoming = review.next_due(store, packs, now)
-            widgets.append(Static(t("review.empty", next=review.when(upcoming, now) if upcoming
-                                    else t("review.none")), id="summary"))
-        widgets.append(Static(forecast_chart(review.forecast(store, packs, now), now), classes="summary"))
+            widgets.append(Static(t("review.empty", next=nxt), id="summary"))
+        widgets.append(Static(forecast_chart(counts, now), classes="summary"))
         widgets.append(Static(retention_chart(review.retention(store, packs, now)), classes="summary"))
         return widgets
+
+    def _later_today(self, now: float) -> int:
+        """Learned cards that come due after ``now`` but before the local day ends."""
+        from tutor.core.progress import day_start
+
+        end = day_start(now) + 86400
+        return sum(1 for card in self.store.cards([p.id for p in self.packs])
+                   if card["last_review"] is not None and now < float(card["due"]) < end)
 
     def _verdict(self, text: Text | str | None) -> None:
         verdict = self.query_one("#verdict", Static)
@@ -247,6 +259,8 @@ class ReviewScreen(Screen[None]):
             return not view.running
         if action == "stop":
             return view is not None and view.running
+        if action == "back":
+            return view is None or not view.running
         if action == "next":
             return self.current is not None
         return True
@@ -280,3 +294,14 @@ class ReviewScreen(Screen[None]):
 
     def action_home(self) -> None:
         tutor_app(self).action_home()
+
+    def action_back(self) -> None:
+        """Esc: back to the lesson or contents the review was opened over (the contents when it
+        was the first screen, as with `torch-tutor review`)."""
+        app = tutor_app(self)
+        app.flush_drafts()
+        below = app.screen_stack[-2] if len(app.screen_stack) > 1 else None
+        if below is None or below.id == "_default":  # Textual's blank first screen
+            app.action_home()
+        else:
+            app.pop_screen()

@@ -34,7 +34,14 @@ def forecast_chart(counts: list[int], now: float) -> Text:
     start = datetime.fromtimestamp(now)
     labels = [t("review.chart.today") if i == 0 else (start + timedelta(days=i)).strftime("%d")
               for i in range(len(counts))]
-    out.append("".join(f"{label:<{CELL}}"[:CELL] for label in labels).rstrip(), style="dim")
+    # Each label under its column; one too long for its cell ("today") runs on into the next
+    # column's place, whose label is left out rather than run together with it.
+    line = ""
+    for index, label in enumerate(labels):
+        at = index * CELL
+        if index == 0 or len(line) < at:
+            line = line.ljust(at) + label
+    out.append(line.rstrip(), style="dim")
     return out
 
 

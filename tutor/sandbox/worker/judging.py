@@ -8,23 +8,18 @@ on a descriptor the runner never had. Standard library (and, through the probe, 
 from __future__ import annotations
 
 import importlib
-import os
-import signal
 import socket
 import traceback
+from typing import Callable
 
 
 def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float,
-              pid: int) -> tuple[str | None, dict | None]:
-    """(why the run was stopped or None, the report or None when the runner never got that far)."""
+              kill: Callable[[], None]) -> tuple[str | None, dict | None]:
+    """(why the run was stopped or None, the report or None when the runner never got that far).
+    ``ctl_r``: a descriptor that becomes readable on a cancel (a socket where only sockets can be
+    waited on: Windows); ``kill`` ends the runner."""
     from tutor.checks import protocol
     from tutor.checks.remote import RunStopped, Session
-
-    def kill() -> None:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     session = Session(channel, stop_fd=ctl_r, deadline=deadline, kill=kill)
     _warm_up(message.get("probe"))

@@ -184,7 +184,10 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
         pidfd = None
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
-    reason = judge(judge_end, runner_end_message(message), fds, message, ctl_r, started + wall_time, pid)
+    out_fd, err_fd, report_fd = fds
+    reason = judge(judge_end, runner_end_message(message), message, ctl_r, started + wall_time,
+                   kill=lambda: _kill(pid), write_report=lambda data: write_all(report_fd, data),
+                   stdio=(out_fd, err_fd), closing=(report_fd,))
     ended: dict | None = None
     while reason is None:
         remaining = wall_time - (time.monotonic() - started)
@@ -333,33 +336,43 @@ def runner_end_message(message: dict) -> dict:
             "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
 
 
-def judge(channel: socket.socket, start: dict, fds: list[int], message: dict, ctl_r: int, deadline: float,
-          pid: int) -> str | None:
-    """The keeper's second job, once the runner is forked (it never forks again, so it may run
-    torch): hand the runner its code, then run the probe here, against the runner's answers,
-    and write the one report to the descriptor only this process holds. Returns why the run
-    was stopped ("timeout", "cancelled"), or None."""
-    out_fd, err_fd, report_fd = fds
+def _kill(pid: int) -> None:
     try:
-        wire.send_frame(channel, start, [out_fd, err_fd])
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def judge(channel: socket.socket, start: dict, message: dict, ctl_r: int, deadline: float, *,
+          kill: Callable[[], None], write_report: Callable[[bytes], None], stdio: tuple[int, ...] = (),
+          closing: tuple[int, ...] = ()) -> str | None:
+    """The keeper's second job, once the runner is started (it never forks again, so it may run
+    torch): hand the runner its code (and, with the descriptor transport, the run's stdout and
+    stderr), then run the probe here, against the runner's answers, and hand the one report to
+    ``write_report`` (a descriptor or frames only this process holds). Returns why the run was
+    stopped ("timeout", "cancelled"), or None. ``closing``: descriptors to close when done."""
+    try:
+        wire.send_frame(channel, start, stdio)
     except OSError:
         pass
     finally:
-        os.close(out_fd)
-        os.close(err_fd)
+        for fd in stdio:
+            os.close(fd)
     try:
         from tutor.sandbox.worker.judging import judge_run
 
-        stopped, report = judge_run(channel, message, ctl_r, deadline, pid)
+        stopped, report = judge_run(channel, message, ctl_r, deadline, kill)
         if report is not None:
-            write_report(report_fd, report)
+            write_report(report_bytes(report))
         return stopped
     finally:
-        os.close(report_fd)
+        for fd in closing:
+            os.close(fd)
         channel.close()
 
 
-def write_report(report_fd: int, report: dict) -> None:
+def report_bytes(report: dict) -> bytes:
+    """The one report, encoded; a report that cannot be (not JSON, over the cap) says why."""
     learner_error, setup_error = report.get("learner_error"), report.get("setup_error")
     try:
         data = wire.encode_report(report)
@@ -370,10 +383,14 @@ def write_report(report_fd: int, report: dict) -> None:
         data = wire.encode_report({"learner_error": learner_error, "setup_error": setup_error,
                                    "probe_error": f"the probe's report is {len(data)} bytes, over "
                                                   f"the {wire.MAX_REPORT}-byte limit"})
+    return data
+
+
+def write_all(fd: int, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(report_fd, view):]
+            view = view[os.write(fd, view):]
     except OSError:
         pass
 

@@ -30,7 +30,8 @@ PR_CAP_AMBIENT_CLEAR_ALL = 4
 _CAP_VERSION_3 = 0x20080522
 
 #: True where the Linux-only calls below may be made (Linux, unless a test turns them off).
-AVAILABLE = sys.platform.startswith("linux") and os.environ.get("TORCH_TUTOR_PORTABLE_CHILD") != "1"
+AVAILABLE = sys.platform.startswith("linux") and os.environ.get("TORCH_TUTOR_PORTABLE_CHILD") != "1" \
+    and os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") != "1"
 
 _libc = ctypes.CDLL(None, use_errno=True) if AVAILABLE else None
 

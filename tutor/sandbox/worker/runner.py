@@ -28,12 +28,15 @@ def apply_limits(limits: dict, containment: dict) -> None:
     if resource is None:
         return
     mib = 1024 * 1024
-    if containment.get("count_user_tasks"):
+    if containment.get("count_user_tasks") or containment.get("drop_uid") is not None:
+        # RLIMIT_NPROC counts every task of the uid on the machine: the user's own, or (root's
+        # runs drop to nobody) every run at isolation none that overlaps this one, from this
+        # tutor or another (two grade workers). So the limit is what the uid has now plus the run's.
         tasks = linux.user_tasks(os.getuid())
         if tasks is not None:
             _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
-    elif containment.get("drop_uid") is not None:
-        _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
+        elif containment.get("drop_uid") is not None:
+            _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
     _set_limit(resource.RLIMIT_CORE, 0)
     # Soft and hard together: as PID 1 of its namespace the runner ignores SIGXCPU, but the kernel's
     # SIGKILL at the hard limit always lands.
@@ -137,19 +140,27 @@ def _flush_streams() -> None:
 
 def _take_request(channel: socket.socket) -> dict:
     """Wait for the one request (from the keeper); wire stdin/stdout/stderr; return it. The
-    report descriptor stays with the keeper, the judge: this process never has it."""
+    report descriptor stays with the keeper, the judge: this process never has it. With the
+    pipe transport no descriptor comes: stdout and stderr already are the pipes the judge
+    reads (``pipes.py``)."""
     try:
         message, fds = wire.recv_frame(channel)
-    except wire.WireError:
+    except (wire.WireError, OSError):
         os._exit(0)  # discarded spare
-    out_fd, err_fd = fds
-    os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
+    if hasattr(os, "setsid"):
+        os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
-    os.dup2(out_fd, 1)
-    os.dup2(err_fd, 2)
-    for fd in (null, out_fd, err_fd):
-        os.close(fd)
+    os.close(null)
+    if len(fds) == 2:
+        out_fd, err_fd = fds
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        os.close(out_fd)
+        os.close(err_fd)
+    else:
+        for fd in fds:
+            os.close(fd)
     linux.set_name(b"tutor-run")
 
     import io

@@ -104,6 +104,10 @@ def main() -> int:
     config = json.loads(sys.argv[1])
     role = config.get("role", "worker")
     if role != "worker":
+        if config.get("channel") == "stdio" or config.get("connect") is not None:
+            from tutor.sandbox.worker import pipes  # no descriptor passing here (Windows)
+
+            return pipes.judge_main(config) if role == "judge" else pipes.runner_main(config)
         from tutor.sandbox.worker import spawn
 
         return spawn.judge_main(config) if role == "judge" else spawn.runner_main(config)

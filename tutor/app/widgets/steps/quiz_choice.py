@@ -1,4 +1,6 @@
-"""A multiple-choice quiz: instant feedback for one answer, Submit for several; every choice explained.
+"""A multiple-choice quiz: instant feedback for one answer, Submit for several. A wrong answer
+explains the choices picked; every choice is explained once the answer is right or the learner
+asks for the solution (F8), so one wrong click does not give the answer away.
 
 Choices appear in an order of the learner's own (seeded by the learner and the quiz, so a resumed
 quiz keeps its order and the right answer is not always first), unless the author wrote
@@ -10,7 +12,7 @@ from __future__ import annotations
 import random
 import re
 import secrets
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.table import Table
@@ -24,7 +26,7 @@ from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
 from tutor.app import textual_compat
 from tutor.app.markdown import inline
-from tutor.app.widgets.keybutton import KeyButton
+from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
@@ -107,6 +109,14 @@ class ChoiceBox(_Wrapping, Checkbox):
 
 
 class ChoiceQuizStep(StepView):
+    """``solution`` (F8) explains every choice; offered after a wrong answer, until it shows."""
+
+    ACTIONS = frozenset({"solution"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._last: set[int] | None = None  # the last answer, once there is one
+        self._everything = False  # every choice's explanation shows
 
     @property
     def step(self) -> ChoiceQuiz:
@@ -140,9 +150,21 @@ class ChoiceQuizStep(StepView):
         return inline(soft_join(self.text(self.step.choices[index].text)))
 
     def on_mount(self) -> None:
-        earlier = self.store.step(*self.key).quiz_answer
-        if earlier is not None:
-            self._show(_indices(earlier), scroll=False)
+        progress = self.store.step(*self.key)
+        if progress.quiz_answer is not None:
+            self._everything = bool(progress.quiz_correct) or progress.solution_seen
+            self._show(_indices(progress.quiz_answer), scroll=False)
+
+    def supports(self, action: str) -> bool:
+        """The solution key once an answer was wrong, while not every choice is explained."""
+        return super().supports(action) and self._last is not None and not self._everything
+
+    def do_solution(self) -> None:
+        if self._last is None or self._everything:
+            return
+        self.store.mark_solution_seen(*self.key)  # a review rates it Again
+        self._everything = True
+        self._show(self._last)
 
     @on(RadioSet.Changed)
     def _picked(self, event: RadioSet.Changed) -> None:
@@ -158,20 +180,27 @@ class ChoiceQuizStep(StepView):
     def _answer(self, picked: set[int]) -> None:
         correct = {i for i, c in enumerate(self.step.choices) if c.correct}
         self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
+        self._everything = self._everything or picked == correct
         self._show(picked)
 
-    def feedback(self, picked: set[int]) -> Group:
-        """The verdict, then each choice in the learner's order: its mark, its text and, under it
-        (wrapped lines aligned), why. Green marks a right choice, red a wrong one; the text and the
-        explanations are never drawn as errors."""
+    def feedback(self, picked: set[int], everything: bool = True) -> Group:
+        """The verdict, then each choice in the learner's order (only those picked unless
+        ``everything``): its mark, its text and, under it (wrapped lines aligned), why. Green
+        marks a right choice, red a wrong one; the text and the explanations are never drawn as
+        errors. Not everything: a line says how to see the rest."""
         choices = self.step.choices
         right = picked == {i for i, c in enumerate(choices) if c.correct}
         verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
                        style="bold green" if right else "bold red")
+        if not everything:
+            verdict.append("  " + with_key(t("quiz.choice.more"), self, "step('solution')"),
+                           style="italic")
         table = Table.grid(padding=(0, 1))
         table.add_column(no_wrap=True)
         table.add_column(ratio=1)
         for i in self.order:
+            if not everything and i not in picked:
+                continue
             choice = choices[i]
             mark = Text("✓", style="bold green") if choice.correct else Text("✗", style="bold red")
             body = inline(soft_join(self.text(choice.text)), "bold" if i in picked else "")
@@ -185,11 +214,15 @@ class ChoiceQuizStep(StepView):
         return Group(verdict, table)
 
     def _show(self, picked: set[int], scroll: bool = True) -> None:
-        """The verdict, then every choice (in the learner's order) with its explanation. Colour
-        means: green for a right choice, red for a wrong one; the explanations are plain text."""
+        """The verdict, then the choices picked (every choice, once right or asked for) with
+        their explanations. Colour means: green for a right choice, red for a wrong one; the
+        explanations are plain text."""
+        self._last = picked
         feedback = self.query_one("#feedback", Static)
-        feedback.update(self.feedback(picked))
+        feedback.update(self.feedback(picked, self._everything))
         feedback.add_class("-shown")
+        if self.is_attached and self.screen is not None:
+            self.screen.refresh_bindings()  # the solution key comes and goes with the answer
         if scroll:
             from tutor.app.widgets.steps.base import reveal
 

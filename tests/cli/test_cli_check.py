@@ -1,0 +1,103 @@
+"""`torch-tutor check` as a learner types it: names that match several exercises, typos, a file
+that does not parse, and a failing random case's seed (found by a new-user review)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.checks.conftest import FIXTURE_PACK
+
+REPO = Path(__file__).resolve().parents[2]
+BUILTIN = REPO / "lessons" / "debugging-and-speed"
+
+
+def tutor(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    return subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(data), *args], capture_output=True,
+                          text=True, timeout=300, env=env)
+
+
+@pytest.fixture
+def learner(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.py"
+    path.write_text("x = 1\n")
+    return path
+
+
+def test_a_start_that_matches_several_exercises_lists_them(tmp_path: Path, learner: Path) -> None:
+    """Every title of the built-in pack starts "Exercise:": the word alone names all of them."""
+    done = tutor("check", "Exercise", str(learner), "--pack", str(BUILTIN), data=tmp_path)
+    assert done.returncode == 2
+    assert "no exercise" not in done.stderr
+    assert "'Exercise' could be any of 10 exercises; give more of the id or title:" in done.stderr
+    assert re.search(r"\n  reading-errors/shape-mismatch +Exercise: project with an \(out, in\) weight\n",
+                     done.stderr)
+    assert "three-traps/view-inplace" in done.stderr and "fair-measurement/fair-benchmark" in done.stderr
+    done = tutor("check", "three-traps/", str(learner), "--pack", str(BUILTIN), data=tmp_path)
+    assert done.returncode == 2 and "no exercise" in done.stderr  # not a start of an id or title
+
+
+def test_a_typo_gets_a_did_you_mean(tmp_path: Path, learner: Path) -> None:
+    done = tutor("check", "shap-mismatch", str(learner), "--pack", str(BUILTIN), data=tmp_path)
+    assert done.returncode == 2
+    assert ("no exercise 'shap-mismatch' in pack " in done.stderr
+            and "did you mean `reading-errors/shape-mismatch` (Exercise: project with an (out, in) weight)?"
+            in done.stderr)
+    done = tutor("check", "shift a rwo", str(learner), "--pack", str(BUILTIN), data=tmp_path)  # a title
+    assert "did you mean `three-traps/view-inplace`" in done.stderr
+    done = tutor("check", "qqqqqqqq", str(learner), "--pack", str(BUILTIN), data=tmp_path)
+    assert done.returncode == 2 and "did you mean" not in done.stderr and "see `torch-tutor list`" in done.stderr
+
+
+def test_a_syntax_error_names_the_learners_own_file(tmp_path: Path) -> None:
+    mine = tmp_path / "my attempt.py"
+    mine.write_text("def f(:\n    pass\n")
+    done = tutor("check", "shape-mismatch", str(mine), "--pack", str(BUILTIN), data=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert f'File "{mine}", line 1' in done.stdout
+    assert "(my attempt.py, line 1)" in done.stdout  # Python names the file by its base name here
+    assert "shape-mismatch.py" not in done.stdout
+
+
+def test_a_file_named_like_the_checks_own_code_is_not_taken_for_it(tmp_path: Path) -> None:
+    """Names starting with "<" are how the judge tells the checks' code from the learner's: a
+    learner's file called "<check 1>" is shown by its path, never under such a name."""
+    (tmp_path / "<check 1>").write_text("def f(:\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    done = subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(tmp_path), "check", "shape-mismatch",
+                           "<check 1>", "--pack", str(BUILTIN)], capture_output=True, text=True, timeout=300,
+                          env=env, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert 'File "./<check 1>", line 1' in done.stdout
+
+
+def test_a_failing_random_case_prints_its_seed_and_replaying_it_draws_the_same(tmp_path: Path) -> None:
+    mine = tmp_path / "mine.py"
+    mine.write_text("def mse(pred, target):\n    return ((pred - target) ** 2).mean()\n")
+    done = tutor("check", "metric", str(mine), "--pack", str(FIXTURE_PACK), data=tmp_path)
+    assert done.returncode == 1, done.stderr
+    found = re.search(r"FAIL  number: .*\n.*\n        seed (\d+): to replay these inputs, give this check "
+                      r"`seed: (\d+)` \(docs/authoring.md, \"Seeds\"\)\n", done.stdout)
+    assert found, done.stdout
+    seed = int(found.group(1))
+    assert found.group(2) == found.group(1)
+    assert "seed" not in done.stdout.split("PASS  inputs-unchanged")[1]  # a passing check has none to show
+
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURE_PACK, pack)
+    lesson = pack / "engine.yaml"
+    text = lesson.read_text()
+    marker = "      - id: number\n        kind: tensor\n"
+    assert marker in text
+    lesson.write_text(text.replace(marker, marker + f"        seed: {seed}\n"))
+    again = tutor("check", "metric", str(mine), "--pack", str(pack), "--json", data=tmp_path)
+    checks = {c["id"]: c for c in json.loads(again.stdout)["checks"]}
+    assert checks["number"]["status"] == "failed" and checks["number"]["seed"] == seed

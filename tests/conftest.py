@@ -26,12 +26,13 @@ SHARED_SESSION = ("sandbox", "runs")
 #: (tests/checks/conftest.py: ``sandbox`` -> ``fork_sandbox`` or ``spawn_sandbox``).
 SHARED_BY_PARAM = ("sandbox",)
 
-#: Runs at isolation none as root drop to the user nobody with RLIMIT_NPROC at the run's
-#: ``processes`` limit, and the kernel counts against it *every* task nobody owns on the machine:
-#: other workers' runs at isolation none, and under bubblewrap (whose workers run as nobody too).
-#: A fork bomb at isolation none in one worker made a torch run at isolation none in another fail
-#: (status error, not timeout). The tests that fill nobody's tasks on purpose (in every setup)
-#: therefore share one group with the tests of tests/sandbox's isolation-none setup.
+#: Runs at isolation none as root drop to the user nobody, and the kernel counts against their
+#: RLIMIT_NPROC *every* task nobody owns on the machine: other workers' runs at isolation none,
+#: and under bubblewrap (whose workers run as nobody too). The limit is what nobody has when the
+#: run starts plus the run's own (3118f5c), so a run that started before another run floods
+#: nobody still fails (status error, no message: a fork bomb at none beside a run at none that
+#: starts a thread 2.5 s in, reproduced after 3118f5c). The tests that flood nobody on purpose
+#: (in every setup) therefore share one group with the tests that run code at none as root.
 #: So do the other tests of tests/sandbox that run code at none (whole modules, so that their
 #: module fixtures stay built once) and the forgery batch at none.
 NOBODY = "isolation-none-as-nobody"

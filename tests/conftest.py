@@ -39,7 +39,8 @@ NOBODY = "isolation-none-as-nobody"
 FLOODS_NOBODY = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
                  "tests/sandbox/test_hostile.py::test_64_spinning_threads[")
 AT_NONE = ("tests/sandbox/test_spawn.py::", "tests/sandbox/test_scratch_sweep.py::",
-           "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::")
+           "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::",
+           "tests/sandbox/test_overlapping_runs.py::")
 
 #: Seconds a test takes, roughly, to send the longest work out first: the tests that take
 #: minutes (measured 2026-12-01 on the shared 2-core machine, under load), then a spawn-mode

@@ -51,6 +51,7 @@ KNOWN_COST = {
     "tests/instructor/test_autograder.py": 60.0,
     "tests/sandbox/test_fresh_install.py": 100.0,
     "tests/packs/test_verdicts.py": 60.0,
+    "tests/sandbox/test_windows_emulated.py": 8.0,  # per test: one module fixture of ~12 runs, subprocess CLIs
 }
 SPAWN_TEST_COST = 6.0
 TEST_COST = 1.0

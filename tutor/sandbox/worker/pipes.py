@@ -38,7 +38,6 @@ from typing import IO, Callable
 from tutor.sandbox import wire
 from tutor.sandbox.worker import windows
 from tutor.sandbox.worker.keeper import judge, runner_end_message
-from tutor.sandbox.worker.runner import runner
 from tutor.sandbox.worker.serve import preload, ready_message
 
 #: How long the judge waits for its runner to import torch and warm up.
@@ -279,20 +278,12 @@ def runner_main(config: dict) -> int:
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    try:
-        from tutor.sandbox.worker.spawn import warm_up
+    from tutor.sandbox.worker.spawn import warm_and_run
 
-        preload(config.get("preload", []))
-        warm_up()
-    except BaseException as exc:
-        wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
-        return 1
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os.write(1, marker.encode())
-    os.write(2, marker.encode())
-    from tutor.sandbox.worker import linux
+    def mark() -> None:  # the judge drops whatever came before this on stdout and stderr
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os.write(1, marker.encode())
+        os.write(2, marker.encode())
 
-    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb()})
-    runner(channel, config.get("containment", {}))
-    return 0
+    return warm_and_run(channel, config, mark)

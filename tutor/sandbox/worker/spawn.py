@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
@@ -151,12 +152,20 @@ def runner_main(config: dict) -> int:
         linux.die_with_parent()
         if exit_w is not None:
             os.close(exit_w)  # the runner never holds it
+    return warm_and_run(channel, config)
+
+
+def warm_and_run(channel: socket.socket, config: dict, mark: Callable[[], None] | None = None) -> int:
+    """The runner's second half in either transport: preload, warm the profiler, (``mark`` the
+    end of warm-up output), tell the judge it is warm, run the one request."""
     try:
         preload(config.get("preload", []))
         warm_up()
     except BaseException as exc:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
+    if mark is not None:
+        mark()
     wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb()})
-    runner(channel, containment)
+    runner(channel, config.get("containment", {}))
     return 0

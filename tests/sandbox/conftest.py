@@ -25,27 +25,9 @@ def _bwrap_reason() -> str | None:
 
 #: (isolation, mode): both modes under bubblewrap, and the limits-only fallback in the mode Linux
 #: uses by default (spawn mode at isolation none, the macOS path, has its own tests in
-#: test_portable.py). Every test that takes ``sandbox`` runs in each (issue 13); CI runs the suite
-#: in parallel to afford it (tests/conftest.py). ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn``
-#: narrows the matrix.
+#: test_portable.py). Every test that takes ``sandbox`` runs in each (issue 13).
+#: ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix.
 SETUPS = [("bwrap", "fork"), ("bwrap", "spawn"), ("none", "fork")]
-
-
-#: Modules whose tests run in every setup; the rest skip spawn mode to keep CI within its time
-#: (a spare imports torch twice per run: docs/performance.md, "Both modes in CI").
-#: ``TORCH_TUTOR_TEST_SPAWN_ALL=1`` runs everything in both modes.
-BOTH_MODES = ("test_hostile",)
-
-
-def pytest_collection_modifyitems(config, items):
-    if os.environ.get("TORCH_TUTOR_TEST_SPAWN_ALL") == "1":
-        return
-    skip = pytest.mark.skip(reason="spawn mode runs the hostile suite here (TORCH_TUTOR_TEST_SPAWN_ALL=1 for all)")
-    for item in items:
-        spec = getattr(item, "callspec", None)
-        if spec is not None and spec.params.get("sandbox", ("", ""))[1:] == ("spawn",) \
-                and item.module.__name__.rsplit(".", 1)[-1] not in BOTH_MODES:
-            item.add_marker(skip)
 
 
 def setups() -> list:

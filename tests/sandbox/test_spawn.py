@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 import time
@@ -101,3 +102,15 @@ def test_the_setting_reaches_the_sandbox(tmp_path):
     (tmp_path / "bad.toml").write_text('sandbox_mode = "thread"\n')
     with pytest.raises(ConfigError, match="sandbox_mode"):
         load_settings(environ={}, config_file=tmp_path / "bad.toml")
+
+
+def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it():
+    """A spare's judge runs no learner code and needs torch._dynamo only for a profile in the judge:
+    it says ready without it (1.2-1.8 s of CPU per spare taken at once, as back-to-back runs take
+    them) and loads it once it has waited for its request (docs/performance.md)."""
+    code = ("import sys\nfrom tutor.sandbox.worker import serve\nserve.judge_preload([])\n"
+            "print(sorted(m for m in ('torch._dynamo', 'tutor.checks.server', 'tutor.checks.remote', 'torch.profiler')"
+            " if m in sys.modules))\nserve.judge_idle_preload()\nprint('torch._dynamo' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.checks.remote']", "True"]

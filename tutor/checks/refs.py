@@ -28,11 +28,6 @@ import torch.nn
 import torch.nn.functional
 import torch.profiler
 
-try:  # the profiler's first use imports torch._dynamo (~800 modules, seconds): pay it here, in the
-    import torch._dynamo  # noqa: F401  worker, before forking, not in every learner's run
-except Exception:  # pragma: no cover - a torch build without dynamo profiles without it
-    pass
-
 try:  # numpy is optional in another interpreter; torch works without it
     import numpy
 except ImportError:  # pragma: no cover - depends on the learner's environment

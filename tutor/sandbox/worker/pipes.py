@@ -38,7 +38,7 @@ from typing import IO, Callable
 from tutor.sandbox import wire
 from tutor.sandbox.worker import windows
 from tutor.sandbox.worker.keeper import judge, runner_end_message
-from tutor.sandbox.worker.serve import preload, ready_message
+from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_idle_preload, judge_preload, ready_message
 
 #: How long the judge waits for its runner to import torch and warm up.
 RUNNER_START_S = 300.0
@@ -125,7 +125,7 @@ def judge_main(config: dict) -> int:
         job = windows.Job(proc.pid) if windows.AVAILABLE else None
         proc.stdin.write(f"{token} {marker}\n".encode())
         proc.stdin.close()
-        loaded, failed = preload(config.get("preload", []))  # no warm-up: ops run in the runner
+        loaded, failed = judge_preload(config.get("preload", []))  # no warm-up: ops run in the runner
         judge_end = _accept(listener, token, proc)
         judge_end.settimeout(RUNNER_START_S)
         warm, _ = wire.recv_frame(judge_end)
@@ -145,7 +145,11 @@ def judge_main(config: dict) -> int:
     ready["transport"] = "pipes"
     link.send(ready)
     try:
-        message = link.recv()
+        try:
+            message = link.recv(timeout=IDLE_WARM_S)
+        except TimeoutError:
+            judge_idle_preload()
+            message = link.recv()
     except (wire.WireError, OSError):
         message = {}
     if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too

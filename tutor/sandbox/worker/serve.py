@@ -14,11 +14,22 @@ from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.keeper import Spare, sweep
 
 #: Modules the profiler and the checks reach for: loading them per run costs about a second.
+#: ``torch._dynamo`` is what the profiler's first use imports (~800 modules, 1.2-1.8 s of CPU):
+#: paid here, before forking, not in every learner's run.
 BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
 OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
 
+#: What a spawn-mode judge does not load before it says ready. The judge runs no learner code,
+#: so the runner's server is not its business; and only a profile check that profiles in the
+#: judge needs ``torch._dynamo``, so the judge loads it once it has waited ``IDLE_WARM_S`` for its
+#: request (a spare taken at once, as runs back to back take them, saves the CPU; a judge that
+#: then needs it imports it on its first profile).
+JUDGE_LEAVES_OUT = ("tutor.checks.server",)
+JUDGE_DEFERS = ("torch._dynamo",)
+IDLE_WARM_S = 1.0
 
-def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
+
+def preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     import importlib
 
     loaded, failed = [], {}
@@ -26,12 +37,31 @@ def preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
         importlib.import_module(name)
         loaded.append(name)
     for name in [*OPTIONAL_PRELOAD, *extra]:
+        if name in leave_out:
+            continue
         try:
             importlib.import_module(name)
             loaded.append(name)
         except Exception as exc:  # optional: a missing probe module is not fatal
             failed[name] = f"{type(exc).__name__}: {exc}"
     return loaded, failed
+
+
+def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
+    """What a spawn-mode judge loads before it says ready (see ``JUDGE_DEFERS``)."""
+    return preload(extra, JUDGE_LEAVES_OUT + JUDGE_DEFERS)
+
+
+def judge_idle_preload() -> None:
+    """What the judge loads once it has been idle ``IDLE_WARM_S``, so that a spare that waits
+    for its request (a learner reading the exercise) is as warm as a fork-mode worker."""
+    import importlib
+
+    for name in JUDGE_DEFERS:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - optional, as in preload: the first profile says why
+            pass
 
 
 def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:

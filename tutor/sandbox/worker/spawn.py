@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -35,7 +36,7 @@ from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.keeper import _relay, fork, keep
 from tutor.sandbox.worker.runner import runner
-from tutor.sandbox.worker.serve import preload, ready_message
+from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_idle_preload, judge_preload, preload, ready_message
 
 #: How long the judge waits for its runner to import torch and warm up.
 RUNNER_START_S = 300.0
@@ -69,7 +70,7 @@ def judge_main(config: dict) -> int:
     runner_end.close()
     os.close(exit_w)
     try:
-        loaded, failed = preload(config.get("preload", []))  # no warm-up: ops run in the runner
+        loaded, failed = judge_preload(config.get("preload", []))  # no warm-up: ops run in the runner
         judge_end.settimeout(RUNNER_START_S)
         warm, stray = wire.recv_frame(judge_end)
         judge_end.settimeout(None)
@@ -87,6 +88,8 @@ def judge_main(config: dict) -> int:
     ready["runner_rss_mb"] = warm.get("rss_mb")
     wire.send_frame(channel, ready)
     try:
+        if not select.select([channel], [], [], IDLE_WARM_S)[0]:
+            judge_idle_preload()
         message, fds = wire.recv_frame(channel)
     except (wire.WireError, OSError):
         message, fds = {}, []

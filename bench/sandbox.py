@@ -7,7 +7,8 @@ with a warm worker or spare waiting (a *warm run*); the second of two runs sent 
 spawn mode it may wait for the next spare to import torch); an empty snippet; the memory kept
 warm (fork: the worker's RSS; spawn: a spare's judge and runner interpreters); the CPU time the
 sandbox spends per run, warm-up of the spare included (from the CPU of every reaped descendant,
-less that of a sandbox that warmed up and ran nothing). Then the same snippet as a cold
+less that of a sandbox that warmed up and ran nothing), once with a spare left waiting before
+each run (interactive use) and once with runs sent back to back (a ``grade`` batch). Then the same snippet as a cold
 ``python -c``, a warm Jupyter kernel round trip when jupyter_client and ipykernel are installed,
 and a bare ``python -c "import torch"``'s RSS.
 """
@@ -79,6 +80,25 @@ def cpu_per_run(mode: str, runs: int) -> float:
     return (_children_cpu() - before - idle_cpu) / runs
 
 
+def cpu_back_to_back(mode: str, runs: int) -> float:
+    """CPU seconds per run when each run follows the last at once, one spare or worker (as a
+    ``grade`` batch or a test suite takes them): a spawn-mode judge taken at once never loads
+    what it defers (``serve.JUDGE_DEFERS``). The difference between a sandbox that ran 2 runs and
+    one that ran ``runs`` more, so what starting and closing a sandbox costs cancels out.
+    Isolation none, as ``cpu_per_run``."""
+    from tutor.sandbox import Sandbox
+
+    def total(count: int) -> float:
+        before = _children_cpu()
+        with Sandbox(isolation="none", mode=mode, workers=1) as sandbox:
+            sandbox.wait_ready(300)
+            for _ in range(count):
+                _timed(sandbox, "pass")
+        return _children_cpu() - before
+
+    return (total(2 + runs) - total(2)) / runs
+
+
 def bench_mode(mode: str, isolation: str, runs: int) -> dict:
     from tutor.sandbox import Sandbox
 
@@ -106,7 +126,8 @@ def bench_mode(mode: str, isolation: str, runs: int) -> dict:
     memory = info.get("rss_mb", 0.0) + (info.get("runner_rss_mb") or 0.0)
     return {"mode": mode, "isolation": level, "warm_ms": median_ms(warm), "empty_ms": median_ms(empty),
             "second_ms": median_ms(second), "pairs": pairs, "memory_mb": memory,
-            "cpu_ms": cpu_per_run(mode, runs) * 1000, "warmup_s": warmup_s or 0.0}
+            "cpu_ms": cpu_per_run(mode, runs) * 1000,
+            "cpu_b2b_ms": cpu_back_to_back(mode, max(3, runs // 2)) * 1000, "warmup_s": warmup_s or 0.0}
 
 
 def bench_cold(runs: int) -> float:
@@ -162,7 +183,8 @@ def main() -> int:
              ("warm run, empty snippet, ms", "empty_ms", "{:.1f}"),
              ("2nd of two runs back to back, ms", "second_ms", "{:.0f}"),
              ("memory kept warm (RSS), MB", "memory_mb", "{:.0f}"),
-             ("CPU per run, spare included, ms *", "cpu_ms", "{:.0f}")]
+             ("CPU per run, spare included, ms *", "cpu_ms", "{:.0f}"),
+             ("CPU per run, runs back to back, ms *", "cpu_b2b_ms", "{:.0f}")]
     for label, key, fmt in table:
         print(f"{label:38}" + "".join(f"{fmt.format(row[key]):>12}" for row in rows))
     print("* measured at isolation none (see cpu_per_run)")

@@ -1,7 +1,7 @@
-"""Running the suite in parallel (pytest-xdist, ``-n 3 --dist loadgroup``: the README's test command).
+"""Running the suite in parallel (pytest-xdist, ``-n 3 --dist loadgroup``; the README's command and
+CI run it serially, docs/performance.md says why).
 
-Most of the suite's wall time is waiting (warm-ups, wall-time limits, subprocesses), so a few
-workers on two cores finish it in less time than one. What costs seconds to set up (a warm
+What costs seconds to set up (a warm
 sandbox of a given setup, a module's own fixture: a ``grade`` batch, an autograder bundle) is
 built once per worker that needs it, so the tests of a module that share such a thing carry an
 ``xdist_group`` mark naming the module and the setup (``tests/checks/test_tensor.py=spawn``), and

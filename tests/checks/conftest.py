@@ -40,7 +40,7 @@ def spawn_sandbox():
 #: Modules whose tests run in both sandbox modes: the trust boundary (hostile code, forged
 #: reports and verdicts, through `check` and `grade`) must hold in each. The rest of the check
 #: engine runs in fork mode, Linux's default: the engine's code is the same in both modes, and a
-#: spawn-mode run costs a spare (two interpreters importing torch, ~4.9 s of CPU). Every module in
+#: spawn-mode run costs a spare (two interpreters importing torch, 3.5-4.9 s of CPU). Every module in
 #: both modes took 30 min of CI on 2 cores, over the ~20 min budget (docs/performance.md, "Both
 #: modes in CI"); ``TORCH_TUTOR_TEST_SPAWN_ALL=1`` runs them all so.
 BOTH_MODES = ("test_hostile", "test_forgery")

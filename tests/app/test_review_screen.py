@@ -293,3 +293,20 @@ async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solutio
         assert "The inner dimensions of a matmul must match" in " ".join(screen_text(app).split())
         assert app.store.reviews()[-1]["rating"] == review.AGAIN
         assert app.store.step(*WHICH).solution_seen is False  # the lesson's record is untouched
+
+
+def test_the_charts_today_label_covers_no_other_day(utc):
+    """Found by a new-user review: "today" (5 cells) under a 4-cell column ran over tomorrow's
+    place, and tomorrow's label was left out."""
+    from tutor.app.screens.review_chart import CELL, forecast_chart
+
+    counts = [2, 3] + [0] * 11 + [1]
+    lines = forecast_chart(counts, T0).plain.splitlines()  # 1 March 2026
+    labels = lines[-2]
+    for day in range(14):
+        at = day * CELL
+        assert labels[at:at + 2] == f"{day + 1:02d}", labels  # every day, tomorrow's too
+        assert labels[at + 2:at + CELL].strip() == "", labels
+    bars = lines[-3]
+    assert bars[:CELL - 1] == bars[CELL:2 * CELL - 1] != "   "  # today's and tomorrow's columns, both drawn
+    assert lines[-1] == "↑ today"  # on a line of its own, under today's column

@@ -241,6 +241,7 @@ TABLE: dict[str, dict[str, str]] = {
         "review.none": "not scheduled yet (answer quizzes and solve exercises in the lessons)",
         "review.chart.forecast": "Reviews due, next {days} days",
         "review.chart.today": "today",
+        "review.more": "{count} more came due while you reviewed: F4 goes on with them.",
         "review.later_today": "{next} ({count} due later today)",
         "review.soon": "in less than a minute",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",

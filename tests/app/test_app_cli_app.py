@@ -108,3 +108,49 @@ def test_global_options_work_after_the_subcommand_too(tmp_path, capsys):
     assert main(["--pack", mini, "list", "--pack", str(tmp_path / "nowhere"), "--data-dir", str(data)]) == 0
     listed = capsys.readouterr().out
     assert "mini" in listed
+
+
+def _without_terminal(data_dir, *args: str, stdin=subprocess.DEVNULL) -> subprocess.CompletedProcess:
+    """The app's commands with no terminal: before the fix they drew the app into the pipe and
+    waited for keys until killed (here: the timeout)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    env["TORCH_TUTOR_CONFIG_DIR"] = str(data_dir / "config")
+    return subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(data_dir), "--pack", str(MINI), *args],
+                          stdin=stdin, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_the_app_without_a_terminal_says_so_in_one_line_and_exits_2(tmp_path):
+    _seed(tmp_path)
+    for argv in (["review"], [], ["open", "mini"], ["review", "--pack", "mini"]):
+        proc = _without_terminal(tmp_path, *argv)
+        assert proc.returncode == 2, (argv, proc.stderr)
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1 and "needs a terminal" in lines[0], (argv, proc.stderr)
+        assert "torch-tutor check" in lines[0] and "review --due" in lines[0]
+        assert proc.stdout == "", argv  # nothing drawn
+    store = ProgressStore.open(tmp_path)  # nothing lost, and the folder is not left marked in use
+    assert store.draft("mini", "exercises", "double") == "def double(x):\n    return x * 2\n"
+    assert store.position("mini") == ("exercises", "double")
+    assert store.claim() is None
+    store.close()
+
+
+def test_keys_from_a_terminal_but_drawing_into_a_pipe_is_refused_too(tmp_path):
+    """Textual draws on standard error: a terminal on stdin is not enough."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = _without_terminal(tmp_path, "open", "mini", stdin=follower)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert proc.returncode == 2 and "needs a terminal" in proc.stderr
+
+
+def test_a_wrong_target_is_still_the_first_thing_said_without_a_terminal(tmp_path):
+    proc = _without_terminal(tmp_path, "open", "no-such-pack")
+    assert proc.returncode == 2 and "no pack 'no-such-pack'" in proc.stderr
+    assert "terminal" not in proc.stderr
+    proc = _without_terminal(tmp_path, "review", "--due")  # the command that works without one
+    assert proc.returncode == 0 and "terminal" not in proc.stderr

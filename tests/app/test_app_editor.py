@@ -120,3 +120,42 @@ async def test_the_page_key_is_in_the_footer_where_there_is_room(make_app):
         assert isinstance(app.focused, CodeEditor)
         footer = screen_text(app).splitlines()[-1]
         assert "PgDn Page" in footer and "f5 Run" in footer
+
+
+async def test_tab_on_arrival_does_not_break_line_1_and_says_the_editor_has_focus(make_app):
+    """A learner pressed Tab to "get into" the editor (it has focus on arrival), indented line 1
+    and got "IndentationError at line 1"."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        assert app.focused is editor and editor.selection.end == (0, 0)
+        starter = editor.text
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == starter
+        compile(editor.text, "<starter>", "exec")  # still valid Python
+        assert any("already in the editor" in n.message for n in app._notifications)
+        await pilot.press(*"# ")  # typing goes in at once
+        await settle(pilot)
+        assert editor.text == "# " + starter
+
+
+async def test_tab_still_indents_everywhere_python_allows_it(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.replace_all("# note\nif x:\ny = 1\n")
+        editor.move_cursor((0, 0))
+        await pilot.press("tab")  # a comment before the first statement: harmless
+        editor.move_cursor((2, 0))
+        await pilot.press("tab")  # inside the block
+        editor.move_cursor((1, 2))
+        await pilot.press("tab")  # in the middle of the first statement, not before it
+        await settle(pilot)
+        assert editor.text == "    # note\nif   x:\n    y = 1\n"
+        editor.replace_all("")
+        await pilot.press("tab")  # an empty editor
+        await settle(pilot)
+        assert editor.text == "    "
+        assert not any("already in the editor" in n.message for n in app._notifications)

@@ -212,3 +212,28 @@ def test_a_tampered_or_timed_out_check_is_marked_as_a_problem_not_a_question(sta
     assert text.startswith("! x is float32")
     assert word in text and "?" not in text.splitlines()[0]
     assert "the run lied" in text and "hint: look at the dtype" in text
+
+
+async def test_wrapped_lines_in_the_check_report_hang_under_their_text(make_app):
+    """Found by a new-user review: a long check description or message wrapped to column 0 of
+    the box, under the mark, so the list of checks no longer read as a list."""
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+    words = "the doubled tensor keeps the dtype and the device of its input, for every shape tried"
+    checks = [CheckResult("c1", "failed", f"DESC {words}", f"MSG {words}, even a scalar", expected="2 * x",
+                          got="x", hint=f"HINT {words}")]
+    report = ExerciseReport(exercise="double", passed=False, message="", run=RunResult(status="ok"),
+                            checks=checks)
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        step = app.screen.step_view
+        await step.query_one("#result").mount(CheckReport(report, step.text))
+        await settle(pilot, 3)
+        box = [line.rstrip() for line in screen_text(app).splitlines() if line.lstrip().startswith("│")]
+        for head, hang in (("✗ DESC ", 2), ("    MSG ", 4), ("    hint: HINT ", 4)):
+            index = next(i for i, line in enumerate(box) if ("│ " + head) in line)
+            column = box[index].index("│") + 2  # the box's border and its padding
+            follow = box[index + 1]
+            text_at = len(follow) - len(follow[column:].lstrip())
+            assert follow[column:].strip() and text_at == column + hang, (head, box[index:index + 2])

@@ -42,3 +42,34 @@ async def test_a_long_resume_line_is_shortened_and_keeps_its_key_at_80_columns(m
         assert line.rstrip().endswith("^R"), line
         assert "Start: A lesson with a rather long title › A step whose" in line and "…" in line, line
         assert len(line.rstrip()) <= 80
+
+
+def _footer_pairs(text: str) -> list[str]:
+    return [pair for pair in text.splitlines()[-1].strip().split("  ") if pair]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_every_key_in_the_footer_has_its_name(size, make_app, mini_pack):
+    """Found by a new-user review: at 80 columns the exercise footer showed `f2  f3` with no
+    names and `^q` without "Quit", which a newcomer read as cut off."""
+    app = make_app(start_lesson="basics")
+    steps = sum(len(lesson.steps) for lesson in mini_pack.lessons)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        footers = []
+        for index in range(steps):
+            footers.append(_footer_pairs(screen_text(app)))
+            if index < steps - 1:
+                await pilot.press("f4")
+                await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        footers.append(_footer_pairs(screen_text(app)))
+        for pairs in footers:
+            assert pairs, footers
+            for pair in pairs:
+                key, _, name = pair.partition(" ")
+                assert key and name.strip() and "…" not in pair, (pair, pairs)
+    if size == (80, 24):  # the exercise keeps its actions, and how to quit
+        assert footers[-2] == ["f4 Next", "f5 Run", "f6 Check", "f7 Hint", "f8 Solution", "f9 Reset", "^q Quit",
+                               "f1 Help"]

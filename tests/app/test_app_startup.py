@@ -25,6 +25,8 @@ SCRIPT = textwrap.dedent("""
     from textual.app import App
 
     App.run = partialmethod(App.run, headless=True, size=(100, 32))
+    import tutor.app.launch  # headless: no terminal needed (the command refuses to start without one)
+    tutor.app.launch.at_a_terminal = lambda: True
     _display = App._display
     HEAVY = ("yaml", "pydantic", "pydantic_core", "markdown_it", "torch", "importlib.metadata")
 

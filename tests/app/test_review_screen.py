@@ -293,3 +293,52 @@ async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solutio
         assert "The inner dimensions of a matmul must match" in " ".join(screen_text(app).split())
         assert app.store.reviews()[-1]["rating"] == review.AGAIN
         assert app.store.step(*WHICH).solution_seen is False  # the lesson's record is untouched
+
+
+def test_the_charts_today_label_covers_no_other_day(utc):
+    """Found by a new-user review: "today" (5 cells) under a 4-cell column ran over tomorrow's
+    place, and tomorrow's label was left out."""
+    from tutor.app.screens.review_chart import CELL, forecast_chart
+
+    counts = [2, 3] + [0] * 11 + [1]
+    lines = forecast_chart(counts, T0).plain.splitlines()  # 1 March 2026
+    labels = lines[-2]
+    for day in range(14):
+        at = day * CELL
+        assert labels[at:at + 2] == f"{day + 1:02d}", labels  # every day, tomorrow's too
+        assert labels[at + 2:at + CELL].strip() == "", labels
+    bars = lines[-3]
+    assert bars[:CELL - 1] == bars[CELL:2 * CELL - 1] != "   "  # today's and tomorrow's columns, both drawn
+    assert lines[-1] == "↑ today"  # on a line of its own, under today's column
+
+
+async def test_cards_that_came_due_during_the_session_are_offered_at_its_end(make_app):
+    """Found by a new-user review: "Session over" counted only the queue made when the review
+    opened; a card that came due meanwhile was neither offered nor counted."""
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)  # day 0
+        app.store.clock.now = T0 + DAY
+        app.store.record_quiz(*FREE, "shapes", None)
+        app.store.record_quiz(*FREE, "shapes", True)  # a day later: due a day later
+        app.store.clock.now = app.store.card(*WHICH)["due"] + 60
+        assert app.store.card(*FREE)["due"] > app.store.clock.now
+        await _open_review(pilot, app)
+        assert "Review 1/1" in screen_text(app)
+        app.store.clock.now = app.store.card(*FREE)["due"] + 60  # a long look at the question
+        await pilot.press("enter")  # right: Good
+        await settle(pilot)
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Session over: 1 reviewed, 1 right." in text
+        assert "1 more came due while you reviewed: F4 goes on with them." in text
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Review 2/2" in text and "more came due" not in text
+        await pilot.press("f4")  # moved on: Again, back in 10 minutes (not due now)
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "Session over: 2 reviewed, 1 right." in text and "more came due" not in text
+        assert not app.screen.check_action("next", ())  # nothing more to go on with

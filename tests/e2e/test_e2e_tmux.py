@@ -198,3 +198,28 @@ def test_an_exception_message_cannot_touch_the_terminal(terminal):
     time.sleep(0.5)
     assert terminal.title() == title != "pwned"
     assert "rm -rf" not in terminal.buffers() and terminal.buffers().strip() == ""
+
+
+def test_review_with_no_keyboard_says_it_needs_a_terminal_and_exits_2(terminal, tmp_path):
+    """Found by a new-user review: `torch-tutor review </dev/null` drew the app and waited until
+    killed. In a terminal whose input is /dev/null, one line says why and which commands work."""
+    command = (f"{TUTOR} --data-dir {tmp_path / 'data'} --pack {MINI} review </dev/null; "
+               "echo EXIT=$?; sleep 60")
+    terminal.start(raw=command)
+    screen = terminal.wait_for("EXIT=", timeout=60)
+    assert "EXIT=2" in screen, screen
+    assert "the app needs a terminal" in screen and "review --due" in screen, screen
+    assert "Review" not in screen.replace("review --due", ""), screen  # nothing of the app drawn
+
+
+def test_tab_on_arriving_at_an_exercise_does_not_break_its_code(terminal, tmp_path):
+    """Found by a new-user review: Tab pressed to "get into" the (already focused) editor
+    indented line 1, and Check answered "IndentationError at line 1"."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("f6 Check")
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("Tab")
+    terminal.wait_for("already in the editor", timeout=30)
+    terminal.keys("F6")
+    screen = terminal.wait_for("hint: Multiply by two.")  # the starter's own failure: the checks ran
+    assert "got: " in screen and "unexpected indent" not in screen

@@ -26,6 +26,25 @@ class LaunchError(Exception):
     """The target names no pack or lesson that exists; the message says which (a usage error)."""
 
 
+class NoTerminal(LaunchError):
+    """Standard input or the stream Textual draws on (standard error) is not a terminal: the app
+    would draw into a pipe or a file and wait for keys that never come (a usage error)."""
+
+
+NO_TERMINAL = ("the app needs a terminal (standard input and standard error must be one); without one, "
+               "use `torch-tutor check EXERCISE FILE`, `torch-tutor run FILE` or `torch-tutor review --due`")
+
+
+def at_a_terminal() -> bool:
+    """True when the learner can see the app and type into it: Textual reads keys from standard
+    input and draws on standard error (``sys.__stderr__``), whatever standard output is."""
+    streams = (sys.__stdin__, sys.__stderr__)
+    try:
+        return all(stream is not None and stream.isatty() for stream in streams)
+    except (ValueError, OSError):  # a closed stream
+        return False
+
+
 @dataclass(frozen=True)
 class Target:
     """What to open.
@@ -85,6 +104,8 @@ def launch(settings: Settings, target: Target) -> int:
 
     Raises:
         LaunchError: the target names a pack or lesson that is not there.
+        NoTerminal: (a LaunchError) there is no terminal to draw on and read keys from; the
+            in-process tests (Textual's ``run_test``) never come here.
     """
     set_language(settings.language)
     extra, wanted, lesson = resolve_target(target.target, target.packs)
@@ -100,6 +121,9 @@ def launch(settings: Settings, target: Target) -> int:
             store.close()
             ids = ", ".join(item.id for item in pack.lessons)
             raise LaunchError(f"pack {pack_id!r} has no lesson {lesson!r} (it has: {ids})")
+    if not at_a_terminal():  # after the target: a wrong name is the first thing to fix
+        store.close()
+        raise NoTerminal(NO_TERMINAL)
 
     from tutor.app.app import TutorApp
     from tutor.app.engine import Engine

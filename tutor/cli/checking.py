@@ -225,8 +225,10 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
             print(f"        {check.message}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
-        if check.seed is not None and not check.passed:  # the inputs were drawn: how to see them again
-            print(f"        seed {check.seed}: to replay these inputs, give this check `seed: {check.seed}` "
-                  "(docs/authoring.md, \"Seeds\")")
+        if check.seed is not None and not check.passed:  # the inputs were drawn at random
+            # What the learner can use: the next run draws new inputs, and this seed names these
+            # ones for whoever helps. How an author pins it is `validate`'s advice, not theirs.
+            print(f"        inputs drawn at random with seed {check.seed} (each check draws new ones; "
+                  "quote the seed when you ask for help)")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

@@ -138,6 +138,8 @@ TABLE: dict[str, dict[str, str]] = {
                            "what the lesson shows. Nothing you did caused this; read on, or run it where "
                            "there is a GPU (the `python` setting).",
         "exercise.id": "Exercise id: {id}  (torch-tutor check {id} your_file.py)",
+        "editor.tab_first_line": "You are already in the editor: type to change the code. (Tab did nothing: "
+                                 "indenting the first line is an IndentationError in Python.)",
         "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
         "exercise.stamp": "Check {n} at {time}",
         "exercise.run_stamp": "Run {n} at {time}",
@@ -239,6 +241,7 @@ TABLE: dict[str, dict[str, str]] = {
         "review.none": "not scheduled yet (answer quizzes and solve exercises in the lessons)",
         "review.chart.forecast": "Reviews due, next {days} days",
         "review.chart.today": "today",
+        "review.more": "{count} more came due while you reviewed: F4 goes on with them.",
         "review.later_today": "{next} ({count} due later today)",
         "review.soon": "in less than a minute",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",

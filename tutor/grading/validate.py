@@ -367,12 +367,19 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
         elif not check.passed:
             problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
                                             f"exercise {exercise.id!r}: the solution fails check {check.id!r}: "
-                                            f"{check.message}"))
+                                            f"{check.message}{_replay(check.seed)}"))
     if not report.checks or (report.run.report is None and not problems):
         problems.append(locator.problem(lesson, index, ("solution",),
                                         f"exercise {exercise.id!r}: the solution gave no check results: {report.message}"))
     yield StepRun(lesson, exercise.id, "solution", not problems, report.message, solution_seconds, problems,
                   measured=_measured(report))
+
+
+def _replay(seed: int | None) -> str:
+    """An author's way back to a failing case whose inputs were drawn at random."""
+    if seed is None:
+        return ""
+    return f" (inputs drawn with seed {seed}: give this check `seed: {seed}` to replay them)"
 
 
 def _broken_checks(report: ExerciseReport) -> dict[str, tuple[str | None, int | None]]:

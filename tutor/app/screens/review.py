@@ -85,6 +85,8 @@ class ReviewScreen(Screen[None]):
         self.revealed = False  # a free answer's model answer is showing: 1-4 rate it
         self._shown = time.monotonic()
         self._scratch: tuple[str, str, str] | None = None  # the current item's scratch key
+        #: Cards that came due while the queue was being reviewed: offered at its end (F4).
+        self._more: list[review.Due] = []
         self._elapsed = elapsed or (lambda since: time.monotonic() - since)
 
     # ------------------------------------------------------------------ state
@@ -174,6 +176,10 @@ class ReviewScreen(Screen[None]):
         counts = review.forecast(store, packs, now)
         nxt = t("review.none") if upcoming is None else review.when(upcoming, now) if upcoming - now > 60 \
             else t("review.soon")  # `when` says "now" within a minute: not over "nothing to review now"
+        # What came due during the session (a long one, or one left open): the queue was made at
+        # its start. Offered, not sprung: the learner decides whether the session goes on.
+        self._more = review.queue(store, packs, now, tutor_app(self).settings.new_cards_per_day,
+                                  tutor_app(self).language)
         later = self._later_today(now)
         if later:  # the chart's "today" column counts them: say so, or the two seem to disagree
             nxt = t("review.later_today", next=nxt, count=later)
@@ -183,6 +189,8 @@ class ReviewScreen(Screen[None]):
                                        style="bold"), id="summary"))
         else:
             widgets.append(Static(t("review.empty", next=nxt), id="summary"))
+        if self._more:
+            widgets.append(Static(Text(t("review.more", count=len(self._more)), style="bold"), id="more"))
         widgets.append(Static(forecast_chart(counts, now), classes="summary"))
         widgets.append(Static(retention_chart(review.retention(store, packs, now)), classes="summary"))
         return widgets
@@ -262,7 +270,7 @@ class ReviewScreen(Screen[None]):
         if action == "back":
             return view is None or not view.running
         if action == "next":
-            return self.current is not None
+            return self.current is not None or bool(self._more)
         return True
 
     def action_rate(self, rating: int) -> None:
@@ -270,8 +278,13 @@ class ReviewScreen(Screen[None]):
             self._settle(int(rating))
 
     def action_next(self) -> None:
-        """On to the next item; leaving one unanswered (or only wrong) rates it Again."""
+        """On to the next item; leaving one unanswered (or only wrong) rates it Again. At the end,
+        on to the cards that came due during the session, if any."""
         if self.current is None:
+            if self._more:
+                self.queue.extend(self._more)
+                self._more = []
+                self.run_worker(self._show(), exclusive=True, group="review-show")
             return
         view = self.step_view
         if view is not None and view.running:

@@ -31,17 +31,15 @@ def forecast_chart(counts: list[int], now: float) -> Text:
     out.append("".join(f"{n:^{CELL - 1}} " if n else " " * CELL for n in counts).rstrip() + "\n", style="dim")
     for row in reversed(range(HEIGHT)):
         out.append("".join(_column(n, top, row) for n in counts).rstrip() + "\n", style="cyan")
+    # Every column is labelled with its day of the month, today's too, and "today" goes on a
+    # line of its own under it: in a 4-cell column it covered tomorrow's label.
     start = datetime.fromtimestamp(now)
-    labels = [t("review.chart.today") if i == 0 else (start + timedelta(days=i)).strftime("%d")
-              for i in range(len(counts))]
-    # Each label under its column; one too long for its cell ("today") runs on into the next
-    # column's place, whose label is left out rather than run together with it.
-    line = ""
-    for index, label in enumerate(labels):
-        at = index * CELL
-        if index == 0 or len(line) < at:
-            line = line.ljust(at) + label
-    out.append(line.rstrip(), style="dim")
+    for index in range(len(counts)):
+        label = f"{(start + timedelta(days=index)).strftime('%d'):<{CELL}}"
+        out.append(label, style="bold" if index == 0 else "dim")
+    out.rstrip()
+    if counts:
+        out.append("\n↑ " + t("review.chart.today"), style="dim")
     return out
 
 

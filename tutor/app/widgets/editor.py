@@ -125,6 +125,14 @@ class CodeEditor(TextBox, inherit_bindings=False):
     # ------------------------------------------------------------------ Python-aware editing
 
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
+        if event.key == "tab" and not self.read_only and self._tab_breaks_first_statement():
+            # The editor has focus from the moment an exercise opens; a learner pressing Tab to
+            # "get into" it indented line 1 and got "IndentationError at line 1". Python refuses
+            # an indented first statement, so this Tab can only be that mistake: say so instead.
+            event.stop()
+            event.prevent_default()
+            self.app.notify(t("editor.tab_first_line"))
+            return
         if event.key == "enter" and not self.read_only:
             event.stop()
             event.prevent_default()
@@ -133,6 +141,23 @@ class CodeEditor(TextBox, inherit_bindings=False):
             self.replace("\n" + self._next_indent(min(start, end)), start, end, maintain_selection_offset=False)
             return
         await super()._on_key(event)
+
+    def _tab_breaks_first_statement(self) -> bool:
+        """True when Tab would put spaces before the code's first statement (its first line that
+        is neither blank nor a comment): the cursor, with nothing selected, is in that line's
+        leading spaces. Indenting it is always an IndentationError."""
+        selection = self.selection
+        if not selection.is_empty:
+            return False
+        row, column = selection.end
+        for index in range(self.document.line_count):
+            line = self.document.get_line(index)
+            code = line.lstrip(" \t")
+            if code and not code.startswith("#"):
+                return index == row and column <= len(line) - len(code)
+            if index >= row:
+                return False
+        return False
 
     def _next_indent(self, location: tuple[int, int]) -> str:
         """The indentation of a new line at ``location``: the line's own, one level more after a

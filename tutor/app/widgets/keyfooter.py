@@ -4,8 +4,8 @@ Why not Textual's Footer: it rebuilds a widget per key every time the bindings c
 focus change, each step shown), about 45 ms a time here, and while it rebuilds no frame is
 drawn, so opening a lesson waited on two rebuilds before anything appeared. This bar redraws
 its one line instead. It also fits itself to the terminal: when every key with its name does
-not fit (80 columns), names are dropped from the least used keys first (palette, help, quit,
-navigation), never from the step's own actions; a click on a key presses it.
+not fit (80 columns), the least used keys are left out first (palette, Previous, paging, Contents), the
+step's own actions last; every key shown keeps its name. A click on a key presses it.
 """
 
 from __future__ import annotations
@@ -16,14 +16,11 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
-#: What goes first when the line does not fit, in order: ("name", action) drops the name and keeps
-#: the key, ("entry", action) drops the whole key (F1 lists every key). The step's own actions
-#: (Run, Check...) keep their names longest; Next and Help come right after them.
+#: Whose keys go first when the line does not fit, in order; a key always keeps its name (a bare
+#: "f2" read as cut off), so a key that cannot have its name is not shown at all (F1 lists every
+#: key). The step's own actions (Run, Check...) stay longest; Next, Quit and Help right before them.
 _DEGRADE = (
-    ("entry", "command_palette"), ("name", "quit"), ("name", "home"), ("name", "focus_filter"),
-    ("name", "prev"), ("entry", "quit"), ("name", "page"), ("entry", "page"), ("entry", "prev"),
-    ("entry", "home"), ("name", "resume"), ("name", "help"), ("name", "next"), ("entry", "help"),
-    ("name", "step"),
+    "command_palette", "prev", "page", "home", "focus_filter", "resume", "help", "quit", "next",
 )
 _PAGE_ACTIONS = ("page", "cursor_page_down")
 
@@ -100,16 +97,17 @@ class KeyFooter(Widget):
             return sum(len(e.shown) + (len(e.name) + 1 if show else 0) + 2
                        for e, show, keep in zip(entries, named, kept) if keep)
 
-        for what, action in _DEGRADE:
+        for action in _DEGRADE:
             if length() <= width:
                 break
             for index, entry in enumerate(entries):
                 name = self._action_name(entry.action)
                 if name == action or (action == "page" and name in _PAGE_ACTIONS):
-                    if what == "name":
-                        named[index] = False
-                    else:
-                        kept[index] = False
+                    kept[index] = False
+        for index in reversed(range(len(entries))):  # narrower still: the step's last actions
+            if length() <= width:
+                break
+            kept[index] = False
         return [(entry, show) for entry, show, keep in zip(entries, named, kept) if keep]
 
     def render(self) -> Text:

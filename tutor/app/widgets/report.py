@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -48,6 +51,26 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
         out.append("\n    ")
         out.append_text(inline(t("check.hint", value=resolve(hint)), "italic cyan"))
     return out
+
+
+def hanging(text: Text) -> Group:
+    """``text`` with each line's wrapped rest hanging under its text, not at column 0: under the
+    words after a line's mark ("✓ ", the first line) or its leading spaces (the detail lines)."""
+    rows: list[RenderableType] = []
+    for number, line in enumerate(text.split("\n", allow_blank=True)):
+        plain = line.plain
+        indent = len(plain) - len(plain.lstrip(" "))
+        if number == 0 and indent == 0 and " " in plain:
+            indent = plain.index(" ") + 1  # the mark and its space
+        if indent == 0:
+            rows.append(line)
+            continue
+        grid = Table.grid(expand=True)
+        grid.add_column(width=cell_len(plain[:indent]), no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(line[:indent], line[indent:])
+        rows.append(grid)
+    return Group(*rows)
 
 
 class CheckReport(Vertical):
@@ -101,7 +124,7 @@ class CheckReport(Vertical):
         if message and (run.error is not None or run.status != "ok"):
             yield Static(Text(neutralize(str(message))))
         for check in checks:
-            yield Static(check_text(check, self.resolve), classes="check")
+            yield Static(hanging(check_text(check, self.resolve)), classes="check")
             data = check.data or {}
             if isinstance(data, dict) and data.get("rows"):
                 yield ProfileChart(list(data["rows"]))

@@ -38,12 +38,14 @@ def spawn_sandbox():
 
 
 #: Modules whose tests run in both sandbox modes: the trust boundary (hostile code, forged
-#: reports and verdicts, through `check` and `grade`) must hold in each. The rest of the check
-#: engine runs in fork mode, Linux's default: the engine's code is the same in both modes, and a
-#: spawn-mode run costs a spare (two interpreters importing torch, 3.5-4.9 s of CPU). Every module in
-#: both modes took 30 min of CI on 2 cores, over the ~20 min budget (docs/performance.md, "Both
-#: modes in CI"); ``TORCH_TUTOR_TEST_SPAWN_ALL=1`` runs them all so.
-BOTH_MODES = ("test_hostile", "test_forgery")
+#: reports and verdicts, through `check` and `grade`) must hold in each, and what a fresh
+#: interpreter could change (inputs drawn at random, seeds and the random state; time and memory
+#: measured in the runner) must behave the same. The rest of the check engine runs in fork mode,
+#: Linux's default: the engine's code is the same in both modes, and a spawn-mode run costs a
+#: spare (two interpreters importing torch, 3.5-4.9 s of CPU). Every module in both modes does not
+#: fit the ~20 min budget on 2 cores (docs/performance.md, "Both modes in CI");
+#: ``TORCH_TUTOR_TEST_SPAWN_ALL=1`` runs them all so.
+BOTH_MODES = ("test_hostile", "test_forgery", "test_fresh_inputs", "test_measured")
 
 
 def pytest_generate_tests(metafunc):

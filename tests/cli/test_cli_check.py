@@ -93,28 +93,29 @@ def test_a_failing_random_case_prints_its_seed_and_replaying_it_draws_the_same(t
     seed = int(found.group(1))
     assert "seed" not in done.stdout.split("PASS  inputs-unchanged")[1]  # a passing check has none to show
 
-    pack = tmp_path / "pack"
-    shutil.copytree(FIXTURE_PACK, pack)
-    lesson = pack / "engine.yaml"
-    text = lesson.read_text()
     marker = "      - id: number\n        kind: tensor\n"
-    assert marker in text
-    lesson.write_text(text.replace(marker, marker + f"        seed: {seed}\n"))
+    pack = _edited_pack(tmp_path, marker, marker + f"        seed: {seed}\n")
     again = tutor("check", "metric", str(mine), "--pack", str(pack), "--json", data=tmp_path)
     checks = {c["id"]: c for c in json.loads(again.stdout)["checks"]}
     assert checks["number"]["status"] == "failed" and checks["number"]["seed"] == seed
 
 
 def test_validate_tells_the_author_how_to_replay_a_failing_random_case(tmp_path: Path) -> None:
-    pack = tmp_path / "pack"
-    shutil.copytree(FIXTURE_PACK, pack)
-    lesson = pack / "engine.yaml"
-    text = lesson.read_text()
-    right = "          return ((pred - target) ** 2).mean().item()\n    checks:"
-    assert right in text
-    lesson.write_text(text.replace(right, "          return ((pred - target) ** 2).mean()\n    checks:"))
+    pack = _edited_pack(tmp_path, "          return ((pred - target) ** 2).mean().item()\n    checks:",
+                        "          return ((pred - target) ** 2).mean()\n    checks:")
     done = tutor("validate", str(pack), data=tmp_path)
     assert done.returncode != 0
     found = re.search(r"the solution fails check 'number': .* \(inputs drawn with seed (\d+): give this check "
                       r"`seed: (\d+)` to replay them\)", done.stdout + done.stderr)
     assert found and found.group(1) == found.group(2), done.stdout + done.stderr
+
+
+def _edited_pack(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the fixture pack with ``old`` replaced by ``new`` in its lesson."""
+    pack = tmp_path / "pack"
+    shutil.copytree(FIXTURE_PACK, pack)
+    lesson = pack / "engine.yaml"
+    text = lesson.read_text()
+    assert old in text
+    lesson.write_text(text.replace(old, new))
+    return pack

@@ -86,16 +86,14 @@ class KeyFooter(Widget):
     def _action_name(action: str) -> str:
         return action.split("(", 1)[0].rsplit(".", 1)[-1]
 
-    def layout_entries(self, width: int) -> list[tuple[_Entry, bool]]:
-        """The entries shown, each with whether its name is shown, degraded (see ``_DEGRADE``)
-        until the line fits."""
+    def layout_entries(self, width: int) -> list[_Entry]:
+        """The entries shown, left out (see ``_DEGRADE``) until the line fits."""
         entries = self.entries()
-        named = [bool(entry.name) for entry in entries]
         kept = [True] * len(entries)
 
         def length() -> int:
-            return sum(len(e.shown) + (len(e.name) + 1 if show else 0) + 2
-                       for e, show, keep in zip(entries, named, kept) if keep)
+            return sum(len(e.shown) + (len(e.name) + 1 if e.name else 0) + 2
+                       for e, keep in zip(entries, kept) if keep)
 
         for action in _DEGRADE:
             if length() <= width:
@@ -108,7 +106,7 @@ class KeyFooter(Widget):
             if length() <= width:
                 break
             kept[index] = False
-        return [(entry, show) for entry, show, keep in zip(entries, named, kept) if keep]
+        return [entry for entry, keep in zip(entries, kept) if keep]
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("keyfooter--key", partial=True)
@@ -116,11 +114,11 @@ class KeyFooter(Widget):
         disabled_style = self.get_component_rich_style("keyfooter--disabled", partial=True)
         line = Text(no_wrap=True, overflow="ellipsis", end="")
         self._spans = []
-        for entry, show_name in self.layout_entries(self.size.width):
+        for entry in self.layout_entries(self.size.width):
             start = len(line)
             line.append(" ")
             line.append(entry.shown, key_style if entry.enabled else disabled_style)
-            if show_name:
+            if entry.name:
                 line.append(" " + entry.name, name_style if entry.enabled else disabled_style)
             line.append(" ")
             self._spans.append((start, len(line), entry.key))

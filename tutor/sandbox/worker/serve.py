@@ -32,19 +32,24 @@ IDLE_WARM_S = 1.0
 def preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     import importlib
 
-    loaded, failed = [], {}
+    loaded: list[str] = []
+    failed: dict[str, str] = {}
     for name in BASE_PRELOAD:
         importlib.import_module(name)
         loaded.append(name)
-    for name in [*OPTIONAL_PRELOAD, *extra]:
-        if name in leave_out:
-            continue
+    _import_optional([n for n in [*OPTIONAL_PRELOAD, *extra] if n not in leave_out], loaded, failed)
+    return loaded, failed
+
+
+def _import_optional(names: list[str], loaded: list[str], failed: dict[str, str]) -> None:
+    import importlib
+
+    for name in names:
         try:
             importlib.import_module(name)
             loaded.append(name)
         except Exception as exc:  # optional: a missing probe module is not fatal
             failed[name] = f"{type(exc).__name__}: {exc}"
-    return loaded, failed
 
 
 def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -54,14 +59,9 @@ def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def judge_idle_preload() -> None:
     """What the judge loads once it has been idle ``IDLE_WARM_S``, so that a spare that waits
-    for its request (a learner reading the exercise) is as warm as a fork-mode worker."""
-    import importlib
-
-    for name in JUDGE_DEFERS:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - optional, as in preload: the first profile says why
-            pass
+    for its request (a learner reading the exercise) is as warm as a fork-mode worker. A module
+    that fails here fails again where it is needed, and says why there."""
+    _import_optional(list(JUDGE_DEFERS), [], {})
 
 
 def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:

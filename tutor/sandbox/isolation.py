@@ -21,6 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NOBODY = 65534
+#: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
+#: keeper (its judge), which lives until everything of the run is reaped, so no two runs on the
+#: machine share one. A shared uid let a run kill, trace or fill the process table of any run
+#: beside it, and read and write its folder. 0x70000000-0x7FFDFFFF is a range that systemd leaves
+#: unused (https://systemd.io/UIDS-GIDS/), below 2^31 (devpts and setfsuid mishandle larger
+#: uids), and wide enough for any pid (pid_max is at most 2^22).
+RUN_UID_BASE = 0x70000000
+PER_RUN = "per-run"
 #: Directories whose contents a run must never see; bound back only where the interpreter lives.
 _HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
@@ -309,7 +317,7 @@ def containment(info: IsolationInfo) -> dict:
             found["worker_uid"] = info.worker_uid
         return found
     if is_root():
-        return {"namespaces": False, "drop_uid": NOBODY}
+        return {"namespaces": False, "drop_uid": PER_RUN, "uid_base": RUN_UID_BASE}
     return {"namespaces": False, "count_user_tasks": True}
 
 

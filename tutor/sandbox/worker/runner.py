@@ -29,9 +29,9 @@ def apply_limits(limits: dict, containment: dict) -> None:
         return
     mib = 1024 * 1024
     if containment.get("count_user_tasks") or containment.get("drop_uid") is not None:
-        # RLIMIT_NPROC counts every task of the uid on the machine: the user's own, or (root's
-        # runs drop to nobody) every run at isolation none that overlaps this one, from this
-        # tutor or another (two grade workers). So the limit is what the uid has now plus the run's.
+        # RLIMIT_NPROC counts every task of the uid on the machine: the user's own (at none as
+        # another user), or, as root, only this run's (each run has a uid of its own). So the
+        # limit is what the uid has now plus the run's.
         tasks = linux.user_tasks(os.getuid())
         if tasks is not None:
             _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
@@ -184,8 +184,15 @@ def _set_up(message: dict, containment: dict) -> str | None:
         import tempfile
 
         tempfile.tempdir = None
-        if containment.get("drop_uid") is not None:
-            linux.become_user(int(containment["drop_uid"]))
+        drop = containment.get("drop_uid")
+        if drop == "per-run":
+            # Still root: the folder becomes this run's alone before the run becomes its uid.
+            uid = int(message["uid"])
+            os.chown(scratch, uid, uid)
+            os.chmod(scratch, 0o700)
+            linux.become_user(uid)
+        elif drop is not None:
+            linux.become_user(int(drop))
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
             linux.drop_capabilities()

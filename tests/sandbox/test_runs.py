@@ -83,6 +83,18 @@ def test_per_run_limits_override_the_sandbox_defaults(sandbox):
     assert result.message.startswith("Stopped after 1 s")
 
 
+def test_the_cpu_limit_counts_the_learners_code_only(sandbox):
+    """The CPU limit and the CPU time reported are the learner's: a spawn-mode runner spent seconds
+    importing torch before the code arrived, and that counted, so a loop was stopped after a
+    fraction of its limit (0.05 s of a 3 s limit at isolation none) and reported the import."""
+    limits = sandbox.limits.with_overrides(cpu_time=2.0, wall_time=30.0)
+    result = sandbox.run("while True:\n    pass\n", limits=limits)
+    assert result.status == "timeout" and "2 s of CPU time" in result.message, (result.status, result.message)
+    # A busy loop gets at most one core: its wall time is at least its CPU time.
+    assert result.wall_time >= 1.5, result.wall_time
+    assert 1.5 <= result.cpu_time <= 3.5, result.cpu_time
+
+
 def test_result_serialises_to_json(sandbox):
     import json
 

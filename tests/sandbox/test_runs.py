@@ -95,6 +95,18 @@ def test_the_cpu_limit_counts_the_learners_code_only(sandbox):
     assert 1.5 <= result.cpu_time <= 3.5, result.cpu_time
 
 
+def test_the_code_sees_the_argv_of_a_script_run_without_arguments(sandbox):
+    """Training scripts parse their arguments: the worker's own command line (its configuration)
+    made `parse_args()` exit with "unrecognized arguments", and showed the sandbox's set-up."""
+    code = ("import argparse, sys\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--lr', type=float, default=0.1)\n"
+            "print(parser.parse_args().lr, sys.argv, sys.orig_argv[1:])\n")
+    result = sandbox.run(code, filename="train.py")
+    assert (result.status, result.stdout) == ("ok", "0.1 ['train.py'] ['train.py']\n"), (result.status, result.stdout,
+                                                                                          result.stderr)
+
+
 def test_result_serialises_to_json(sandbox):
     import json
 

@@ -219,6 +219,10 @@ def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
     """Execute the learner's code as ``__main__``; its namespace and its error, if any."""
     learner_error = None
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    # As `python FILE` with no arguments: the worker's own command line (its configuration) is not
+    # the learner's, and a script's `parse_args()` would reject it.
+    sys.argv = [filename]
+    sys.orig_argv = [sys.executable, filename]
     import linecache
 
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)

@@ -107,6 +107,25 @@ def test_the_code_sees_the_argv_of_a_script_run_without_arguments(sandbox):
                                                                                           result.stderr)
 
 
+def test_torch_compile_that_outlasts_the_run_is_explained_not_called_a_loop(sandbox):
+    """torch.compile's first call compiles C++ for the CPU (24 s for a one-line function here):
+    the learner is told so, and how to see what it captures without compiling."""
+    from tutor.sandbox.isolation import UNREADABLE
+
+    if any(gap.startswith(UNREADABLE) for gap in sandbox.isolation.gaps):
+        pytest.skip("torch.compile imports modules the runs here cannot read (test_tmp_interpreter.py)")
+    code = "import torch\nf = torch.compile(lambda x: x.sin() + 1)\nprint(f(torch.ones(3)))\n"
+    slow = sandbox.run(code, limits=sandbox.limits.with_overrides(wall_time=2.0))
+    assert slow.status == "timeout", (slow.status, slow.message, slow.stderr[-500:])
+    assert "infinite loop" not in slow.message
+    assert "torch.compile, whose first call compiles the function" in slow.message
+    assert 'backend="eager"' in slow.message
+    eager = sandbox.run(code.replace("x.sin() + 1)", "x.sin() + 1, backend='eager')"))
+    assert (eager.status, eager.stdout) == ("ok", "tensor([1.8415, 1.8415, 1.8415])\n"), (eager.status, eager.message)
+    loop = sandbox.run("while True:\n    pass\n", limits=sandbox.limits.with_overrides(wall_time=1.0))
+    assert loop.message == "Stopped after 1 s — still running; an infinite loop?"
+
+
 def test_result_serialises_to_json(sandbox):
     import json
 

@@ -183,15 +183,41 @@ def _probe_script() -> str:
     """Run inside bubblewrap exactly as a worker starts: leave root (when asked), check that the
     interpreter is still readable, then try a run's namespaces. Exit 0 ok, 3 no nested
     namespaces, 4 the interpreter is unreadable by an unprivileged user."""
-    return ("import os, sys\n"
-            "from tutor.sandbox.worker import linux\n"
-            "uid = int(sys.argv[1])\n"
-            "if uid >= 0:\n"
-            "    linux.become_user(uid)\n"
-            "    for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]:\n"
-            "        if p and os.path.isdir(p) and not os.access(p, os.R_OK | os.X_OK):\n"
-            "            sys.exit(4)\n"
-            "sys.exit(0 if linux.unshare_run_namespaces() is None else 3)\n")
+    return _READABLE_CHECK + "sys.exit(0 if linux.unshare_run_namespaces() is None else 3)\n"
+
+
+#: Leave root for the uid in argv[1] (when >= 0) and exit 4, printing the folder, if one of the
+#: interpreter's folders is not readable then. The folders are listed while still root: as the
+#: uid, a folder under an unreadable parent (/root) does not even look like a folder.
+_READABLE_CHECK = ("import os, sys\n"
+                   "from tutor.sandbox.worker import linux\n"
+                   "uid = int(sys.argv[1])\n"
+                   "folders = [p for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]\n"
+                   "           if p and os.path.isdir(p)]\n"
+                   "if uid >= 0:\n"
+                   "    linux.become_user(uid)\n"
+                   "    for p in folders:\n"
+                   "        if not os.access(p, os.R_OK | os.X_OK):\n"
+                   "            print(p)\n"
+                   "            sys.exit(4)\n")
+
+#: At isolation none as root, a run's own uid may be unable to read the interpreter (Python under
+#: /root, as pyenv or conda put it there): it then fails to import any module not imported ahead.
+UNREADABLE = "runs cannot read the interpreter's files as their own user"
+
+
+@functools.lru_cache(maxsize=16)
+def unreadable_for_runs(python: str) -> str | None:
+    """At isolation none as root: the first of the interpreter's folders that a run's uid cannot
+    read, or None (None too where it cannot be told)."""
+    interpreter = inspect_interpreter(python)
+    try:
+        done = subprocess.run([interpreter.executable, "-c", _READABLE_CHECK, str(RUN_UID_BASE)],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              env=scrubbed_env(), cwd="/")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or "?") if done.returncode == 4 else None
 
 
 def bundled_bwrap() -> str | None:
@@ -305,6 +331,10 @@ def choose(requested: str, python: str) -> IsolationInfo:
     gaps = ("network is reachable", "files outside the scratch dir can be written where permissions allow")
     if is_root():
         gaps = ("network is reachable", "world-writable places such as /tmp can be written")
+        folder = unreadable_for_runs(python)
+        if folder is not None:
+            gaps += (f"{UNREADABLE} ({folder}): a module the worker did not import ahead fails to "
+                     "import in a run; make the interpreter readable by other users, or use bubblewrap",)
     reason = f"limits only ({fallback_why})"
     return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
 

@@ -118,3 +118,14 @@ def test_a_run_cannot_read_or_write_an_overlapping_runs_folder(mode):
     snoop, victim = _beside(mode, SNOOP)
     assert (snoop.status, snoop.stdout) == ("ok", "[]\n"), (snoop.status, snoop.stdout, snoop.message)
     assert (victim.status, victim.stdout) == ("ok", "done\n"), (victim.status, victim.message)
+
+
+@as_root
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_run_with_a_uid_of_its_own_has_a_user_name(mode):
+    """No user database knows a run's uid, so getpass.getuser() (which torch.compile's cache and
+    many libraries call) raised KeyError; it reads USER first."""
+    code = "import os\nprint(os.environ.get('USER'), os.environ.get('LOGNAME'), os.getuid() >= 0x70000000)\n"
+    with Sandbox(TEST_LIMITS, isolation="none", mode=mode) as box:
+        result = box.run(code)
+    assert (result.status, result.stdout) == ("ok", "tutor-run tutor-run True\n"), (result.status, result.message)

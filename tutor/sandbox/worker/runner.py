@@ -199,6 +199,8 @@ def _set_up(message: dict, containment: dict) -> str | None:
             os.chown(scratch, uid, uid)
             os.chmod(scratch, 0o700)
             linux.become_user(uid)
+            # No user database knows the uid: getpass.getuser() (caches, logs) reads these first.
+            os.environ.update(USER="tutor-run", LOGNAME="tutor-run")
         elif drop is not None:
             linux.become_user(int(drop))
         elif containment.get("namespaces"):

@@ -223,3 +223,22 @@ def test_tab_on_arriving_at_an_exercise_does_not_break_its_code(terminal, tmp_pa
     terminal.keys("F6")
     screen = terminal.wait_for("hint: Multiply by two.")  # the starter's own failure: the checks ran
     assert "got: " in screen and "unexpected indent" not in screen
+
+
+def test_the_editor_frame_says_where_keys_go(terminal):
+    """Found by a new-user review: on arriving at an exercise the editor had focus and nothing
+    on screen said so. At 80x24 the editor's frame says it; Esc leaves it (and the frame says
+    so, and typing changes nothing), Tab goes back in."""
+    terminal.start("open", "mini/exercises")
+    screen = terminal.wait_for("f6 Check")
+    screen = terminal.wait_for("editing: keys type into your code · Esc leaves", timeout=30)
+    assert "not editing" not in screen
+    terminal.keys("Escape")
+    terminal.wait_for("not editing: keys drive the lesson · Tab or click here to type", timeout=30)
+    terminal.type("zzz")
+    terminal.keys("Tab")
+    screen = terminal.wait_for("✎ editing: keys type into your code", timeout=30)
+    assert "zzz" not in screen  # typed while the lesson had the keys: not in the code
+    terminal.type("# back in")
+    screen = terminal.wait_for("# back in", timeout=30)
+    assert "not editing" not in screen

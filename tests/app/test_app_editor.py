@@ -236,6 +236,9 @@ async def test_the_editor_frame_reads_in_every_theme(make_app):
         seen = []
         for theme in sorted(app.available_themes):
             app.theme = theme
+            await settle(pilot)
+            # the code's own colours follow the theme's lightness, as a new editor's do
+            assert editor.theme == ("monokai" if app.current_theme.dark else "github_light"), theme
             for focus, words in ((editor, FOCUSED), (page, BLURRED)):
                 focus.focus()
                 await settle(pilot, 3)

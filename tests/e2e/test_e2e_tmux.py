@@ -242,3 +242,32 @@ def test_the_editor_frame_says_where_keys_go(terminal):
     terminal.type("# back in")
     screen = terminal.wait_for("# back in", timeout=30)
     assert "not editing" not in screen
+
+
+def _hangs_under(screen: str, start: str, column_of: str) -> None:
+    """The report's line starting with ``start`` wraps, and the next line's text starts under
+    ``column_of`` in it (under its own text, not at the box's column 0)."""
+    lines = screen.splitlines()
+    index = next(i for i, line in enumerate(lines) if ("│ " + start) in line)
+    below = lines[index + 1]
+    inner = below.index("│") + 2  # the box's border and its padding
+    at = len(below) - len(below[inner:].lstrip())
+    assert below[inner:].strip().strip("│").strip() and at == lines[index].index(column_of), lines[index:index + 2]
+
+
+def test_wrapped_report_lines_hang_under_their_text(terminal):
+    """Found by a new-user review: at 80 columns only the per-check lines of the report hung; what
+    the code printed and the traceback of code that does not run wrapped to column 0."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("f6 Check")
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("Down", "Down", "Down", "Down", "End")
+    terminal.type('print("    HANGING " + "word " * 30)')
+    terminal.wait_for("HANGING", timeout=30)
+    terminal.keys("F6")
+    screen = terminal.wait_for("│     HANGING word", timeout=120)  # what the code printed, in the report
+    _hangs_under(screen, "    HANGING", "HANGING")
+    terminal.type(" " + "+ many_words_here " * 5 + "+")  # now the line does not parse
+    terminal.keys("F6")
+    screen = terminal.wait_for("SyntaxError", timeout=120)
+    _hangs_under(screen, '    print("    HANGING', "print")  # the traceback's code line

@@ -334,3 +334,49 @@ async def test_a_hostile_indent_or_word_in_the_output_loses_nothing(make_app):
         start = next(i for i, line in enumerate(inner) if line.startswith(word[:20]))
         assert "".join(inner[start:start + 6]).startswith(word)
         _hangs(box, "        TABBED", 8)  # a tab counts as the spaces it shows
+
+
+async def test_a_selection_in_a_hanging_report_copies_the_text_as_it_is(make_app):
+    """Dragging the mouse over the traceback in the report selects it for copying (a learner
+    pasting an error into a search): what is copied is the text itself, without the hang's
+    spaces or the wrap's line breaks."""
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+    code_line = f"    return x * 2  # CODE {WORDS}"
+    traceback = f'  File "exercise.py", line 4, in double\n{code_line}\nSyntaxError: invalid syntax'
+    run = RunResult(status="error", error=LearnerError("SyntaxError", "invalid syntax", traceback, 4))
+    report = ExerciseReport(exercise="double", passed=False, message="", run=run,
+                            checks=[CheckResult("c1", "skipped", "d", "m")], cause="syntax error at line 4")
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=TALL80) as pilot:
+        await settle(pilot)
+        await _mount_report(app, pilot, report)
+        widget = app.screen.query_one(CheckReport).query(".run").first()
+        box = _box_lines(app)
+        _hangs(box, "    return x * 2", 4)  # drawn wrapped, hanging
+        await pilot.mouse_down(widget, offset=(0, 1))  # from the code line's start...
+        await pilot.hover(widget, offset=(30, 3))
+        await pilot.mouse_up(widget, offset=(30, 3))  # ...past its wrapped rest, into the next line
+        await settle(pilot, 3)
+        selected = app.screen.get_selected_text() or ""
+        assert selected.startswith(code_line + "\nSyntaxError: invalid"), selected
+
+
+def test_at_any_width_every_character_of_a_hanging_line_is_drawn_once():
+    """Down to one column: every row fits, and the rows of each line give back all of its
+    characters, in order (a hang never eats text, whatever the indent, mark or word length)."""
+    from rich.text import Text
+
+    from tutor.app.widgets.output import Hanging
+
+    lines = ["✗ " + WORDS, "    " + "y" * 120, " " * 300 + "DEEP", "", "no indent " + WORDS, "\tTAB " + WORDS]
+    hanging = Hanging.of(Text("\n".join(lines)), marked=True)
+    source = hanging.plain.split("\n")
+    for width in range(1, 90):
+        rows = hanging.rows(width)
+        for y, line in enumerate(source):
+            drawn = [(x, pad, length) for row_y, x, pad, length in rows if row_y == y]
+            assert drawn, (width, y)
+            assert all(pad + len(line[x:x + length]) <= width for x, pad, length in drawn), (width, y, drawn)
+            text = "".join(line[x:x + length] for x, _, length in drawn)
+            assert text.replace(" ", "") == line.replace(" ", ""), (width, y, text)

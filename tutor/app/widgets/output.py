@@ -3,7 +3,8 @@
 Built as Rich ``Text`` (never markup): whatever the learner's code printed is shown as is, so
 square brackets in a tensor repr cannot turn into styles. The sandbox has already neutralised
 terminal control sequences
-of the output; exception text and sandbox messages are neutralised here.
+of the output; exception text and sandbox messages are neutralised here. ``Hanging`` draws it
+(and every part of the check report) with each wrapped line under its own text.
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
+from rich.segment import Segment
 from rich.text import Text
 from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.strip import Strip
 from textual.style import Style
-from textual.visual import RenderOptions, Visual
+from textual.visual import RenderOptions
 
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
@@ -65,23 +67,30 @@ def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) ->
 #: The marks a report line may start with ("✓ ", "✗ "...): a marked line hangs after its mark.
 MARKS = frozenset("✓✗!–?")
 
+#: A row as drawn: (source line, where in it the row starts, cells of hang before it, characters).
+Row = tuple[int, int, int, int]
 
-class Hanging(Visual):
-    """``text`` with each line's wrapped rest hanging under that line's own text instead of
-    starting at column 0: under the words after its leading spaces (a traceback's code line, an
-    indented line the code printed) or, where ``marked``, after the mark that starts its first
-    line ("✗ " before a check's description). A line starting at column 0 wraps to column 0.
+
+class Hanging(Content):
+    """Text whose lines, when wrapped, go on under their own text instead of at column 0: under
+    the words after a line's leading spaces (a traceback's code line, an indented line the code
+    printed) or, where ``marked``, after the mark that starts its first line ("✗ " before a
+    check's description). A line starting at column 0 wraps to column 0.
 
     A hang never takes more than half the width: a line indented deeper (say, 500 spaces printed
-    before a word) hangs there, so its text always has room. Styles are converted as for any
-    Text a Static shows (Textual's Content), so colours are the same as without the hang.
+    before a word) hangs there, so its text always has room. It is Content, drawn with its own
+    offsets, so the colours are those of any Text a Static shows and a selection (drag with the
+    mouse, then copy) gives the text as it is, without the hang or the wrap.
     """
 
-    def __init__(self, text: Text, *, marked: bool = False):
-        self.text = text
-        self.marked = marked
-        self._content: Content | None = None
-        self._wrapped: tuple[int, Content] | None = None
+    marked = False
+
+    @classmethod
+    def of(cls, text: Text, *, marked: bool = False) -> Hanging:
+        content = Content.from_rich_text(text).expand_tabs()
+        hanging = cls(content.plain, list(content.spans))
+        hanging.marked = marked
+        return hanging
 
     @staticmethod
     def hang(plain: str, marked: bool) -> int:
@@ -92,36 +101,49 @@ class Hanging(Visual):
             indent = cell_len(text[0]) + 1
         return indent
 
-    @property
-    def content(self) -> Content:
-        if self._content is None:
-            self._content = Content.from_rich_text(self.text).expand_tabs()
-        return self._content
-
-    def wrapped(self, width: int) -> Content:
-        """The text with every line longer than ``width`` already wrapped, each rest hanging."""
-        if self._wrapped is not None and self._wrapped[0] == width:
-            return self._wrapped[1]
-        lines: list[Content] = []
-        for number, line in enumerate(self.content.split("\n", allow_blank=True)):
-            indent = min(self.hang(line.plain, self.marked and number == 0), width // 2)
-            if indent == 0 or line.cell_length <= width:
-                lines.append(line)
-                continue
-            for index, piece in enumerate(line[indent:].wrap(width - indent)):
-                lines.append((line[:indent] if index == 0 else Content(" " * indent)) + piece)
-        wrapped = Content("\n").join(lines)
-        self._wrapped = (width, wrapped)
-        return wrapped
+    def rows(self, width: int) -> list[Row]:
+        """The rows drawn at ``width``: each line wrapped, its rest hanging."""
+        cache: dict[int, list[Row]] = self.__dict__.setdefault("_rows", {})
+        if width in cache:
+            return cache[width]
+        rows: list[Row] = []
+        for y, line in enumerate(self.split("\n", allow_blank=True)):
+            hang = 0
+            if line.cell_length > width:
+                hang = min(self.hang(line.plain, self.marked and y == 0), width // 2)
+            rest = line[hang:]
+            plain, position = rest.plain, 0
+            for index, piece in enumerate(rest.wrap(max(1, width - hang))):
+                found = plain.find(piece.plain, position) if piece.plain else -1
+                offset = found if found >= 0 else position
+                position = offset + len(piece.plain)
+                if index == 0:
+                    rows.append((y, 0, 0, hang + position))
+                else:
+                    rows.append((y, hang + offset, hang, len(piece.plain)))
+        cache[width] = rows
+        return rows
 
     def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
-        return self.wrapped(width).render_strips(width, height, style, options)
-
-    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
-        return self.content.get_optimal_width(rules, container_width)
-
-    def get_minimal_width(self, rules: RulesMap) -> int:
-        return self.content.get_minimal_width(rules)
+        if not width:
+            return []
+        lines = self.split("\n", allow_blank=True)
+        selection, selection_style = options.selection, options.selection_style
+        strips: list[Strip] = []
+        for y, x, pad, length in self.rows(width)[:height]:
+            line = lines[y]
+            if selection is not None and selection_style is not None and (span := selection.get_span(y)):
+                start, end = span
+                line = line.stylize(selection_style, start, len(line.plain) if end == -1 else end)
+            if options.post_style is not None:
+                line = line.stylize(options.post_style)
+            piece = line[x:x + length]
+            segments = [Segment(" " * pad, style.background_style.rich_style)] if pad else []
+            for text, text_style in piece.render(style, end="", parse_style=options.get_style):
+                segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, y)))
+                x += len(text)
+            strips.append(Strip(segments, pad + piece.cell_length))
+        return strips
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return self.wrapped(width).get_height(rules, width)
+        return len(self.rows(width))

@@ -52,7 +52,7 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
 
 def _line(text: Text, classes: str = "", *, marked: bool = False) -> Static:
     """A part of the report whose wrapped lines hang under their own text (see Hanging)."""
-    return Static(Hanging(text, marked=marked), classes=classes)
+    return Static(Hanging.of(text, marked=marked), classes=classes)
 
 
 class CheckReport(Vertical):

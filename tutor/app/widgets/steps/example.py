@@ -82,7 +82,7 @@ class ExampleStep(StepView):
             return
         self.store.record_attempt(*self.key, "run", passed=outcome.matched, wall_time=outcome.run.wall_time)
         requires = self.step.requires or self.place.pack.requires
-        output.update(Hanging(render_run(outcome.run, headline=example_headline(outcome, requires.cuda))))
+        output.update(Hanging.of(render_run(outcome.run, headline=example_headline(outcome, requires.cuda))))
         if self.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.step.explain))
         reveal(output, self.query_one("#explain", Markdown))  # the output (and why), not left below the fold

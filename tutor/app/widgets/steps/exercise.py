@@ -167,7 +167,7 @@ class ExerciseStep(StepView):
         output = render_run(result)
         output.append("\n")
         output.append(t("exercise.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
-        widget = Static(Hanging(output), classes="output -shown")
+        widget = Static(Hanging.of(output), classes="output -shown")
         box.mount(widget)
         reveal(widget)
 

@@ -91,7 +91,7 @@ class PredictQuizStep(StepView):
                         raised=raised)
         self.store.record_quiz(*self.key, prediction, verdict.right)
         if verdict.right:
-            output.update(Hanging(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
+            output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
                                 difference(prediction, verdict.expected), Text(""),

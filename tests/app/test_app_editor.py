@@ -249,3 +249,11 @@ async def test_the_editor_frame_reads_in_every_theme(make_app):
                 assert _contrast(style) >= 4.5, (theme, words, style)
                 seen.append((theme, words, style.bgcolor))
         assert len(seen) >= 4 and any(style != seen[0][2] for _, _, style in seen)
+        for focus, words in ((editor, FOCUSED), (page, BLURRED)):  # the theme switched, focus kept
+            focus.focus()
+            for theme in ("textual-dark", "textual-light", "solarized-dark", "textual-light"):
+                app.theme = theme
+                await settle(pilot, 3)
+                frame = _frame(app)
+                style = app.screen.get_style_at(frame.index(words) + 2, editor.region.y)
+                assert _contrast(style) >= 4.5, (theme, words, style)

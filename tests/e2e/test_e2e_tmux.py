@@ -263,11 +263,12 @@ def test_wrapped_report_lines_hang_under_their_text(terminal):
     terminal.wait_for("sandbox: ready")
     terminal.keys("Down", "Down", "Down", "Down", "End")
     terminal.type('print("    HANGING " + "word " * 30)')
-    terminal.wait_for("HANGING", timeout=30)
+    terminal.wait_for('"word " * 30)', timeout=30)
     terminal.keys("F6")
     screen = terminal.wait_for("│     HANGING word", timeout=120)  # what the code printed, in the report
     _hangs_under(screen, "    HANGING", "HANGING")
-    terminal.type(" " + "+ many_words_here " * 5 + "+")  # now the line does not parse
+    terminal.type(" " + "+ many_words_here " * 5 + "+ LAST +")  # now the line does not parse
+    terminal.wait_for("LAST +", timeout=30)  # (all of it typed before the check starts)
     terminal.keys("F6")
     screen = terminal.wait_for("SyntaxError", timeout=120)
     _hangs_under(screen, '    print("    HANGING', "print")  # the traceback's code line

@@ -9,7 +9,7 @@ loadgroup sends each group to one worker: a module's fixture is built once, as i
 and a session's sandbox at most once per worker. The groups and the other tests go out longest
 first (``cost``), so that no long one starts last.
 
-One group is about the machine rather than a fixture (``NOBODY``): see below.
+One group is about the machine rather than a fixture (``SAME_USER``): see below.
 """
 
 from __future__ import annotations
@@ -26,17 +26,17 @@ SHARED_SESSION = ("sandbox", "runs")
 #: (tests/checks/conftest.py: ``sandbox`` -> ``fork_sandbox`` or ``spawn_sandbox``).
 SHARED_BY_PARAM = ("sandbox",)
 
-#: Runs at isolation none as root drop to the user nobody, and the kernel counts against their
-#: RLIMIT_NPROC *every* task nobody owns on the machine: other workers' runs at isolation none,
-#: and under bubblewrap (whose workers run as nobody too). The limit is what nobody has when the
-#: run starts plus the run's own (3118f5c), so a run that started before another run floods
-#: nobody still fails (status error, no message: a fork bomb at none beside a run at none that
-#: starts a thread 2.5 s in, reproduced after 3118f5c). The tests that flood nobody on purpose
-#: (in every setup) therefore share one group with the tests that run code at none as root.
-#: So do the other tests of tests/sandbox that run code at none (whole modules, so that their
-#: module fixtures stay built once) and the forgery batch at none.
-NOBODY = "isolation-none-as-nobody"
-FLOODS_NOBODY = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
+#: Runs at isolation none as a normal user are that user's, and the kernel counts against their
+#: RLIMIT_NPROC *every* task the user owns on the machine: other workers' runs at isolation none
+#: too. The limit is what the user has when the run starts plus the run's own (3118f5c), so a run
+#: that started before another run floods the user still fails (status error, no message: a fork
+#: bomb at none beside a run at none that starts a thread 2.5 s in). As root each run has a uid of
+#: its own (``isolation.RUN_UID_BASE``) and this cannot happen; the suite may run as either. The
+#: tests that flood processes on purpose (in every setup) therefore share one group with the tests
+#: that run code at none. So do the other tests of tests/sandbox that run code at none (whole
+#: modules, so that their module fixtures stay built once) and the forgery batch at none.
+SAME_USER = "isolation-none-same-user"
+FLOODS_USER = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
                  "tests/sandbox/test_hostile.py::test_64_spinning_threads[")
 AT_NONE = ("tests/sandbox/test_spawn.py::", "tests/sandbox/test_scratch_sweep.py::",
            "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::",
@@ -71,10 +71,10 @@ def group_of(item: pytest.Item) -> str | None:
     if not isinstance(item, pytest.Function):  # a doctest or another plugin's item: no fixtures
         return None
     params = item.callspec.params if hasattr(item, "callspec") else {}
-    if item.nodeid.startswith(FLOODS_NOBODY + AT_NONE) \
+    if item.nodeid.startswith(FLOODS_USER + AT_NONE) \
             or (item.nodeid.startswith("tests/sandbox/") and params.get("sandbox") == ("none", "fork")) \
             or (item.nodeid.startswith("tests/checks/test_forgery.py::") and params.get("isolation") == "none"):
-        return NOBODY
+        return SAME_USER
     defs = item._fixtureinfo.name2fixturedefs
     module = item.nodeid.split("::", 1)[0]
     shared: set[str] = set()

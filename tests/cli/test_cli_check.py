@@ -87,10 +87,11 @@ def test_a_failing_random_case_prints_its_seed_and_replaying_it_draws_the_same(t
     # The learner sees the seed and what it means to them; how an author pins it is validate's
     # advice (found by a new-user review: learners were told to edit the pack).
     found = re.search(r"FAIL  number: .*\n.*\n        inputs drawn at random with seed (\d+) \(each check draws "
-                      r"new ones; quote the seed when you ask for help\)\n", done.stdout)
+                      r"new ones; add --seed (\d+) to draw these again\)\n", done.stdout)
     assert found, done.stdout
     assert "give this check" not in done.stdout and "authoring" not in done.stdout
     seed = int(found.group(1))
+    assert found.group(2) == found.group(1)
     assert "seed" not in done.stdout.split("PASS  inputs-unchanged")[1]  # a passing check has none to show
 
     marker = "      - id: number\n        kind: tensor\n"
@@ -98,6 +99,8 @@ def test_a_failing_random_case_prints_its_seed_and_replaying_it_draws_the_same(t
     again = tutor("check", "metric", str(mine), "--pack", str(pack), "--json", data=tmp_path)
     checks = {c["id"]: c for c in json.loads(again.stdout)["checks"]}
     assert checks["number"]["status"] == "failed" and checks["number"]["seed"] == seed
+    pinned = tutor("check", "metric", str(mine), "--pack", str(pack), data=tmp_path)
+    assert "FAIL  number" in pinned.stdout and "seed" not in pinned.stdout  # the pack's seed: nothing drawn
 
 
 def test_validate_tells_the_author_how_to_replay_a_failing_random_case(tmp_path: Path) -> None:
@@ -119,3 +122,37 @@ def _edited_pack(tmp_path: Path, old: str, new: str) -> Path:
     assert old in text
     lesson.write_text(text.replace(old, new))
     return pack
+
+
+def test_check_seed_draws_a_failing_cases_inputs_again(tmp_path: Path) -> None:
+    """A learner replays the case that failed: its check draws the same inputs (the learner's code
+    prints what it was given), and the report says the inputs were replayed, not drawn afresh."""
+    mine = tmp_path / "mine.py"
+    mine.write_text('def mse(pred, target):\n    print(f"given {pred.sum().item():.6f}")\n'
+                    "    return ((pred - target) ** 2).mean()\n")
+    first = tutor("check", "metric", str(mine), "--pack", str(FIXTURE_PACK), data=tmp_path)
+    seed = re.search(r"add --seed (\d+) to draw these again", first.stdout)
+    assert first.returncode == 1 and seed, first.stdout + first.stderr
+    given = re.findall(r"given [\d.-]+", first.stdout)  # the failing check ("number") runs first
+    replays = [tutor("check", "metric", str(mine), "--pack", str(FIXTURE_PACK), "--seed", seed.group(1),
+                     data=tmp_path) for _ in range(2)]
+    for again in replays:
+        assert again.returncode == 1, again.stdout + again.stderr
+        assert re.findall(r"given [\d.-]+", again.stdout)[0] == given[0]
+        assert f"replaying seed {seed.group(1)}: checks that draw their inputs at random drew them from it" \
+            in again.stdout
+        assert "add --seed" not in again.stdout  # nothing new was drawn
+    assert re.findall(r"given [\d.-]+", replays[0].stdout) == re.findall(r"given [\d.-]+", replays[1].stdout)
+    as_json = tutor("check", "metric", str(mine), "--pack", str(FIXTURE_PACK), "--seed", seed.group(1), "--json",
+                    data=tmp_path)
+    data = json.loads(as_json.stdout)
+    assert data["replayed_seed"] == int(seed.group(1))
+    assert {c["id"]: c["seed"] for c in data["checks"]}["number"] == int(seed.group(1))
+
+
+@pytest.mark.parametrize("bad", ["-1", "281474976710656", "twelve"])
+def test_check_seed_out_of_range_is_refused_before_anything_runs(tmp_path: Path, learner: Path, bad: str) -> None:
+    done = tutor("check", "metric", str(learner), "--pack", str(FIXTURE_PACK), "--seed", bad, data=tmp_path)
+    assert done.returncode == 2
+    assert ("--seed must be a seed a check printed" in done.stderr) or ("invalid int value" in done.stderr)
+    assert done.stdout == ""

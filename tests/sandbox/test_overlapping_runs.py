@@ -1,12 +1,16 @@
 """Two runs at isolation none that overlap, from two sandboxes (two `grade` workers, or two
-tutors): each keeps its own process limit. RLIMIT_NPROC counts every task of the uid on the
-machine, and root's runs all drop to nobody, so a run that spawned many processes used to make
-the other's interpreter fail to start threads (status `error`, no message)."""
+tutors). Each keeps its own process limit: RLIMIT_NPROC counts every task of the uid on the
+machine, so a run that spawned many processes used to make the other's interpreter fail to start
+threads (status `error`, no message). And as root, where every run used to drop to nobody, a run
+could kill the other, or read and write its folder: each run now has a uid of its own."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+
+import pytest
 
 from tests.sandbox.conftest import TEST_LIMITS
 from tutor.sandbox import Sandbox
@@ -35,3 +39,82 @@ def test_a_run_full_of_processes_does_not_starve_an_overlapping_run():
         assert hogging["result"].stdout.startswith("50"), (hogging["result"].status, hogging["result"].message)
         for result in results:
             assert (result.status, result.stdout) == ("ok", "3.0\n"), (result.status, result.message, result.stderr)
+
+
+# Runs at isolation none as root: each drops to a uid of its own, so a run cannot signal, trace
+# or read another run that overlaps it (two `grade --unisolated --workers 2` submissions in a
+# container). As another user, the runs are that user's: nothing separates them at none.
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                             reason="only root can give each run at isolation none a uid of its own")
+
+KILLER = """
+import os, signal, time
+me, uid, hit = os.getpid(), os.getuid(), set()
+end = time.time() + 3.0
+while time.time() < end:
+    for name in os.listdir('/proc'):
+        if name.isdigit() and int(name) != me:
+            try:
+                if os.stat('/proc/' + name).st_uid == uid:
+                    os.kill(int(name), signal.SIGKILL)
+                    hit.add(int(name))
+            except OSError:
+                pass
+    time.sleep(0.05)
+print('killed', len(hit))
+"""
+VICTIM = "import time\nopen('secret', 'w').write('s3cret')\ntime.sleep(2.5)\nprint('done')\n"
+SNOOP = """
+import glob, os, time
+time.sleep(0.5)
+found = []
+for root in glob.glob('/tmp/torch-tutor-*'):
+    for worker in range(1, 6):
+        for run in range(4):
+            folder = os.path.join(root, f'run-w{worker}-{run}')
+            if os.path.realpath(folder) == os.path.realpath(os.getcwd()):
+                continue  # this run's own
+            for action in ('read', 'write'):
+                try:
+                    if action == 'read':
+                        found.append(open(os.path.join(folder, 'secret')).read())
+                    else:
+                        open(os.path.join(folder, 'planted.py'), 'w').write('x = 1')
+                        found.append('planted in ' + folder)
+                except OSError:
+                    pass
+print(found)
+"""
+
+
+def _beside(mode: str, attack: str) -> tuple:
+    """The victim's run, with the attack run from another sandbox while it runs."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode=mode) as attacker_box, \
+            Sandbox(TEST_LIMITS, isolation="none", mode=mode) as victim_box:
+        attacker_box.wait_ready(300)
+        victim_box.wait_ready(300)
+        victim = {}
+        thread = threading.Thread(target=lambda: victim.setdefault("result", victim_box.run(VICTIM)))
+        thread.start()
+        try:
+            time.sleep(0.3)
+            attack_result = attacker_box.run(attack)
+        finally:
+            thread.join()
+        return attack_result, victim["result"]
+
+
+@as_root
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_run_cannot_kill_an_overlapping_run(mode):
+    killer, victim = _beside(mode, KILLER)
+    assert killer.status == "ok", (killer.status, killer.message, killer.stderr)
+    assert (victim.status, victim.stdout) == ("ok", "done\n"), (victim.status, victim.message)
+
+
+@as_root
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_a_run_cannot_read_or_write_an_overlapping_runs_folder(mode):
+    snoop, victim = _beside(mode, SNOOP)
+    assert (snoop.status, snoop.stdout) == ("ok", "[]\n"), (snoop.status, snoop.stdout, snoop.message)
+    assert (victim.status, victim.stdout) == ("ok", "done\n"), (victim.status, victim.message)

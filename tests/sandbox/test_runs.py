@@ -83,6 +83,49 @@ def test_per_run_limits_override_the_sandbox_defaults(sandbox):
     assert result.message.startswith("Stopped after 1 s")
 
 
+def test_the_cpu_limit_counts_the_learners_code_only(sandbox):
+    """The CPU limit and the CPU time reported are the learner's: a spawn-mode runner spent seconds
+    importing torch before the code arrived, and that counted, so a loop was stopped after a
+    fraction of its limit (0.05 s of a 3 s limit at isolation none) and reported the import."""
+    limits = sandbox.limits.with_overrides(cpu_time=2.0, wall_time=30.0)
+    result = sandbox.run("while True:\n    pass\n", limits=limits)
+    assert result.status == "timeout" and "2 s of CPU time" in result.message, (result.status, result.message)
+    # A busy loop gets at most one core: its wall time is at least its CPU time.
+    assert result.wall_time >= 1.5, result.wall_time
+    assert 1.5 <= result.cpu_time <= 3.5, result.cpu_time
+
+
+def test_the_code_sees_the_argv_of_a_script_run_without_arguments(sandbox):
+    """Training scripts parse their arguments: the worker's own command line (its configuration)
+    made `parse_args()` exit with "unrecognized arguments", and showed the sandbox's set-up."""
+    code = ("import argparse, sys\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--lr', type=float, default=0.1)\n"
+            "print(parser.parse_args().lr, sys.argv, sys.orig_argv[1:])\n")
+    result = sandbox.run(code, filename="train.py")
+    assert (result.status, result.stdout) == ("ok", "0.1 ['train.py'] ['train.py']\n"), (result.status, result.stdout,
+                                                                                          result.stderr)
+
+
+def test_torch_compile_that_outlasts_the_run_is_explained_not_called_a_loop(sandbox):
+    """torch.compile's first call compiles C++ for the CPU (24 s for a one-line function here):
+    the learner is told so, and how to see what it captures without compiling."""
+    from tutor.sandbox.isolation import UNREADABLE
+
+    if any(gap.startswith(UNREADABLE) for gap in sandbox.isolation.gaps):
+        pytest.skip("torch.compile imports modules the runs here cannot read (test_tmp_interpreter.py)")
+    code = "import torch\nf = torch.compile(lambda x: x.sin() + 1)\nprint(f(torch.ones(3)))\n"
+    slow = sandbox.run(code, limits=sandbox.limits.with_overrides(wall_time=2.0))
+    assert slow.status == "timeout", (slow.status, slow.message, slow.stderr[-500:])
+    assert "infinite loop" not in slow.message
+    assert "torch.compile, whose first call compiles the function" in slow.message
+    assert 'backend="eager"' in slow.message
+    eager = sandbox.run(code.replace("x.sin() + 1)", "x.sin() + 1, backend='eager')"))
+    assert (eager.status, eager.stdout) == ("ok", "tensor([1.8415, 1.8415, 1.8415])\n"), (eager.status, eager.message)
+    loop = sandbox.run("while True:\n    pass\n", limits=sandbox.limits.with_overrides(wall_time=1.0))
+    assert loop.message == "Stopped after 1 s — still running; an infinite loop?"
+
+
 def test_result_serialises_to_json(sandbox):
     import json
 

@@ -6,6 +6,7 @@ and a lazy import (numpy.ma, imported by np.median) failed with "No module named
 
 from __future__ import annotations
 
+import os
 import shutil
 import site
 import subprocess
@@ -50,3 +51,43 @@ def test_lazy_imports_from_a_venv_under_tmp(tmp_venv, isolation):
     if isolation == "bwrap":  # the venv is visible, and read-only
         assert result.error is not None and "Read-only file system" in result.error.message
         assert not (tmp_venv / "written").exists()
+
+
+@pytest.fixture(scope="module")
+def locked_venv():
+    """A venv in a folder only root may enter (as pyenv or conda put Python under /root): torch
+    comes from the test's own environment, one module lives only in the locked venv."""
+    root = Path(tempfile.mkdtemp(prefix="tutor-locked-", dir="/tmp"))
+    root.chmod(0o700)
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    packages = next(venv.glob("lib/python*/site-packages"))
+    (packages / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    (packages / "only_in_locked_venv.py").write_text("VALUE = 42\n")
+    yield root, venv
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's runs at isolation none leave for another user")
+def test_at_none_an_interpreter_the_runs_cannot_read_is_named_and_explained(locked_venv):
+    """As root at isolation none each run becomes a user of its own, which cannot read a Python
+    under /root: `import` of a module the worker did not load ahead failed with a bare
+    "No module named ..." (the module is there). doctor names the folder, and the run says why."""
+    from tutor.sandbox.isolation import UNREADABLE, choose
+
+    root, venv = locked_venv
+    python = str(venv / "bin" / "python")
+    gaps = [gap for gap in choose("none", python).gaps if gap.startswith(UNREADABLE)]
+    assert gaps and str(root) in gaps[0], gaps
+    with Sandbox(TEST_LIMITS, isolation="none", python=python) as box:
+        box.start()
+        assert box.wait_ready(timeout=300)
+        torch_run = box.run("import torch\nprint(torch.ones(2).sum().item())\n")  # loaded ahead: works
+        locked = box.run("import only_in_locked_venv\n")
+    assert (torch_run.status, torch_run.stdout) == ("ok", "2.0\n"), (torch_run.status, torch_run.message)
+    assert locked.status == "error" and locked.error.type == "ModuleNotFoundError"
+    assert locked.message.startswith("The import failed here because runs cannot read the interpreter's files "
+                                     f"as their own user ({root}")
+    doctor = subprocess.run([sys.executable, "-m", "tutor", "doctor", "--isolation", "none", "--python", python],
+                            capture_output=True, text=True, timeout=300)
+    assert f"weaker:   {UNREADABLE} ({root}" in doctor.stdout, doctor.stdout + doctor.stderr

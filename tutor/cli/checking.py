@@ -35,6 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="the pack (folder, pack.yaml or id); default: every pack the tutor sees")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds for the whole run (default: the exercise's)")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="draw the inputs from seed N again, as a failing check printed it, to debug that case "
+                   "(checks with a seed of their own keep it)")
     p.set_defaults(func=cmd_check)
 
 
@@ -177,6 +180,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import SandboxUnavailable
 
+    from tutor.checks.context import SEED_LIMIT
+
+    if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
+        raise UsageError(f"--seed must be a seed a check printed: a whole number from 0 to {SEED_LIMIT - 1}")
     pack, lesson, exercise = _find(args)
     code = _read(args.file)
     settings = settings_from_args(args)
@@ -185,7 +192,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
                                     language=settings.language, fallback=pack.languages[0],
-                                    filename=_shown_name(args.file))
+                                    filename=_shown_name(args.file), seed=args.seed)
             from tutor.core.versions import floor_notice
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
@@ -195,18 +202,26 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         data = report.to_json()
         data["exercise"] = f"{lesson.id}/{exercise.id}"
+        data["replayed_seed"] = args.seed
         print_json(data)
     else:
-        _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0])
+        _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0],
+                      pinned={c.id for c in exercise.checks if c.seed is not None}, replay=args.seed)
     if outside is not None:
         print(f"torch-tutor: {outside}", file=sys.stderr)
     return 0 if report.passed else 1
 
 
-def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str) -> None:
+def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str,
+                  pinned: set[str] | None = None, replay: int | None = None) -> None:
+    """``pinned``: checks whose inputs come from the pack's own seed; ``replay``: the seed
+    every other check drew from (`--seed`)."""
     from tutor.core.text import resolve
 
     print(f"{name}: {report.message}")
+    if replay is not None:
+        print(f"  replaying seed {replay}: checks that draw their inputs at random drew them from it "
+              "(without --seed, each check draws new ones)")
     run = report.run
     if run.stdout.strip():
         print("  your code printed:")
@@ -225,10 +240,10 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
             print(f"        {check.message}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case
             print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
-        if check.seed is not None and not check.passed:  # the inputs were drawn at random
-            # What the learner can use: the next run draws new inputs, and this seed names these
-            # ones for whoever helps. How an author pins it is `validate`'s advice, not theirs.
+        if check.seed is not None and not check.passed and check.id not in (pinned or set()) and replay is None:
+            # What the learner can use: the next run draws new inputs, and `--seed` draws these
+            # again. How an author pins a seed is `validate`'s advice, not theirs.
             print(f"        inputs drawn at random with seed {check.seed} (each check draws new ones; "
-                  "quote the seed when you ask for help)")
+                  f"add --seed {check.seed} to draw these again)")
     if report.tampered:
         print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")

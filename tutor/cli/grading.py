@@ -214,6 +214,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if info.level == "none" and not args.unisolated:
         raise UsageError(UNISOLATED.format(reason=info.reason,
                                            advice=isolation_advice(settings.isolation, sys.platform)))
+    for gap in info.gaps:
+        if gap.startswith(iso.UNREADABLE):  # a submission importing such a module fails through no fault of its own
+            print(f"torch-tutor: warning: {gap}; such a submission fails, and its report says why", file=sys.stderr)
 
     items = item_order(pack)
     meta = grade_meta(pack, info, shard=shard, ignored=collection.ignored, deadline=deadline)

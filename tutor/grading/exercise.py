@@ -108,12 +108,15 @@ def exercise_filename(exercise: Exercise) -> str:
 
 
 def build_payload(exercise: Exercise, code: str, *, time_budget: float, language: str | None = None,
-                  fallback: str = "en", filename: str | None = None) -> dict[str, Any]:
-    """The probe's input: plain JSON, learner-facing text resolved to one language."""
+                  fallback: str = "en", filename: str | None = None, seed: int | None = None) -> dict[str, Any]:
+    """The probe's input: plain JSON, learner-facing text resolved to one language. ``seed``:
+    every check without a seed of its own draws its inputs from it (a replay)."""
     checks = []
     for check in exercise.checks:
         data = as_data(check)
         del data["description"], data["hint"]
+        if seed is not None and data.get("seed") is None:
+            data["seed"] = seed
         if isinstance(check, ExprCheck):
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)
@@ -129,7 +132,7 @@ def _limits_for(sandbox: "Sandbox", timeout: float | None):
 
 def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,
                    language: str | None = None, fallback: str = "en",
-                   filename: str | None = None) -> ExerciseReport:
+                   filename: str | None = None, seed: int | None = None) -> ExerciseReport:
     """Run ``code`` as the learner's solution of ``exercise`` and grade it (blocking).
 
     Args:
@@ -139,6 +142,8 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
         filename: what tracebacks call the code (`check FILE` passes the learner's path); default
             and instead of a name starting with "<" (those name the checks' own code):
             ``exercise_filename``.
+        seed: draw the inputs of every check that has no seed of its own from this one, as a
+            failing case reported it (`check --seed`): the same inputs again, to debug with.
     """
     from tutor.sandbox import ProbeSpec
 
@@ -148,7 +153,7 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     limits = _limits_for(sandbox, timeout)
     budget = max(0.5, limits.wall_time * _CHECK_SHARE - 0.2)
     payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback,
-                            filename=filename)
+                            filename=filename, seed=seed)
     result = sandbox.run(code, limits=limits, filename=filename,
                          probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload))
     return grade(exercise, result, language=language, fallback=fallback)

@@ -66,7 +66,16 @@ def _is_memory(error: dict) -> bool:
             or "Cannot allocate memory" in text or "std::bad_alloc" in text)
 
 
-def classify(raw: RawRun, limits: Limits) -> RunResult:
+#: What a learner who tries ``torch.compile`` here needs to know: its first call compiles (C++ for
+#: the CPU: 24 s for a one-line function on a 2-core machine), and nothing is cached between runs.
+COMPILE_NOTE = ("Your code calls torch.compile, whose first call compiles the function (for the CPU, C++ "
+                "that can take longer than a run here may; nothing compiled is kept between runs). To see "
+                "what it captures without compiling, pass backend=\"eager\" or backend=\"aot_eager\".")
+
+
+def classify(raw: RawRun, limits: Limits, compiles: bool = False) -> RunResult:
+    """The run's outcome for the learner. ``compiles``: the code calls ``torch.compile`` (a stop
+    for time or a compiler that ran into a limit then says why)."""
     verdict = raw.verdict
     stdout, out_cut = _text(raw.stdout, raw.stdout_over, limits, "stdout")
     stderr, err_cut = _text(strip_profiler_noise(raw.stderr), raw.stderr_over, limits, "stderr")
@@ -110,6 +119,8 @@ def classify(raw: RawRun, limits: Limits) -> RunResult:
     if verdict.get("reason") == "timeout":
         result.status = "timeout"
         result.message = f"Stopped after {limits.wall_time:g} s — still running; an infinite loop?"
+        if compiles:
+            result.message = f"Stopped after {limits.wall_time:g} s, still running. {COMPILE_NOTE}"
         return result
     sig = result.signal
     if sig is not None:
@@ -157,4 +168,8 @@ def classify(raw: RawRun, limits: Limits) -> RunResult:
             result.status = "error"
             if "File too large" in result.error.message:
                 result.message = f"A file grew past the {limits.file_size_mb} MB a run may write."
+            elif compiles and "File size limit exceeded" in result.error.message:
+                # Inductor's C++ compiler writes a precompiled header past the run's file limit.
+                result.message = (f"torch.compile's C++ compiler wrote a file past the {limits.file_size_mb} MB "
+                                  f"a run may write. {COMPILE_NOTE}")
     return result

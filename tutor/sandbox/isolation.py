@@ -21,6 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NOBODY = 65534
+#: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
+#: keeper (its judge), which lives until everything of the run is reaped, so no two runs on the
+#: machine share one. A shared uid let a run kill, trace or fill the process table of any run
+#: beside it, and read and write its folder. 0x70000000-0x7FFDFFFF is a range that systemd leaves
+#: unused (https://systemd.io/UIDS-GIDS/), below 2^31 (devpts and setfsuid mishandle larger
+#: uids), and wide enough for any pid (pid_max is at most 2^22).
+RUN_UID_BASE = 0x70000000
+PER_RUN = "per-run"
 #: Directories whose contents a run must never see; bound back only where the interpreter lives.
 _HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
@@ -175,15 +183,41 @@ def _probe_script() -> str:
     """Run inside bubblewrap exactly as a worker starts: leave root (when asked), check that the
     interpreter is still readable, then try a run's namespaces. Exit 0 ok, 3 no nested
     namespaces, 4 the interpreter is unreadable by an unprivileged user."""
-    return ("import os, sys\n"
-            "from tutor.sandbox.worker import linux\n"
-            "uid = int(sys.argv[1])\n"
-            "if uid >= 0:\n"
-            "    linux.become_user(uid)\n"
-            "    for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]:\n"
-            "        if p and os.path.isdir(p) and not os.access(p, os.R_OK | os.X_OK):\n"
-            "            sys.exit(4)\n"
-            "sys.exit(0 if linux.unshare_run_namespaces() is None else 3)\n")
+    return _READABLE_CHECK + "sys.exit(0 if linux.unshare_run_namespaces() is None else 3)\n"
+
+
+#: Leave root for the uid in argv[1] (when >= 0) and exit 4, printing the folder, if one of the
+#: interpreter's folders is not readable then. The folders are listed while still root: as the
+#: uid, a folder under an unreadable parent (/root) does not even look like a folder.
+_READABLE_CHECK = ("import os, sys\n"
+                   "from tutor.sandbox.worker import linux\n"
+                   "uid = int(sys.argv[1])\n"
+                   "folders = [p for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]\n"
+                   "           if p and os.path.isdir(p)]\n"
+                   "if uid >= 0:\n"
+                   "    linux.become_user(uid)\n"
+                   "    for p in folders:\n"
+                   "        if not os.access(p, os.R_OK | os.X_OK):\n"
+                   "            print(p)\n"
+                   "            sys.exit(4)\n")
+
+#: At isolation none as root, a run's own uid may be unable to read the interpreter (Python under
+#: /root, as pyenv or conda put it there): it then fails to import any module not imported ahead.
+UNREADABLE = "runs cannot read the interpreter's files as their own user"
+
+
+@functools.lru_cache(maxsize=16)
+def unreadable_for_runs(python: str) -> str | None:
+    """At isolation none as root: the first of the interpreter's folders that a run's uid cannot
+    read, or None (None too where it cannot be told)."""
+    interpreter = inspect_interpreter(python)
+    try:
+        done = subprocess.run([interpreter.executable, "-c", _READABLE_CHECK, str(RUN_UID_BASE)],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                              env=scrubbed_env(), cwd="/")
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return (done.stdout.strip() or "?") if done.returncode == 4 else None
 
 
 def bundled_bwrap() -> str | None:
@@ -297,6 +331,10 @@ def choose(requested: str, python: str) -> IsolationInfo:
     gaps = ("network is reachable", "files outside the scratch dir can be written where permissions allow")
     if is_root():
         gaps = ("network is reachable", "world-writable places such as /tmp can be written")
+        folder = unreadable_for_runs(python)
+        if folder is not None:
+            gaps += (f"{UNREADABLE} ({folder}): a module the worker did not import ahead fails to "
+                     "import in a run; make the interpreter readable by other users, or use bubblewrap",)
     reason = f"limits only ({fallback_why})"
     return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
 
@@ -309,7 +347,7 @@ def containment(info: IsolationInfo) -> dict:
             found["worker_uid"] = info.worker_uid
         return found
     if is_root():
-        return {"namespaces": False, "drop_uid": NOBODY}
+        return {"namespaces": False, "drop_uid": PER_RUN, "uid_base": RUN_UID_BASE}
     return {"namespaces": False, "count_user_tasks": True}
 
 

@@ -185,7 +185,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     out_fd, err_fd, report_fd = fds
-    reason = judge(judge_end, runner_end_message(message), message, ctl_r, started + wall_time,
+    reason = judge(judge_end, runner_end_message(message, containment), message, ctl_r, started + wall_time,
                    kill=lambda: _kill(pid), write_report=lambda data: write_all(report_fd, data),
                    stdio=(out_fd, err_fd), closing=(report_fd,))
     ended: dict | None = None
@@ -329,11 +329,16 @@ def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict, list[int]] 
     return message, fds
 
 
-def runner_end_message(message: dict) -> dict:
-    """What the runner is told: the code and how to run it, never the checks."""
-    return {"op": "start", "code": message["code"], "filename": message.get("filename") or "<snippet>",
-            "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
-            "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
+def runner_end_message(message: dict, containment: dict) -> dict:
+    """What the runner is told: the code and how to run it, never the checks. Where each run
+    gets a uid of its own (root at isolation none), it is derived from this process's pid: the
+    keeper (the judge) outlives everything of its run, so no two live runs share one."""
+    start = {"op": "start", "code": message["code"], "filename": message.get("filename") or "<snippet>",
+             "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
+             "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
+    if containment.get("drop_uid") == "per-run":
+        start["uid"] = int(containment["uid_base"]) + os.getpid()
+    return start
 
 
 def _kill(pid: int) -> None:

@@ -186,6 +186,13 @@ def user_tasks(uid: int) -> int | None:
     return count
 
 
+def own_threads() -> int | None:
+    """This process's threads; None where they cannot be counted."""
+    if not AVAILABLE:
+        return None
+    return int(proc_status().get("Threads", "1"))
+
+
 def private_memory_mb() -> float | None:
     if not AVAILABLE:
         return None

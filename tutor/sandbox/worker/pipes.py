@@ -163,7 +163,7 @@ def judge_main(config: dict) -> int:
     ctl_judge, ctl_relay = socket.socketpair()
     threading.Thread(target=_relay_cancels, args=(link, run_id, ctl_relay), daemon=True).start()
     verdict = keep(proc, job, judge_end, message, ctl_judge,
-                   _sender(link, run_id, 2), relays)
+                   _sender(link, run_id, 2), relays, containment)
     verdict.update(op="done", id=run_id)
     try:
         link.send(verdict)
@@ -222,14 +222,15 @@ def _relay_cancels(link: wire.PipeLink, run_id: object, ctl: socket.socket) -> N
 
 
 def keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.socket, message: dict,
-         ctl: socket.socket, write_report: Callable[[bytes], None], relays: list[_Relay]) -> dict:
+         ctl: socket.socket, write_report: Callable[[bytes], None], relays: list[_Relay],
+         containment: dict) -> dict:
     """``keeper.keep`` with only what every OS has: judge, wait for the runner's end (a thread
     waits; wall time and cancels wake this one through sockets), end it and what it started,
     let its output drain. The verdict has no CPU time or peak memory: there is no ``wait4``."""
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     deadline = started + wall_time
-    reason = judge(judge_end, runner_end_message(message), message, ctl.fileno(), deadline,
+    reason = judge(judge_end, runner_end_message(message, containment), message, ctl.fileno(), deadline,
                    kill=proc.kill, write_report=write_report)
     ended_r, ended_w = socket.socketpair()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import time
 
 try:
     import resource
@@ -29,10 +30,14 @@ def apply_limits(limits: dict, containment: dict) -> None:
         return
     mib = 1024 * 1024
     if containment.get("count_user_tasks") or containment.get("drop_uid") is not None:
-        # RLIMIT_NPROC counts every task of the uid on the machine: the user's own, or (root's
-        # runs drop to nobody) every run at isolation none that overlaps this one, from this
-        # tutor or another (two grade workers). So the limit is what the uid has now plus the run's.
-        tasks = linux.user_tasks(os.getuid())
+        # RLIMIT_NPROC counts every task of the uid on the machine, so the limit is what the uid
+        # has now plus the run's. At none as another user, that is every task of the user's (a
+        # scan of /proc, 3-6 ms here, more on a machine with many processes); as root, each run
+        # has a uid of its own, whose only tasks are this process's threads.
+        if containment.get("drop_uid") == "per-run":
+            tasks = linux.own_threads()
+        else:
+            tasks = linux.user_tasks(os.getuid())
         if tasks is not None:
             _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
         elif containment.get("drop_uid") is not None:
@@ -40,7 +45,10 @@ def apply_limits(limits: dict, containment: dict) -> None:
     _set_limit(resource.RLIMIT_CORE, 0)
     # Soft and hard together: as PID 1 of its namespace the runner ignores SIGXCPU, but the kernel's
     # SIGKILL at the hard limit always lands.
-    _set_limit(resource.RLIMIT_CPU, max(1, int(round(float(limits["cpu_time"])))))
+    # RLIMIT_CPU counts the process's whole life: a spawn-mode runner spent seconds importing
+    # torch and warming up before its request came, so the limit is that plus the run's.
+    spent = time.process_time()
+    _set_limit(resource.RLIMIT_CPU, max(1, int(round(spent + float(limits["cpu_time"])))))
     _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"]) * mib)
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
     # Address space above what the fork already maps: torch fails cleanly ("can't allocate
@@ -184,8 +192,15 @@ def _set_up(message: dict, containment: dict) -> str | None:
         import tempfile
 
         tempfile.tempdir = None
-        if containment.get("drop_uid") is not None:
-            linux.become_user(int(containment["drop_uid"]))
+        drop = containment.get("drop_uid")
+        if drop == "per-run":
+            # Still root: the folder becomes this run's alone before the run becomes its uid.
+            uid = int(message["uid"])
+            os.chown(scratch, uid, uid)
+            os.chmod(scratch, 0o700)
+            linux.become_user(uid)
+        elif drop is not None:
+            linux.become_user(int(drop))
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
             linux.drop_capabilities()
@@ -204,6 +219,10 @@ def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
     """Execute the learner's code as ``__main__``; its namespace and its error, if any."""
     learner_error = None
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    # As `python FILE` with no arguments: the worker's own command line (its configuration) is not
+    # the learner's, and a script's `parse_args()` would reject it.
+    sys.argv = [filename]
+    sys.orig_argv = [sys.executable, filename]
     import linecache
 
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)

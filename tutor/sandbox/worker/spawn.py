@@ -102,6 +102,10 @@ def judge_main(config: dict) -> int:
     ctl_r, ctl_w = os.pipe()
     threading.Thread(target=_relay_cancels, args=(channel, message["id"], ctl_w), daemon=True).start()
     def done(verdict: dict) -> None:
+        # The CPU time is the run's: what the runner spent importing and warming up is not.
+        cpu, before = verdict.get("cpu_time"), warm.get("cpu_s")
+        if isinstance(cpu, (int, float)) and isinstance(before, (int, float)):
+            verdict["cpu_time"] = max(0.0, cpu - before)
         verdict.update(op="done", id=message["id"])
         wire.send_frame(channel, verdict)
 
@@ -169,6 +173,7 @@ def warm_and_run(channel: socket.socket, config: dict, mark: Callable[[], None] 
         return 1
     if mark is not None:
         mark()
-    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb()})
+    # Sent before any learner code runs, so the judge may trust it: the CPU spent so far.
+    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
     runner(channel, config.get("containment", {}))
     return 0

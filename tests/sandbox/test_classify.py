@@ -1,0 +1,33 @@
+"""What a learner reads for outcomes too slow to produce for real in the suite: torch.compile's C++
+compiler stopped by a run's file limit takes 15-20 s of CPU here (tests/sandbox/test_runs.py has
+the compile that outlasts its wall time, for real)."""
+
+from __future__ import annotations
+
+from tutor.sandbox import Limits
+from tutor.sandbox import wire
+from tutor.sandbox.classify import COMPILE_NOTE, RawRun, classify
+
+#: What inductor raised in a run at the default limits (its message, cut).
+INDUCTOR = {"type": "InductorError", "lineno": 3, "traceback": "Traceback ...\n",
+            "message": "CppCompileError: C++ compile error\n...\ng++: internal compiler error: File size limit "
+                       "exceeded signal terminated program cc1plus\n"}
+
+
+def _failed(error: dict) -> RawRun:
+    return RawRun(verdict={"exit_code": 1, "signal": None, "wall_time": 18.8, "cpu_time": 18.1},
+                  report=wire.encode_report({"learner_error": error, "setup_error": None}))
+
+
+def test_a_compiler_stopped_by_the_file_limit_is_explained_when_the_code_compiles():
+    result = classify(_failed(INDUCTOR), Limits(), compiles=True)
+    assert result.status == "error" and result.error.type == "InductorError"
+    assert result.message == ("torch.compile's C++ compiler wrote a file past the 64 MB a run may write. "
+                              + COMPILE_NOTE)
+
+
+def test_other_errors_keep_their_own_words():
+    plain = classify(_failed(INDUCTOR), Limits(), compiles=False)  # no torch.compile in the code
+    assert plain.status == "error" and plain.message is None
+    other = dict(INDUCTOR, message="CppCompileError: C++ compile error\nerror: 'foo' was not declared")
+    assert classify(_failed(other), Limits(), compiles=True).message is None

@@ -159,3 +159,101 @@ async def test_tab_still_indents_everywhere_python_allows_it(make_app):
         await settle(pilot)
         assert editor.text == "    "
         assert not any("already in the editor" in n.message for n in app._notifications)
+
+
+# ------------------------------------------------------------------ is the editor focused? (issue 13 review)
+
+FOCUSED = "editing: keys type into your code · Esc leaves"
+BLURRED = "not editing: keys drive the lesson · Tab or click here to type"
+
+
+def _frame(app) -> str:
+    """The editor's top frame line as the terminal shows it."""
+    editor = app.screen.query_one(CodeEditor)
+    return screen_text(app).splitlines()[editor.region.y]
+
+
+async def _shows(pilot, app, focused: bool) -> None:
+    await settle(pilot, 3)
+    frame = _frame(app)
+    assert (FOCUSED in frame, BLURRED in frame) == (focused, not focused), frame
+    assert app.screen.query_one(CodeEditor).has_focus is focused
+
+
+async def test_the_editor_frame_says_whether_keys_go_into_it(make_app):
+    """Found by a new-user review: the editor has focus on arrival and nothing said so; a learner
+    pressed Tab to "get into" it. At 80x24 its frame says so, and the reverse once focus leaves."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        starter = editor.text
+        await _shows(pilot, app, True)  # on arrival, before any key
+        await pilot.press("escape")  # out to the lesson's page
+        await _shows(pilot, app, False)
+        assert app.focused is app.screen.query_one("#step-scroll")
+        await pilot.press("x")  # keys no longer type into the code
+        await settle(pilot)
+        assert editor.text == starter
+        await pilot.press("tab")  # and straight back
+        await _shows(pilot, app, True)
+        await pilot.press("x")
+        await settle(pilot)
+        assert editor.text == "x" + starter
+        await pilot.click("#task")  # clicking the prose
+        await _shows(pilot, app, False)
+        await pilot.click(CodeEditor)
+        await _shows(pilot, app, True)
+        await pilot.press("f9")  # Reset asks first: the question has the keys, the editor says so
+        await wait_for_text(pilot, app, "Yes")
+        assert editor.border_title == BLURRED  # (it keeps its focus for when the dialog closes)
+        await pilot.press("escape")
+        await settle(pilot, 3)
+        await _shows(pilot, app, True)  # back in the editor, and it says so
+
+
+
+def _contrast(style) -> float:
+    """WCAG contrast ratio of a rendered cell's text against its background."""
+    def luminance(color) -> float:
+        channels = [c / 255 for c in color.get_truecolor()]
+        r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(style.color), luminance(style.bgcolor)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+async def test_the_editor_frame_reads_in_every_theme(make_app):
+    """The code keeps its own colours (monokai or github_light) whatever the app's theme, so a
+    title in the theme's colours could vanish on it (a light theme's muted text on monokai).
+    In every theme the palette offers, both titles read on what is under them, as drawn."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        page = app.screen.query_one("#step-scroll")
+        seen = []
+        for theme in sorted(app.available_themes):
+            app.theme = theme
+            await settle(pilot)
+            # the code's own colours follow the theme's lightness, as a new editor's do
+            assert editor.theme == ("monokai" if app.current_theme.dark else "github_light"), theme
+            for focus, words in ((editor, FOCUSED), (page, BLURRED)):
+                focus.focus()
+                await settle(pilot, 3)
+                frame = _frame(app)
+                assert words in frame, (theme, frame)
+                x = frame.index(words) + 2
+                style = app.screen.get_style_at(x, editor.region.y)
+                assert _contrast(style) >= 4.5, (theme, words, style)
+                seen.append((theme, words, style.bgcolor))
+        assert len(seen) >= 4 and any(style != seen[0][2] for _, _, style in seen)
+        for focus, words in ((editor, FOCUSED), (page, BLURRED)):  # the theme switched, focus kept
+            focus.focus()
+            for theme in ("textual-dark", "textual-light", "solarized-dark", "textual-light"):
+                app.theme = theme
+                await settle(pilot, 3)
+                frame = _frame(app)
+                style = app.screen.get_style_at(frame.index(words) + 2, editor.region.y)
+                assert _contrast(style) >= 4.5, (theme, words, style)

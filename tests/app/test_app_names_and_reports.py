@@ -237,3 +237,146 @@ async def test_wrapped_lines_in_the_check_report_hang_under_their_text(make_app)
             follow = box[index + 1]
             text_at = len(follow) - len(follow[column:].lstrip())
             assert follow[column:].strip() and text_at == column + hang, (head, box[index:index + 2])
+
+
+# At 80 columns, tall enough that a whole report is on screen at once (the width is what wraps).
+TALL80 = (80, 60)
+WORDS = "the doubled tensor keeps the dtype and the device of its input, for every shape tried"
+
+
+def _box_lines(app) -> list[str]:
+    return [line.rstrip() for line in screen_text(app).splitlines() if line.lstrip().startswith("│")]
+
+
+def _hangs(box: list[str], head: str, hang: int) -> None:
+    """The line of the box starting with ``head`` wraps, and its next line starts ``hang`` cells
+    in from where ``head`` starts (under its own text), not at the box's column 0."""
+    index = next((i for i, line in enumerate(box) if ("│ " + head) in line), None)
+    assert index is not None, (head, box)
+    column = box[index].index("│ " + head) + 2  # the box's border and its padding
+    follow = box[index + 1]
+    text_at = len(follow) - len(follow[column:].lstrip())
+    assert follow[column:].strip() and text_at == column + hang, (head, box[index:index + 2])
+
+
+async def _mount_report(app, pilot, report) -> None:
+    step = app.screen.step_view
+    await step.query_one("#result").mount(CheckReport(report, step.text))
+    await settle(pilot, 3)
+
+
+async def test_wrapped_cause_and_traceback_lines_hang_under_their_text(make_app):
+    """Code that does not run: Python's traceback lines ("  File ...", "    return ...") wrapped
+    to column 0 of the report, so the code line read as part of the sentence above it."""
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+    traceback = (f'  File "exercise.py", line 4, in double FILE {WORDS}\n    return x * 2  # CODE {WORDS}\n'
+                 f"    ^\nSyntaxError: invalid syntax, ERR {WORDS}")
+    run = RunResult(status="error", error=LearnerError("SyntaxError", "invalid syntax", traceback, 4))
+    report = ExerciseReport(exercise="double", passed=False, message="", run=run,
+                            checks=[CheckResult("c1", "skipped", "d", "m")], cause=f"syntax error at line 4: {WORDS}")
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=TALL80) as pilot:
+        await settle(pilot)
+        await _mount_report(app, pilot, report)
+        box = _box_lines(app)
+        _hangs(box, '  File "exercise.py"', 2)
+        _hangs(box, "    return x * 2", 4)
+        _hangs(box, "Syntax error at line 4:", 0)  # a sentence at column 0 wraps to column 0: its own
+        _hangs(box, "SyntaxError: invalid syntax, ERR", 0)
+
+
+async def test_wrapped_lines_the_code_printed_hang_under_their_text(make_app):
+    """What the code printed, its stderr and its traceback, in the report and in a Run's output:
+    an indented line (a tensor's repr, a traceback's code line) wraps under its own indent."""
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+    run = RunResult(status="error", stdout=f"OUT {WORDS}\n    INDENTED {WORDS}", stderr=f"  WARN {WORDS}",
+                    error=LearnerError("ValueError", f"MSG {WORDS}", f"Traceback:\n  File x, line 3, TB {WORDS}\n"
+                                                                    f"ValueError: MSG {WORDS}", 3))
+    report = ExerciseReport(exercise="double", passed=False, message=f"SUMMARY {WORDS}", run=run,
+                            checks=[CheckResult("c1", "failed", "d", "m")])
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=TALL80) as pilot:
+        await settle(pilot)
+        await _mount_report(app, pilot, report)
+        for box in (_box_lines(app),):
+            _hangs(box, "SUMMARY", 0)
+            _hangs(box, "OUT the doubled", 0)
+            _hangs(box, "    INDENTED", 4)
+            _hangs(box, "  WARN", 2)
+            _hangs(box, "  File x, line 3, TB", 2)
+        step = app.screen.step_view
+        step.query_one("#result").remove_children()
+        step.run_finished(run, None)  # the same output from Run (F5), in its own box
+        await settle(pilot, 3)
+        box = _box_lines(app)
+        _hangs(box, "    INDENTED", 4)
+        _hangs(box, "  File x, line 3, TB", 2)
+
+
+async def test_a_hostile_indent_or_word_in_the_output_loses_nothing(make_app):
+    """A line printed after 500 spaces hangs at half the width at most (its word is on screen),
+    and a 300-letter word folds inside the box, every letter shown."""
+    word = "".join(chr(ord("a") + i % 26) for i in range(300))
+    run = RunResult(status="ok", stdout=" " * 500 + "DEEP\n" + "      " + word + "\n\tTABBED " + WORDS)
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=TALL80) as pilot:
+        await settle(pilot)
+        app.screen.step_view.run_finished(run, None)
+        await settle(pilot, 3)
+        box = _box_lines(app)
+        width = len(box[0])
+        assert all(len(line) <= width for line in box)
+        deep = next(line for line in box if "DEEP" in line)
+        assert deep.index("DEEP") < width
+        inner = [line.strip("│ ") for line in box]
+        start = next(i for i, line in enumerate(inner) if line.startswith(word[:20]))
+        assert "".join(inner[start:start + 6]).startswith(word)
+        _hangs(box, "        TABBED", 8)  # a tab counts as the spaces it shows
+
+
+async def test_a_selection_in_a_hanging_report_copies_the_text_as_it_is(make_app):
+    """Dragging the mouse over the traceback in the report selects it for copying (a learner
+    pasting an error into a search): what is copied is the text itself, without the hang's
+    spaces or the wrap's line breaks."""
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+
+    code_line = f"    return x * 2  # CODE {WORDS}"
+    traceback = f'  File "exercise.py", line 4, in double\n{code_line}\nSyntaxError: invalid syntax'
+    run = RunResult(status="error", error=LearnerError("SyntaxError", "invalid syntax", traceback, 4))
+    report = ExerciseReport(exercise="double", passed=False, message="", run=run,
+                            checks=[CheckResult("c1", "skipped", "d", "m")], cause="syntax error at line 4")
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=TALL80) as pilot:
+        await settle(pilot)
+        await _mount_report(app, pilot, report)
+        widget = app.screen.query_one(CheckReport).query(".run").first()
+        box = _box_lines(app)
+        _hangs(box, "    return x * 2", 4)  # drawn wrapped, hanging
+        await pilot.mouse_down(widget, offset=(0, 1))  # from the code line's start...
+        await pilot.hover(widget, offset=(30, 3))
+        await pilot.mouse_up(widget, offset=(30, 3))  # ...past its wrapped rest, into the next line
+        await settle(pilot, 3)
+        selected = app.screen.get_selected_text() or ""
+        assert selected.startswith(code_line + "\nSyntaxError: invalid"), selected
+
+
+def test_at_any_width_every_character_of_a_hanging_line_is_drawn_once():
+    """Down to one column: every row fits, and the rows of each line give back all of its
+    characters, in order (a hang never eats text, whatever the indent, mark or word length)."""
+    from rich.text import Text
+
+    from tutor.app.widgets.output import Hanging
+
+    lines = ["✗ " + WORDS, "    " + "y" * 120, " " * 300 + "DEEP", "", "no indent " + WORDS, "\tTAB " + WORDS]
+    hanging = Hanging.of(Text("\n".join(lines)), marked=True)
+    source = hanging.plain.split("\n")
+    for width in range(1, 90):
+        rows = hanging.rows(width)
+        for y, line in enumerate(source):
+            drawn = [(x, pad, length) for row_y, x, pad, length in rows if row_y == y]
+            assert drawn, (width, y)
+            assert all(pad + len(line[x:x + length]) <= width for x, pad, length in drawn), (width, y, drawn)
+            text = "".join(line[x:x + length] for x, _, length in drawn)
+            assert text.replace(" ", "") == line.replace(" ", ""), (width, y, text)

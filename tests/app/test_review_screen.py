@@ -172,6 +172,22 @@ async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_
         assert app.store.draft(*scratch) is None  # the finished review's scratch is forgotten
 
 
+async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it(make_app):
+    """In a review Esc goes back from the review, not out of the editor: its frame says it has
+    the keys and promises nothing about Esc."""
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_attempt(*DOUBLE, "check", passed=True, code="solved")
+        app.store.clock.now = T0 + 30 * DAY
+        screen = await _open_review(pilot, app)
+        assert screen.current.kind == "exercise"
+        editor = app.screen.query_one(CodeEditor)
+        editor.focus()
+        await settle(pilot, 3)
+        frame = screen_text(app).splitlines()[editor.region.y]
+        assert "editing: keys type into your code" in frame and "Esc" not in frame, frame
+
+
 async def test_due_counts_on_the_contents_and_the_status_bar(make_app):
     app = _app(make_app, resume=False)
     async with app.run_test(size=SMALL) as pilot:

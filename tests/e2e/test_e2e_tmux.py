@@ -223,3 +223,52 @@ def test_tab_on_arriving_at_an_exercise_does_not_break_its_code(terminal, tmp_pa
     terminal.keys("F6")
     screen = terminal.wait_for("hint: Multiply by two.")  # the starter's own failure: the checks ran
     assert "got: " in screen and "unexpected indent" not in screen
+
+
+def test_the_editor_frame_says_where_keys_go(terminal):
+    """Found by a new-user review: on arriving at an exercise the editor had focus and nothing
+    on screen said so. At 80x24 the editor's frame says it; Esc leaves it (and the frame says
+    so, and typing changes nothing), Tab goes back in."""
+    terminal.start("open", "mini/exercises")
+    screen = terminal.wait_for("f6 Check")
+    screen = terminal.wait_for("editing: keys type into your code · Esc leaves", timeout=30)
+    assert "not editing" not in screen
+    terminal.keys("Escape")
+    terminal.wait_for("not editing: keys drive the lesson · Tab or click here to type", timeout=30)
+    terminal.type("zzz")
+    terminal.keys("Tab")
+    screen = terminal.wait_for("✎ editing: keys type into your code", timeout=30)
+    assert "zzz" not in screen  # typed while the lesson had the keys: not in the code
+    terminal.type("# back in")
+    screen = terminal.wait_for("# back in", timeout=30)
+    assert "not editing" not in screen
+
+
+def _hangs_under(screen: str, start: str, column_of: str) -> None:
+    """The report's line starting with ``start`` wraps, and the next line's text starts under
+    ``column_of`` in it (under its own text, not at the box's column 0)."""
+    lines = screen.splitlines()
+    index = next(i for i, line in enumerate(lines) if ("│ " + start) in line)
+    below = lines[index + 1]
+    inner = below.index("│") + 2  # the box's border and its padding
+    at = len(below) - len(below[inner:].lstrip())
+    assert below[inner:].strip().strip("│").strip() and at == lines[index].index(column_of), lines[index:index + 2]
+
+
+def test_wrapped_report_lines_hang_under_their_text(terminal):
+    """Found by a new-user review: at 80 columns only the per-check lines of the report hung; what
+    the code printed and the traceback of code that does not run wrapped to column 0."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("f6 Check")
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("Down", "Down", "Down", "Down", "End")
+    terminal.type('print("    HANGING " + "word " * 30)')
+    terminal.wait_for('"word " * 30)', timeout=30)
+    terminal.keys("F6")
+    screen = terminal.wait_for("│     HANGING word", timeout=120)  # what the code printed, in the report
+    _hangs_under(screen, "    HANGING", "HANGING")
+    terminal.type(" " + "+ many_words_here " * 5 + "+ LAST +")  # now the line does not parse
+    terminal.wait_for("LAST +", timeout=30)  # (all of it typed before the check starts)
+    terminal.keys("F6")
+    screen = terminal.wait_for("SyntaxError", timeout=120)
+    _hangs_under(screen, '    print("    HANGING', "print")  # the traceback's code line

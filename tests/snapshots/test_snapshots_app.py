@@ -55,6 +55,17 @@ def test_exercise_small_terminal(snap_compare, snapshot_app):
     assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_settle)
 
 
+def test_exercise_small_terminal_editor_focused(snap_compare, snapshot_app):
+    """As a learner arrives: the editor has the keys, and its frame says so (a solid cursor)."""
+    async def focused(pilot):
+        await _settle(pilot)
+        pilot.app.screen.query_one("#editor").focus()
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=focused)
+
+
 def test_exercise_light_theme(snap_compare, snapshot_app):
     assert snap_compare(snapshot_app("exercises", theme="light"), terminal_size=WIDE, run_before=_settle)
 

@@ -161,9 +161,11 @@ class TutorApp(App[None]):
     def watch_theme(self, theme: str) -> None:
         from tutor.app.widgets.editor import CodeEditor
 
+        dark = self.current_theme.dark
         for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
             for editor in screen.query(CodeEditor):
-                editor.theme = "github_light" if theme == "textual-light" else "monokai"
+                editor.theme = "monokai" if dark else "github_light"
+                editor.show_focus()
 
     def _theme_choice(self) -> str:
         """The theme set by flag, variable or config file; else the one last chosen in the app."""

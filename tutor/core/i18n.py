@@ -140,6 +140,9 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.id": "Exercise id: {id}  (torch-tutor check {id} your_file.py)",
         "editor.tab_first_line": "You are already in the editor: type to change the code. (Tab did nothing: "
                                  "indenting the first line is an IndentationError in Python.)",
+        "editor.title.focused": "✎ editing: keys type into your code",
+        "editor.title.escape": " · Esc leaves",
+        "editor.title.blurred": "not editing: keys drive the lesson · Tab or click here to type",
         "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
         "exercise.stamp": "Check {n} at {time}",
         "exercise.run_stamp": "Run {n} at {time}",
@@ -174,7 +177,9 @@ TABLE: dict[str, dict[str, str]] = {
                      "Your code is saved as you type; quitting loses nothing.\n"
                      "In the editor, Enter keeps the indentation (one level more after a line "
                      "ending in ':'), Backspace in the leading spaces removes one level, and "
-                     "PageUp/PageDown scroll the lesson while the code fits in the editor.",
+                     "PageUp/PageDown scroll the lesson while the code fits in the editor. "
+                     "The editor's frame says whether it has your keys; Esc leaves it for the "
+                     "lesson's page and Tab goes back.",
         # status bar
         "status.sandbox.none": "sandbox: not available ({reason})",
         "status.sandbox.warming": "sandbox: warming up…",

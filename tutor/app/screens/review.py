@@ -58,6 +58,8 @@ class ReviewScreen(Screen[None]):
     ReviewScreen .summary { margin: 1 0 0 0; }
     """
     AUTO_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
+    #: Esc goes back from the review: the code editor's title must not promise that it leaves it.
+    ESCAPE_LEAVES_EDITOR = False
     BINDINGS = [
         Binding("f2", "home", t("key.home"), priority=True),
         Binding("f4", "next", t("review.key.next"), priority=True),

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding
+from textual.color import Color
 from textual.timer import Timer
 from textual.widgets import TextArea
 
@@ -60,6 +61,24 @@ def _inert(text: str) -> str:
     return neutralize(text)
 
 
+def _luminance(color: Color) -> float:
+    """WCAG's relative luminance of ``color``."""
+    def linear(channel: int) -> float:
+        value = channel / 255
+        return value / 12.92 if value <= 0.03928 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(color.r) + 0.7152 * linear(color.g) + 0.0722 * linear(color.b)
+
+
+def _readable_on(background: Color) -> Color:
+    """Black or white, whichever contrasts more with ``background`` (WCAG's ratio:
+    Textual's own choice, by brightness, gives white on a mid blue at under 4:1)."""
+    lum = _luminance(background)
+    on_black = (lum + 0.05) / 0.05
+    on_white = 1.05 / (lum + 0.05)
+    return Color(0, 0, 0) if on_black >= on_white else Color(255, 255, 255)
+
+
 class TextBox(TextArea):
     """A TextArea whose keys are applied in the order they were pressed.
 
@@ -107,8 +126,11 @@ class CodeEditor(TextBox, inherit_bindings=False):
     # take the tutor's keys, nor push them to the front of the footer.
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [*_editor_bindings()]
 
+    # Whether keys go into the code must show at a glance, in any theme: the frame's title says
+    # it in words (see show_focus), and the frame turns the accent colour while it has focus.
     DEFAULT_CSS = """
-    CodeEditor { height: auto; min-height: 5; max-height: 24; }
+    CodeEditor { height: auto; min-height: 5; max-height: 24; border-title-align: left; }
+    CodeEditor:focus { border: tall $accent; border-title-style: bold; }
     """
 
     def __init__(self, code: str, *, original: str, key: tuple[str, str, str] | None, id: str | None = None,
@@ -122,6 +144,35 @@ class CodeEditor(TextBox, inherit_bindings=False):
         self._timer: Timer | None = None
         self._dirty = False
 
+    # ------------------------------------------------------------------ focus, shown
+
+    def on_focus(self) -> None:
+        self.show_focus(True)  # (has_focus is set by a handler that runs after this one)
+
+    def on_blur(self) -> None:
+        self.show_focus(False)
+
+    def show_focus(self, focused: bool | None = None) -> None:
+        """Title the frame with whether keys go into the code, in colours that read on what is
+        under them in any theme. The code's background is the editor theme's (monokai or
+        github_light), not the app theme's, so the title's colours are worked out against it:
+        focused, the accent as a background with the text that contrasts with it; not focused,
+        a muted grey that contrasts with the code's background. Shown again whenever the screen
+        on top changes (a dialog opens or closes) and the theme changes (TutorApp.watch_theme)."""
+        styles = self.styles
+        # Under a dialog the editor keeps its focus for later, but the keys go to the dialog.
+        if (self.has_focus if focused is None else focused) and self.screen.is_active:
+            # A screen whose Esc does something else first (the review's goes back) says so.
+            leaves = getattr(self.screen, "ESCAPE_LEAVES_EDITOR", True)
+            self.border_title = t("editor.title.focused") + (t("editor.title.escape") if leaves else "")
+            accent = Color.parse(self.app.get_css_variables()["accent"])
+            styles.border_title_background = accent
+            styles.border_title_color = _readable_on(accent)
+        else:
+            self.border_title = t("editor.title.blurred")
+            styles.border_title_background = Color(0, 0, 0, 0)
+            styles.border_title_color = _readable_on(styles.background).with_alpha(0.7)
+
     # ------------------------------------------------------------------ Python-aware editing
 
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
@@ -133,6 +184,15 @@ class CodeEditor(TextBox, inherit_bindings=False):
             event.prevent_default()
             self.app.notify(t("editor.tab_first_line"))
             return
+        if event.key == "escape":  # (Esc reaches the editor only when the screen has no use for it)
+            # Out to the lesson's page, whose arrows and PageUp/PageDown scroll it: Tab, the next
+            # focus from there, comes straight back (TextArea's own Esc went on to the Run button).
+            scroll = self._scroll_parent()
+            if scroll is not None and scroll.focusable:
+                event.stop()
+                event.prevent_default()
+                scroll.focus()
+                return
         if event.key == "enter" and not self.read_only:
             event.stop()
             event.prevent_default()
@@ -246,6 +306,8 @@ class CodeEditor(TextBox, inherit_bindings=False):
     # ------------------------------------------------------------------ drafts
 
     def on_mount(self) -> None:
+        self.show_focus()
+        self.app.screen_change_signal.subscribe(self, lambda screen: self.show_focus())
         if getattr(self.app, "started", True):
             self.highlight()
         # else the app calls highlight() once its first frame is drawn: compiling the highlight

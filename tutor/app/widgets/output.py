@@ -3,14 +3,22 @@
 Built as Rich ``Text`` (never markup): whatever the learner's code printed is shown as is, so
 square brackets in a tensor repr cannot turn into styles. The sandbox has already neutralised
 terminal control sequences
-of the output; exception text and sandbox messages are neutralised here.
+of the output; exception text and sandbox messages are neutralised here. ``Hanging`` draws it
+(and every part of the check report) with each wrapped line under its own text.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+from rich.segment import Segment
 from rich.text import Text
+from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions
 
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
@@ -54,3 +62,88 @@ def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) ->
         out.append("\n")
         out.append(t("step.nothing"), style="dim")
     return out
+
+
+#: The marks a report line may start with ("✓ ", "✗ "...): a marked line hangs after its mark.
+MARKS = frozenset("✓✗!–?")
+
+#: A row as drawn: (source line, where in it the row starts, cells of hang before it, characters).
+Row = tuple[int, int, int, int]
+
+
+class Hanging(Content):
+    """Text whose lines, when wrapped, go on under their own text instead of at column 0: under
+    the words after a line's leading spaces (a traceback's code line, an indented line the code
+    printed) or, where ``marked``, after the mark that starts its first line ("✗ " before a
+    check's description). A line starting at column 0 wraps to column 0.
+
+    A hang never takes more than half the width: a line indented deeper (say, 500 spaces printed
+    before a word) hangs there, so its text always has room. It is Content, drawn with its own
+    offsets, so the colours are those of any Text a Static shows and a selection (drag with the
+    mouse, then copy) gives the text as it is, without the hang or the wrap.
+    """
+
+    marked = False
+
+    @classmethod
+    def of(cls, text: Text, *, marked: bool = False) -> Hanging:
+        content = Content.from_rich_text(text).expand_tabs()
+        hanging = cls(content.plain, list(content.spans))
+        hanging.marked = marked
+        return hanging
+
+    @staticmethod
+    def hang(plain: str, marked: bool) -> int:
+        """Cells before ``plain``'s own text: its leading spaces, or a mark and its space."""
+        text = plain.lstrip(" ")
+        indent = len(plain) - len(text)
+        if marked and indent == 0 and len(text) > 1 and text[0] in MARKS and text[1] == " ":
+            indent = cell_len(text[0]) + 1
+        return indent
+
+    def rows(self, width: int) -> list[Row]:
+        """The rows drawn at ``width``: each line wrapped, its rest hanging."""
+        cache: dict[int, list[Row]] = self.__dict__.setdefault("_rows", {})
+        if width in cache:
+            return cache[width]
+        rows: list[Row] = []
+        for y, line in enumerate(self.split("\n", allow_blank=True)):
+            hang = 0
+            if line.cell_length > width:
+                hang = min(self.hang(line.plain, self.marked and y == 0), width // 2)
+            rest = line[hang:]
+            plain, position = rest.plain, 0
+            for index, piece in enumerate(rest.wrap(max(1, width - hang))):
+                found = plain.find(piece.plain, position) if piece.plain else -1
+                offset = found if found >= 0 else position
+                position = offset + len(piece.plain)
+                if index == 0:
+                    rows.append((y, 0, 0, hang + position))
+                else:
+                    rows.append((y, hang + offset, hang, len(piece.plain)))
+        cache[width] = rows
+        return rows
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        if not width:
+            return []
+        lines = self.split("\n", allow_blank=True)
+        selection, selection_style = options.selection, options.selection_style
+        strips: list[Strip] = []
+        for y, x, pad, length in self.rows(width)[:height]:
+            line = lines[y]
+            if selection is not None and selection_style is not None and (span := selection.get_span(y)):
+                start, end = span
+                line = line.stylize(selection_style, start, len(line.plain) if end == -1 else end)
+            if options.post_style is not None:
+                line = line.stylize(options.post_style)
+            piece = line[x:x + length]
+            segments = [Segment(" " * pad, style.background_style.rich_style)] if pad else []
+            for text, text_style in piece.render(style, end="", parse_style=options.get_style):
+                segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, y)))
+                x += len(text)
+            strips.append(Strip(segments, pad + piece.cell_length))
+        return strips
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return len(self.rows(width))

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from rich.cells import cell_len
-from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -14,7 +11,7 @@ from textual.widgets import Static
 
 from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
-from tutor.app.widgets.output import render_run
+from tutor.app.widgets.output import Hanging, render_run
 from tutor.core.i18n import t
 from tutor.core.textclean import neutralize
 
@@ -53,24 +50,9 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
     return out
 
 
-def hanging(text: Text) -> Group:
-    """``text`` with each line's wrapped rest hanging under its text, not at column 0: under the
-    words after a line's mark ("✓ ", the first line) or its leading spaces (the detail lines)."""
-    rows: list[RenderableType] = []
-    for number, line in enumerate(text.split("\n", allow_blank=True)):
-        plain = line.plain
-        indent = len(plain) - len(plain.lstrip(" "))
-        if number == 0 and indent == 0 and " " in plain:
-            indent = plain.index(" ") + 1  # the mark and its space
-        if indent == 0:
-            rows.append(line)
-            continue
-        grid = Table.grid(expand=True)
-        grid.add_column(width=cell_len(plain[:indent]), no_wrap=True)
-        grid.add_column(ratio=1)
-        grid.add_row(line[:indent], line[indent:])
-        rows.append(grid)
-    return Group(*rows)
+def _line(text: Text, classes: str = "", *, marked: bool = False) -> Static:
+    """A part of the report whose wrapped lines hang under their own text (see Hanging)."""
+    return Static(Hanging.of(text, marked=marked), classes=classes)
 
 
 class CheckReport(Vertical):
@@ -105,30 +87,30 @@ class CheckReport(Vertical):
         if self.stamp:
             yield Static(Text(self.stamp, style="dim"), classes="stamp")
         if cause:  # the code does not run: say that and where, and nothing the checks could not see
-            yield Static(Text(t("exercise.does_not_run"), style="bold red"), classes="summary")
-            yield Static(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
+            yield _line(Text(t("exercise.does_not_run"), style="bold red"), "summary")
+            yield _line(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
             error = run.error
             traceback = error.traceback if error is not None else None
             if traceback:  # where: the line, with Python's own pointer
-                yield Static(Text(neutralize(str(traceback).rstrip("\n")), style="red"), classes="run")
-            yield Static(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), classes="run")
+                yield _line(Text(neutralize(str(traceback).rstrip("\n")), style="red"), "run")
+            yield _line(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), "run")
             return
         passed = sum(c.status == "passed" for c in checks)
         if self.report.passed:
             summary = t("exercise.passed.one") if len(checks) == 1 else t("exercise.passed", total=len(checks))
         else:
             summary = t("exercise.failed", passed=passed, total=len(checks))
-        yield Static(Text(summary, style="green" if self.report.passed else "red"), classes="summary")
+        yield _line(Text(summary, style="green" if self.report.passed else "red"), "summary")
         message = self.report.message
         # The engine's own summary repeats the count unless the run itself went wrong.
         if message and (run.error is not None or run.status != "ok"):
-            yield Static(Text(neutralize(str(message))))
+            yield _line(Text(neutralize(str(message))))
         for check in checks:
-            yield Static(hanging(check_text(check, self.resolve)), classes="check")
+            yield _line(check_text(check, self.resolve), "check", marked=True)
             data = check.data or {}
             if isinstance(data, dict) and data.get("rows"):
                 yield ProfileChart(list(data["rows"]))
             if isinstance(data, dict) and data.get("curve"):
                 yield MemoryChart(list(data["curve"]))
         if run.stdout or run.stderr or run.status != "ok":
-            yield Static(render_run(run), classes="run")
+            yield _line(render_run(run), "run")

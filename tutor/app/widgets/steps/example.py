@@ -13,7 +13,7 @@ from textual.widgets import Static
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import render_run
+from tutor.app.widgets.output import Hanging, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -82,7 +82,7 @@ class ExampleStep(StepView):
             return
         self.store.record_attempt(*self.key, "run", passed=outcome.matched, wall_time=outcome.run.wall_time)
         requires = self.step.requires or self.place.pack.requires
-        output.update(render_run(outcome.run, headline=example_headline(outcome, requires.cuda)))
+        output.update(Hanging.of(render_run(outcome.run, headline=example_headline(outcome, requires.cuda))))
         if self.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.step.explain))
         reveal(output, self.query_one("#explain", Markdown))  # the output (and why), not left below the fold

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Group
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -16,7 +15,7 @@ from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import render_run
+from tutor.app.widgets.output import Hanging, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -165,9 +164,10 @@ class ExerciseStep(StepView):
             return
         self.store.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
         self._runs += 1
-        widget = Static(Group(render_run(result), Text(t("exercise.run_stamp", n=self._runs,
-                                                            time=time.strftime("%H:%M:%S")), style="dim")),
-                        classes="output -shown")
+        output = render_run(result)
+        output.append("\n")
+        output.append(t("exercise.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
+        widget = Static(Hanging.of(output), classes="output -shown")
         box.mount(widget)
         reveal(widget)
 

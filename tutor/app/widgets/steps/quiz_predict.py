@@ -19,7 +19,7 @@ from textual.widgets import Static, TextArea
 from tutor.app.widgets.editor import TextBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
-from tutor.app.widgets.output import render_run
+from tutor.app.widgets.output import Hanging, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -91,7 +91,7 @@ class PredictQuizStep(StepView):
                         raised=raised)
         self.store.record_quiz(*self.key, prediction, verdict.right)
         if verdict.right:
-            output.update(render_run(result, headline=(t("quiz.predict.right"), "bold green")))
+            output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
                                 difference(prediction, verdict.expected), Text(""),

@@ -44,9 +44,6 @@ def test_a_run_full_of_processes_does_not_starve_an_overlapping_run():
 # Runs at isolation none as root: each drops to a uid of its own, so a run cannot signal, trace
 # or read another run that overlaps it (two `grade --unisolated --workers 2` submissions in a
 # container). As another user, the runs are that user's: nothing separates them at none.
-as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                             reason="only root can give each run at isolation none a uid of its own")
-
 KILLER = """
 import os, signal, time
 me, uid, hit = os.getpid(), os.getuid(), set()
@@ -69,8 +66,8 @@ import glob, os, time
 time.sleep(0.5)
 found = []
 for root in glob.glob('/tmp/torch-tutor-*'):
-    for worker in range(1, 6):
-        for run in range(4):
+    for worker in range(1, 13):  # the folders' names are guessable (the root above is not listable)
+        for run in range(6):
             folder = os.path.join(root, f'run-w{worker}-{run}')
             if os.path.realpath(folder) == os.path.realpath(os.getcwd()):
                 continue  # this run's own
@@ -87,45 +84,48 @@ print(found)
 """
 
 
-def _beside(mode: str, attack: str) -> tuple:
-    """The victim's run, with the attack run from another sandbox while it runs."""
-    with Sandbox(TEST_LIMITS, isolation="none", mode=mode) as attacker_box, \
-            Sandbox(TEST_LIMITS, isolation="none", mode=mode) as victim_box:
+@pytest.fixture(scope="module", params=["fork", "spawn"])
+def pair(request):
+    """Two sandboxes at isolation none (two `grade` workers): one attacks, one is attacked."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("only root can give each run at isolation none a uid of its own")
+    spares = 2 if request.param == "spawn" else 1  # runs come back to back: each takes a spare
+    with Sandbox(TEST_LIMITS, isolation="none", mode=request.param, workers=spares) as attacker_box, \
+            Sandbox(TEST_LIMITS, isolation="none", mode=request.param, workers=spares) as victim_box:
         attacker_box.wait_ready(300)
         victim_box.wait_ready(300)
-        victim = {}
-        thread = threading.Thread(target=lambda: victim.setdefault("result", victim_box.run(VICTIM)))
-        thread.start()
-        try:
-            time.sleep(0.3)
-            attack_result = attacker_box.run(attack)
-        finally:
-            thread.join()
-        return attack_result, victim["result"]
+        yield attacker_box, victim_box
 
 
-@as_root
-@pytest.mark.parametrize("mode", ["fork", "spawn"])
-def test_a_run_cannot_kill_an_overlapping_run(mode):
-    killer, victim = _beside(mode, KILLER)
+def _beside(pair, attack: str) -> tuple:
+    """The victim's run, with the attack run from the other sandbox while it runs."""
+    attacker_box, victim_box = pair
+    victim = {}
+    thread = threading.Thread(target=lambda: victim.setdefault("result", victim_box.run(VICTIM)))
+    thread.start()
+    try:
+        time.sleep(0.3)
+        attack_result = attacker_box.run(attack)
+    finally:
+        thread.join()
+    return attack_result, victim["result"]
+
+
+def test_a_run_cannot_kill_an_overlapping_run(pair):
+    killer, victim = _beside(pair, KILLER)
     assert killer.status == "ok", (killer.status, killer.message, killer.stderr)
     assert (victim.status, victim.stdout) == ("ok", "done\n"), (victim.status, victim.message)
 
 
-@as_root
-@pytest.mark.parametrize("mode", ["fork", "spawn"])
-def test_a_run_cannot_read_or_write_an_overlapping_runs_folder(mode):
-    snoop, victim = _beside(mode, SNOOP)
+def test_a_run_cannot_read_or_write_an_overlapping_runs_folder(pair):
+    snoop, victim = _beside(pair, SNOOP)
     assert (snoop.status, snoop.stdout) == ("ok", "[]\n"), (snoop.status, snoop.stdout, snoop.message)
     assert (victim.status, victim.stdout) == ("ok", "done\n"), (victim.status, victim.message)
 
 
-@as_root
-@pytest.mark.parametrize("mode", ["fork", "spawn"])
-def test_a_run_with_a_uid_of_its_own_has_a_user_name(mode):
+def test_a_run_with_a_uid_of_its_own_has_a_user_name(pair):
     """No user database knows a run's uid, so getpass.getuser() (which torch.compile's cache and
     many libraries call) raised KeyError; it reads USER first."""
     code = "import os\nprint(os.environ.get('USER'), os.environ.get('LOGNAME'), os.getuid() >= 0x70000000)\n"
-    with Sandbox(TEST_LIMITS, isolation="none", mode=mode) as box:
-        result = box.run(code)
+    result = pair[0].run(code)
     assert (result.status, result.stdout) == ("ok", "tutor-run tutor-run True\n"), (result.status, result.message)

@@ -29,6 +29,22 @@ def test_cli_list_does_not_import_torch():
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+def test_cli_check_does_not_import_torch(tmp_path):
+    """`check` runs the code in the sandbox: the tutor's own process never loads torch (it did for
+    a while, through the seed limit of `--seed`, and every `check` started 2.5 s slower)."""
+    from pathlib import Path
+
+    pack = Path(__file__).resolve().parents[1] / "checks" / "fixtures" / "engine-pack"
+    mine = tmp_path / "mine.py"
+    mine.write_text("def mse(pred, target):\n    return ((pred - target) ** 2).mean().item()\n")
+    code = ("import sys\nfrom tutor.cli.main import main\n"
+            f"code = main(['--data-dir', {str(tmp_path)!r}, 'check', 'metric', {str(mine)!r}, '--pack', {str(pack)!r},"
+            " '--seed', '7'])\n"
+            "assert 'torch' not in sys.modules and 'textual' not in sys.modules, 'heavy import'\nsys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("module", ["tutor.sandbox.worker.serve", "tutor.checks.server", "tutor.checks.kinds"])
 def test_the_child_side_imports_none_of_our_dependencies(module):
     """The worker may run under another interpreter (the `python` setting) with torch but none of

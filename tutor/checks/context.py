@@ -16,6 +16,7 @@ import traceback
 
 
 from tutor.checks import guard, refs, render
+from tutor.checks.protocol import SEED_LIMIT
 from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunStopped
 
 _walk_tb = traceback.walk_tb
@@ -151,8 +152,6 @@ class TimeLimit:
 
 
 _SYSTEM_RANDOM = random.SystemRandom()
-#: Fresh seeds are below this: exact in JSON, and more than any table of precomputed inputs can cover.
-SEED_LIMIT = 1 << 48
 
 
 def fresh_seed() -> int:

@@ -17,6 +17,11 @@ import socket
 import struct
 from typing import Any, Literal, TypedDict
 
+#: Every case carries a seed, and fresh ones are below this: exact in JSON, and more than any table
+#: of precomputed inputs can cover. Here, not in ``context``, so the tutor's side (``check --seed``)
+#: can check a seed without importing torch.
+SEED_LIMIT = 1 << 48
+
 _HEAD = struct.Struct("!II")
 _BLOB = struct.Struct("!Q")
 #: What one answer may carry (tensor storages included); a bigger one is refused, not read.

@@ -180,7 +180,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import SandboxUnavailable
 
-    from tutor.checks.context import SEED_LIMIT
+    from tutor.checks.protocol import SEED_LIMIT  # torch-free: the tutor's process never imports torch
 
     if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
         raise UsageError(f"--seed must be a seed a check printed: a whole number from 0 to {SEED_LIMIT - 1}")

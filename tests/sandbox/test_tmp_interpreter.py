@@ -24,16 +24,22 @@ from tutor.sandbox import Sandbox
 def tmp_venv():
     # Like a CI clone: world-readable, under /tmp (pytest's own tmp dirs are 0700, which the
     # fallback's unprivileged run user could not read).
-    root = Path(tempfile.mkdtemp(prefix="tutor-venv-", dir="/tmp"))
-    root.chmod(0o755)
+    root, venv = _venv("tutor-venv-", 0o755, "only_in_tmp_venv")
+    yield venv
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _venv(prefix: str, mode: int, module: str) -> tuple[Path, Path]:
+    """A venv under /tmp, in a folder of ``mode``: torch and friends come from the test's own
+    environment, and ``module`` lives only in this venv."""
+    root = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    root.chmod(mode)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     packages = next(venv.glob("lib/python*/site-packages"))
-    # torch and friends come from the test's own environment; one module lives only here
     (packages / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    (packages / "only_in_tmp_venv.py").write_text("VALUE = 42\n")
-    yield venv
-    shutil.rmtree(root, ignore_errors=True)
+    (packages / f"{module}.py").write_text("VALUE = 42\n")
+    return root, venv
 
 
 @pytest.mark.parametrize("isolation", ["bwrap", "none"])
@@ -57,13 +63,7 @@ def test_lazy_imports_from_a_venv_under_tmp(tmp_venv, isolation):
 def locked_venv():
     """A venv in a folder only root may enter (as pyenv or conda put Python under /root): torch
     comes from the test's own environment, one module lives only in the locked venv."""
-    root = Path(tempfile.mkdtemp(prefix="tutor-locked-", dir="/tmp"))
-    root.chmod(0o700)
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    packages = next(venv.glob("lib/python*/site-packages"))
-    (packages / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    (packages / "only_in_locked_venv.py").write_text("VALUE = 42\n")
+    root, venv = _venv("tutor-locked-", 0o700, "only_in_locked_venv")
     yield root, venv
     shutil.rmtree(root, ignore_errors=True)
 

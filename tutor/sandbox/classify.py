@@ -73,9 +73,10 @@ COMPILE_NOTE = ("Your code calls torch.compile, whose first call compiles the fu
                 "what it captures without compiling, pass backend=\"eager\" or backend=\"aot_eager\".")
 
 
-def classify(raw: RawRun, limits: Limits, compiles: bool = False) -> RunResult:
+def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: str | None = None) -> RunResult:
     """The run's outcome for the learner. ``compiles``: the code calls ``torch.compile`` (a stop
-    for time or a compiler that ran into a limit then says why)."""
+    for time or a compiler that ran into a limit then says why). ``unreadable``: the isolation's
+    gap when the runs' users cannot read the interpreter (a failed import then says so)."""
     verdict = raw.verdict
     stdout, out_cut = _text(raw.stdout, raw.stdout_over, limits, "stdout")
     stderr, err_cut = _text(strip_profiler_noise(raw.stderr), raw.stderr_over, limits, "stderr")
@@ -118,9 +119,8 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False) -> RunResult:
         return result
     if verdict.get("reason") == "timeout":
         result.status = "timeout"
-        result.message = f"Stopped after {limits.wall_time:g} s — still running; an infinite loop?"
-        if compiles:
-            result.message = f"Stopped after {limits.wall_time:g} s, still running. {COMPILE_NOTE}"
+        result.message = (f"Stopped after {limits.wall_time:g} s, still running. {COMPILE_NOTE}" if compiles
+                          else f"Stopped after {limits.wall_time:g} s — still running; an infinite loop?")
         return result
     sig = result.signal
     if sig is not None:
@@ -168,6 +168,9 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False) -> RunResult:
             result.status = "error"
             if "File too large" in result.error.message:
                 result.message = f"A file grew past the {limits.file_size_mb} MB a run may write."
+            elif unreadable and result.error.type == "ModuleNotFoundError":
+                # The module may well be there: the run's user cannot read it.
+                result.message = f"The import failed here because {unreadable} (see `torch-tutor doctor`)."
             elif compiles and "File size limit exceeded" in result.error.message:
                 # Inductor's C++ compiler writes a precompiled header past the run's file limit.
                 result.message = (f"torch.compile's C++ compiler wrote a file past the {limits.file_size_mb} MB "

@@ -285,12 +285,8 @@ class Sandbox:
         try:
             raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)
             raw.probe_requested = probe is not None
-            result = classify(raw, limits, compiles="torch.compile" in code)
-            if result.error is not None and result.error.type == "ModuleNotFoundError":
-                unreadable = [g for g in self.isolation.gaps if g.startswith(iso.UNREADABLE)]
-                if unreadable:  # the module may well be there: the run's user cannot read it
-                    result.message = f"The import failed here because {unreadable[0]} (see `torch-tutor doctor`)."
-            return result
+            unreadable = next((g for g in self.isolation.gaps if g.startswith(iso.UNREADABLE)), None)
+            return classify(raw, limits, compiles="torch.compile" in code, unreadable=unreadable)
         except WorkerDied as exc:
             worker.close()
             kept = None

@@ -192,8 +192,7 @@ def _set_up(message: dict, containment: dict) -> str | None:
         import tempfile
 
         tempfile.tempdir = None
-        drop = containment.get("drop_uid")
-        if drop == "per-run":
+        if containment.get("drop_uid") == "per-run":  # isolation.PER_RUN: root at isolation none
             # Still root: the folder becomes this run's alone before the run becomes its uid.
             uid = int(message["uid"])
             os.chown(scratch, uid, uid)
@@ -201,8 +200,6 @@ def _set_up(message: dict, containment: dict) -> str | None:
             linux.become_user(uid)
             # No user database knows the uid: getpass.getuser() (caches, logs) reads these first.
             os.environ.update(USER="tutor-run", LOGNAME="tutor-run")
-        elif drop is not None:
-            linux.become_user(int(drop))
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
             linux.drop_capabilities()

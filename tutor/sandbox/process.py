@@ -219,8 +219,13 @@ class WorkerProcess:
             self._group.set_limit(limits.processes)
         scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs}")
         self._runs += 1
-        os.mkdir(scratch)
-        os.chmod(scratch, 0o777)  # the run may be uid nobody
+        # The run's alone from the start: between now and the moment the run takes it (a spawn-mode
+        # spare may warm up first, seconds), a run beside it must not plant or read anything
+        # there. As root under bubblewrap the run is the worker's uid; at isolation none each
+        # run chowns it to its own uid before it leaves root; otherwise the run is the tutor's uid.
+        os.mkdir(scratch, 0o700)
+        if self.info.worker_uid is not None:
+            os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
         pipes = [os.pipe() for _ in range(3)] if self._link is None else []
         with self._send_lock:
             self._run_id += 1

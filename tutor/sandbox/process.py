@@ -47,10 +47,12 @@ class ProbeSpec:
 class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
-                 hide: tuple[str, ...] = (), role: str = "worker"):
+                 hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True):
         self.python = python
         #: "worker" (fork mode: serves run after run) or "judge" (spawn mode: one run, then exits).
         self.role = role
+        #: Spawn mode: whether a spare that waits for its request warms up (``serve.SPARE_DEFERS``).
+        self.warm_when_idle = warm_when_idle
         self.info = info
         self.scratch_root = scratch_root
         self.preload = preload
@@ -84,7 +86,7 @@ class WorkerProcess:
     def spawn(self) -> None:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
-        config: dict = {"preload": self.preload, "role": self.role,
+        config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
                         "containment": isolation.containment(self.info)}
         child_end = None
         if self.transport == "fds":

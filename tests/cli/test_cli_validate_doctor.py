@@ -125,6 +125,20 @@ def test_grade_refused_off_linux_does_not_say_to_install_bubblewrap() -> None:
     assert "apt install bubblewrap" in isolation_advice("auto", "linux")
 
 
+def test_the_refusal_says_who_a_submission_would_run_as() -> None:
+    """As root each run at isolation none has a uid of its own: it cannot read what only root
+    can, so "as you" would overstate it; as anyone else, it is the instructor's own user."""
+    from tutor.cli.grading import unisolated_refusal
+
+    as_root = unisolated_refusal("asked for", "use bubblewrap", root=True)
+    as_user = unisolated_refusal("asked for", "use bubblewrap", root=False)
+    assert "as a user of its own (you are root)" in as_root and "as you," not in as_root
+    assert "would run as you, with network access" in as_user and "root" not in as_user
+    for message in (as_root, as_user):
+        assert "refusing to grade at isolation 'none' (asked for)" in message
+        assert "Get isolation: use bubblewrap." in message and message.endswith("pass --unisolated.")
+
+
 def test_doctor_says_why_auto_chose_spawn_where_there_is_no_fork() -> None:
     """Under TORCH_TUTOR_EMULATE_WINDOWS=1 (and on Windows) auto picks spawn; doctor said 'auto on
     Linux', which contradicts the README's 'fork on Linux'."""

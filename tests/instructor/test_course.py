@@ -205,6 +205,8 @@ def test_isolation_none_is_refused_before_anything_runs(course, tmp_path):
     assert "refusing to grade at isolation 'none'" in refused.stderr
     for words in ("network access", "other learners' submissions", "/tmp", "install bubblewrap", "--unisolated"):
         assert words in refused.stderr
+    # Who the submission would run as: root's runs each get a uid of their own.
+    assert ("as a user of its own (you are root)" if os.geteuid() == 0 else "would run as you,") in refused.stderr
     assert not marker.exists() and not (tmp_path / "g.csv").exists()
 
     accepted = tutor("grade", str(course["pack"]), str(subs), "--unisolated", "--json", str(tmp_path / "g.json"),

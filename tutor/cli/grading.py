@@ -20,10 +20,19 @@ if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts
     from tutor.sandbox.isolation import IsolationInfo
 
 UNISOLATED = (
-    "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run as "
-    "you, with network access, able to read every file you can read (your home, keys and the other "
-    "learners' submissions) and to write to /tmp and anything else you may write. Get isolation: {advice}. "
-    "To grade anyway (inside a container or VM you trust and throw away), pass --unisolated.")
+    "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run {who}. "
+    "Get isolation: {advice}. To grade anyway (inside a container or VM you trust and throw away), "
+    "pass --unisolated.")
+#: Who a submission runs as at isolation none, and what it may reach then (``isolation.containment``).
+AS_YOU = ("as you, with network access, able to read every file you can read (your home, keys and the other "
+          "learners' submissions) and to write to /tmp and anything else you may write")
+AS_ITS_OWN_USER = ("as a user of its own (you are root), with network access, able to read every file any "
+                   "user may read (the other learners' submissions too, unless only you can read them) "
+                   "and to write to /tmp and anything else any user may write")
+
+
+def unisolated_refusal(reason: str, advice: str, root: bool) -> str:
+    return UNISOLATED.format(reason=reason, advice=advice, who=AS_ITS_OWN_USER if root else AS_YOU)
 INSTALL_BWRAP = ("install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fedora: dnf install bubblewrap), "
                  "then check `torch-tutor doctor` says 'isolation: bwrap'")
 
@@ -212,8 +221,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     except iso.IsolationError as exc:
         raise UsageError(f"isolation 'bwrap' is required but not available: {exc}") from None
     if info.level == "none" and not args.unisolated:
-        raise UsageError(UNISOLATED.format(reason=info.reason,
-                                           advice=isolation_advice(settings.isolation, sys.platform)))
+        raise UsageError(unisolated_refusal(info.reason, isolation_advice(settings.isolation, sys.platform),
+                                            iso.is_root()))
     for gap in info.gaps:
         if gap.startswith(iso.UNREADABLE):  # a submission importing such a module fails through no fault of its own
             print(f"torch-tutor: warning: {gap}; such a submission fails, and its report says why", file=sys.stderr)

@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
 
-from tutor.app.widgets.editor import TextBox
+from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import Hanging, render_run
@@ -68,7 +68,7 @@ class PredictQuizStep(StepView):
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
         if quiz.raises:
             yield Static(t("quiz.predict.raises_hint"), classes="muted")
-        yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
+        yield AnswerBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
         yield KeyButton(with_key(t("quiz.predict.run"), self, "step('run')"), id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")

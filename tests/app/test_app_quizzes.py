@@ -218,6 +218,33 @@ async def test_a_missed_prediction_wraps_each_line_under_its_own_text(make_app):
             lines[ran].index("What"), ran).color
 
 
+async def test_a_model_answers_code_wraps_under_its_own_indentation(make_app, mini_pack):
+    """The free quiz's feedback, its model answer, checked the same way: a code line too long for
+    80 columns went on at the code block's column 0, so the rest of a ``return`` read as a
+    statement of its own. It hangs under its indentation, on the code's own background."""
+    import dataclasses
+
+    code_line = "    return torch.where(x > 0, x * 2, torch.zeros_like(x)) + some_long_function_name(x, y, z)"
+    lesson = mini_pack.lessons[0]
+    steps = [dataclasses.replace(step, answer=f"Like this:\n\n```python\ndef f(x):\n{code_line}\n```")
+             if step.id == "why-shapes" else step for step in lesson.steps]
+    pack = dataclasses.replace(mini_pack, lessons=[dataclasses.replace(lesson, steps=steps), *mini_pack.lessons[1:]])
+    app = make_app(start_lesson="basics", pack=pack)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        await pilot.press("f8")  # the model answer
+        await settle(pilot, 3)
+        lines = [line.rstrip() for line in screen_text(app).splitlines()]
+        index = _hangs_at(lines, "    return torch.where", 4)
+        column = lines[index].index("return")
+        below = index + 1
+        assert lines[below][column:].startswith("some_long_function_name"), lines[index:index + 2]
+        code = app.screen.get_style_at(column, index).bgcolor
+        page = app.screen.get_style_at(0, below).bgcolor
+        assert code != page  # (the code block has a background of its own)
+        assert {app.screen.get_style_at(x, below).bgcolor for x in (column - 2, column, column + 30)} == {code}
+
+
 async def test_a_prediction_about_an_exception(make_app, sandbox):
     app = make_app(start_lesson="basics", sandbox=sandbox)
     async with app.run_test(size=SMALL) as pilot:

@@ -245,6 +245,38 @@ async def test_a_model_answers_code_wraps_under_its_own_indentation(make_app, mi
         assert {app.screen.get_style_at(x, below).bgcolor for x in (column - 2, column, column + 30)} == {code}
 
 
+async def test_an_answer_rewraps_when_a_scrollbar_narrows_its_box(make_app, mini_pack):
+    """Seen at 80x24: revealing a long model answer gives the page a scrollbar, the answer box
+    narrows by two columns, and its lines stayed as drawn for the old width; in the terminal the
+    cursor's line was redrawn when the cursor blinked, so a word showed twice ("at eighty" /
+    "eighty columns"). What is drawn is the answer as wrapped for the box's width now."""
+    import dataclasses
+
+    lesson = mini_pack.lessons[0]
+    long_answer = ("A model answer long enough that it has to wrap at eighty columns of the terminal, really.\n\n"
+                   "```python\ndef f(x):\n    return torch.where(x > 0, x * 2, torch.zeros_like(x))\n```")
+    steps = [dataclasses.replace(step, answer=long_answer) if step.id == "why-shapes" else step
+             for step in lesson.steps]
+    pack = dataclasses.replace(mini_pack, lessons=[dataclasses.replace(lesson, steps=steps), *mini_pack.lessons[1:]])
+    answer = "because   it is so and this answer is also long enough to wrap at eighty columns of width"
+    app = make_app(start_lesson="basics", pack=pack)
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        await pilot.press(*answer)
+        await settle(pilot, 3)
+        box = app.screen.query_one("#answer")
+        before = box.size.width
+        await pilot.press("f8")  # the model answer: the page scrolls now
+        await settle(pilot, 5)
+        assert box.size.width < before
+        top = box.content_region.y
+        rows = screen_text(app).splitlines()[top:top + 2]
+        shown = [row[box.content_region.x:box.content_region.right].strip() for row in rows]
+        # as wrapped for the box's width now, and each word once
+        assert shown == [section.strip() for section in box.wrapped_document.get_sections(0)], rows
+        assert " ".join(shown).split() == answer.split(), rows
+
+
 async def test_a_prediction_about_an_exception(make_app, sandbox):
     app = make_app(start_lesson="basics", sandbox=sandbox)
     async with app.run_test(size=SMALL) as pilot:

@@ -102,6 +102,13 @@ class TextBox(TextArea):
     def load_text(self, text: str) -> None:
         super().load_text(_inert(text))
 
+    def on_resize(self) -> None:
+        """Draw again once TextArea's own resize handler (which runs after this one) has wrapped
+        the text for the new width. It forgets the lines it drew, but asks for no redraw unless
+        the number of wrapped lines changed: a scrollbar appearing beside an answer left its first
+        line as drawn for the old width, one word shown twice ("at eighty" / "eighty columns")."""
+        self.refresh()
+
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
         bindings = textual_compat.own_bindings(self, event.key)
         if bindings and not self.read_only:

@@ -189,7 +189,7 @@ async def test_a_missed_prediction_wraps_each_line_under_its_own_text(make_app):
     (``Hanging``), each wraps under its own text, in its own colour."""
     from tutor.sandbox.result import RunResult
 
-    prediction = f"{LONG_ROW}\n{INDENTED_ROW}"
+    prediction = f"{LONG_ROW}\n{INDENTED_ROW}\n{' ' * 500}DEEP"  # a hostile indent: at most half the column
     printed = f"{LONG_ROW.replace('0.1', '9.1')}\n{INDENTED_ROW}"
     app = make_app(start_lesson="basics")
     async with app.run_test(size=(80, 60)) as pilot:
@@ -204,10 +204,16 @@ async def test_a_missed_prediction_wraps_each_line_under_its_own_text(make_app):
         yours = _hangs_at(lines, "        [1.1000", 8, table)  # the left column, the prediction
         right = lines[yours].index("        [1.1000", lines[yours].index("[1.1000") + 1)
         assert lines[yours + 1][right:right + 8].strip() == "" and lines[yours + 1][right + 8] != " "
+        ran = next(i for i, line in enumerate(lines) if "What the code did:" in line)
         mark = next(i for i in range(table, len(lines)) if "[[9.1000" in lines[i])  # the output's column
         looks = [app.screen.get_style_at(lines[mark].index(text), mark) for text in ("9.1000", "0.2000")]
         assert looks[0] != looks[1]  # the differing characters still stand out
-        ran = next(i for i, line in enumerate(lines) if "What the code did:" in line)
+        # the hostile indent loses nothing: every letter in the prediction's column, in the box
+        start, end = lines[table].index("Your prediction"), lines[table].index("Actual output")
+        column = "".join("".join(line[start:end].split()) for line in lines[table + 1:ran])
+        assert column.endswith("2.0000]])DEEP"), column
+        border = lines[table].rindex("│")
+        assert all(line[border] == "│" for line in lines[table:ran])
         _hangs_at(lines, "tensor([[9.1000", 0, ran)  # a line from column 0 wraps to column 0
         _hangs_at(lines, "        [1.1000", 8, ran)
         warning = _hangs_at(lines, "  UserWarning:", 2, ran)

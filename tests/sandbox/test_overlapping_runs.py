@@ -60,7 +60,9 @@ while time.time() < end:
     time.sleep(0.05)
 print('killed', len(hit))
 """
-VICTIM = "import time\nopen('secret', 'w').write('s3cret')\ntime.sleep(2.5)\nprint('done')\n"
+#: The victim's folder exists from the moment its request leaves the tutor; in spawn mode a run
+#: that names the profiler waits there while its spare warms up (seconds): the attack has time.
+VICTIM = "# the profiler\nimport time\nopen('secret', 'w').write('s3cret')\ntime.sleep(2.5)\nprint('done')\n"
 SNOOP = """
 import glob, os, time
 time.sleep(0.5)

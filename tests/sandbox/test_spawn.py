@@ -12,6 +12,7 @@ import pytest
 from tests.sandbox.conftest import TEST_LIMITS, wait_for_idle
 from tutor.sandbox import Sandbox
 from tutor.sandbox.pool import resolve_mode
+from tutor.sandbox.worker.serve import IDLE_WARM_S
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +46,72 @@ def test_the_spare_kept_warm_has_run_the_profiler_already(spawned):
     assert result.status == "ok", (result.message, result.stderr)
     # Cold, this takes ~1 s here; warm, a few milliseconds (a loaded machine gets headroom).
     assert float(result.stdout) < 0.5, result.stdout
+
+
+#: A learner's line that says whether the profiler's machinery (torch._dynamo, which its first use
+#: imports) is loaded, without naming it: a run that names it asks for the warm-up (below).
+HAS_DYNAMO = "import sys\nprint(any(m.startswith('torch._dyn' + 'amo') for m in sys.modules))\n"
+
+
+def test_a_spare_taken_at_once_skips_the_profiler_warm_up_and_one_left_waiting_has_it(spawned):
+    """The profiler's first use costs a spare's runner 1.3-2.4 s of CPU (it imports torch._dynamo):
+    a spare taken as soon as it is ready (back-to-back runs, a grade batch) leaves it out, and a
+    spare left waiting for a learner pays it while they read (docs/performance.md)."""
+    spawned.run("pass")  # the next spare starts now
+    wait_for_idle(spawned)
+    at_once = spawned.run(HAS_DYNAMO)
+    assert (at_once.status, at_once.stdout) == ("ok", "False\n"), (at_once.message, at_once.stderr)
+    wait_for_idle(spawned)
+    time.sleep(2 * IDLE_WARM_S)  # the judge has asked its runner to warm up; the run waits for it
+    waited = spawned.run(HAS_DYNAMO)
+    assert (waited.status, waited.stdout) == ("ok", "True\n"), (waited.message, waited.stderr)
+
+
+def test_what_a_runner_prints_while_it_warms_up_late_goes_nowhere():
+    """A spare's runner warms up after it marked the end of its start-up output (the pipe
+    transport drops only what came before the mark): whatever the warm-up prints must not reach
+    the run, and the runner's own streams must work again afterwards."""
+    code = ("import sys\nfrom tutor.sandbox.worker import serve, spawn\n"
+            "serve.SPARE_DEFERS = ('tests.sandbox.noisy_preload',)\n"
+            "print('before', flush=True)\nspawn.warm_up()\n"
+            "print('tests.sandbox.noisy_preload' in sys.modules and 'after')\nprint('stderr too', file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "before\nafter\n" and "NOISE" not in done.stderr and "stderr too" in done.stderr
+
+
+def test_a_batch_never_warms_a_waiting_spare():
+    """``grade`` and ``validate`` take spares back to back: one that waits there is waiting for
+    the run before it, not for a learner, and warming it would only cost CPU."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], purpose="batch") as box:
+        box.wait_ready(300)
+        time.sleep(2 * IDLE_WARM_S)
+        result = box.run(HAS_DYNAMO)
+    assert (result.status, result.stdout) == ("ok", "False\n"), (result.message, result.stderr)
+
+
+def test_a_run_that_profiles_on_a_spare_taken_at_once_is_not_charged_for_the_warm_up(spawned):
+    """Its spare warms up before the run starts: the run's CPU time and limits are its own."""
+    spawned.run("pass")
+    wait_for_idle(spawned)
+    result = spawned.run("import sys, time, torch\nloaded = 'torch._dynamo' in sys.modules\n"
+                         "with torch.profiler.profile() as prof:\n    torch.nn.functional.relu(torch.ones(4))\n"
+                         "prof.key_averages()\nprint(loaded)\n")
+    assert (result.status, result.stdout) == ("ok", "True\n"), (result.message, result.stderr)
+    # Importing torch._dynamo alone takes more than a second of CPU; the profiled op, milliseconds.
+    assert result.cpu_time < 1.0, result.cpu_time
+
+
+def test_an_optimizer_step_on_a_spare_taken_at_once_works_and_is_not_charged_for_the_warm_up(spawned):
+    """An optimizer's first step imports torch._dynamo too (torch 2.13); at isolation none as root
+    on a machine whose interpreter the runs cannot read, that import would fail in the run."""
+    spawned.run("pass")
+    wait_for_idle(spawned)
+    result = spawned.run("import torch\nweight = torch.nn.Parameter(torch.ones(3))\n"
+                         "optimizer = torch.optim.SGD([weight], lr=0.5)\nweight.sum().backward()\n"
+                         "optimizer.step()\nprint(weight.tolist())\n")
+    assert (result.status, result.stdout) == ("ok", "[0.5, 0.5, 0.5]\n"), (result.message, result.stderr)
+    assert result.cpu_time < 1.0, result.cpu_time
 
 
 def test_a_cancel_reaches_a_run_still_waiting_for_its_spare(spawned):
@@ -110,7 +177,7 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
     them) and loads it once it has waited for its request (docs/performance.md)."""
     code = ("import sys\nfrom tutor.sandbox.worker import serve\nserve.judge_preload([])\n"
             "print(sorted(m for m in ('torch._dynamo', 'tutor.checks.server', 'tutor.checks.remote', 'torch.profiler')"
-            " if m in sys.modules))\nserve.judge_idle_preload()\nprint('torch._dynamo' in sys.modules)\n")
+            " if m in sys.modules))\nserve.load_deferred()\nprint('torch._dynamo' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.checks.remote']", "True"]

@@ -89,7 +89,8 @@ class Sandbox:
         isolation: "auto", "bwrap" or "none" (see ``tutor.sandbox.isolation``).
         mode: "auto", "fork" or "spawn" (see ``resolve_mode``).
         purpose: "interactive" (one run at a time, waiting on it) or "batch" (grading's
-            throughput): what ``auto`` picks on Linux may differ between them.
+            throughput): what ``auto`` picks on Linux may differ between them, and a batch's
+            spawn-mode spares never warm up while they wait (``serve.SPARE_DEFERS``).
         preload: modules every worker imports before forking, beyond torch's.
         hide: folders no run may see, even where the filesystem is otherwise readable (grading
             hides the class's submissions and the pack; each run gets only its own code, over
@@ -106,6 +107,7 @@ class Sandbox:
         self.requested_isolation = isolation or "auto"
         self.requested_mode = mode or "auto"
         self.mode = resolve_mode(self.requested_mode, purpose)
+        self.purpose = purpose
         self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
         self.hide = tuple(str(p) for p in hide)
         self._lock = threading.Lock()
@@ -171,7 +173,8 @@ class Sandbox:
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes,
                                name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
-                               role="judge" if self.mode == "spawn" else "worker")
+                               role="judge" if self.mode == "spawn" else "worker",
+                               warm_when_idle=self.purpose == "interactive")
         with self._lock:
             self._all.append(worker)
         return worker

@@ -47,10 +47,12 @@ class ProbeSpec:
 class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
-                 hide: tuple[str, ...] = (), role: str = "worker"):
+                 hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True):
         self.python = python
         #: "worker" (fork mode: serves run after run) or "judge" (spawn mode: one run, then exits).
         self.role = role
+        #: Spawn mode: whether a spare that waits for its request warms up (``serve.SPARE_DEFERS``).
+        self.warm_when_idle = warm_when_idle
         self.info = info
         self.scratch_root = scratch_root
         self.preload = preload
@@ -84,7 +86,7 @@ class WorkerProcess:
     def spawn(self) -> None:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
-        config: dict = {"preload": self.preload, "role": self.role,
+        config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
                         "containment": isolation.containment(self.info)}
         child_end = None
         if self.transport == "fds":
@@ -219,8 +221,13 @@ class WorkerProcess:
             self._group.set_limit(limits.processes)
         scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs}")
         self._runs += 1
-        os.mkdir(scratch)
-        os.chmod(scratch, 0o777)  # the run may be uid nobody
+        # The run's alone from the start: between now and the moment the run takes it (a spawn-mode
+        # spare may warm up first, seconds), a run beside it must not plant or read anything
+        # there. As root under bubblewrap the run is the worker's uid; at isolation none each
+        # run chowns it to its own uid before it leaves root; otherwise the run is the tutor's uid.
+        os.mkdir(scratch, 0o700)
+        if self.info.worker_uid is not None:
+            os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
         pipes = [os.pipe() for _ in range(3)] if self._link is None else []
         with self._send_lock:
             self._run_id += 1

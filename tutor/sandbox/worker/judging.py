@@ -53,9 +53,7 @@ def _warm_up(probe: object) -> None:
     """While the runner runs the learner's code: start what this process's checks will need
     first, so its cost overlaps the learner's. A profiler's first session in a process costs
     ~15 ms (more on a busy machine); the checks of a profile exercise start several here."""
-    payload = probe.get("payload") if isinstance(probe, dict) else None
-    checks = payload.get("checks") if isinstance(payload, dict) else None
-    if not isinstance(checks, list) or not any(isinstance(c, dict) and c.get("kind") == "profile" for c in checks):
+    if not _profiles(probe):
         return
     from tutor.checks import refs
 
@@ -64,6 +62,34 @@ def _warm_up(probe: object) -> None:
             pass
     except Exception:  # noqa: BLE001 - only a head start: the check itself reports a broken profiler
         pass
+
+
+def _profiles(probe: object) -> bool:
+    """Whether the checks profile the learner's code (in the runner, and their answers here)."""
+    payload = probe.get("payload") if isinstance(probe, dict) else None
+    checks = payload.get("checks") if isinstance(payload, dict) else None
+    return isinstance(checks, list) and any(isinstance(c, dict) and c.get("kind") == "profile" for c in checks)
+
+
+#: Words in a run's code, or in its checks, that say it may reach what imports ``torch._dynamo``
+#: on first use, found on torch 2.13: the profiler, ``torch.compile``, an optimizer's ``step``,
+#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``. A run that
+#: reaches it without them still works; it pays the import itself (1.2-2.4 s of CPU).
+DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic")
+
+
+def needs_dynamo(message: dict) -> bool:
+    """Whether a spawn-mode spare taken at once should warm its runner up before this run
+    (``serve.SPARE_DEFERS``), so that the run's time, limits and measurements are its own."""
+    if _profiles(message.get("probe")):
+        return True
+    import json
+
+    try:
+        text = json.dumps([message.get("code"), message.get("probe")])
+    except (TypeError, ValueError):
+        return True
+    return any(word in text for word in DYNAMO_WORDS)
 
 
 def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict | None, message: dict):

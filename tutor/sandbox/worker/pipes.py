@@ -38,7 +38,9 @@ from typing import IO, Callable
 from tutor.sandbox import wire
 from tutor.sandbox.worker import windows
 from tutor.sandbox.worker.keeper import judge, runner_end_message
-from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_idle_preload, judge_preload, ready_message
+from tutor.sandbox.worker.judging import needs_dynamo
+from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_preload, load_deferred, ready_message
+from tutor.sandbox.worker.spawn import warm_runner
 
 #: How long the judge waits for its runner to import torch and warm up.
 RUNNER_START_S = 300.0
@@ -144,17 +146,21 @@ def judge_main(config: dict) -> int:
     ready["runner_rss_mb"] = warm.get("rss_mb")
     ready["transport"] = "pipes"
     link.send(ready)
+    warmed = False
     try:
         try:
-            message = link.recv(timeout=IDLE_WARM_S)
-        except TimeoutError:
-            judge_idle_preload()
+            message = link.recv(timeout=IDLE_WARM_S if config.get("warm_when_idle", True) else None)
+        except TimeoutError:  # a learner is reading: warm up both
+            warm_runner(judge_end, warm, meanwhile=load_deferred)
+            warmed = True
             message = link.recv()
     except (wire.WireError, OSError):
         message = {}
     if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too
         _end(proc, job)
         return 0
+    if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
+        warm_runner(judge_end, warm)
     run_id = message["id"]
     # Past the tutor's caps (it cuts, and cancels the run) with room to spare, so it sees the overflow.
     cap = int(message["limits"]["output_kb"]) * 1024 + 128 * 1024

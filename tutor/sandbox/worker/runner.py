@@ -146,15 +146,20 @@ def _flush_streams() -> None:
             pass
 
 
-def _take_request(channel: socket.socket) -> dict:
-    """Wait for the one request (from the keeper); wire stdin/stdout/stderr; return it. The
-    report descriptor stays with the keeper, the judge: this process never has it. With the
-    pipe transport no descriptor comes: stdout and stderr already are the pipes the judge
-    reads (``pipes.py``)."""
+def wait_for_request(channel: socket.socket) -> tuple[dict, list[int]]:
+    """The next frame from the keeper (the judge), with its descriptors; a discarded spare ends here."""
     try:
-        message, fds = wire.recv_frame(channel)
+        return wire.recv_frame(channel)
     except (wire.WireError, OSError):
-        os._exit(0)  # discarded spare
+        os._exit(0)
+
+
+def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None) -> dict:
+    """Wait for the one request (from the keeper) unless it came already; wire
+    stdin/stdout/stderr; return it. The report descriptor stays with the keeper, the judge: this
+    process never has it. With the pipe transport no descriptor comes: stdout and stderr already
+    are the pipes the judge reads (``pipes.py``)."""
+    message, fds = request if request is not None else wait_for_request(channel)
     if hasattr(os, "setsid"):
         os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
     null = os.open(os.devnull, os.O_RDONLY)
@@ -264,8 +269,8 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
         _flush_streams()
 
 
-def runner(channel: socket.socket, containment: dict) -> None:
-    message = _take_request(channel)
+def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None) -> None:
+    message = _take_request(channel, request)
     channel = _hide_channel(channel)
     filename = message.get("filename") or "<snippet>"
     setup_error = _set_up(message, containment)

@@ -19,13 +19,16 @@ from tutor.sandbox.worker.keeper import Spare, sweep
 BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
 OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
 
-#: What a spawn-mode judge does not load before it says ready. The judge runs no learner code,
-#: so the runner's server is not its business; and only a profile check that profiles in the
-#: judge needs ``torch._dynamo``, so the judge loads it once it has waited ``IDLE_WARM_S`` for its
-#: request (a spare taken at once, as runs back to back take them, saves the CPU; a judge that
-#: then needs it imports it on its first profile).
+#: What a spawn-mode judge does not load before it says ready: it runs no learner code, so the
+#: runner's server is not its business.
 JUDGE_LEAVES_OUT = ("tutor.checks.server",)
-JUDGE_DEFERS = ("torch._dynamo",)
+#: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
+#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU, and the runner's warm-up
+#: runs one op under it). A spare that waits ``IDLE_WARM_S`` for its request (a learner reading
+#: the exercise) loads it then, in both; a spare taken at once (back-to-back runs, a ``grade``
+#: batch) loads it only where its run needs it (``judging.needs_dynamo``), before the run
+#: starts, so the run is never charged for it.
+SPARE_DEFERS = ("torch._dynamo",)
 IDLE_WARM_S = 1.0
 
 
@@ -52,16 +55,19 @@ def _import_optional(names: list[str], loaded: list[str], failed: dict[str, str]
             failed[name] = f"{type(exc).__name__}: {exc}"
 
 
+def spare_preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
+    """What an interpreter of a spawn-mode spare loads before it says ready (see ``SPARE_DEFERS``)."""
+    return preload(extra, leave_out + SPARE_DEFERS)
+
+
 def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
-    """What a spawn-mode judge loads before it says ready (see ``JUDGE_DEFERS``)."""
-    return preload(extra, JUDGE_LEAVES_OUT + JUDGE_DEFERS)
+    return spare_preload(extra, JUDGE_LEAVES_OUT)
 
 
-def judge_idle_preload() -> None:
-    """What the judge loads once it has been idle ``IDLE_WARM_S``, so that a spare that waits
-    for its request (a learner reading the exercise) is as warm as a fork-mode worker. A module
-    that fails here fails again where it is needed, and says why there."""
-    _import_optional(list(JUDGE_DEFERS), [], {})
+def load_deferred() -> None:
+    """What a spare's interpreter loads later (``SPARE_DEFERS``). A module that fails here fails
+    again where it is needed, and says why there."""
+    _import_optional(list(SPARE_DEFERS), [], {})
 
 
 def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:

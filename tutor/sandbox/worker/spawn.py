@@ -34,22 +34,62 @@ from typing import Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
+from tutor.sandbox.worker.judging import needs_dynamo
 from tutor.sandbox.worker.keeper import _relay, fork, keep
-from tutor.sandbox.worker.runner import runner
-from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_idle_preload, judge_preload, preload, ready_message
+from tutor.sandbox.worker.runner import runner, wait_for_request
+from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_preload, load_deferred, ready_message, spare_preload
 
 #: How long the judge waits for its runner to import torch and warm up.
 RUNNER_START_S = 300.0
 
 
 def warm_up() -> None:
-    """One op under the profiler (on constant tensors: the random state stays untouched)."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
+    """What the runner defers (``serve.SPARE_DEFERS``), then one op under the profiler (on
+    constant tensors: the random state stays untouched). Its output is not the run's: it goes to
+    /dev/null. A profiler that fails here fails again in the run that uses it, and says why there."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        load_deferred()
+        import torch
+        from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        torch.nn.functional.linear(torch.ones(2, 8), torch.ones(8, 8)).sum()
-    prof.key_averages()
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            torch.nn.functional.linear(torch.ones(2, 8), torch.ones(8, 8)).sum()
+        prof.key_averages()
+    except Exception:  # noqa: BLE001 - see above
+        pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        for fd, target in zip(saved, (1, 2)):
+            os.dup2(fd, target)
+            os.close(fd)
+
+
+def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], None] | None = None) -> None:
+    """Ask the runner to warm up (``warm_up``) and wait until it has, running ``meanwhile`` here
+    in the meantime. Its answer replaces ``warm``: the CPU it counts is still from before any
+    learner code ran. A runner that ended here fails its run, whose verdict says so."""
+    try:
+        wire.send_frame(judge_end, {"op": "warm-up"})
+        if meanwhile is not None:
+            meanwhile()
+        judge_end.settimeout(RUNNER_START_S)
+        reply, stray = wire.recv_frame(judge_end)
+    except (wire.WireError, OSError):
+        return
+    finally:
+        judge_end.settimeout(None)
+    for fd in stray:
+        os.close(fd)
+    if reply.get("op") == "warm":
+        warm.update(reply)
 
 
 def judge_main(config: dict) -> int:
@@ -87,9 +127,12 @@ def judge_main(config: dict) -> int:
     ready = ready_message(loaded, failed, time.perf_counter() - started, "spawn")
     ready["runner_rss_mb"] = warm.get("rss_mb")
     wire.send_frame(channel, ready)
+    warmed = False
     try:
-        if not select.select([channel], [], [], IDLE_WARM_S)[0]:
-            judge_idle_preload()
+        if config.get("warm_when_idle", True) and not select.select([channel], [], [], IDLE_WARM_S)[0]:
+            # A learner is reading: warm up both.
+            warm_runner(judge_end, warm, meanwhile=load_deferred)
+            warmed = True
         message, fds = wire.recv_frame(channel)
     except (wire.WireError, OSError):
         message, fds = {}, []
@@ -99,6 +142,8 @@ def judge_main(config: dict) -> int:
         proc.kill()
         proc.wait()
         return 0
+    if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
+        warm_runner(judge_end, warm)
     ctl_r, ctl_w = os.pipe()
     threading.Thread(target=_relay_cancels, args=(channel, message["id"], ctl_w), daemon=True).start()
     def done(verdict: dict) -> None:
@@ -163,17 +208,24 @@ def runner_main(config: dict) -> int:
 
 
 def warm_and_run(channel: socket.socket, config: dict, mark: Callable[[], None] | None = None) -> int:
-    """The runner's second half in either transport: preload, warm the profiler, (``mark`` the
-    end of warm-up output), tell the judge it is warm, run the one request."""
+    """The runner's second half in either transport: preload, (``mark`` the end of start-up
+    output), tell the judge it is warm, warm up when the judge asks (``warm_runner``), run the
+    one request."""
     try:
-        preload(config.get("preload", []))
-        warm_up()
+        spare_preload(config.get("preload", []))
     except BaseException as exc:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
     if mark is not None:
         mark()
-    # Sent before any learner code runs, so the judge may trust it: the CPU spent so far.
+    # Sent before any learner code runs, so the judge may trust them: the CPU spent so far.
     wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
-    runner(channel, config.get("containment", {}))
+    request = wait_for_request(channel)
+    while request[0].get("op") == "warm-up":
+        for fd in request[1]:
+            os.close(fd)
+        warm_up()
+        wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
+        request = wait_for_request(channel)
+    runner(channel, config.get("containment", {}), request)
     return 0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from app_support import screen_text, settle, wait_for_text
-from tutor.app.widgets.editor import CodeEditor
+from tutor.app.widgets.editor import AnswerBox, CodeEditor, FramedBox
 
 SMALL = (80, 24)
 
@@ -165,12 +167,13 @@ async def test_tab_still_indents_everywhere_python_allows_it(make_app):
 
 FOCUSED = "editing: keys type into your code · Esc leaves"
 BLURRED = "not editing: keys drive the lesson · Tab or click here to type"
+ANSWERING = "editing: keys type into your answer · Esc leaves"
 
 
-def _frame(app) -> str:
-    """The editor's top frame line as the terminal shows it."""
-    editor = app.screen.query_one(CodeEditor)
-    return screen_text(app).splitlines()[editor.region.y]
+def _frame(app, kind: type[FramedBox] = CodeEditor) -> str:
+    """The top frame line of the editor (or answer box) as the terminal shows it."""
+    box = app.screen.query_one(kind)
+    return screen_text(app).splitlines()[box.region.y]
 
 
 async def _shows(pilot, app, focused: bool) -> None:
@@ -213,6 +216,50 @@ async def test_the_editor_frame_says_whether_keys_go_into_it(make_app):
 
 
 
+async def _goto(pilot, app, step_id: str) -> None:
+    while app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await settle(pilot)
+
+
+@pytest.mark.parametrize("step_id", ["predict-sum", "why-shapes"])
+async def test_a_quiz_answer_box_says_whether_keys_go_into_it(make_app, step_id):
+    """Found by a new-user review: the code editor's frame said whether it had the keys, a quiz's
+    answer box (a prediction, a free answer) said nothing, and Esc did nothing in it. At 80x24 its
+    frame says so as the editor's does, and Esc leaves it for the page as the editor's does."""
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, step_id)
+        box = app.screen.query_one(AnswerBox)
+
+        async def shows(focused: bool) -> None:
+            await settle(pilot, 3)
+            frame = _frame(app, AnswerBox)
+            assert (ANSWERING in frame, BLURRED in frame) == (focused, not focused), frame
+            assert box.has_focus is focused
+
+        await shows(True)  # on arrival, before any key
+        await pilot.press("a")
+        await pilot.press("escape")  # out to the lesson's page
+        await shows(False)
+        assert app.focused is app.screen.query_one("#step-scroll")
+        await pilot.press("b")  # keys no longer type into the answer
+        await pilot.press("tab")  # and straight back
+        await shows(True)
+        await pilot.press("c")
+        await settle(pilot)
+        assert box.text == "ac"
+        await pilot.press("tab")  # on to the button: the box says the keys left it
+        await shows(False)
+        await pilot.click(box)
+        await shows(True)
+        await pilot.press("ctrl+p")  # under a dialog the keys are the dialog's, and it says so
+        await settle(pilot, 3)
+        assert box.border_title == BLURRED
+        await pilot.press("escape")
+        await shows(True)
+
+
 def _contrast(style) -> float:
     """WCAG contrast ratio of a rendered cell's text against its background."""
     def luminance(color) -> float:
@@ -224,36 +271,41 @@ def _contrast(style) -> float:
     return (light + 0.05) / (dark + 0.05)
 
 
-async def test_the_editor_frame_reads_in_every_theme(make_app):
+@pytest.mark.parametrize("lesson, step_id, kind, focused", [("exercises", None, CodeEditor, FOCUSED),
+                                                            ("basics", "predict-sum", AnswerBox, ANSWERING)])
+async def test_the_editor_frame_reads_in_every_theme(make_app, lesson, step_id, kind, focused):
     """The code keeps its own colours (monokai or github_light) whatever the app's theme, so a
-    title in the theme's colours could vanish on it (a light theme's muted text on monokai).
-    In every theme the palette offers, both titles read on what is under them, as drawn."""
-    app = make_app(start_lesson="exercises")
+    title in the theme's colours could vanish on it (a light theme's muted text on monokai); an
+    answer box is drawn in the theme's colours. In every theme the palette offers, both titles of
+    both read on what is under them, as drawn."""
+    app = make_app(start_lesson=lesson)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
-        editor = app.screen.query_one(CodeEditor)
+        if step_id:
+            await _goto(pilot, app, step_id)
+        editor = app.screen.query_one(kind)
         page = app.screen.query_one("#step-scroll")
         seen = []
         for theme in sorted(app.available_themes):
             app.theme = theme
             await settle(pilot)
-            # the code's own colours follow the theme's lightness, as a new editor's do
-            assert editor.theme == ("monokai" if app.current_theme.dark else "github_light"), theme
-            for focus, words in ((editor, FOCUSED), (page, BLURRED)):
+            if isinstance(editor, CodeEditor):  # the code's own colours follow the theme's lightness
+                assert editor.theme == ("monokai" if app.current_theme.dark else "github_light"), theme
+            for focus, words in ((editor, focused), (page, BLURRED)):
                 focus.focus()
                 await settle(pilot, 3)
-                frame = _frame(app)
+                frame = _frame(app, kind)
                 assert words in frame, (theme, frame)
                 x = frame.index(words) + 2
                 style = app.screen.get_style_at(x, editor.region.y)
                 assert _contrast(style) >= 4.5, (theme, words, style)
                 seen.append((theme, words, style.bgcolor))
         assert len(seen) >= 4 and any(style != seen[0][2] for _, _, style in seen)
-        for focus, words in ((editor, FOCUSED), (page, BLURRED)):  # the theme switched, focus kept
+        for focus, words in ((editor, focused), (page, BLURRED)):  # the theme switched, focus kept
             focus.focus()
             for theme in ("textual-dark", "textual-light", "solarized-dark", "textual-light"):
                 app.theme = theme
                 await settle(pilot, 3)
-                frame = _frame(app)
+                frame = _frame(app, kind)
                 style = app.screen.get_style_at(frame.index(words) + 2, editor.region.y)
                 assert _contrast(style) >= 4.5, (theme, words, style)

@@ -163,6 +163,126 @@ async def test_a_missed_prediction_shows_both_side_by_side(make_app, sandbox):
         assert row.index("6") < row.index("5")  # yours on the left, the real output on the right
 
 
+# The output of a tensor's print: its rows after the first are indented under the first.
+LONG_ROW = "tensor([[0.1000, 0.2000, 0.3000, 0.4000, 0.5000, 0.6000, 0.7000, 0.8000, 0.9000, 1.0000],"
+INDENTED_ROW = "        [1.1000, 1.2000, 1.3000, 1.4000, 1.5000, 1.6000, 1.7000, 1.8000, 1.9000, 2.0000]])"
+WARNING = "  UserWarning: the prediction box and the output box wrap long lines under their own text"
+
+
+def _hangs_at(lines: list[str], head: str, hang: int, after: int = 0) -> int:
+    """The first line from ``after`` holding ``head`` wraps, and the next line's text starts
+    ``hang`` cells in from where ``head`` starts (under its own text), not at its column's start.
+    Returns the index of the line."""
+    index = next((i for i in range(after, len(lines)) if head in lines[i]), None)
+    assert index is not None, (head, lines)
+    column = lines[index].index(head)
+    follow = lines[index + 1]
+    assert follow[column:column + hang].strip() == "" and follow[column + hang:column + hang + 1].strip(), \
+        (head, lines[index:index + 2])
+    return index
+
+
+async def test_a_missed_prediction_wraps_each_line_under_its_own_text(make_app):
+    """Found by a new-user review at 80x24: in the wrong-answer box, a long line of the
+    prediction, of the output beside it, or of what the code printed below wrapped to the start of
+    its column, so a tensor's indented row read as a new line of its own. As in the check report
+    (``Hanging``), each wraps under its own text, in its own colour."""
+    from tutor.sandbox.result import RunResult
+
+    prediction = f"{LONG_ROW}\n{INDENTED_ROW}\n{' ' * 500}DEEP"  # a hostile indent: at most half the column
+    printed = f"{LONG_ROW.replace('0.1', '9.1')}\n{INDENTED_ROW}"
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=(80, 60)) as pilot:
+        await _goto(pilot, app, "predict-sum")
+        step = app.screen.step_view
+        step.query_one("#prediction").load_text(prediction)
+        step.run_finished(RunResult(status="ok", stdout=printed, stderr=WARNING), None)
+        await settle(pilot, 3)
+        lines = [line.rstrip() for line in screen_text(app).splitlines()]
+        assert any("The output differs from your prediction." in line for line in lines)
+        table = next(i for i, line in enumerate(lines) if "Your prediction" in line)
+        yours = _hangs_at(lines, "        [1.1000", 8, table)  # the left column, the prediction
+        right = lines[yours].index("        [1.1000", lines[yours].index("[1.1000") + 1)
+        assert lines[yours + 1][right:right + 8].strip() == "" and lines[yours + 1][right + 8] != " "
+        ran = next(i for i, line in enumerate(lines) if "What the code did:" in line)
+        mark = next(i for i in range(table, len(lines)) if "[[9.1000" in lines[i])  # the output's column
+        looks = [app.screen.get_style_at(lines[mark].index(text), mark) for text in ("9.1000", "0.2000")]
+        assert looks[0] != looks[1]  # the differing characters still stand out
+        # the hostile indent loses nothing: every letter in the prediction's column, in the box
+        start, end = lines[table].index("Your prediction"), lines[table].index("Actual output")
+        column = "".join("".join(line[start:end].split()) for line in lines[table + 1:ran])
+        assert column.endswith("2.0000]])DEEP"), column
+        border = lines[table].rindex("│")
+        assert all(line[border] == "│" for line in lines[table:ran])
+        _hangs_at(lines, "tensor([[9.1000", 0, ran)  # a line from column 0 wraps to column 0
+        _hangs_at(lines, "        [1.1000", 8, ran)
+        warning = _hangs_at(lines, "  UserWarning:", 2, ran)
+        # the wrapped rest of the stderr line keeps the colour of its first row
+        first = app.screen.get_style_at(lines[warning].index("UserWarning"), warning)
+        rest = app.screen.get_style_at(len(lines[warning + 1].rstrip(" │")) - 1, warning + 1)
+        assert first.color == rest.color and first.color != app.screen.get_style_at(
+            lines[ran].index("What"), ran).color
+
+
+async def test_a_model_answers_code_wraps_under_its_own_indentation(make_app, mini_pack):
+    """The free quiz's feedback, its model answer, checked the same way: a code line too long for
+    80 columns went on at the code block's column 0, so the rest of a ``return`` read as a
+    statement of its own. It hangs under its indentation, on the code's own background."""
+    import dataclasses
+
+    code_line = "    return torch.where(x > 0, x * 2, torch.zeros_like(x)) + some_long_function_name(x, y, z)"
+    lesson = mini_pack.lessons[0]
+    steps = [dataclasses.replace(step, answer=f"Like this:\n\n```python\ndef f(x):\n{code_line}\n```")
+             if step.id == "why-shapes" else step for step in lesson.steps]
+    pack = dataclasses.replace(mini_pack, lessons=[dataclasses.replace(lesson, steps=steps), *mini_pack.lessons[1:]])
+    app = make_app(start_lesson="basics", pack=pack)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        await pilot.press("f8")  # the model answer
+        await settle(pilot, 3)
+        lines = [line.rstrip() for line in screen_text(app).splitlines()]
+        index = _hangs_at(lines, "    return torch.where", 4)
+        column = lines[index].index("return")
+        below = index + 1
+        assert lines[below][column:].startswith("some_long_function_name"), lines[index:index + 2]
+        code = app.screen.get_style_at(column, index).bgcolor
+        page = app.screen.get_style_at(0, below).bgcolor
+        assert code != page  # (the code block has a background of its own)
+        assert {app.screen.get_style_at(x, below).bgcolor for x in (column - 2, column, column + 30)} == {code}
+
+
+async def test_an_answer_rewraps_when_a_scrollbar_narrows_its_box(make_app, mini_pack):
+    """Seen at 80x24: revealing a long model answer gives the page a scrollbar, the answer box
+    narrows by two columns, and its lines stayed as drawn for the old width; in the terminal the
+    cursor's line was redrawn when the cursor blinked, so a word showed twice ("at eighty" /
+    "eighty columns"). What is drawn is the answer as wrapped for the box's width now."""
+    import dataclasses
+
+    lesson = mini_pack.lessons[0]
+    long_answer = ("A model answer long enough that it has to wrap at eighty columns of the terminal, really.\n\n"
+                   "```python\ndef f(x):\n    return torch.where(x > 0, x * 2, torch.zeros_like(x))\n```")
+    steps = [dataclasses.replace(step, answer=long_answer) if step.id == "why-shapes" else step
+             for step in lesson.steps]
+    pack = dataclasses.replace(mini_pack, lessons=[dataclasses.replace(lesson, steps=steps), *mini_pack.lessons[1:]])
+    answer = "because   it is so and this answer is also long enough to wrap at eighty columns of width"
+    app = make_app(start_lesson="basics", pack=pack)
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        await pilot.press(*answer)
+        await settle(pilot, 3)
+        box = app.screen.query_one("#answer")
+        before = box.size.width
+        await pilot.press("f8")  # the model answer: the page scrolls now
+        await settle(pilot, 5)
+        assert box.size.width < before
+        top = box.content_region.y
+        rows = screen_text(app).splitlines()[top:top + 2]
+        shown = [row[box.content_region.x:box.content_region.right].strip() for row in rows]
+        # as wrapped for the box's width now, and each word once
+        assert shown == [section.strip() for section in box.wrapped_document.get_sections(0)], rows
+        assert " ".join(shown).split() == answer.split(), rows
+
+
 async def test_a_prediction_about_an_exception(make_app, sandbox):
     app = make_app(start_lesson="basics", sandbox=sandbox)
     async with app.run_test(size=SMALL) as pilot:

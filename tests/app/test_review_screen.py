@@ -188,6 +188,23 @@ async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it
         assert "editing: keys type into your code" in frame and "Esc" not in frame, frame
 
 
+async def test_a_review_answer_box_says_it_has_the_keys_but_not_that_esc_leaves_it(make_app):
+    """A written answer in a review: its box's frame says the keys type into it, without the
+    lesson's promise about Esc (which goes back from the review)."""
+    from tutor.app.widgets.editor import AnswerBox
+
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*FREE, "shapes", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        box = app.screen.query_one(AnswerBox)
+        box.focus()
+        await settle(pilot, 3)
+        frame = screen_text(app).splitlines()[box.region.y]
+        assert "editing: keys type into your answer" in frame and "Esc" not in frame, frame
+
+
 async def test_due_counts_on_the_contents_and_the_status_bar(make_app):
     app = _app(make_app, resume=False)
     async with app.run_test(size=SMALL) as pilot:

@@ -225,20 +225,26 @@ def test_tab_on_arriving_at_an_exercise_does_not_break_its_code(terminal, tmp_pa
     assert "got: " in screen and "unexpected indent" not in screen
 
 
-def test_the_editor_frame_says_where_keys_go(terminal):
-    """Found by a new-user review: on arriving at an exercise the editor had focus and nothing
-    on screen said so. At 80x24 the editor's frame says it; Esc leaves it (and the frame says
-    so, and typing changes nothing), Tab goes back in."""
-    terminal.start("open", "mini/exercises")
-    screen = terminal.wait_for("f6 Check")
-    screen = terminal.wait_for("editing: keys type into your code · Esc leaves", timeout=30)
+def _esc_leaves_and_tab_comes_back(terminal, focused: str) -> None:
+    """The box that has the keys says ``focused`` (and that Esc leaves); after Esc its frame says
+    the keys drive the lesson and typing changes nothing; Tab goes back in, and it says so."""
+    screen = terminal.wait_for(f"{focused} · Esc leaves", timeout=30)
     assert "not editing" not in screen
     terminal.keys("Escape")
     terminal.wait_for("not editing: keys drive the lesson · Tab or click here to type", timeout=30)
     terminal.type("zzz")
     terminal.keys("Tab")
-    screen = terminal.wait_for("✎ editing: keys type into your code", timeout=30)
-    assert "zzz" not in screen  # typed while the lesson had the keys: not in the code
+    screen = terminal.wait_for(focused, timeout=30)
+    assert "zzz" not in screen  # typed while the lesson had the keys: not in the box
+
+
+def test_the_editor_frame_says_where_keys_go(terminal):
+    """Found by a new-user review: on arriving at an exercise the editor had focus and nothing
+    on screen said so. At 80x24 the editor's frame says it; Esc leaves it (and the frame says
+    so, and typing changes nothing), Tab goes back in."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("f6 Check")
+    _esc_leaves_and_tab_comes_back(terminal, "✎ editing: keys type into your code")
     terminal.type("# back in")
     screen = terminal.wait_for("# back in", timeout=30)
     assert "not editing" not in screen
@@ -272,3 +278,27 @@ def test_wrapped_report_lines_hang_under_their_text(terminal):
     terminal.keys("F6")
     screen = terminal.wait_for("SyntaxError", timeout=120)
     _hangs_under(screen, '    print("    HANGING', "print")  # the traceback's code line
+
+
+def test_a_prediction_box_says_where_keys_go_and_a_missed_one_hangs(terminal):
+    """Found by a new-user review, at 80x24: a quiz's answer box gave no sign of having the keys
+    (the code editor's frame does), and in a missed prediction's comparison a tensor's indented
+    row, too long for its column, wrapped to the column's start."""
+    terminal.start("open", "mini/basics")
+    terminal.wait_for("Step 1/8")
+    for step in range(2, 9):
+        terminal.keys("F4")
+        terminal.wait_for(f"Step {step}/8", timeout=30)
+    _esc_leaves_and_tab_comes_back(terminal, "✎ editing: keys type into your answer")
+    terminal.wait_for("sandbox: ready")
+    terminal.type("tensor([[0.1000, 0.2000, 0.3000, 0.4000],")
+    terminal.keys("Enter")
+    terminal.type("        [0.5000, 0.6000, 0.7000, 0.8000]])")
+    terminal.wait_for("0.8000]])", timeout=30)
+    terminal.keys("F5")
+    screen = terminal.wait_for("Actual output", timeout=120)
+    lines = screen.splitlines()
+    index = next(i for i, line in enumerate(lines) if "│         [0.5000" in line)  # the prediction's column
+    column = lines[index].index("[0.5000")
+    below = lines[index + 1]
+    assert below[column - 8:column].strip() == "" and below[column:column + 1].strip(), lines[index:index + 2]

@@ -159,13 +159,14 @@ class TutorApp(App[None]):
             self.push_screen(HelpScreen(self.screen))
 
     def watch_theme(self, theme: str) -> None:
-        from tutor.app.widgets.editor import CodeEditor
+        from tutor.app.widgets.editor import CodeEditor, FramedBox
 
         dark = self.current_theme.dark
         for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
             for editor in screen.query(CodeEditor):
                 editor.theme = "monokai" if dark else "github_light"
-                editor.show_focus()
+            for box in screen.query(FramedBox):  # and every frame's title, once an answer box's
+                box.call_after_refresh(box.show_focus)  # background follows the theme's CSS
 
     def _theme_choice(self) -> str:
         """The theme set by flag, variable or config file; else the one last chosen in the app."""

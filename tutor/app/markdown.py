@@ -457,6 +457,42 @@ class _QuoteBar:
             yield Segment.line()
 
 
+class _HangingCode:
+    """A highlighted code block as Rich's ``Syntax`` draws it (the code theme's background across
+    the width, a cell of padding each side), except that a line too long for the width goes on
+    under its own indentation (``Hanging``, as in a run's output), not at the block's column 0:
+    a wrapped ``return ...`` must not read as a new statement."""
+
+    def __init__(self, syntax: Any):
+        self.syntax = syntax
+        self._drawn: tuple[Any, Style] | None = None  # highlighted once, its rows kept per width
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from rich.segment import Segment
+
+        if self._drawn is None:
+            from tutor.app.widgets.output import Hanging
+
+            syntax = self.syntax
+            code = syntax.code.expandtabs(syntax.tab_size)
+            text = syntax.highlight(code if code.endswith("\n") else code + "\n")
+            text.remove_suffix("\n")
+            self._drawn = Hanging.of(text), text.style if isinstance(text.style, Style) else Style.parse(text.style)
+        hanging, base = self._drawn
+        pad = Segment(" ", base)
+        width = max(1, options.max_width - 2)
+        for line in console.render_lines(hanging, options.update(width=width, height=None), style=base, pad=True):
+            yield pad
+            yield from line
+            yield pad
+            yield Segment.line()
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.syntax)  # the same code and padding
+
+
 def _code(block: Code, dark: bool) -> RenderableType:
     """A highlighted code block (pygments), or plain if the language is unknown to pygments."""
     from rich.syntax import Syntax
@@ -470,5 +506,5 @@ def _code(block: Code, dark: bool) -> RenderableType:
         get_lexer_by_name(language)
     except ClassNotFound:
         language = "text"
-    return Syntax(block.code, language, theme="monokai" if dark else "friendly", word_wrap=True,
-                  padding=(0, 1), background_color=None)
+    return _HangingCode(Syntax(block.code, language, theme="monokai" if dark else "friendly", word_wrap=True,
+                               padding=(0, 1), background_color=None))

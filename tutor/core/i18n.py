@@ -142,6 +142,7 @@ TABLE: dict[str, dict[str, str]] = {
                                  "indenting the first line is an IndentationError in Python.)",
         "editor.title.focused": "✎ editing: keys type into your code",
         "editor.title.escape": " · Esc leaves",
+        "answer.title.focused": "✎ editing: keys type into your answer",
         "editor.title.blurred": "not editing: keys drive the lesson · Tab or click here to type",
         "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
         "exercise.stamp": "Check {n} at {time}",
@@ -178,8 +179,8 @@ TABLE: dict[str, dict[str, str]] = {
                      "In the editor, Enter keeps the indentation (one level more after a line "
                      "ending in ':'), Backspace in the leading spaces removes one level, and "
                      "PageUp/PageDown scroll the lesson while the code fits in the editor. "
-                     "The editor's frame says whether it has your keys; Esc leaves it for the "
-                     "lesson's page and Tab goes back.",
+                     "The editor's (or answer box's) frame says if it has your keys; Esc leaves "
+                     "it for the page, Tab goes back.",
         # status bar
         "status.sandbox.none": "sandbox: not available ({reason})",
         "status.sandbox.warming": "sandbox: warming up…",

@@ -102,6 +102,13 @@ class TextBox(TextArea):
     def load_text(self, text: str) -> None:
         super().load_text(_inert(text))
 
+    def on_resize(self) -> None:
+        """Draw again once TextArea's own resize handler (which runs after this one) has wrapped
+        the text for the new width. It forgets the lines it drew, but asks for no redraw unless
+        the number of wrapped lines changed: a scrollbar appearing beside an answer left its first
+        line as drawn for the old width, one word shown twice ("at eighty" / "eighty columns")."""
+        self.refresh()
+
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
         bindings = textual_compat.own_bindings(self, event.key)
         if bindings and not self.read_only:
@@ -113,7 +120,83 @@ class TextBox(TextArea):
         await super()._on_key(event)
 
 
-class CodeEditor(TextBox, inherit_bindings=False):
+class FramedBox(TextBox):
+    """A TextBox whose frame says, at a glance and in any theme, whether keys go into it: its
+    title says it in words (``TITLES``, see show_focus), and the frame turns the accent colour
+    while it has focus. Esc leaves it for the lesson's page (whose arrows and PageUp/PageDown
+    scroll it; Tab, the next focus from there, comes straight back) where the screen has no
+    other use for Esc. The code editor and a quiz's answer box are ones."""
+
+    #: The i18n keys of the title: while keys go into it, then while they do not.
+    TITLES: ClassVar[tuple[str, str]] = ("editor.title.focused", "editor.title.blurred")
+
+    DEFAULT_CSS = """
+    FramedBox { border-title-align: left; }
+    FramedBox:focus { border: tall $accent; border-title-style: bold; }
+    """
+
+    def on_focus(self) -> None:
+        self.show_focus(True)  # (has_focus is set by a handler that runs after this one)
+
+    def on_blur(self) -> None:
+        self.show_focus(False)
+
+    def on_mount(self) -> None:
+        self.show_focus()
+        self.app.screen_change_signal.subscribe(self, lambda screen: self.show_focus())
+
+    def show_focus(self, focused: bool | None = None) -> None:
+        """Title the frame with whether keys go into it, in colours that read on what is under
+        them in any theme. The background is the widget's own (the code editor's is its editor
+        theme's, monokai or github_light, not the app theme's), so the title's colours are worked
+        out against it: focused, the accent as a background with the text that contrasts with it;
+        not focused, a muted grey that contrasts with the background. Shown again whenever the
+        screen on top changes (a dialog opens or closes) and the theme changes
+        (TutorApp.watch_theme)."""
+        styles = self.styles
+        focused_words, blurred_words = self.TITLES
+        # Under a dialog the box keeps its focus for later, but the keys go to the dialog.
+        if (self.has_focus if focused is None else focused) and self.screen.is_active:
+            # A screen whose Esc does something else first (the review's goes back) says so.
+            leaves = getattr(self.screen, "ESCAPE_LEAVES_EDITOR", True)
+            self.border_title = t(focused_words) + (t("editor.title.escape") if leaves else "")
+            accent = Color.parse(self.app.get_css_variables()["accent"])
+            styles.border_title_background = accent
+            styles.border_title_color = _readable_on(accent)
+        else:
+            self.border_title = t(blurred_words)
+            styles.border_title_background = Color(0, 0, 0, 0)
+            styles.border_title_color = _readable_on(styles.background).with_alpha(0.7)
+
+    async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
+        if event.key == "escape":  # (Esc reaches the box only when the screen has no use for it)
+            # Out to the lesson's page. (TextArea's own Esc, in the code editor, went on to the
+            # Run button; in an answer box it did nothing, and nothing said where the keys went.)
+            scroll = self._scroll_parent()
+            if scroll is not None and scroll.focusable:
+                event.stop()
+                event.prevent_default()
+                scroll.focus()
+                return
+        await super()._on_key(event)
+
+    def _scroll_parent(self) -> Any:
+        from textual.containers import ScrollableContainer
+
+        for node in self.ancestors:
+            if isinstance(node, ScrollableContainer):
+                return node
+        return None
+
+
+class AnswerBox(FramedBox):
+    """Where a quiz's answer is typed (a prediction, a free answer): framed like the code editor,
+    its title saying whether keys type into the answer."""
+
+    TITLES = ("answer.title.focused", "editor.title.blurred")
+
+
+class CodeEditor(FramedBox, inherit_bindings=False):
     """A TextArea that saves itself.
 
     Args:
@@ -126,11 +209,9 @@ class CodeEditor(TextBox, inherit_bindings=False):
     # take the tutor's keys, nor push them to the front of the footer.
     BINDINGS: ClassVar[list[Binding | tuple[str, str] | tuple[str, str, str]]] = [*_editor_bindings()]
 
-    # Whether keys go into the code must show at a glance, in any theme: the frame's title says
-    # it in words (see show_focus), and the frame turns the accent colour while it has focus.
+    # Whether keys go into the code shows in the frame (FramedBox).
     DEFAULT_CSS = """
-    CodeEditor { height: auto; min-height: 5; max-height: 24; border-title-align: left; }
-    CodeEditor:focus { border: tall $accent; border-title-style: bold; }
+    CodeEditor { height: auto; min-height: 5; max-height: 24; }
     """
 
     def __init__(self, code: str, *, original: str, key: tuple[str, str, str] | None, id: str | None = None,
@@ -144,35 +225,6 @@ class CodeEditor(TextBox, inherit_bindings=False):
         self._timer: Timer | None = None
         self._dirty = False
 
-    # ------------------------------------------------------------------ focus, shown
-
-    def on_focus(self) -> None:
-        self.show_focus(True)  # (has_focus is set by a handler that runs after this one)
-
-    def on_blur(self) -> None:
-        self.show_focus(False)
-
-    def show_focus(self, focused: bool | None = None) -> None:
-        """Title the frame with whether keys go into the code, in colours that read on what is
-        under them in any theme. The code's background is the editor theme's (monokai or
-        github_light), not the app theme's, so the title's colours are worked out against it:
-        focused, the accent as a background with the text that contrasts with it; not focused,
-        a muted grey that contrasts with the code's background. Shown again whenever the screen
-        on top changes (a dialog opens or closes) and the theme changes (TutorApp.watch_theme)."""
-        styles = self.styles
-        # Under a dialog the editor keeps its focus for later, but the keys go to the dialog.
-        if (self.has_focus if focused is None else focused) and self.screen.is_active:
-            # A screen whose Esc does something else first (the review's goes back) says so.
-            leaves = getattr(self.screen, "ESCAPE_LEAVES_EDITOR", True)
-            self.border_title = t("editor.title.focused") + (t("editor.title.escape") if leaves else "")
-            accent = Color.parse(self.app.get_css_variables()["accent"])
-            styles.border_title_background = accent
-            styles.border_title_color = _readable_on(accent)
-        else:
-            self.border_title = t("editor.title.blurred")
-            styles.border_title_background = Color(0, 0, 0, 0)
-            styles.border_title_color = _readable_on(styles.background).with_alpha(0.7)
-
     # ------------------------------------------------------------------ Python-aware editing
 
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
@@ -184,15 +236,6 @@ class CodeEditor(TextBox, inherit_bindings=False):
             event.prevent_default()
             self.app.notify(t("editor.tab_first_line"))
             return
-        if event.key == "escape":  # (Esc reaches the editor only when the screen has no use for it)
-            # Out to the lesson's page, whose arrows and PageUp/PageDown scroll it: Tab, the next
-            # focus from there, comes straight back (TextArea's own Esc went on to the Run button).
-            scroll = self._scroll_parent()
-            if scroll is not None and scroll.focusable:
-                event.stop()
-                event.prevent_default()
-                scroll.focus()
-                return
         if event.key == "enter" and not self.read_only:
             event.stop()
             event.prevent_default()
@@ -271,14 +314,6 @@ class CodeEditor(TextBox, inherit_bindings=False):
         if scroll is not None:
             (scroll.scroll_page_down if direction > 0 else scroll.scroll_page_up)(animate=False)
 
-    def _scroll_parent(self) -> Any:
-        from textual.containers import ScrollableContainer
-
-        for node in self.ancestors:
-            if isinstance(node, ScrollableContainer):
-                return node
-        return None
-
     def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         if event.text_area is self:
             self.call_after_refresh(self._keep_cursor_in_view)
@@ -305,9 +340,7 @@ class CodeEditor(TextBox, inherit_bindings=False):
 
     # ------------------------------------------------------------------ drafts
 
-    def on_mount(self) -> None:
-        self.show_focus()
-        self.app.screen_change_signal.subscribe(self, lambda screen: self.show_focus())
+    def on_mount(self) -> None:  # (Textual calls FramedBox.on_mount too: each class's handler runs)
         if getattr(self.app, "started", True):
             self.highlight()
         # else the app calls highlight() once its first frame is drawn: compiling the highlight

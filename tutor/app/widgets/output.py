@@ -4,7 +4,8 @@ Built as Rich ``Text`` (never markup): whatever the learner's code printed is sh
 square brackets in a tensor repr cannot turn into styles. The sandbox has already neutralised
 terminal control sequences
 of the output; exception text and sandbox messages are neutralised here. ``Hanging`` draws it
-(and every part of the check report) with each wrapped line under its own text.
+(and every part of the check report, and both columns of a missed prediction) with each wrapped
+line under its own text.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.text import Text
 from textual.content import Content
@@ -80,7 +83,8 @@ class Hanging(Content):
     A hang never takes more than half the width: a line indented deeper (say, 500 spaces printed
     before a word) hangs there, so its text always has room. It is Content, drawn with its own
     offsets, so the colours are those of any Text a Static shows and a selection (drag with the
-    mouse, then copy) gives the text as it is, without the hang or the wrap.
+    mouse, then copy) gives the text as it is, without the hang or the wrap. Where a Rich layout
+    holds it (a cell of a table, a part of a Group) it wraps the same way (see ``__rich__``).
     """
 
     marked = False
@@ -147,3 +151,28 @@ class Hanging(Content):
 
     def get_height(self, rules: RulesMap, width: int) -> int:
         return len(self.rows(width))
+
+    def __rich__(self) -> RichHanging:
+        """Rich's view of it, for a Rich layout (Content's own would not wrap at all)."""
+        return RichHanging(self)
+
+
+class RichHanging:
+    """A ``Hanging`` as a Rich renderable: the same rows at the width Rich gives it, so a table's
+    cell or a Group wraps its lines under their own text too. (No selection there: Rich draws it.)"""
+
+    def __init__(self, hanging: Hanging):
+        self.hanging = hanging
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        hanging = self.hanging
+        lines = hanging.split("\n", allow_blank=True)
+        for y, x, pad, length in hanging.rows(max(1, options.max_width)):
+            if pad:
+                yield Segment(" " * pad)
+            yield from (segment for segment in lines[y][x:x + length].render_segments() if segment.text)
+            yield Segment.line()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """As Rich measures the same text: its longest word at least, its longest line at most."""
+        return Measurement.get(console, options, Text(self.hanging.plain))

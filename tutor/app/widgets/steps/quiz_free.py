@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, TextArea
 
-from tutor.app.widgets.editor import TextBox
+from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
@@ -27,8 +27,8 @@ class FreeQuizStep(StepView):
         quiz = self.step
         earlier = self.store.step(*self.key)
         yield Markdown(self.text(quiz.question))
-        yield TextBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",
-                       placeholder=t("quiz.free.placeholder"))
+        yield AnswerBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",
+                        placeholder=t("quiz.free.placeholder"))
         yield KeyButton(with_key(t("quiz.free.reveal"), self, "step('solution')"), id="reveal", variant="primary")
         with Vertical(id="model", classes="-hidden" if earlier.quiz_answer is None else ""):
             yield Static(t("quiz.free.model"), classes="label")

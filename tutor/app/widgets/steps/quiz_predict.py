@@ -16,7 +16,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.widgets import Static, TextArea
 
-from tutor.app.widgets.editor import TextBox
+from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import Hanging, render_run
@@ -32,10 +32,12 @@ if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
 
 
 def difference(prediction: str, expected: str) -> Table:
-    """Two columns, "your prediction" and "the output", lines aligned, differing characters marked."""
+    """Two columns, "your prediction" and "the output", lines aligned, differing characters marked.
+    A line too long for its column wraps under its own text (``Hanging``): a tensor's indented rows
+    stay indented."""
     table = Table(box=None, expand=True, show_edge=False, pad_edge=False, padding=(0, 1))
-    table.add_column(t("quiz.predict.yours"), ratio=1, overflow="fold", header_style="bold")
-    table.add_column(t("quiz.predict.actual"), ratio=1, overflow="fold", header_style="bold")
+    table.add_column(t("quiz.predict.yours"), ratio=1, header_style="bold")
+    table.add_column(t("quiz.predict.actual"), ratio=1, header_style="bold")
     for mine, theirs, differs in side_by_side(neutralize(prediction), neutralize(expected)):
         left, right = Text(mine or " "), Text(theirs or " ")
         if differs:
@@ -48,7 +50,7 @@ def difference(prediction: str, expected: str) -> Table:
         else:
             left.stylize("dim")
             right.stylize("dim")
-        table.add_row(left, right)
+        table.add_row(Hanging.of(left), Hanging.of(right))
     return table
 
 
@@ -66,7 +68,7 @@ class PredictQuizStep(StepView):
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
         if quiz.raises:
             yield Static(t("quiz.predict.raises_hint"), classes="muted")
-        yield TextBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
+        yield AnswerBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))
         yield KeyButton(with_key(t("quiz.predict.run"), self, "step('run')"), id="run", variant="primary")
         yield RunningIndicator()
         yield Static(id="output", classes="output")
@@ -95,7 +97,7 @@ class PredictQuizStep(StepView):
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
                                 difference(prediction, verdict.expected), Text(""),
-                                render_run(result, headline=(t("quiz.predict.ran"), "bold"))))
+                                Hanging.of(render_run(result, headline=(t("quiz.predict.ran"), "bold")))))
         if quiz.explain:
             self.query_one("#explain", Markdown).update(self.text(quiz.explain))
         # The verdict, the comparison and the explanation: bring them into view once laid out.

@@ -3,7 +3,7 @@
 Two levels. ``bwrap``: workers run inside bubblewrap with every namespace unshared (no network,
 own PIDs, private /tmp, homes hidden, the filesystem read-only except a per-run scratch dir),
 and each run gets its own user, PID and mount namespace inside that. ``none``: resource limits,
-a scratch working directory, a scrubbed environment, and (as root) the run drops to ``nobody``.
+a scratch working directory, a scrubbed environment, and (as root) each run drops to a uid of its own.
 The level is never silently weaker than asked: ``isolation="bwrap"`` fails loudly when bubblewrap
 does not work, and ``auto`` records why it fell back so ``doctor`` and the app can show it.
 """
@@ -20,7 +20,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-NOBODY = 65534
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
 #: keeper (its judge), which lives until everything of the run is reaped, so no two runs on the
 #: machine share one. A shared uid let a run kill, trace or fill the process table of any run
@@ -29,6 +28,16 @@ NOBODY = 65534
 #: uids), and wide enough for any pid (pid_max is at most 2^22).
 RUN_UID_BASE = 0x70000000
 PER_RUN = "per-run"
+#: A root tutor's bubblewrap workers (and spawn-mode spares) leave root for this plus the tutor's
+#: pid: a uid no other program's process has (with ``nobody``, any process of the host's
+#: ``nobody`` could signal them and reach their runs' folders). Above every per-run uid.
+WORKER_UID_BASE = RUN_UID_BASE + 2**22
+
+
+def worker_uid() -> int:
+    """The uid this tutor's bubblewrap workers switch to when it runs as root."""
+    return WORKER_UID_BASE + os.getpid()
+
 #: Directories whose contents a run must never see; bound back only where the interpreter lives.
 _HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
@@ -132,7 +141,7 @@ def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool 
     hidden = _hidden_roots()
     cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session",
            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           # The worker runs as nobody when the tutor is root: its own /tmp must be writable, or
+           # The worker is unprivileged when the tutor is root (``worker_uid``): its own /tmp must be writable, or
            # torch fails to write caches while it preloads (torch._dynamo was "not preloaded").
            "--perms", "1777", "--tmpfs", "/tmp"]
     for device in sorted(glob.glob("/dev/nvidia*")) + (["/dev/dri"] if os.path.exists("/dev/dri") else []):
@@ -259,7 +268,7 @@ def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str
     why = ""
     for drop in attempts:
         cmd = (bwrap_command(interpreter, scratch, as_root=drop, bwrap=bwrap)
-               + [interpreter.executable, "-c", _probe_script(), str(NOBODY if drop else -1)])
+               + [interpreter.executable, "-c", _probe_script(), str(worker_uid() if drop else -1)])
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
                                   stdin=subprocess.DEVNULL, env=scrubbed_env())
@@ -292,7 +301,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
     """Resolve ``auto``/``bwrap``/``none`` into what will actually protect the runs."""
     if requested not in ("auto", "bwrap", "none"):
         raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
-    # Without a cgroup, root drops runs to nobody and others count their own tasks, so
+    # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.
     process_limit = "cgroup" if cgroup_available() else "rlimit" if _has_rlimits() else "none"
     notes: list[str] = []
@@ -321,7 +330,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
                       + ("" if namespaces else f"; {why}"))
             return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
                                  bwrap_source=which, not_used=tuple(notes),
-                                 worker_uid=NOBODY if drops_root else None)
+                                 worker_uid=worker_uid() if drops_root else None)
         why = "; ".join(notes) or "no bubblewrap"
         if requested == "bwrap":
             raise IsolationError(why)

@@ -119,7 +119,10 @@ def drop_capabilities() -> None:
 
 
 def become_user(uid: int) -> None:
-    """From root to ``uid`` (group too, no supplementary groups), keeping no capability."""
+    """From root to ``uid`` (group too, no supplementary groups), keeping no capability. No user
+    database knows the tutor's uids: ``getpass.getuser()`` (torch's caches, logging) reads USER
+    and LOGNAME first."""
+    os.environ.update(USER="tutor-run", LOGNAME="tutor-run")
     if _libc is None:
         os.setgroups([])
         os.setgid(uid)

@@ -203,8 +203,6 @@ def _set_up(message: dict, containment: dict) -> str | None:
             os.chown(scratch, uid, uid)
             os.chmod(scratch, 0o700)
             linux.become_user(uid)
-            # No user database knows the uid: getpass.getuser() (caches, logs) reads these first.
-            os.environ.update(USER="tutor-run", LOGNAME="tutor-run")
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
             linux.drop_capabilities()

@@ -90,27 +90,24 @@ def test_a_batch_never_warms_a_waiting_spare():
     assert (result.status, result.stdout) == ("ok", "False\n"), (result.message, result.stderr)
 
 
-def test_a_run_that_profiles_on_a_spare_taken_at_once_is_not_charged_for_the_warm_up(spawned):
+@pytest.mark.parametrize("code, printed", [
+    # The profiler's first use imports torch._dynamo.
+    ("import sys, torch\nloaded = 'torch._dynamo' in sys.modules\n"
+     "with torch.profiler.profile() as prof:\n    torch.nn.functional.relu(torch.ones(4))\n"
+     "prof.key_averages()\nprint(loaded)\n", "True\n"),
+    # So does an optimizer's first step (torch 2.13); at isolation none as root on a machine whose
+    # interpreter the runs cannot read, that import would fail in the run.
+    ("import torch\nweight = torch.nn.Parameter(torch.ones(3))\n"
+     "optimizer = torch.optim.SGD([weight], lr=0.5)\nweight.sum().backward()\n"
+     "optimizer.step()\nprint(weight.tolist())\n", "[0.5, 0.5, 0.5]\n"),
+], ids=["profiler", "optimizer"])
+def test_a_run_that_needs_dynamo_on_a_spare_taken_at_once_is_not_charged_for_the_warm_up(spawned, code, printed):
     """Its spare warms up before the run starts: the run's CPU time and limits are its own."""
-    spawned.run("pass")
+    spawned.run("pass")  # the next spare starts now
     wait_for_idle(spawned)
-    result = spawned.run("import sys, time, torch\nloaded = 'torch._dynamo' in sys.modules\n"
-                         "with torch.profiler.profile() as prof:\n    torch.nn.functional.relu(torch.ones(4))\n"
-                         "prof.key_averages()\nprint(loaded)\n")
-    assert (result.status, result.stdout) == ("ok", "True\n"), (result.message, result.stderr)
-    # Importing torch._dynamo alone takes more than a second of CPU; the profiled op, milliseconds.
-    assert result.cpu_time < 1.0, result.cpu_time
-
-
-def test_an_optimizer_step_on_a_spare_taken_at_once_works_and_is_not_charged_for_the_warm_up(spawned):
-    """An optimizer's first step imports torch._dynamo too (torch 2.13); at isolation none as root
-    on a machine whose interpreter the runs cannot read, that import would fail in the run."""
-    spawned.run("pass")
-    wait_for_idle(spawned)
-    result = spawned.run("import torch\nweight = torch.nn.Parameter(torch.ones(3))\n"
-                         "optimizer = torch.optim.SGD([weight], lr=0.5)\nweight.sum().backward()\n"
-                         "optimizer.step()\nprint(weight.tolist())\n")
-    assert (result.status, result.stdout) == ("ok", "[0.5, 0.5, 0.5]\n"), (result.message, result.stderr)
+    result = spawned.run(code)
+    assert (result.status, result.stdout) == ("ok", printed), (result.message, result.stderr)
+    # Importing torch._dynamo alone takes more than a second of CPU; the run itself, milliseconds.
     assert result.cpu_time < 1.0, result.cpu_time
 
 

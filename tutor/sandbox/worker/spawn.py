@@ -7,15 +7,17 @@ A spare is two interpreters, each started with exec, never forked after torch ra
 
 * the **judge** (``judge_main``), started by the tutor, starts the runner interpreter at once
   (so the two import torch side by side), imports torch, the profiler and the probe, waits
-  for the runner to be warm, says ready, waits for exactly one request, and then does what a
-  fork-mode keeper does (``keeper.keep``): judges, enforces wall time, reaps, sweeps, reports
-  the verdict, and exits. It keeps the report pipe; learner code never runs in it.
+  for the runner to be warm, says ready, waits for exactly one request (asking the runner to
+  ``warm_up`` first when the spare waited or the run needs it: ``serve.SPARE_DEFERS``), and then
+  does what a fork-mode keeper does (``keeper.keep``): judges, enforces wall time, reaps, sweeps,
+  reports the verdict, and exits. It keeps the report pipe; learner code never runs in it.
 * the **runner** (``runner_main``) is the judge's child: where per-run namespaces work it
   unshares them first and forks once (before importing anything heavy) so that it is PID 1 of
-  its own namespace, exactly as in fork mode; then it imports the same modules, runs one op
-  under the profiler (the profiler's first use costs about a second, and a process that is
-  never forked afterwards may pay it ahead: the libgomp hazard is about forking after an op),
-  tells the judge it is warm, and runs the one request (``runner.runner``).
+  its own namespace, exactly as in fork mode; then it imports the same modules but
+  ``torch._dynamo``, tells the judge it is warm, warms up when the judge asks (imports it and
+  runs one op under the profiler, whose first use costs about a second: a process that is never
+  forked afterwards may pay it ahead, the libgomp hazard is about forking after an op), and
+  runs the one request (``runner.runner``).
 
 Same wire format, same report, same messages as fork mode.
 """

@@ -121,9 +121,14 @@ def launch(settings: Settings, target: Target) -> int:
             store.close()
             ids = ", ".join(item.id for item in pack.lessons)
             raise LaunchError(f"pack {pack_id!r} has no lesson {lesson!r} (it has: {ids})")
-    if not at_a_terminal():  # after the target: a wrong name is the first thing to fix
+    from tutor.app import browser
+
+    served = browser.in_browser()  # `torch-tutor serve`: a browser tab is the terminal
+    if not at_a_terminal() and not served:  # after the target: a wrong name is the first thing to fix
         store.close()
         raise NoTerminal(NO_TERMINAL)
+    if served:
+        browser.adapt_bindings()
 
     from tutor.app.app import TutorApp
     from tutor.app.engine import Engine

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "tutor.cli.app",
     "tutor.cli.review",
     "tutor.cli.sandbox",
+    "tutor.cli.serve",
 )
 
 EXIT_CODES = """exit codes:

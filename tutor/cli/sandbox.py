@@ -161,6 +161,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "preload_failures": worker.get("preload_failures", {}),
             "test_run": {"status": probe.status, "wall_time": round(probe.wall_time, 3)},
         }
+    from tutor.web.hub import doctor_lines, doctor_report
+
+    hub = doctor_report(info.level)  # a container (a JupyterHub's server): what holds for bubblewrap
+    if hub is not None:
+        data["container"] = hub
     if args.json:
         print_json(data)
         return 0 if probe.ok else 1
@@ -188,4 +193,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for name, why in data["preload_failures"].items():
         print(f"  not preloaded: {name} ({why})")
     print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")
+    for line in doctor_lines(hub) if hub is not None else ():
+        print(line)
     return 0 if probe.ok else 1

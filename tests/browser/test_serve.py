@@ -1,0 +1,158 @@
+"""`torch-tutor serve` in headless Chromium: a lesson, an example, a quiz, an exercise and its
+report, at 80x24 and in a large window; closing a tab loses nothing; a second tab is told.
+
+Cost: one server for the module (about 2 s to start); each tab is an app process with its own
+sandbox worker, whose torch warm-up dominates (see the README's test budget).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from tests.browser.harness import MINI, Served, Tab, clean_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    server = Served(tmp_path_factory.mktemp("serve"), "mini/basics")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def context(browser, served):
+    """A fresh browser profile per test (no cookie yet), and a fresh progress file."""
+    subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(served.data), "reset", "--yes"],
+                   env=clean_env(served.tmp), capture_output=True, timeout=120, check=True)
+    context = browser.new_context()
+    yield context
+    context.close()
+
+
+def learn(tab: Tab) -> None:
+    """What a learner does on the mini pack, with the keys the footer shows."""
+    tab.wait_for("Welcome")
+    tab.press("F4")
+    tab.wait_for("A shape error")
+    tab.wait_for("sandbox: ready")
+    tab.press("F5")  # Run: F5 reaches the app (the page's terminal keeps the browser from reloading)
+    tab.wait_for("4x8 and 16x2")
+    tab.press("F4")
+    tab.wait_for("Which numbers")
+    tab.click_text("the **inner**".replace("**", ""))  # the quiz's right answer, with the mouse
+    tab.wait_for("Correct.")
+    for _ in range(6):  # the other quizzes, then the next lesson
+        tab.press("F4")
+    tab.wait_for("Double it")
+    tab.wait_for("f6 Check")
+    tab.press("ArrowDown", "ArrowDown", "ArrowDown", "End")
+    tab.type(" * 2")
+    tab.wait_for("return x * 2")
+    tab.press("F6")
+    screen = tab.wait_for("Solved!")
+    assert "The check passed." in screen
+
+
+def progress(served: Served) -> dict:
+    out = subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(served.data), "--pack", str(MINI),
+                          "progress", "--json"], env=clean_env(served.tmp), capture_output=True, text=True,
+                         timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("size", [(80, 24), None], ids=["80x24", "large"])
+def test_a_lesson_an_example_a_quiz_and_an_exercise_in_a_browser(served, context, size):
+    tab = Tab(context, served.url, size=size)
+    if size is None:
+        tab.page.set_viewport_size({"width": 1600, "height": 1000})
+        tab.wait_for("Welcome")
+        assert tab.size[0] > 150 and tab.size[1] > 40, tab.size
+    else:
+        assert tab.size == (80, 24)
+    learn(tab)
+    tab.close()
+    lessons = progress(served)["packs"][0]["lessons"]
+    assert lessons[1]["exercises_solved"] == 1 and lessons[0]["quiz_correct"] >= 1
+
+
+def test_the_footer_shows_browser_keys_and_they_work(served, context):
+    """ctrl+q is Firefox's (quit the browser) on Linux: a tab shows and binds ^g for Quit."""
+    tab = Tab(context, served.url, size=(80, 24))
+    screen = tab.wait_for("Welcome")
+    assert "^g Quit" in tab.wait_for("^g Quit") and "^q" not in screen
+    tab.press("Control+g")
+    deadline = time.monotonic() + 30
+    while not tab.closed and time.monotonic() < deadline:
+        tab.page.wait_for_timeout(100)
+    assert tab.closed  # the app quit: the page says the session ended
+    tab.page.wait_for_function("document.body.classList.contains('-closed')", timeout=30_000)
+    tab.close()
+
+
+def test_closing_a_tab_loses_nothing_and_a_second_tab_is_told(served, context):
+    first = Tab(context, served.url, size=(80, 24))
+    for _ in range(8):
+        first.press("F4")
+    first.wait_for("Double it")
+    first.wait_for("f6 Check")
+    first.type("# typed in the browser\n")
+    first.wait_for("# typed in the browser")
+
+    second = Tab(context, served.url, size=(80, 24))  # the same data folder, as a second terminal
+    second.wait_for("Another torch-tutor (process")
+    second.close()
+
+    first.close()  # no quit, no save: the tab just goes
+    again = Tab(context, served.url, size=(80, 24))
+    screen = again.wait_for("# typed in the browser")
+    assert "Double it" in screen and "def double(x):" in screen
+    assert "Another torch-tutor" not in screen  # the closed tabs' apps have gone
+    again.close()
+
+
+def _get(url: str, cookie: str | None = None, origin: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={k: v for k, v in (("Cookie", cookie), ("Origin", origin)) if v})
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    try:
+        with urllib.request.build_opener(NoRedirect).open(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_no_token_no_page_no_socket_and_the_token_is_printed_once(served, context):
+    base = served.url.split("?")[0]
+    token = served.url.split("token=")[1]
+    for path in ("", "static/js/textual.js", "ws"):
+        status, body = _get(base + path)
+        assert status == 403 and "access token" in body, (path, status)
+    assert _get(base + "?token=wrong" + token)[0] == 403
+    status, _ = _get(served.url)
+    assert status == 303  # into a cookie, and out of the address bar
+    # A page of another site in the same browser: its socket is refused even with the cookie.
+    tab = Tab(context, served.url)
+    cookie = next(c for c in context.cookies() if c["name"].startswith("torch_tutor_"))
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert tab.page.url == base  # the token is gone from the address bar (and the history)
+    jar = f"{cookie['name']}={cookie['value']}"
+    assert _get(base + "ws", cookie=jar, origin="http://evil.example")[0] == 403
+    assert _get(base, cookie=jar, origin=None)[0] == 200
+    tab.close()
+    # Printed once, on standard output; never in the log, never given to an app process.
+    assert served.output().count(token) == 1
+    assert token not in served.errors()
+    apps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert token not in apps

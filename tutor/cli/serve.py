@@ -1,0 +1,71 @@
+"""`torch-tutor serve`: the app in a browser tab (see tutor/web/serve.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tutor.cli.common import UsageError, guarded
+
+NOT_INSTALLED = ("`torch-tutor serve` needs textual-serve: install it with "
+                 "`pip install 'torch-tutor[serve]'` (or `pip install textual-serve`)")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "serve", help="open the tutor in a browser: serve it on this machine",
+        description="Serve the tutor to a browser. Each tab is its own tutor, on your data folder, "
+        "packs and settings; closing a tab loses nothing. Listens on this machine only "
+        "(127.0.0.1) unless --host says otherwise; the address printed holds an access token, "
+        "which every page and connection needs.")
+    p.add_argument("target", nargs="?", metavar="PACK[/LESSON]",
+                   help="open each tab on this pack (id or folder) or lesson, as `torch-tutor open` does")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1, this machine only; another address "
+                   "lets other machines connect: they still need the token)")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="port to listen on (default 8765; 0: any free port)")
+    p.add_argument("--unix-socket", metavar="PATH", help=argparse.SUPPRESS)  # the Jupyter launcher's
+    p.set_defaults(func=cmd_serve)
+
+
+def _app_argv(args: argparse.Namespace) -> list[str]:
+    """The options each tab's app is started with: the serving command's own."""
+    argv: list[str] = []
+    for folder in getattr(args, "pack", None) or ():
+        argv += ["--pack", folder]
+    if getattr(args, "data_dir", None):
+        argv += ["--data-dir", args.data_dir]
+    if getattr(args, "sandbox_mode", None):
+        argv += ["--sandbox-mode", args.sandbox_mode]
+    if args.target:
+        argv += ["open", args.target]
+    return argv
+
+
+@guarded
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import textual_serve  # noqa: F401
+    except ImportError:
+        raise UsageError(NOT_INSTALLED) from None
+    from tutor.cli.common import settings_from_args
+    from tutor.web.serve import DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
+
+    settings_from_args(args)  # a bad configuration is said here, not once per tab
+    if args.port is not None and not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: expected 0 to 65535")
+    if args.unix_socket and (args.port is not None or args.host != "127.0.0.1"):
+        raise UsageError("--unix-socket cannot be combined with --host or --port")
+    where = Listening(host=args.host, port=DEFAULT_PORT if args.port is None else args.port,
+                      path=args.unix_socket)
+    if where.path is None and not is_loopback(where.host):
+        print(f"WARNING: listening on {where.host}, which other machines can reach. Anyone with the "
+              "address below (it holds the access token) gets your tutor, your progress and a "
+              "sandbox that runs code as you. Share it with no one; the connection is not "
+              "encrypted (plain http): on a network you do not trust, stay on 127.0.0.1 and use an "
+              "SSH tunnel (ssh -L 8765:127.0.0.1:8765 HOST).", file=sys.stderr)
+    try:
+        return serve(app_command(_app_argv(args)), where, token=where.path is None)
+    except ServeError as exc:
+        raise UsageError(str(exc)) from None

@@ -1,0 +1,264 @@
+"""``torch-tutor serve``: the app in a browser, one app process per tab (textual-serve).
+
+textual-serve's :class:`~textual_serve.server.Server` starts the command it is given once per
+websocket, that is once per browser tab, with ``TEXTUAL_DRIVER`` set to Textual's web driver, and
+relays the tab's keys and the app's screen. What this module adds to it:
+
+* **The door.** Every request (the page, its static files, the websocket) needs the access token:
+  the printed address carries it once (``?token=``); the server answers with a cookie (HttpOnly,
+  SameSite=Strict) and a redirect to the same page without it, so the token leaves the address bar
+  and the browser's history at once. The websocket is accepted only with that cookie and only from
+  a page of the same origin (its Origin header names the Host it asked), so another site open in
+  the browser cannot drive the tutor. Behind a Jupyter server (``--unix-socket``) the Jupyter
+  server is the door: it authenticates its user, and the socket lives in a folder only that user
+  can open.
+* **Nothing in the logs.** aiohttp's access log (which would write every address, the token's too)
+  is off; the token is printed once, on standard output, and never reaches the app processes (not
+  in their command line, not in their environment).
+* **Relative addresses.** textual-serve's own page builds absolute addresses from ``public_url``;
+  this page's are relative, so it works unchanged at ``/`` and behind a proxy's prefix.
+* **The browser's keys.** Each app process gets ``TORCH_TUTOR_BROWSER=1``, and the app shows and
+  binds a browser-safe key where a browser keeps the terminal's key (``tutor/app/keys.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import shlex
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TextIO
+
+#: The environment variable each app process is started with; tutor/app/keys.py reads it.
+BROWSER_ENV = "TORCH_TUTOR_BROWSER"
+#: The query parameter of the printed address.
+TOKEN_PARAM = "token"
+TEMPLATES = Path(__file__).with_name("templates")
+DEFAULT_PORT = 8765
+
+
+class ServeError(Exception):
+    """The server cannot start as asked; the message says why and what to do (a usage error)."""
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.strip("[]").lower() in ("localhost", "localhost.localdomain", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        pass
+    try:  # a name: loopback only when every address it has is
+        infos = socket.getaddrinfo(host, None)
+    except OSError:
+        return False
+    addresses = {str(info[4][0]) for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+
+
+def app_command(argv: list[str]) -> str:
+    """The shell command textual-serve runs for each tab: this interpreter, ``-m tutor`` and
+    ``argv`` (textual-serve runs it through a shell, so every word is quoted)."""
+    return shlex.join([sys.executable, "-m", "tutor", *argv])
+
+
+@dataclass
+class Door:
+    """Who may in. ``token`` None: no token (behind a Jupyter server's own authentication)."""
+
+    token: str | None
+    cookie: str = "torch_tutor_token"
+    #: Host names the page may be asked for without a token (a browser on this machine); None: any.
+    hosts: set[str] | None = field(default=None)
+
+    def token_ok(self, given: str | None) -> bool:
+        return self.token is None or (given is not None and hmac.compare_digest(given.encode(), self.token.encode()))
+
+
+def _host_name(value: str) -> str:
+    """``host`` of a ``host[:port]`` header value (``[::1]:80`` -> ``::1``)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _same_origin(origin: str | None, host: str | None) -> bool:
+    """The websocket's Origin names the host:port the request was sent to (a page of ours)."""
+    if not origin or not host:
+        return False
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return False
+    return parts.netloc.lower() == host.strip().lower()
+
+
+def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
+    """A textual-serve Server for ``command`` behind ``door`` (textual-serve is imported here:
+    only ``serve`` needs it)."""
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    class TutorServer(Server):
+        async def _make_app(self) -> web.Application:
+            app = web.Application(middlewares=[self._door])
+            import aiohttp_jinja2
+            import jinja2
+
+            aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(str(TEMPLATES)))
+            app.add_routes([
+                web.get("/", self.handle_index, name="index"),
+                web.get("/ws", self.handle_websocket, name="websocket"),
+                web.static("/static", self.statics_path, name="static"),
+            ])
+            return app
+
+        @web.middleware
+        async def _door(self, request: web.Request,
+                        handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+            if door.hosts is not None and _host_name(request.host) not in door.hosts:
+                # A name that is not this machine's: a page that rebound its own name to 127.0.0.1.
+                return web.Response(status=421, text="torch-tutor: this address is not served here.\n")
+            given = request.query.get(TOKEN_PARAM)
+            if given is not None:
+                if not door.token_ok(given):
+                    return _refused()
+                # Into a cookie, out of the address bar (relative: right behind any proxy too).
+                query = {k: v for k, v in request.query.items() if k != TOKEN_PARAM}
+                location = request.path.rsplit("/", 1)[-1] or "./"
+                if query:
+                    from urllib.parse import urlencode
+
+                    location += "?" + urlencode(query)
+                moved = web.HTTPSeeOther(location=location)
+                if door.token is not None:
+                    moved.set_cookie(door.cookie, door.token, httponly=True, samesite="Strict", path="/")
+                return moved
+            if not door.token_ok(request.cookies.get(door.cookie)):
+                return _refused()
+            if request.path.endswith("/ws") and not _same_origin(request.headers.get("Origin"), request.host):
+                return web.Response(status=403, text="torch-tutor: not from this page.\n")
+            response = await handler(request)
+            response.headers.setdefault("Referrer-Policy", "no-referrer")
+            response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
+            response.headers.setdefault("Cache-Control", "no-store")
+            return response
+
+        @aiohttp_template("app_index.html")
+        async def handle_index(self, request: web.Request) -> dict[str, Any]:
+            try:
+                font_size = max(8, min(48, int(request.query.get("fontsize", "16"))))
+            except ValueError:
+                font_size = 16
+            return {"font_size": font_size}
+
+        async def on_startup(self, app: web.Application) -> None:  # textual-serve prints its URL
+            pass
+
+    return TutorServer(command, title=title)
+
+
+def aiohttp_template(name: str) -> Callable[..., Any]:
+    import aiohttp_jinja2
+
+    return aiohttp_jinja2.template(name)
+
+
+def _refused() -> Any:
+    from aiohttp import web
+
+    return web.Response(status=403, content_type="text/plain", text=(
+        "torch-tutor: this page needs its access token. Open the address that `torch-tutor serve` "
+        "printed when it started (it ends in ?token=...).\n"))
+
+
+@dataclass
+class Listening:
+    """Where the server listens: a TCP ``host``/``port`` or a Unix socket ``path``."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    path: str | None = None
+
+
+def serve(command: str, where: Listening, *, token: bool = True, out: TextIO | None = None,
+          ready: Callable[[str], None] | None = None) -> int:
+    """Serve ``command`` (see :func:`app_command`) until SIGINT or SIGTERM; returns the exit code.
+
+    ``token`` False only behind another server's authentication (``where.path``, a Unix socket).
+    The address to open is printed once on ``out`` (standard output)."""
+    out = out or sys.stdout
+    logging.basicConfig(level=logging.WARNING, format="torch-tutor serve: %(message)s")
+    logging.getLogger("aiohttp.access").disabled = True
+    os.environ[BROWSER_ENV] = "1"  # inherited by each tab's app process (textual-serve copies os.environ)
+    secret = secrets.token_urlsafe(24) if token else None
+    hosts = None
+    if where.path is None and is_loopback(where.host):
+        hosts = {"localhost", "127.0.0.1", "::1", where.host.strip("[]").lower()}
+    # A cookie name of this server's own: two servers on one host (other ports) keep theirs apart.
+    door = Door(token=secret, cookie=f"torch_tutor_{secrets.token_hex(4)}", hosts=hosts)
+    server = make_server(command, door)
+    return asyncio.run(_run(server, where, door, out, ready))
+
+
+async def _run(server: Any, where: Listening, door: Door, out: TextIO,
+               ready: Callable[[str], None] | None) -> int:
+    from aiohttp import web
+
+    app = await server._make_app()
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=10)
+    await runner.setup()
+    site: web.BaseSite
+    if where.path is not None:
+        site = web.UnixSite(runner, where.path)
+    else:
+        site = web.TCPSite(runner, where.host, where.port, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        if where.path is not None:
+            raise ServeError(f"cannot listen on {where.path}: {exc.strerror or exc}") from None
+        raise ServeError(f"cannot listen on {where.host} port {where.port}: {exc.strerror or exc} "
+                         "(pick another with --port N, or --port 0 for any free one)") from None
+    if where.path is not None:
+        address = f"unix:{where.path}"
+        out.write(f"torch-tutor is serving on {address} (open it through the Jupyter server's launcher)\n")
+    else:
+        port = runner.addresses[0][1]
+        shown = f"[{where.host}]" if ":" in where.host else where.host
+        address = f"http://{shown}:{port}/"
+        if door.token is not None:
+            out.write(f"torch-tutor is serving. Open this address in a browser (it holds the access "
+                      f"token: keep it to yourself):\n\n    {address}?{TOKEN_PARAM}={door.token}\n\n")
+        else:
+            out.write(f"torch-tutor is serving on {address}\n")
+        out.write("Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.\n")
+    out.flush()
+    if ready is not None:
+        ready(address)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(number, stop.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
+            pass
+    try:
+        await stop.wait()
+    finally:
+        out.write("torch-tutor serve: stopping (each open tab's tutor saves and quits)\n")
+        out.flush()
+        await runner.cleanup()
+    return 0

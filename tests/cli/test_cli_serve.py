@@ -172,3 +172,18 @@ def test_doctor_in_a_hubs_container_says_what_the_admin_enables() -> None:
     assert "no bubblewrap here" in lines[1] and "docs/jupyterhub.md" in lines[1]
     bwrap = doctor_report("bwrap", {"JUPYTERHUB_USER": "ada"})
     assert bwrap is not None and doctor_lines(bwrap)[1] == "  bubblewrap works here: each run is isolated"
+
+
+def test_the_server_side_loads_neither_the_app_nor_torch() -> None:
+    """The Jupyter server imports the entry point at its start (it must cost nothing), and the
+    serving process only relays: each tab's app is a process of its own."""
+    code = ("import sys, json\nimport tutor.web.jupyter\nfirst = sorted(sys.modules)\n"
+            "import tutor.cli.serve, tutor.web.serve, textual_serve.server\n"
+            "print(json.dumps([first, sorted(sys.modules)]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    import json
+
+    first, after = json.loads(done.stdout.splitlines()[-1])
+    assert [m for m in first if m.startswith("tutor")] == ["tutor", "tutor.web", "tutor.web.jupyter"]
+    assert not any(m.split(".")[0] in ("aiohttp", "textual", "torch") for m in first)
+    assert not any(m.split(".")[0] in ("textual", "torch") or m.startswith("tutor.app") for m in after)

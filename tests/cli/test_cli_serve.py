@@ -187,3 +187,12 @@ def test_the_server_side_loads_neither_the_app_nor_torch() -> None:
     assert [m for m in first if m.startswith("tutor")] == ["tutor", "tutor.web", "tutor.web.jupyter"]
     assert not any(m.split(".")[0] in ("aiohttp", "textual", "torch") for m in first)
     assert not any(m.split(".")[0] in ("textual", "torch") or m.startswith("tutor.app") for m in after)
+
+
+def test_a_pack_or_lesson_that_is_not_there_is_said_before_serving(tmp_path: Path) -> None:
+    """Not by each tab's app: a browser tab would only show that its session ended."""
+    done = serve(tmp_path, "no-such-pack", "--port", "0")
+    assert done.returncode == 2 and "no pack 'no-such-pack'" in done.stderr
+    done = serve(tmp_path, "debugging-and-speed/no-such-lesson", "--port", "0")
+    assert done.returncode == 2 and "has no lesson 'no-such-lesson'" in done.stderr
+    assert "token=" not in done.stdout

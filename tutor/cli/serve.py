@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from typing import TYPE_CHECKING
+
 from tutor.cli.common import UsageError, guarded
+
+if TYPE_CHECKING:
+    from tutor.core.config import Settings
 
 NOT_INSTALLED = ("`torch-tutor serve` needs textual-serve: install it with "
                  "`pip install 'torch-tutor[serve]'` (or `pip install textual-serve`)")
@@ -43,6 +48,23 @@ def _app_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
+def _check_target(args: argparse.Namespace, settings: Settings) -> None:
+    """A pack or lesson that is not there is said now, once, not by every tab's app (a browser
+    tab would only show that its session ended)."""
+    from tutor.app.launch import resolve_target
+    from tutor.core.discovery import discover
+
+    extra, wanted, lesson = resolve_target(args.target, tuple(getattr(args, "pack", None) or ()))
+    found = [f for f in discover(extra, settings.data_path) if f.pack is not None]
+    pack = next((f.pack for f in found if f.pack is not None
+                 and (f.pack.id == wanted or str(f.path.resolve()) == wanted)), None)
+    if pack is None:
+        raise UsageError(f"no pack {wanted!r} (see `torch-tutor list`)")
+    if lesson is not None and pack.lesson(lesson) is None:
+        ids = ", ".join(item.id for item in pack.lessons)
+        raise UsageError(f"pack {pack.id!r} has no lesson {lesson!r} (it has: {ids})")
+
+
 @guarded
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
@@ -52,7 +74,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tutor.cli.common import settings_from_args
     from tutor.web.serve import DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
 
-    settings_from_args(args)  # a bad configuration is said here, not once per tab
+    settings = settings_from_args(args)  # a bad configuration is said here, not once per tab
+    if args.target:
+        _check_target(args, settings)
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port}: expected 0 to 65535")
     if args.unix_socket and (args.port is not None or args.host != "127.0.0.1"):

@@ -132,6 +132,7 @@ def test_a_browser_tab_binds_its_own_key_for_quit() -> None:
         "assert keys['quit'] == 'ctrl+g' and keys['review'] == 'f10', keys\n"
         "merged = TutorApp._merged_bindings.key_to_bindings\n"
         "assert 'ctrl+g' in merged and 'ctrl+t' not in merged\n"
+        "assert not [k for k, bs in merged.items() if any(b.action == 'quit' for b in bs) and k != 'ctrl+g']\n"
         "assert {b.key for b in LessonScreen.BINDINGS} >= {'f5', 'f6', 'f9'}\n"
         "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

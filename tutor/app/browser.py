@@ -57,11 +57,14 @@ def adapt_bindings() -> None:
     """Rebind the app's keys for a browser tab (see ``BROWSER_KEYS``): the BINDINGS of every class
     of the app, which the key bar, the buttons' key labels and F1's list all read. Called once,
     before the app is made."""
+    from textual.app import App
     from textual.dom import DOMNode
 
     for name in _MODULES:
         importlib.import_module(name)
-    classes: list[type[DOMNode]] = []
+    # Textual's App binds ctrl+q too, and its ctrl+c names the first quit key it finds ("Press
+    # ctrl+q to quit the app"): this process's App class is adapted with the tutor's own.
+    classes: list[type[DOMNode]] = [App]
     pending: list[type[DOMNode]] = [DOMNode]
     while pending:
         cls = pending.pop()

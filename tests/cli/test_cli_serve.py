@@ -100,6 +100,9 @@ def test_the_door(tmp_path: Path) -> None:
         assert _request(f"{base}?token=x{token}")[0] == 403
         status, headers, _ = _request(url)
         assert status == 303 and headers["Location"] == "./"
+        # The redirect is never built from the path: two backslashes would make it another site's.
+        status, headers, _ = _request(f"{base}%5C%5Cevil.example?token={token}&fontsize=20")
+        assert status == 303 and headers["Location"] == "./?fontsize=20"
         cookie = headers["Set-Cookie"].split(";")[0]
         assert "HttpOnly" in headers["Set-Cookie"] and "SameSite=Strict" in headers["Set-Cookie"]
         status, headers, body = _request(base, Cookie=cookie)

@@ -134,9 +134,11 @@ def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
             if given is not None:
                 if not door.token_ok(given):
                     return _refused()
-                # Into a cookie, out of the address bar (relative: right behind any proxy too).
+                # Into a cookie, out of the address bar: back to the page, relative so that it is
+                # right behind any proxy too, and never built from the path (`\\evil.example`
+                # would be another site's address).
                 query = {k: v for k, v in request.query.items() if k != TOKEN_PARAM}
-                location = request.path.rsplit("/", 1)[-1] or "./"
+                location = "./"
                 if query:
                     from urllib.parse import urlencode
 

@@ -169,12 +169,12 @@ def test_the_entry_point_is_registered_for_jupyter_server_proxy() -> None:
 
 
 def test_doctor_in_a_hubs_container_says_what_the_admin_enables() -> None:
-    report = doctor_report("none", {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"})
+    report = doctor_report("none", "auto", {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"})
     assert report is not None and report["container"] == "Kubernetes"
     lines = doctor_lines(report)
     assert lines[0] == "container:  Kubernetes, JupyterHub user ada"
     assert "no bubblewrap here" in lines[1] and "docs/jupyterhub.md" in lines[1]
-    bwrap = doctor_report("bwrap", {"JUPYTERHUB_USER": "ada"})
+    bwrap = doctor_report("bwrap", "auto", {"JUPYTERHUB_USER": "ada"})
     assert bwrap is not None and doctor_lines(bwrap)[1] == "  bubblewrap works here: each run is isolated"
 
 
@@ -200,3 +200,30 @@ def test_a_pack_or_lesson_that_is_not_there_is_said_before_serving(tmp_path: Pat
     done = serve(tmp_path, "debugging-and-speed/no-such-lesson", "--port", "0")
     assert done.returncode == 2 and "has no lesson 'no-such-lesson'" in done.stderr
     assert "token=" not in done.stdout
+
+
+def test_doctor_in_a_hubs_container_end_to_end(tmp_path: Path) -> None:
+    """The real command, in an environment such as a hub gives its users' servers (here the
+    isolation is turned off, as where user namespaces are)."""
+    env = {**_env(tmp_path), "KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"}
+    done = subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(tmp_path / "data"), "doctor",
+                           "--isolation", "none"], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "container:  Kubernetes, JupyterHub user ada" in done.stdout
+    assert "bubblewrap not tried: the isolation setting is none" in done.stdout
+
+
+def test_doctor_without_user_namespaces_says_what_the_admin_enables(tmp_path: Path) -> None:
+    """Where bubblewrap fails as it does without user namespaces (the system's and the bundled
+    one, both fakes), the container line points the admin to the docs."""
+    from tests.cli.test_cli_validate_doctor import _failing_bubblewraps
+
+    env = {**_failing_bubblewraps(tmp_path / "fake"), "KUBERNETES_SERVICE_HOST": "10.0.0.1",
+           "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(tmp_path / "data"), "doctor"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "isolation:  none" in done.stdout
+    assert "container:  Kubernetes" in done.stdout
+    assert "no bubblewrap here: it needs unprivileged user namespaces" in done.stdout
+    assert 'docs/jupyterhub.md, "3. Enable the sandbox"' in done.stdout

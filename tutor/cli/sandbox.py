@@ -163,7 +163,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         }
     from tutor.web.hub import doctor_lines, doctor_report
 
-    hub = doctor_report(info.level)  # a container (a JupyterHub's server): what holds for bubblewrap
+    chosen = settings_from_args(args, isolation=args.isolation).isolation
+    hub = doctor_report(info.level, chosen)  # a container (a JupyterHub's server): what holds for bubblewrap
     if hub is not None:
         data["container"] = hub
     if args.json:

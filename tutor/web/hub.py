@@ -39,15 +39,17 @@ def user_namespaces() -> str | None:
     return None
 
 
-def doctor_report(isolation: str, environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """doctor's "hub" facts: None outside a container and a Jupyter server."""
+def doctor_report(isolation: str, chosen: str = "auto",
+                  environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """doctor's "hub" facts: None outside a container and a Jupyter server. ``isolation`` is the
+    level in force, ``chosen`` the isolation setting (none: bubblewrap was not even tried)."""
     environ = os.environ if environ is None else environ
     kind = container_kind(environ)
     hub_user = environ.get("JUPYTERHUB_USER")
     if kind is None and not hub_user:
         return None
     return {"container": kind, "jupyterhub_user": hub_user, "user_namespaces_off": user_namespaces(),
-            "bwrap": isolation == "bwrap"}
+            "bwrap": isolation == "bwrap", "isolation_setting": chosen}
 
 
 def doctor_lines(report: dict[str, Any]) -> list[str]:
@@ -58,7 +60,10 @@ def doctor_lines(report: dict[str, Any]) -> list[str]:
     if report["bwrap"]:
         lines.append("  bubblewrap works here: each run is isolated")
         return lines
+    if report["isolation_setting"] == "none":
+        lines.append("  bubblewrap not tried: the isolation setting is none")
+        return lines
     why = report["user_namespaces_off"] or "the runtime's seccomp or AppArmor profile may refuse them"
     lines.append(f"  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have "
-                 "limits only. What a hub's admin enables: docs/jupyterhub.md, \"The sandbox\"")
+                 "limits only. What a hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"")
     return lines

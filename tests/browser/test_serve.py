@@ -110,6 +110,16 @@ def test_closing_a_tab_loses_nothing_a_second_tab_is_told_and_quit_is_a_browser_
     screen = again.wait_for("def double(x):")  # the rest of the code is intact, at the same exercise
     assert "double" in screen.splitlines()[0] or "Double it" in screen
     assert "Another torch-tutor" not in screen  # the closed tabs' apps have gone
+    # The other keys the footers show, in the browser: the review queue (F10), the contents (F2),
+    # the filter (ctrl+f, which the page keeps from the browser's own find).
+    again.press("Escape", "F10")
+    again.wait_for("Review")
+    again.press("F2")
+    again.wait_for("^f Filter")
+    again.press("Control+f")
+    again.type("Fixing")
+    screen = again.wait_for("Fixing")
+    assert "Basics" not in screen.split("Fixing", 1)[1]  # narrowed to the one lesson
     again.press("Control+g")  # Quit, as the footer says
     again.page.wait_for_function("document.body.classList.contains('-closed')", timeout=60_000)
     assert again.closed  # the app quit and the page says the session ended

@@ -83,12 +83,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError("--unix-socket cannot be combined with --host or --port")
     where = Listening(host=args.host, port=DEFAULT_PORT if args.port is None else args.port,
                       path=args.unix_socket)
+    port = where.port or DEFAULT_PORT
     if where.path is None and not is_loopback(where.host):
         print(f"WARNING: listening on {where.host}, which other machines can reach. Anyone with the "
               "address below (it holds the access token) gets your tutor, your progress and a "
               "sandbox that runs code as you. Share it with no one; the connection is not "
               "encrypted (plain http): on a network you do not trust, stay on 127.0.0.1 and use an "
-              "SSH tunnel (ssh -L 8765:127.0.0.1:8765 HOST).", file=sys.stderr)
+              f"SSH tunnel (ssh -L {port}:127.0.0.1:{port} THIS-MACHINE).", file=sys.stderr)
     try:
         return serve(app_command(_app_argv(args)), where, token=where.path is None)
     except ServeError as exc:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.harness import MINI, Tab, clean_env, free_port
+from tests.browser.harness import MINI, Tab, clean_env, command_lines, free_port
 from tests.browser.test_serve import learn
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -99,8 +99,7 @@ def test_the_tutor_through_jupyter_in_a_browser(jupyter, browser):
     progress = jupyter.home / ".local" / "share" / "torch-tutor" / "progress.sqlite3"
     assert progress.exists(), sorted(str(p) for p in jupyter.home.rglob("*"))[:40]
     # No port: the tutor listens on a Unix socket in a folder only its user can open.
-    commands = subprocess.run(["ps", "-ww", "-o", "args", "--ppid", str(jupyter.process.pid)], capture_output=True,
-                              text=True).stdout.splitlines()
+    commands = command_lines(parent=jupyter.process.pid)
     served = [line.split("--unix-socket ", 1)[1].split()[0] for line in commands if "--unix-socket" in line]
     assert served, commands
     assert Path(served[0]).is_socket() and Path(served[0]).parent.stat().st_mode & 0o077 == 0

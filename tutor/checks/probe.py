@@ -227,8 +227,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
         except RunnerGone as gone:
             where = case.describe()
             return _result(check, "error", "your code's process ended or stopped answering while this check ran "
-                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number, seed=case.seed,
-                           detail=refs.str_(gone))
+                           "(os._exit? sys.exit in a thread? a crash? out of memory?)" + (f" ({where})" if where else ""),
+                           case=number, seed=case.seed, detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
             import traceback
 

@@ -55,6 +55,7 @@ class TensorData(CheckData, total=False):
     atol: float
     shares_storage_with: str | None
     independent_of: str | None
+    broadcast: bool
 
 
 class TensorGroupData(TypedDict, total=False):

@@ -161,6 +161,11 @@ class TensorCheck(CheckBase):
     atol: Annotated[float, Meta(ge=0)] = 1e-6
     shares_storage_with: Annotated[str | None, _expr("expression: must share memory with it")] = None
     independent_of: Annotated[str | None, _expr("expression: must not share memory with it")] = None
+    broadcast: Annotated[
+        bool,
+        Meta("compare with close_to after broadcasting the two to one shape (a value of shape (1, n) matches "
+             "a reference of shape (n,)); shapes that do not broadcast still fail. `shape` stays exact"),
+    ] = False
 
 
 # --------------------------------------------------------------------------- module

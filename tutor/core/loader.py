@@ -147,7 +147,7 @@ class _Reading:
         """The pack's prelude: ``prelude``, or the text of ``prelude_file`` (checked to parse)."""
         if header.prelude_file is None:
             return header.prelude
-        target = _pack_path(self.source, ("prelude_file",), header.prelude_file, "prelude file", (".py",))
+        target = _pack_path(self.source, ("prelude_file",), header.prelude_file, "prelude", (".py",))
         if isinstance(target, Problem):
             self.problems.append(target)
             return None

@@ -249,11 +249,21 @@ NOT_RUN = "not run: your code has to run first"
 
 
 def does_not_run(result: "RunResult") -> str | None:
-    """"your code does not run: IndentationError at line 4: ..." when the file could not run."""
+    """"your code does not run: IndentationError at line 4: ..." when the file could not run, or
+    did not run to its end: it ended itself (sys.exit) or ran out of memory at import."""
     error = result.error
-    if error is None or str(error.type).rsplit(".", 1)[-1] not in DOES_NOT_RUN:
+    if error is None:  # (os._exit at import is the sandbox's "No check results: ... (os._exit?)")
         return None
+    kind = str(error.type).rsplit(".", 1)[-1]
     where = f" at line {error.lineno}" if error.lineno else ""
+    if kind == "SystemExit":
+        code = error.message if error.message not in ("", "None") else ""
+        return (f"your code ended itself with sys.exit({code}){where}, before the checks could use it: an "
+                "exercise's file must run to its end")
+    if kind == "MemoryError" or result.status == "memory":
+        return f"your code ran out of memory{where}, before the checks could use it: {result.message or kind}"
+    if kind not in DOES_NOT_RUN:
+        return None
     return f"your code does not run: {error.type}{where}: {_clip(error.message)}"
 
 

@@ -146,3 +146,32 @@ def test_form_and_only_fields_are_in_the_schema_with_located_errors(tmp_path):
     assert "lesson.yaml:20:20: steps[0].checks[1].max_lines" in joined  # the value's own place
     assert "unknown key 'attributes_denied' (did you mean 'attributes_deny'?)" in joined
     assert "lesson.yaml:26:15: steps[0].checks[2].only: Input should be a valid list" in joined
+
+
+# --------------------------------------------------------------------------- rules defined once
+
+FORM = """\
+      - id: rules
+        kind: form
+        description: d
+        function: f
+"""
+
+
+def test_form_rules_in_pack_yaml_reach_every_form_check_and_a_checks_own_keys_win(tmp_path):
+    header = "form_rules: {max_lines: 1, loops: false, names_deny: [torch]}\n"
+    pack = load_pack(write(tmp_path, header=header, checks=CHECK + FORM + "        max_lines: 3\n"))
+    rules = pack.exercises()[0][1].checks[1]
+    assert (rules.max_lines, rules.loops, rules.names_deny) == (3, False, ["torch"])
+    assert pack.exercises()[0][1].checks[0].kind == "tensor"  # other kinds are left alone
+
+
+def test_form_rules_mistakes_are_located_in_pack_yaml(tmp_path):
+    found = problems(write(tmp_path, header="form_rules: {max_lines: 0, loop: false}\n"))
+    assert any("pack.yaml:5:25: form_rules.max_lines" in p for p in found), found
+    assert any("unknown key 'loop' (did you mean 'loops'?)" in p and "pack.yaml:5:" in p for p in found), found
+
+
+def test_a_form_check_with_no_rule_anywhere_is_refused_at_its_place(tmp_path):
+    found = problems(write(tmp_path, checks=CHECK + FORM))
+    assert any("lesson.yaml:17:9" in p and "a form check needs a rule" in p for p in found), found

@@ -435,6 +435,45 @@ class ExprCheck(CheckBase):
 # --------------------------------------------------------------------------- form
 
 
+_MaxLines = Annotated[int | None, Meta(ge=1), Meta("lines holding code (blank and comment lines do not count)")]
+_MaxStatements = Annotated[int | None, Meta(ge=1), Meta("statements, nested ones included")]
+_MaxLineLength = Annotated[int | None, Meta(ge=1), Meta("characters on any line of code")]
+_Loops = Annotated[bool, Meta("false: no for or while loops")]
+_Comprehensions = Annotated[bool, Meta("false: no list, set, dict or generator comprehensions")]
+_Imports = Annotated[bool, Meta("false: no import statements")]
+_TorchAllow = Annotated[
+    list[str] | None,
+    Meta("the only things from torch the code may use (torch.X, or imported from torch), e.g. [arange, "
+         "where]; dotted names or patterns with *, e.g. nn.functional.*; [] allows nothing from torch"),
+]
+_TorchDeny = Annotated[list[str] | None, Meta("things from torch the code may not use, e.g. [cumsum, 'linalg.*']")]
+_NamesDeny = Annotated[
+    list[str] | None,
+    Meta("names the code may not use, e.g. [torch, sum, getattr, eval]; patterns with * allowed"),
+]
+_AttributesDeny = Annotated[
+    list[str] | None,
+    Meta("attributes and methods the code may not use on anything, e.g. [view, squeeze, 'unsqueeze*']"),
+]
+
+
+@record
+class FormRules:
+    """Rules every `form` check of the pack starts from (pack.yaml's `form_rules`); a check's own
+    keys replace them. Defined once, for a set whose every exercise has the same rules."""
+
+    max_lines: _MaxLines = None
+    max_statements: _MaxStatements = None
+    max_line_length: _MaxLineLength = None
+    loops: _Loops = True
+    comprehensions: _Comprehensions = True
+    imports: _Imports = True
+    torch_allow: _TorchAllow = None
+    torch_deny: _TorchDeny = None
+    names_deny: _NamesDeny = None
+    attributes_deny: _AttributesDeny = None
+
+
 @record
 class FormCheck(CheckBase):
     """Rules about how the code is written, read from its syntax tree (judged without running it).
@@ -450,28 +489,16 @@ class FormCheck(CheckBase):
         Meta("the rules apply to the body of this top-level function (its docstring aside); default: the "
              "whole file"),
     ] = None
-    max_lines: Annotated[int | None, Meta(ge=1), Meta("lines holding code (blank and comment lines do not count)")] = None
-    max_statements: Annotated[int | None, Meta(ge=1), Meta("statements, nested ones included")] = None
-    max_line_length: Annotated[int | None, Meta(ge=1), Meta("characters on any line of code")] = None
-    loops: Annotated[bool, Meta("false: no for or while loops")] = True
-    comprehensions: Annotated[bool, Meta("false: no list, set, dict or generator comprehensions")] = True
-    imports: Annotated[bool, Meta("false: no import statements")] = True
-    torch_allow: Annotated[
-        list[str] | None,
-        Meta("the only things from torch the code may use (torch.X, or imported from torch), e.g. [arange, "
-             "where]; dotted names or patterns with *, e.g. nn.functional.*; [] allows nothing from torch"),
-    ] = None
-    torch_deny: Annotated[
-        list[str] | None, Meta("things from torch the code may not use, e.g. [cumsum, 'linalg.*']")
-    ] = None
-    names_deny: Annotated[
-        list[str] | None,
-        Meta("names the code may not use, e.g. [torch, sum, getattr, eval]; patterns with * allowed"),
-    ] = None
-    attributes_deny: Annotated[
-        list[str] | None,
-        Meta("attributes and methods the code may not use on anything, e.g. [view, squeeze, 'unsqueeze*']"),
-    ] = None
+    max_lines: _MaxLines = None
+    max_statements: _MaxStatements = None
+    max_line_length: _MaxLineLength = None
+    loops: _Loops = True
+    comprehensions: _Comprehensions = True
+    imports: _Imports = True
+    torch_allow: _TorchAllow = None
+    torch_deny: _TorchDeny = None
+    names_deny: _NamesDeny = None
+    attributes_deny: _AttributesDeny = None
 
     def __post_init__(self) -> None:
         rules = (self.max_lines, self.max_statements, self.max_line_length, self.torch_allow, self.torch_deny,

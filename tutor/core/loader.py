@@ -43,6 +43,9 @@ def load_pack(path: str | Path) -> Pack:
         raise PackError([Problem(pack_file, 1, 1, f"pack.yaml must be a mapping, got {type_name(source.data)}")])
     reading = _Reading(source)
     header = reading.validate(PackHeader, {k: v for k, v in source.data.items() if k != "lessons"}, source, ())
+    rules = source.data.get("form_rules")
+    if header is not None and isinstance(rules, dict):
+        reading.form_rules = rules
     lessons = [lesson for index, entry in enumerate(reading.entries())
                if (lesson := reading.lesson(index, entry)) is not None]
     prelude = reading.prelude(header) if header is not None else None
@@ -70,15 +73,34 @@ class _Reading:
         self.sources = [source.path]
         self.locations: Locations = {}
         self.references = References()
+        #: pack.yaml's form_rules (validated with the header): what every form check starts from
+        self.form_rules: dict[Any, Any] = {}
 
-    def validate(self, model: type[T], data: dict[Any, Any], source: Source, base: tuple[Any, ...]) -> T | None:
+    def validate(self, model: type[T], data: dict[Any, Any], source: Source, base: tuple[Any, ...],
+                 with_rules: bool = False) -> T | None:
         from tutor.core.validation import ValidationError, validate  # pydantic: only when loading YAML
 
         try:
-            return validate(model, data)
+            return validate(model, self._with_rules(data) if with_rules and self.form_rules else data)
         except ValidationError as exc:
             self.problems.extend(validation_problems(source, data, base, model, exc))
             return None
+
+    def _with_rules(self, lesson: dict[Any, Any]) -> dict[Any, Any]:
+        """The lesson's data with pack.yaml's ``form_rules`` under every form check's own keys (a
+        copy: the file's data stays as read, for locating problems)."""
+        steps = lesson.get("steps")
+        if not isinstance(steps, list):
+            return lesson
+        copied = []
+        for step in steps:
+            checks = step.get("checks") if isinstance(step, dict) else None
+            if isinstance(checks, list):
+                step = dict(step, checks=[{**self.form_rules, **check}
+                                          if isinstance(check, dict) and check.get("kind") == "form" else check
+                                          for check in checks])
+            copied.append(step)
+        return dict(lesson, steps=copied)
 
     def entries(self) -> list[Any]:
         """The ``lessons:`` list (each a lesson or a path to a lesson file)."""
@@ -102,7 +124,7 @@ class _Reading:
             return None
         source, data, base = found
         self.problems.extend(self.references.lesson(data, source, base))
-        lesson = self.validate(Lesson, data, source, base)
+        lesson = self.validate(Lesson, data, source, base, with_rules=True)
         if lesson is not None:
             self._record_locations(lesson, source, base)
         return lesson

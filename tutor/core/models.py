@@ -13,7 +13,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from tutor.core.check_models import Check
+from tutor.core.check_models import Check, FormRules
 from tutor.core.spec import Meta, hidden, record
 from tutor.core.text import LangCode, Text
 
@@ -294,6 +294,11 @@ class PackHeader:
         Meta("Python run before every exercise's code, in the same namespace (helpers such as `arange = "
              "torch.arange`), and run again, by itself, for every check: the checks use the prelude's names, "
              "never the learner's redefinitions of them", after=_statements),
+    ] = None
+    form_rules: Annotated[
+        FormRules | None,
+        Meta("rules every `form` check of the pack starts from, e.g. {max_lines: 1, loops: false, names_deny: "
+             "[torch]}; a check's own keys replace them"),
     ] = None
     prelude_file: Annotated[
         str | None,

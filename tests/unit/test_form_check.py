@@ -146,3 +146,19 @@ def test_bad_form_checks_are_refused_at_load(data, message):
     with pytest.raises(ValidationError) as caught:
         validate(FormCheck, {"id": "form", "kind": "form", "description": "d", **data})
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("code", ["x = " + "-" * 200_000 + "1\n", "x = 1\x00\n", "(" * 300 + ")" * 300 + "\n"],
+                         ids=["deep", "nul", "parens"])
+def test_hostile_source_gets_a_verdict_never_a_crash(code):
+    verdict = form.judge({"loops": False}, code)
+    assert verdict.status in ("failed", "skipped")
+
+
+def test_a_long_file_is_judged_and_one_past_the_cap_fails_without_being_parsed():
+    code = "def f(a):\n" + "    a = a + 1\n" * 2_000 + "    return a\n"
+    verdict = judge(code, function="f", max_lines=1, loops=False, names_deny=["torch"], attributes_deny=["view"])
+    assert verdict.status == "failed" and verdict.got == "2001 lines"
+    huge = "x = 1\n" * (form.MAX_SOURCE // 6 + 1)
+    capped = form.judge({"loops": False}, huge)
+    assert capped.status == "failed" and "rules about its form are judged on at most 256 KiB" in capped.message

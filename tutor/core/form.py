@@ -21,6 +21,9 @@ from typing import Any
 
 #: The most violations one message lists (the first is the one to fix first).
 _SHOWN = 3
+#: The longest source judged here (characters). Parsing runs in the tutor's own process, outside the
+#: sandbox's limits; a form exercise's answer is a few lines, so a longer file fails the check.
+MAX_SOURCE = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,11 @@ def _scope(tree: ast.Module, function: str | None) -> tuple[list[ast.stmt], ast.
     return [], None
 
 
-def _torch_aliases(tree: ast.Module) -> tuple[set[str], dict[str, str]]:
+def _torch_aliases(everything: list[ast.AST]) -> tuple[set[str], dict[str, str]]:
     """(names bound to the torch module, plain names bound to something from torch -> its dotted name)."""
     modules = {"torch"}
     imported: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in everything:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "torch" or alias.name.startswith("torch."):
@@ -104,12 +107,11 @@ def _matches(name: str, patterns: list[str]) -> bool:
 
 
 def _code_lines(statements: list[ast.stmt], lines: list[str]) -> list[int]:
-    """The line numbers the statements span that hold code (not blank, not only a comment)."""
+    """The line numbers the statements span that hold code (not blank, not only a comment): a
+    statement's span covers every node inside it."""
     numbers: set[int] = set()
     for statement in statements:
-        for node in ast.walk(statement):
-            if isinstance(node, (ast.stmt, ast.expr)) and getattr(node, "lineno", None):
-                numbers.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        numbers.update(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
     return sorted(n for n in numbers
                   if 0 < n <= len(lines) and lines[n - 1].strip() and not lines[n - 1].strip().startswith("#"))
 
@@ -118,7 +120,8 @@ def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str]) -> list
     function = check.get("function")
     statements, _ = _scope(tree, function)
     found: list[_Breach] = []
-    nodes = [node for statement in statements for node in ast.walk(statement)]
+    everything = list(ast.walk(tree))
+    nodes = everything[1:] if function is None else [node for statement in statements for node in ast.walk(statement)]
     code_lines = _code_lines(statements, lines)
 
     max_lines = check.get("max_lines")
@@ -157,7 +160,7 @@ def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str]) -> list
     attributes_deny = check.get("attributes_deny") or []
     torch_allow = check.get("torch_allow")
     torch_deny = check.get("torch_deny") or []
-    modules, imported = _torch_aliases(tree)
+    modules, imported = _torch_aliases(everything) if torch_allow is not None or torch_deny else (set(), {})
     seen_torch: set[int] = set()
     for node in nodes:
         if isinstance(node, ast.Name) and _matches(node.id, names_deny):
@@ -216,6 +219,10 @@ def _matches_dotted(used: str, patterns: list[str]) -> bool:
 
 def judge(check: dict[str, Any], source: str) -> Verdict:
     """The verdict of one ``form`` check (its plain data, as ``spec.as_data`` makes it) on ``source``."""
+    if len(source) > MAX_SOURCE:
+        return Verdict("failed", f"your code is {len(source) // 1024} KiB; rules about its form are judged on at "
+                       f"most {MAX_SOURCE // 1024} KiB", expected=f"at most {MAX_SOURCE // 1024} KiB",
+                       got=f"{len(source) // 1024} KiB")
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -459,8 +459,10 @@ _AttributesDeny = Annotated[
 
 @record
 class FormRules:
-    """Rules every `form` check of the pack starts from (pack.yaml's `form_rules`); a check's own
-    keys replace them. Defined once, for a set whose every exercise has the same rules."""
+    """Rules every `form` check of the pack starts from (pack.yaml's `form_rules`); its own keys win.
+
+    Defined once, for a set whose every exercise has the same rules.
+    """
 
     max_lines: _MaxLines = None
     max_statements: _MaxStatements = None

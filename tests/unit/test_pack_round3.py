@@ -175,3 +175,16 @@ def test_form_rules_mistakes_are_located_in_pack_yaml(tmp_path):
 def test_a_form_check_with_no_rule_anywhere_is_refused_at_its_place(tmp_path):
     found = problems(write(tmp_path, checks=CHECK + FORM))
     assert any("lesson.yaml:17:9" in p and "a form check needs a rule" in p for p in found), found
+
+
+def test_a_cached_pack_keeps_its_prelude_and_an_edit_of_the_file_is_seen(tmp_path):
+    from tutor.core import packcache
+
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    write(folder, header="prelude_file: helpers.py\n", files={"helpers.py": "x = 1\n"})
+    packcache.load(folder, tmp_path / "cache")
+    cached = packcache.read(folder, tmp_path / "cache")
+    assert cached is not None and cached.exercises()[0][1].prelude_code == "x = 1\n"
+    (folder / "helpers.py").write_text("x = 22\n")  # another size: the entry is stale
+    assert packcache.read(folder, tmp_path / "cache") is None

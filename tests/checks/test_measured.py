@@ -42,7 +42,7 @@ def test_profile_table_and_assertions(grade):
     assert check.status == "passed", check.message
     rows = check.data["rows"]
     assert rows[0]["op"] == "aten::mm" and rows[0]["share"] > 0.5
-    assert set(rows[0]) == {"op", "self_us", "total_us", "share", "calls"}
+    assert set(rows[0]) == {"op", "self_us", "total_us", "share", "calls", "direct"}
 
 
 def test_profile_failures_name_the_operator(grade):

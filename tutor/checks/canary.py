@@ -293,8 +293,12 @@ def _profile(session, label: str, generator) -> None:
     for run in runs:
         for op, count in (("aten::mm", mm), ("aten::exp", exp)):
             row = run.get(op) if refs.type_(run) is dict else None
-            if refs.type_(row) is not list or refs.len_(row) != 3 or row[2] != count:
+            if refs.type_(row) is not list or refs.len_(row) != 4 or row[2] != count:
                 raise Tampered(f"a profile of a workload that calls {op} {count} time(s) said otherwise")
+            # called directly: exp by torch.exp; mm only from inside aten::matmul (a @ b)
+            direct = 0 if op == "aten::mm" else count
+            if row[3] != direct:
+                raise Tampered(f"a profile of a workload that calls {op} directly {direct} time(s) said otherwise")
         tops.append(max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list and run[op] else 0.0))
     if big not in tops:
         raise Tampered(f"profiles of a workload dominated by {big} ranked {' and '.join(sorted(set(tops)))} first")

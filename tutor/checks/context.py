@@ -10,6 +10,7 @@ carry answers for inputs it predicted; a failing result names the seed, which re
 from __future__ import annotations
 
 import _thread
+import typing
 import random
 import threading
 import traceback
@@ -159,6 +160,13 @@ def fresh_seed() -> int:
     return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
 
 
+def _draws() -> tuple:
+    """The state of the judge's generators (random, torch's CPU one, NumPy's), to compare."""
+    numpy_state: "typing.Any" = refs.np_get_state() if refs.np_get_state is not None else None
+    return (refs.random_getstate(), refs.cpu_generator.get_state(),
+            None if numpy_state is None else (numpy_state[2], bytes(numpy_state[1].tobytes())))
+
+
 def seed_all(seed: int) -> None:
     refs.random_seed(seed)
     # the CPU generator as torch.manual_seed seeds it; CUDA's only once CUDA is in use (seeding it
@@ -213,6 +221,7 @@ class Case:
 
     def prepare(self) -> None:
         seed_all(self.seed)
+        self._seeded = _draws()
         if self.session is not None and self.session.case_seed != self.seed:
             # the learner's code draws from the runner's generators: seeded the same way, at the
             # case's first request (the probe starts the case before its canary, so this is a fallback)
@@ -221,6 +230,15 @@ class Case:
         if setup:
             self.run(setup)
         self._inputs = self._inputs_text()  # as the inputs were, before a call could resize them
+
+    def drew(self) -> bool:
+        """Whether the check's own code (its setup, its expressions) drew from a generator since
+        the case was seeded: when it did not, its inputs are not random and a seed replays nothing."""
+        seeded = getattr(self, "_seeded", None)
+        if seeded is None:
+            return True
+        now = _draws()
+        return now[0] != seeded[0] or not now[1].equal(seeded[1]) or now[2] != seeded[2]
 
     def _inputs_text(self) -> str:
         names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]

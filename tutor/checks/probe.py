@@ -72,13 +72,18 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     session = namespace.pop(SESSION_KEY, None)
     repaired = set(guard.restore()) if session is None else set()
     reset_modes()
+    prelude_error = _prelude(namespace, payload.get("prelude"))
     checks = payload.get("checks") or []
     learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
     budget = Budget(float(payload.get("time_budget", 8.0)), checks)
-    status: dict[str, str] = {}
+    decided = payload.get("decided")  # checks the parent judged from the code's text (form), for `after:`
+    status: dict[str, str] = {str(k): str(v) for k, v in decided.items()} if refs.type_(decided) is dict else {}
     results = []
     for index, check in enumerate(checks):
-        result = _run_one(check, index, namespace, learner, budget, status, session)
+        if prelude_error is not None:
+            result = _result(check, "error", prelude_error, internal=True)
+        else:
+            result = _run_one(check, index, namespace, learner, budget, status, session)
         status[check.get("id", "")] = result["status"]
         results.append(result)
         if session is None:  # the judge runs no learner code: nothing of the learner's to undo here
@@ -93,6 +98,21 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
         "elapsed": refs.monotonic() - started,
         "requests": session.requests if session is not None else 0,
     }
+
+
+def _prelude(namespace: dict, prelude: object) -> str | None:
+    """Run the pack's prelude here, in the judge, and put its names over the learner's: the checks
+    use the pack's helpers, never what the learner's code redefined under their names (the
+    runner ran the same prelude before the learner's code). The error, when it fails here."""
+    if refs.type_(prelude) is not str or not prelude:
+        return None
+    own: dict = {"__name__": "__prelude__"}
+    try:
+        refs.exec_(refs.compile_(prelude, "<prelude>", "exec"), own)
+    except Exception as bug:  # noqa: BLE001 - the pack's bug, reported on every check
+        return f"the pack's prelude failed in the checks: {refs.type_(bug).__name__}: {bug}"
+    namespace.update({name: value for name, value in own.items() if not name.startswith("__")})
+    return None
 
 
 def _result(check: dict, status: str, message: str = "", **extra) -> dict:
@@ -193,7 +213,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
             where = case.describe()
             message = failure.message + (f" ({where})" if where else "")
             return _result(check, "failed", message, expected=failure.expected, got=failure.got,
-                           case=number, seed=case.seed, data=render.to_jsonable(failure.data))
+                           case=number, seed=case.seed if case.drew() else None,
+                           data=render.to_jsonable(failure.data))
         except CodeRaised as raised:
             explained = learner.explain(raised.error, raised.source)
             where = case.describe()
@@ -206,8 +227,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
         except RunnerGone as gone:
             where = case.describe()
             return _result(check, "error", "your code's process ended or stopped answering while this check ran "
-                           "(os._exit? a crash?)" + (f" ({where})" if where else ""), case=number, seed=case.seed,
-                           detail=refs.str_(gone))
+                           "(os._exit? sys.exit in a thread? a crash? out of memory?)" + (f" ({where})" if where else ""),
+                           case=number, seed=case.seed, detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
             import traceback
 

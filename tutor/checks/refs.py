@@ -63,6 +63,7 @@ gc_collect = gc.collect
 re_search = re.search
 fnmatchcase = fnmatch.fnmatchcase
 random_seed = random.seed
+random_getstate = random.getstate
 redirect_stdout = contextlib.redirect_stdout
 catch_warnings = warnings.catch_warnings
 ignore_warnings = warnings.simplefilter
@@ -80,6 +81,7 @@ isfinite = math.isfinite
 sysconf = getattr(os, "sysconf", None)
 open_ = builtins.open
 np_seed = numpy.random.seed if numpy is not None else None
+np_get_state = numpy.random.get_state if numpy is not None else None
 np_ndarray = numpy.ndarray if numpy is not None else None
 np_generic = numpy.generic if numpy is not None else None
 

@@ -710,6 +710,16 @@ def _time_calls(targets: list, warmup: int, repeat: int) -> dict:
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
 
 
+def top_level_calls(prof) -> dict:
+    """operator -> how many times the profiled code called it directly (an event with no parent
+    event: not run from inside another operator)."""
+    calls: dict = {}
+    for event in prof.events():
+        if event.cpu_parent is None:
+            calls[event.name] = calls.get(event.name, 0) + 1
+    return calls
+
+
 def profile_calls(workload, warmup: int, repeat: int, threads: int = 1) -> list:
     previous = refs.get_num_threads()
     refs.set_num_threads(threads)
@@ -728,7 +738,10 @@ def profile_calls(workload, warmup: int, repeat: int, threads: int = 1) -> list:
                 if name.startswith(_IGNORED_PREFIXES):
                     continue
                 per_op[name] = [refs.float_(event.self_cpu_time_total), refs.float_(event.cpu_time_total),
-                                refs.int_(event.count)]
+                                refs.int_(event.count), 0]
+            for name, calls in top_level_calls(prof).items():  # called directly by the workload's Python
+                if name in per_op:
+                    per_op[name][3] = calls
             runs.append(per_op)
         return runs
     finally:

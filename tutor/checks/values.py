@@ -80,11 +80,20 @@ def _lead(what: str) -> str:
     return f"{what}: " if what else ""
 
 
-def compare_close(value, reference, rtol: float, atol: float, *, what: str = "") -> None:
-    """Raise Failed with a located, specific sentence unless value ≈ reference."""
+def compare_close(value, reference, rtol: float, atol: float, *, what: str = "", broadcast: bool = False) -> None:
+    """Raise Failed with a located, specific sentence unless value ≈ reference (``broadcast``:
+    after broadcasting the two to one shape, as a harness comparing with ``==`` would)."""
     got = as_float_tensor(value, what)
     expected = as_float_tensor(reference, "the reference value")
     got_shape, expected_shape = render.shape(got), render.shape(expected)
+    if got_shape != expected_shape and broadcast:
+        try:
+            got, expected = refs.torch_module.broadcast_tensors(got, expected)
+        except RuntimeError:
+            raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected_shape)} or a shape that "
+                         f"broadcasts with it, got {render.fmt_shape(got_shape)}",
+                         expected=render.fmt_shape(expected_shape), got=render.fmt_shape(got_shape)) from None
+        got_shape = expected_shape = render.shape(got)
     if got_shape != expected_shape:
         raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected_shape)}, "
                      f"got {render.fmt_shape(got_shape)}",

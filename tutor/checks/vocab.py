@@ -55,6 +55,7 @@ class TensorData(CheckData, total=False):
     atol: float
     shares_storage_with: str | None
     independent_of: str | None
+    broadcast: bool
 
 
 class TensorGroupData(TypedDict, total=False):
@@ -151,6 +152,7 @@ class ProfileData(CheckData, total=False):
     calls: list[CallCountData] | None
     compare: CompareRankingData | None
     threads: int
+    only: list[str] | None
 
 
 class RatioData(TypedDict, total=False):
@@ -178,6 +180,22 @@ class ExprData(CheckData, total=False):
     message: Text
 
 
+class FormData(CheckData, total=False):
+    """Judged by the parent (``tutor.core.form``), never by the probe: listed so the two sides agree."""
+
+    function: str | None
+    max_lines: int | None
+    max_statements: int | None
+    max_line_length: int | None
+    loops: bool
+    comprehensions: bool
+    imports: bool
+    torch_allow: list[str] | None
+    torch_deny: list[str] | None
+    names_deny: list[str] | None
+    attributes_deny: list[str] | None
+
+
 #: kind -> the TypedDict its checks are read through
 KINDS: dict[str, type] = {
     "tensor": TensorData,
@@ -191,6 +209,7 @@ KINDS: dict[str, type] = {
     "timing": TimingData,
     "warns": WarnsData,
     "expr": ExprData,
+    "form": FormData,
 }
 
 #: record class name in tutor.core.check_models -> its TypedDict here (the nested records)

@@ -20,12 +20,28 @@ from tutor.core.spec import Meta, record
 from tutor.core.text import Text
 
 CheckId = Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]
+#: torch's other names for a dtype (checked on torch 2.13: torch.long is torch.int64), and the
+#: name a tensor's dtype prints as; a check compares the latter.
+DTYPE_ALIASES = {"long": "int64", "int": "int32", "short": "int16", "float": "float32", "double": "float64",
+                 "half": "float16", "cfloat": "complex64", "cdouble": "complex128", "chalf": "complex32"}
+
+
+def _canonical_dtype(name: str | None) -> str | None:
+    """``long`` and ``torch.long`` are int64: every alias as the name torch prints."""
+    if name is None:
+        return None
+    bare = name.removeprefix("torch.")
+    return DTYPE_ALIASES.get(bare, bare)
+
+
 DType = Annotated[
     str,
     Meta(
-        "a torch dtype name, e.g. float32, bfloat16, int64",
+        "a torch dtype name, e.g. float32, bfloat16, int64 (torch's aliases long, int, float, double, half... "
+        "are read as the name torch prints: int64, int32, float32, float64, float16...)",
         pattern=r"^(torch\.)?[a-z0-9_]+$",
         examples=["float32"],
+        after=_canonical_dtype,
     ),
 ]
 
@@ -145,6 +161,11 @@ class TensorCheck(CheckBase):
     atol: Annotated[float, Meta(ge=0)] = 1e-6
     shares_storage_with: Annotated[str | None, _expr("expression: must share memory with it")] = None
     independent_of: Annotated[str | None, _expr("expression: must not share memory with it")] = None
+    broadcast: Annotated[
+        bool,
+        Meta("compare with close_to after broadcasting the two to one shape (a value of shape (1, n) matches "
+             "a reference of shape (n,)); shapes that do not broadcast still fail. `shape` stays exact"),
+    ] = False
 
 
 # --------------------------------------------------------------------------- module
@@ -347,12 +368,19 @@ class ProfileCheck(CheckBase):
     ] = None
     compare: CompareRanking | None = None
     threads: Threads = 1
+    only: Annotated[
+        list[str] | None,
+        Meta("the only operators the workload's own code may call directly (operators run from inside "
+             "another one, such as what indexing runs, do not count), names or prefixes ending in *, e.g. "
+             "[aten::arange, aten::where, aten::index, aten::select, aten::slice]"),
+    ] = None
 
     def __post_init__(self) -> None:
         if self.compare is None and self.workload is None:
             raise ValueError("a profile check needs a workload (or a compare block)")
-        if not any((self.top1_in, self.top_k, self.absent, self.share, self.calls, self.compare)):
-            raise ValueError("a profile check needs one of top1_in, top_k, absent, share, calls, compare")
+        if not any((self.top1_in, self.top_k, self.absent, self.share, self.calls, self.compare,
+                    self.only is not None)):
+            raise ValueError("a profile check needs one of top1_in, top_k, absent, share, calls, compare, only")
 
 
 # --------------------------------------------------------------------------- timing / expr
@@ -404,6 +432,87 @@ class ExprCheck(CheckBase):
     message: Annotated[Text, Meta("shown when the predicate is false")]
 
 
+# --------------------------------------------------------------------------- form
+
+
+_MaxLines = Annotated[int | None, Meta(ge=1), Meta("lines holding code (blank and comment lines do not count)")]
+_MaxStatements = Annotated[int | None, Meta(ge=1), Meta("statements, nested ones included")]
+_MaxLineLength = Annotated[int | None, Meta(ge=1), Meta("characters on any line of code")]
+_Loops = Annotated[bool, Meta("false: no for or while loops")]
+_Comprehensions = Annotated[bool, Meta("false: no list, set, dict or generator comprehensions")]
+_Imports = Annotated[bool, Meta("false: no import statements")]
+_TorchAllow = Annotated[
+    list[str] | None,
+    Meta("the only things from torch the code may use (torch.X, or imported from torch), e.g. [arange, "
+         "where]; dotted names or patterns with *, e.g. nn.functional.*; [] allows nothing from torch"),
+]
+_TorchDeny = Annotated[list[str] | None, Meta("things from torch the code may not use, e.g. [cumsum, 'linalg.*']")]
+_NamesDeny = Annotated[
+    list[str] | None,
+    Meta("names the code may not use, e.g. [torch, sum, getattr, eval]; patterns with * allowed"),
+]
+_AttributesDeny = Annotated[
+    list[str] | None,
+    Meta("attributes and methods the code may not use on anything, e.g. [view, squeeze, 'unsqueeze*']"),
+]
+
+
+@record
+class FormRules:
+    """Rules every `form` check of the pack starts from (pack.yaml's `form_rules`); its own keys win.
+
+    Defined once, for a set whose every exercise has the same rules.
+    """
+
+    max_lines: _MaxLines = None
+    max_statements: _MaxStatements = None
+    max_line_length: _MaxLineLength = None
+    loops: _Loops = True
+    comprehensions: _Comprehensions = True
+    imports: _Imports = True
+    torch_allow: _TorchAllow = None
+    torch_deny: _TorchDeny = None
+    names_deny: _NamesDeny = None
+    attributes_deny: _AttributesDeny = None
+
+
+@record
+class FormCheck(CheckBase):
+    """Rules about how the code is written, read from its syntax tree (judged without running it).
+
+    Opt-in, for exercises about the form of code (one line, no loops, only these torch functions).
+    Judged by the tutor from the source text, outside any process the learner's code runs in.
+    """
+
+    kind: Literal["form"]
+    function: Annotated[
+        str | None,
+        Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
+        Meta("the rules apply to the body of this top-level function (its docstring aside); default: the "
+             "whole file"),
+    ] = None
+    max_lines: _MaxLines = None
+    max_statements: _MaxStatements = None
+    max_line_length: _MaxLineLength = None
+    loops: _Loops = True
+    comprehensions: _Comprehensions = True
+    imports: _Imports = True
+    torch_allow: _TorchAllow = None
+    torch_deny: _TorchDeny = None
+    names_deny: _NamesDeny = None
+    attributes_deny: _AttributesDeny = None
+
+    def __post_init__(self) -> None:
+        rules = (self.max_lines, self.max_statements, self.max_line_length, self.torch_allow, self.torch_deny,
+                 self.names_deny, self.attributes_deny)
+        if all(rule is None for rule in rules) and self.loops and self.comprehensions and self.imports:
+            raise ValueError("a form check needs a rule: max_lines, max_statements, max_line_length, loops: false, "
+                             "comprehensions: false, imports: false, torch_allow, torch_deny, names_deny or "
+                             "attributes_deny")
+        if self.cases != [{}] or self.setup is not None or self.seed is not None:
+            raise ValueError("a form check reads the code without running it: it takes no cases, setup or seed")
+
+
 Check = Annotated[
     Union[
         TensorCheck,
@@ -417,9 +526,12 @@ Check = Annotated[
         TimingCheck,
         WarnsCheck,
         ExprCheck,
+        FormCheck,
     ],
     Meta(discriminator="kind"),
 ]
 
 CHECK_KINDS = ("tensor", "module", "mode", "unchanged", "raises", "output", "memory", "profile", "timing", "warns",
-               "expr")
+               "expr", "form")
+#: Kinds judged by the tutor itself from the submission's text, before the run, never in the sandbox.
+PARENT_KINDS = ("form",)

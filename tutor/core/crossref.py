@@ -6,6 +6,7 @@ even when the schema also fails.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -59,7 +60,11 @@ def _checks(checks: Any, source: Source, base: tuple[Any, ...]) -> Iterator[Prob
         after = check.get("after") if isinstance(check, dict) else None
         for position, dep in enumerate(after if isinstance(after, list) else []):
             if dep not in known:
-                message = f"'after' names unknown check {dep!r}"
+                ids = sorted(str(k) for k in known if isinstance(k, str) and k != check.get("id"))
+                close = difflib.get_close_matches(str(dep), ids, n=1, cutoff=0.6)
+                message = f"'after' names unknown check {dep!r}" + (
+                    f" (did you mean {close[0]!r}?)" if close else
+                    f"; checks of this exercise: {', '.join(ids)}" if ids else "; this exercise has no other check")
             elif dep == check.get("id"):
                 message = "a check cannot come after itself"
             else:

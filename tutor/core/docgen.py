@@ -29,7 +29,8 @@ SECTIONS: list[tuple[str, list[type]]] = [
                      check_models.RaisesCheck, check_models.OutputCheck, check_models.MemoryCheck,
                      check_models.ProfileCheck, check_models.TopK, check_models.Share, check_models.CallCount,
                      check_models.CompareRanking, check_models.TimingCheck, check_models.Ratio,
-                     check_models.WarnsCheck, check_models.ExprCheck]),
+                     check_models.WarnsCheck, check_models.ExprCheck, check_models.FormCheck,
+                     check_models.FormRules]),
 ]
 
 _BASE_NAMES = {check_models.CheckBase: "every check", models.StepBase: "every step",

@@ -43,10 +43,18 @@ def load_pack(path: str | Path) -> Pack:
         raise PackError([Problem(pack_file, 1, 1, f"pack.yaml must be a mapping, got {type_name(source.data)}")])
     reading = _Reading(source)
     header = reading.validate(PackHeader, {k: v for k, v in source.data.items() if k != "lessons"}, source, ())
+    rules = source.data.get("form_rules")
+    if header is not None and isinstance(rules, dict):
+        reading.form_rules = rules
     lessons = [lesson for index, entry in enumerate(reading.entries())
                if (lesson := reading.lesson(index, entry)) is not None]
+    prelude = reading.prelude(header) if header is not None else None
     if reading.problems or header is None:
         raise PackError(reading.sorted_problems())
+    for lesson in lessons:
+        for step in lesson.steps:
+            if isinstance(step, Exercise):
+                object.__setattr__(step, "_prelude", prelude)  # frozen; the pack's, given by the loader
     fields = {item.name: getattr(header, item.name) for item in dataclasses.fields(header)}
     pack = Pack(**fields, lessons=lessons)
     object.__setattr__(pack, "_locations", reading.locations)  # Pack is frozen; these are the loader's
@@ -65,15 +73,34 @@ class _Reading:
         self.sources = [source.path]
         self.locations: Locations = {}
         self.references = References()
+        #: pack.yaml's form_rules (validated with the header): what every form check starts from
+        self.form_rules: dict[Any, Any] = {}
 
-    def validate(self, model: type[T], data: dict[Any, Any], source: Source, base: tuple[Any, ...]) -> T | None:
+    def validate(self, model: type[T], data: dict[Any, Any], source: Source, base: tuple[Any, ...],
+                 with_rules: bool = False) -> T | None:
         from tutor.core.validation import ValidationError, validate  # pydantic: only when loading YAML
 
         try:
-            return validate(model, data)
+            return validate(model, self._with_rules(data) if with_rules and self.form_rules else data)
         except ValidationError as exc:
             self.problems.extend(validation_problems(source, data, base, model, exc))
             return None
+
+    def _with_rules(self, lesson: dict[Any, Any]) -> dict[Any, Any]:
+        """The lesson's data with pack.yaml's ``form_rules`` under every form check's own keys (a
+        copy: the file's data stays as read, for locating problems)."""
+        steps = lesson.get("steps")
+        if not isinstance(steps, list):
+            return lesson
+        copied = []
+        for step in steps:
+            checks = step.get("checks") if isinstance(step, dict) else None
+            if isinstance(checks, list):
+                step = dict(step, checks=[{**self.form_rules, **check}
+                                          if isinstance(check, dict) and check.get("kind") == "form" else check
+                                          for check in checks])
+            copied.append(step)
+        return dict(lesson, steps=copied)
 
     def entries(self) -> list[Any]:
         """The ``lessons:`` list (each a lesson or a path to a lesson file)."""
@@ -97,7 +124,7 @@ class _Reading:
             return None
         source, data, base = found
         self.problems.extend(self.references.lesson(data, source, base))
-        lesson = self.validate(Lesson, data, source, base)
+        lesson = self.validate(Lesson, data, source, base, with_rules=True)
         if lesson is not None:
             self._record_locations(lesson, source, base)
         return lesson
@@ -138,6 +165,31 @@ class _Reading:
             for position, check in enumerate(getattr(step, "checks", ())):
                 self.locations[(lesson.id, step.id, check.id)] = where(("steps", index, "checks", position))
 
+    def prelude(self, header: PackHeader) -> str | None:
+        """The pack's prelude: ``prelude``, or the text of ``prelude_file`` (checked to parse)."""
+        if header.prelude_file is None:
+            return header.prelude
+        target = _pack_path(self.source, ("prelude_file",), header.prelude_file, "prelude", (".py",))
+        if isinstance(target, Problem):
+            self.problems.append(target)
+            return None
+        self.sources.append(target)
+        try:
+            text = target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            line, col = self.source.locate(("prelude_file",))
+            self.problems.append(Problem(self.source.path, line, col, f"prelude file unreadable: {exc}"))
+            return None
+        try:
+            compile(text, str(target), "exec", dont_inherit=True)
+        except SyntaxError as exc:  # where the author can fix it: the file's own line and column
+            self.problems.append(Problem(target, exc.lineno, exc.offset, f"not valid Python: {exc.msg}"))
+            return None
+        except ValueError as exc:  # NUL bytes
+            self.problems.append(Problem(target, 1, 1, f"not valid Python: {exc}"))
+            return None
+        return text
+
     def sorted_problems(self) -> list[Problem]:
         """Pack.yaml's first, then each file's in the order first met; by position within a file."""
         order = {self.source.path: 0}
@@ -146,13 +198,19 @@ class _Reading:
 
 def _lesson_file(source: Source, index: int, entry: str) -> Path | Problem:
     """The lesson file ``lessons[index]`` names, which must stay inside the pack folder."""
-    line, col = source.locate(("lessons", index))
+    return _pack_path(source, ("lessons", index), entry, "lesson", (".yaml", ".yml"))
+
+
+def _pack_path(source: Source, key: tuple[Any, ...], entry: str, what: str,
+               suffixes: tuple[str, ...]) -> Path | Problem:
+    """The file pack.yaml names at ``key``, which must stay inside the pack folder."""
+    line, col = source.locate(key)
     pack_dir = source.path.parent
     relative = Path(entry)
     if relative.is_absolute() or not entry.strip():
-        return Problem(source.path, line, col, f"lesson path {entry!r} must be relative to the pack folder")
-    if relative.suffix not in (".yaml", ".yml"):
-        return Problem(source.path, line, col, f"lesson path {entry!r} must name a .yaml file")
+        return Problem(source.path, line, col, f"{what} path {entry!r} must be relative to the pack folder")
+    if relative.suffix not in suffixes:
+        return Problem(source.path, line, col, f"{what} path {entry!r} must name a {suffixes[0]} file")
     candidate = pack_dir / relative
     root = pack_dir.resolve()
     if "/" in entry or "\\" in entry or ".." in entry or candidate.is_symlink():
@@ -160,9 +218,9 @@ def _lesson_file(source: Source, index: int, entry: str) -> Path | Problem:
     else:
         target = root / relative
     if not target.is_relative_to(root):
-        return Problem(source.path, line, col, f"lesson path {entry!r} points outside the pack folder")
+        return Problem(source.path, line, col, f"{what} path {entry!r} points outside the pack folder")
     if not target.is_file():
-        return Problem(source.path, line, col, f"lesson file {entry!r} not found")
+        return Problem(source.path, line, col, f"{what} file {entry!r} not found")
     return pack_dir / relative
 
 

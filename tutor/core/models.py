@@ -13,7 +13,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from tutor.core.check_models import Check
+from tutor.core.check_models import Check, FormRules
 from tutor.core.spec import Meta, hidden, record
 from tutor.core.text import LangCode, Text
 
@@ -37,6 +37,17 @@ def _valid_regex(pattern: str | None) -> str | None:
         except re.error as exc:
             raise ValueError(f"not a valid regular expression: {exc}") from None
     return pattern
+
+
+def _statements(source: str | None) -> str | None:
+    if source is not None:
+        import ast
+
+        try:
+            ast.parse(source)
+        except SyntaxError as exc:
+            raise ValueError(f"not valid Python (line {exc.lineno}): {exc.msg}") from None
+    return source
 
 
 def _valid_deadline(value: str | None) -> str | None:
@@ -215,6 +226,11 @@ class Exercise(StepBase):
     contract: Annotated[list[ContractItem], Meta(min_length=1)]
     starter: Annotated[str, Meta("the code the learner starts from; must fail a check")]
     solution: Annotated[str, Meta("a reference solution; must pass every check")]
+    solutions: Annotated[
+        list[str],
+        Meta("more reference solutions, written another way (so bounds are not tuned to one); `validate` "
+             "runs each, and each must pass every check"),
+    ] = field(default_factory=list)
     checks: Annotated[list[Check], Meta(min_length=1)]
     hints: Annotated[list[Text], Meta(min_length=2),
                      Meta("progressive: the last nearly gives it away")]
@@ -229,6 +245,15 @@ class Exercise(StepBase):
     ] = None
     late_penalty: Annotated[LatePenalty | None,
                             Meta("what lateness costs on this exercise; replaces the pack's")] = None
+    prelude: Annotated[
+        bool, Meta("false: this exercise's code and checks run without the pack's prelude")
+    ] = True
+    _prelude: str | None = hidden(default=None)
+
+    @property
+    def prelude_code(self) -> str:
+        """The pack's prelude as this exercise runs it ('' for none); set by the loader."""
+        return (self._prelude or "") if self.prelude else ""
 
 
 Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]
@@ -264,6 +289,26 @@ class PackHeader:
     late_penalty: Annotated[LatePenalty | None,
                             Meta("what lateness costs in `grade`, e.g. {per_day: 10, max: 50}; "
                                  "without it late rows are flagged, never marked down")] = None
+    prelude: Annotated[
+        str | None,
+        Meta("Python run before every exercise's code, in the same namespace (helpers such as `arange = "
+             "torch.arange`), and run again, by itself, for every check: the checks use the prelude's names, "
+             "never the learner's redefinitions of them", after=_statements),
+    ] = None
+    form_rules: Annotated[
+        FormRules | None,
+        Meta("rules every `form` check of the pack starts from, e.g. {max_lines: 1, loops: false, names_deny: "
+             "[torch]}; a check's own keys replace them"),
+    ] = None
+    prelude_file: Annotated[
+        str | None,
+        Meta("a .py file (relative to pack.yaml, inside the pack folder) holding the prelude, instead of "
+             "`prelude`", pattern=r"\.py$"),
+    ] = None
+
+    def __post_init__(self) -> None:
+        if self.prelude is not None and self.prelude_file is not None:
+            raise ValueError("give the prelude as `prelude` (code) or `prelude_file` (a path), not both")
 
 
 @record

@@ -89,7 +89,23 @@ def _unknown_key(place: _Place) -> _Said:
         allowed = [field for field in format_fields(owner) if field not in ("kind", "style")]
         close = difflib.get_close_matches(str(name), allowed, n=1, cutoff=0.6)
         message += f" (did you mean {close[0]!r}?)" if close else f"; allowed here: {', '.join(allowed)}"
+    parent = _data_at(place.data, place.path[:-1])
+    if isinstance(parent, dict) and name in parent and parent[name] is None and len(parent) > 1:
+        # {signature: where(q, a, b)}: inside {...} a comma ends the value, and ` b)` became a key
+        message += (" (a comma inside {...} ends a value: put a value that holds a comma in quotes, "
+                    "e.g. signature: \"where(q, a, b)\")")
     return _Said(message, where=place.path[:-1], key=True)
+
+
+def _data_at(data: Any, path: tuple[Any, ...]) -> Any:
+    for element in path:
+        if isinstance(data, dict) and element in data:
+            data = data[element]
+        elif isinstance(data, list) and isinstance(element, int) and 0 <= element < len(data):
+            data = data[element]
+        else:
+            return None
+    return data
 
 
 def _missing(place: _Place) -> _Said:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tutor.core import safe_regex
-from tutor.core.check_models import ExprCheck
+from tutor.core import form
+from tutor.core.check_models import PARENT_KINDS, ExprCheck
 from tutor.core.models import Example, Exercise, PredictQuiz
 from tutor.core.spec import as_data
 from tutor.core.text import Text, resolve
@@ -113,6 +114,8 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
     every check without a seed of its own draws its inputs from it (a replay)."""
     checks = []
     for check in exercise.checks:
+        if check.kind in PARENT_KINDS:  # judged here from the text (judge_here), never in the sandbox
+            continue
         data = as_data(check)
         del data["description"], data["hint"]
         if seed is not None and data.get("seed") is None:
@@ -120,8 +123,28 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
         if isinstance(check, ExprCheck):
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)
-    return {"version": 1, "exercise": exercise.id, "filename": filename or exercise_filename(exercise),
-            "source": code, "time_budget": round(time_budget, 3), "checks": checks}
+    payload: dict[str, Any] = {"version": 1, "exercise": exercise.id,
+                               "filename": filename or exercise_filename(exercise), "source": code,
+                               "time_budget": round(time_budget, 3), "checks": checks}
+    if exercise.prelude_code:
+        payload["prelude"] = exercise.prelude_code
+    decided = judge_here(exercise, code)
+    if decided:  # for the `after:` of the sandbox's checks
+        payload["decided"] = {check_id: raw["status"] for check_id, raw in decided.items()}
+    return payload
+
+
+def judge_here(exercise: Exercise, code: str) -> dict[str, dict[str, Any]]:
+    """check id -> result (as the probe reports one) of the checks judged from the code's text, in
+    this process (``form``): they need none of the learner's code to run."""
+    decided: dict[str, dict[str, Any]] = {}
+    for check in exercise.checks:
+        if check.kind == "form":
+            verdict = form.judge(as_data(check), code)
+            decided[check.id] = {"id": check.id, "kind": check.kind, "status": verdict.status,
+                                 "message": verdict.message, "expected": verdict.expected, "got": verdict.got,
+                                 "lineno": verdict.lineno, "case": None, "seed": None, "data": None}
+    return decided
 
 
 def _limits_for(sandbox: "Sandbox", timeout: float | None):
@@ -155,25 +178,35 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback,
                             filename=filename, seed=seed)
     result = sandbox.run(code, limits=limits, filename=filename,
-                         probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload))
-    return grade(exercise, result, language=language, fallback=fallback)
+                         probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload),
+                         **({"prelude": exercise.prelude_code} if exercise.prelude_code else {}))
+    return grade(exercise, result, language=language, fallback=fallback, decided=judge_here(exercise, code))
 
 
 def grade(exercise: Exercise, result: "RunResult", *, language: str | None = None,
-          fallback: str = "en") -> ExerciseReport:
-    """Turn a run's report into typed results (also for a run that never reported)."""
+          fallback: str = "en", decided: dict[str, dict[str, Any]] | None = None) -> ExerciseReport:
+    """Turn a run's report into typed results (also for a run that never reported). ``decided``:
+    the results of the checks judged before the run (``judge_here``)."""
     specs = {check.id: check for check in exercise.checks}
     report = result.report if isinstance(result.report, dict) else None
-    raw_checks = {c.get("id"): c for c in (report or {}).get("checks", []) if isinstance(c, dict)}
+    raw_checks: dict[Any, dict[str, Any]] = {c.get("id"): c for c in (report or {}).get("checks", [])
+                                              if isinstance(c, dict)}
+    for check_id, raw in (decided or {}).items():
+        spec_of = specs.get(check_id)
+        waiting = [dep for dep in (spec_of.after if spec_of is not None else [])
+                   if (raw_checks.get(dep) or (decided or {}).get(dep) or {}).get("status") != "passed"]
+        raw_checks[check_id] = dict(raw, status="skipped", message="skipped: needs " + ", ".join(
+            f"'{dep}'" for dep in waiting) + " to pass first") if waiting else raw
     checks = []
     for check_id, spec in specs.items():
         description = resolve(spec.description, language, fallback)
-        raw = raw_checks.get(check_id)
-        if raw is None:
+        found = raw_checks.get(check_id)
+        if found is None:
             why = result.message or "the run ended before this check reported"
             checks.append(CheckResult(check_id, "error", description, f"not checked: {why}", kind=spec.kind,
                                       hint=None))
             continue
+        raw = found
         reported = raw.get("status")
         status = _STATUSES.get(reported, "error") if isinstance(reported, str) else "error"
         checks.append(CheckResult(
@@ -189,8 +222,8 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]
     cause = does_not_run(result)
     if cause is not None:  # nothing the checks said is about the exercise: they only lacked the code
-        checks = [c if c.passed else CheckResult(c.id, "skipped", c.description, NOT_RUN, kind=c.kind)
-                  for c in checks]
+        checks = [c if c.passed or c.kind in PARENT_KINDS and c.status != "skipped"
+                  else CheckResult(c.id, "skipped", c.description, NOT_RUN, kind=c.kind) for c in checks]
     all_passed = bool(checks) and all(c.passed for c in checks)
     learner_failed = result.error is not None
     passed = all_passed and not learner_failed and report is not None
@@ -216,11 +249,21 @@ NOT_RUN = "not run: your code has to run first"
 
 
 def does_not_run(result: "RunResult") -> str | None:
-    """"your code does not run: IndentationError at line 4: ..." when the file could not run."""
+    """"your code does not run: IndentationError at line 4: ..." when the file could not run, or
+    did not run to its end: it ended itself (sys.exit) or ran out of memory at import."""
     error = result.error
-    if error is None or str(error.type).rsplit(".", 1)[-1] not in DOES_NOT_RUN:
+    if error is None:  # (os._exit at import is the sandbox's "No check results: ... (os._exit?)")
         return None
+    kind = str(error.type).rsplit(".", 1)[-1]
     where = f" at line {error.lineno}" if error.lineno else ""
+    if kind == "SystemExit":
+        code = error.message if error.message not in ("", "None") else ""
+        return (f"your code ended itself with sys.exit({code}){where}, before the checks could use it: an "
+                "exercise's file must run to its end")
+    if kind == "MemoryError" or result.status == "memory":
+        return f"your code ran out of memory{where}, before the checks could use it: {result.message or kind}"
+    if kind not in DOES_NOT_RUN:
+        return None
     return f"your code does not run: {error.type}{where}: {_clip(error.message)}"
 
 

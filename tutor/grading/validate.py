@@ -195,6 +195,7 @@ def contract_problems(exercise: Exercise) -> list[tuple[tuple, str]]:
     """(key path, message) for each name a check's code reads that neither the contract, the
     check (its setup, cases, kind) nor Python and the check namespace provide."""
     declared = {item.name for item in exercise.contract} | _CHECK_NAMES | set(dir(builtins))
+    declared |= _names(exercise.prelude_code, "exec")[1]  # the pack's prelude runs before every check
     problems = []
     for number, check in enumerate(exercise.checks):
         pieces = _code_of(check)
@@ -227,6 +228,7 @@ def _operator_names(check: Check) -> list[tuple[tuple, str]]:
 
     add(("top1_in",), check.top1_in)
     add(("absent",), check.absent)
+    add(("only",), check.only)
     if check.top_k is not None:
         add(("top_k", "within"), check.top_k.within)
     if check.share is not None:
@@ -373,6 +375,31 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
                                         f"exercise {exercise.id!r}: the solution gave no check results: {report.message}"))
     yield StepRun(lesson, exercise.id, "solution", not problems, report.message, solution_seconds, problems,
                   measured=_measured(report))
+    for number, code in enumerate(exercise.solutions):
+        yield _other_solution(lesson, index, exercise, number, code, sandbox, locator)
+
+
+def _other_solution(lesson: str, index: int, exercise: Exercise, number: int, code: str, sandbox: "Sandbox",
+                    locator: _Locator) -> StepRun:
+    """One more reference solution (``solutions[number]``): it too must pass every check."""
+    check_index = {check.id: i for i, check in enumerate(exercise.checks)}
+    started = time.perf_counter()
+    report = check_exercise(sandbox, exercise, code)
+    seconds = time.perf_counter() - started
+    name = f"solutions[{number}]"
+    problems = []
+    if report.run.error is not None:
+        where = f" (line {report.run.error.lineno})" if report.run.error.lineno else ""
+        problems.append(locator.problem(lesson, index, ("solutions", number),
+                                        f"exercise {exercise.id!r}: {name} raised {report.run.error.type}{where}: "
+                                        f"{report.run.error.message}"))
+    for check in report.checks:
+        if not check.passed:
+            problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
+                                            f"exercise {exercise.id!r}: {name} fails check {check.id!r}: "
+                                            f"{check.message}{_replay(check.seed)}"))
+    return StepRun(lesson, exercise.id, f"solution {number + 2}", not problems, report.message, seconds, problems,
+                   measured=_measured(report))
 
 
 def _replay(seed: int | None) -> str:
@@ -407,6 +434,11 @@ def _measured(report: ExerciseReport) -> dict[str, dict[str, Any]]:
         value = data.get("margin")
         out[check.id] = {"status": check.status, "measured": data.get("measured"), "needs": data.get("needs"),
                          "margin": float(value) if isinstance(value, (int, float)) else None}
+        for count in data.get("counts") or []:  # a profile's `calls` bounds, each with its margin
+            if isinstance(count, dict) and isinstance(count.get("margin"), (int, float)):
+                out[f"{check.id} calls {'+'.join(map(str, count.get('ops') or []))}"] = {
+                    "status": check.status, "measured": f"{count.get('calls')} calls", "needs": count.get("needs"),
+                    "margin": float(count["margin"])}
     return out
 
 
@@ -442,18 +474,18 @@ def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str
                                    for status in sorted(statuses))
                 lines.append(f"verdict changed: {name}, check {check_id!r}: {counts} in {total} runs")
             margins = [m for m in seen if m["margin"] is not None
-                       and (runs[0].role == "solution" or m["status"] == "failed")]
+                       and (runs[0].role.startswith("solution") or m["status"] == "failed")]
             if not margins:
                 continue
             role = runs[0].role
             # the solution must clear the bound; the starter must miss it, by a factor too
-            factor = (lambda m: m["margin"]) if role == "solution" else (lambda m: 1 / m["margin"] if m["margin"] else
+            factor = (lambda m: m["margin"]) if role.startswith("solution") else (lambda m: 1 / m["margin"] if m["margin"] else
                                                                          float("inf"))
             worst = min(margins, key=factor)
             value = factor(worst)
             lowest = f" (lowest of {total} runs)" if total > 1 else ""
             text = (f"margin: {name}, check {check_id!r}: {worst['measured']}, needs {worst['needs']}"
-                    f"{' (must fail it)' if role != 'solution' else ''}: margin {value:.2f}{lowest}")
+                    f"{' (must fail it)' if not role.startswith('solution') else ''}: margin {value:.2f}{lowest}")
             if value < safety:
                 text += (f"; warning: under the safety factor {safety:g}, so a busier or faster machine may "
                          "change the verdict: widen the gap between starter and solution, or move the bound")

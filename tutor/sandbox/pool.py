@@ -259,7 +259,7 @@ class Sandbox:
 
     def run(self, code: str, limits: Limits | None = None, filename: str = "<snippet>",
             probe: ProbeSpec | None = None, *, stats: bool = False,
-            threads: int | None = None) -> RunResult:
+            threads: int | None = None, prelude: str | None = None) -> RunResult:
         """Run ``code`` in a fresh child and wait for the result (blocking, thread-safe).
 
         Args:
@@ -268,6 +268,7 @@ class Sandbox:
             probe: the check engine's program, run after the code in the same child.
             stats: also measure the child's private memory (costs a few milliseconds).
             threads: torch intra-op threads for the run (default: the CPUs this process may use).
+            prelude: the pack's code, run before ``code`` in the same namespace (as ``<prelude>``).
         """
         limits = limits or self.limits
         cancels = self._cancels
@@ -284,6 +285,8 @@ class Sandbox:
             self._busy.add(worker)
         request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
                    "stats": stats, "threads": threads or usable_cpus()}
+        if prelude:
+            request["prelude"] = prelude
         kept: WorkerProcess | None = worker
         try:
             raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)

@@ -58,7 +58,8 @@ def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: 
             raise Failed(f"{_lead(what)}expected a torch.Tensor, got {got}", expected="a torch.Tensor", got=got)
         _properties(check, case, value, what)
     if reference is not None:
-        values.compare_close(value, reference, check.get("rtol", 1e-5), check.get("atol", 1e-6), what=what)
+        values.compare_close(value, reference, check.get("rtol", 1e-5), check.get("atol", 1e-6), what=what,
+                             broadcast=check.get("broadcast", False))
 
 
 def _lead(what: str) -> str:

@@ -336,6 +336,8 @@ def runner_end_message(message: dict, containment: dict) -> dict:
     start = {"op": "start", "code": message["code"], "filename": message.get("filename") or "<snippet>",
              "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
              "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
+    if message.get("prelude"):
+        start["prelude"] = message["prelude"]
     if containment.get("drop_uid") == "per-run":
         start["uid"] = int(containment["uid_base"]) + os.getpid()
     return start

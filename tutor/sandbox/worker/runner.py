@@ -217,8 +217,11 @@ def _set_up(message: dict, containment: dict) -> str | None:
     return None
 
 
-def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
-    """Execute the learner's code as ``__main__``; its namespace and its error, if any."""
+def _run_learner_code(code: str, filename: str, prelude: str | None = None,
+                      checked: bool = False) -> tuple[dict, dict | None]:
+    """Execute the learner's code as ``__main__`` (after the pack's ``prelude``, in the same
+    namespace); its namespace and its error, if any. ``checked``: checks follow, so even
+    ``sys.exit(0)`` is an error (the file did not run to its end); in a plain run it is a clean end."""
     learner_error = None
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     # As `python FILE` with no arguments: the worker's own command line (its configuration) is not
@@ -229,9 +232,12 @@ def _run_learner_code(code: str, filename: str) -> tuple[dict, dict | None]:
 
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
+        if prelude:
+            linecache.cache["<prelude>"] = (len(prelude), None, prelude.splitlines(True), "<prelude>")
+            exec(compile(prelude, "<prelude>", "exec", dont_inherit=True), namespace)
         exec(compile(code, filename, "exec", dont_inherit=True), namespace)
     except SystemExit as exc:
-        if exc.code not in (None, 0):
+        if checked or exc.code not in (None, 0):
             learner_error = _learner_error(exc, filename)
     except BaseException as exc:
         learner_error = _learner_error(exc, filename)
@@ -275,7 +281,10 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     learner_error = None
     if setup_error is None:
-        namespace, learner_error = _run_learner_code(message["code"], filename)
+        prelude = message.get("prelude")
+        namespace, learner_error = _run_learner_code(message["code"], filename,
+                                                     prelude if type(prelude) is str else None,
+                                                     checked=bool(message.get("serve")))
     _flush_streams()
     after_learner_code(channel, message, namespace, learner_error, setup_error)
     os._exit(1 if (learner_error or setup_error) else 0)

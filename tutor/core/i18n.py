@@ -8,7 +8,8 @@ English is a programming error that a test catches, so a typo cannot ship as a b
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Mapping
 
 FALLBACK = "en"
 
@@ -150,6 +151,7 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.checks_waiting": "Checks waiting for your code to run: {total}.",
         "key.page_down": "Page",
         "key.palette": "Command palette: every action of this screen",
+        "key.palette.short": "palette",
         "key.page_up": "Page up",
         "editor.select_all": "Select all the code (editor)",
         "editor.document_start": "Go to the start of the code (editor)",
@@ -196,6 +198,10 @@ TABLE: dict[str, dict[str, str]] = {
                           "knows {known}). It was left untouched (a copy is at {backup}); progress made now "
                           "is not saved. Upgrade torch-tutor to keep it.",
         "sandbox.missing": "Running code needs the sandbox, which is not available: {reason}",
+        "engine.no_sandbox": "this build has no sandbox ({reason})",
+        "engine.no_checks": "this build has no check engine ({reason})",
+        "engine.not_started": "not started",
+        "status.sandbox.state": "sandbox: {state}",
         # progress store: a healthy file that cannot be written, and writes the disk refused
         "progress.corrupt.stuck": "Your progress file could not be read ({reason}) and could not be moved "
                                   "aside ({error}); it was left as it is. Progress made now is not saved.",
@@ -254,14 +260,19 @@ TABLE: dict[str, dict[str, str]] = {
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",
         "home.review": "Review: {due} due, {new} new",
-    },
-    # Chinese: filled in by a translator; every missing key falls back to English.
-    "zh": {
-        "app.title": "torch-tutor",
-        "key.help": "帮助",
-        "key.quit": "退出",
+        # how far away a review is (tutor.core.review.when)
+        "when.now": "now",
+        "when.minutes": "in {n} min",
+        "when.hours": "in {n} h",
+        "when.day": "in {n} day",
+        "when.days": "in {n} days",
     },
 }
+
+# Chinese: its own module (tutor/core/i18n_zh.py) so English keys added here merge cleanly.
+from tutor.core.i18n_zh import ZH  # noqa: E402
+
+TABLE["zh"] = ZH
 
 _language = FALLBACK
 
@@ -280,6 +291,54 @@ def set_language(code: str | None) -> str:
 
 def language() -> str:
     return _language
+
+
+def languages() -> list[str]:
+    """The UI languages the table has, English first."""
+    return [FALLBACK] + sorted(code for code in TABLE if code != FALLBACK)
+
+
+class Label(str):
+    """A table string that remembers its key: a label made once, when a module is imported (a
+    binding's description), is shown again in the language in use through :func:`relabel`."""
+
+    key: str
+
+    def __new__(cls, key: str) -> "Label":
+        made = super().__new__(cls, t(key))
+        made.key = key
+        return made
+
+
+def label(key: str) -> Label:
+    """``t(key)`` that :func:`relabel` can show again in another language."""
+    return Label(key)
+
+
+def relabel(text: str) -> str:
+    """A :class:`Label` in the language in use now; any other text as it is."""
+    return t(text.key) if isinstance(text, Label) else text
+
+
+def locale_language(environ: Mapping[str, str] | None = None) -> str | None:
+    """The UI language the system locale asks for, as gettext reads it: the first of LANGUAGE
+    (a colon-separated list), LC_ALL, LC_MESSAGES, LANG that is set; ``zh_CN.UTF-8`` -> ``zh``.
+    LANGUAGE is ignored when the locale is C/POSIX (as GNU gettext does). None: no locale asks
+    for a language the table has."""
+    environ = os.environ if environ is None else environ
+    locale = next((environ[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(name)), "")
+    candidates: list[str] = []
+    if environ.get("LANGUAGE") and locale.split(".")[0] not in ("C", "POSIX"):
+        candidates += environ["LANGUAGE"].split(":")
+    candidates.append(locale)
+    for candidate in candidates:
+        code = candidate.split(".")[0].split("@")[0].replace("_", "-")
+        if not code or code in ("C", "POSIX"):
+            continue
+        for option in (code, code.split("-")[0].lower()):
+            if option in TABLE:
+                return option
+    return None
 
 
 def t(key: str, **fields: Any) -> str:

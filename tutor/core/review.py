@@ -401,12 +401,14 @@ def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> flo
 
 def when(seconds: float, now: float) -> str:
     """'in 10 min', 'in 3 h', 'in 2 days', 'now': how far ``seconds`` is from ``now``."""
+    from tutor.core.i18n import t
+
     delta = seconds - now
     if delta <= 60:
-        return "now"
+        return t("when.now")
     if delta < 3600:
-        return f"in {round(delta / 60)} min"
+        return t("when.minutes", n=round(delta / 60))
     if delta < 86400:
-        return f"in {round(delta / 3600)} h"
+        return t("when.hours", n=round(delta / 3600))
     days = round(delta / 86400)
-    return f"in {days} day{'s' if days != 1 else ''}"
+    return t("when.day" if days == 1 else "when.days", n=days)

@@ -44,10 +44,25 @@ TABLE: dict[str, dict[str, str]] = {
         "cmd.home.help": "Go to the table of contents",
         "cmd.resume": "Resume",
         "cmd.resume.help": "Open the step where you left off",
-        "cmd.language": "Language: {name}",
-        "cmd.language.help": "Show the pack's text in {name}",
+        "cmd.language": "Language: {name} ({code})",
+        "cmd.language.help": "The tutor and the pack's text in {name}; kept for the next start",
         "cmd.action.help": "{shortcut} on the lesson screen",
         "cmd.filter.help": "Type to narrow the lessons (ctrl+f)",
+        # Textual's own palette commands, in the tutor's words
+        "cmd.textual.theme": "Theme",
+        "cmd.textual.theme.help": "Change the current theme",
+        "cmd.textual.quit": "Quit",
+        "cmd.textual.quit.help": "Quit the application as soon as possible",
+        "cmd.textual.keys": "Keys",
+        "cmd.textual.keys.help": "Show help for the focused widget and a summary of available keys",
+        "cmd.textual.keys.hide": "Keys",
+        "cmd.textual.keys.hide.help": "Hide the keys and widget help panel",
+        "cmd.textual.minimize": "Minimize",
+        "cmd.textual.minimize.help": "Minimize the widget and restore to normal size",
+        "cmd.textual.maximize": "Maximize",
+        "cmd.textual.maximize.help": "Maximize the focused widget",
+        "cmd.textual.screenshot": "Screenshot",
+        "cmd.textual.screenshot.help": "Save an SVG 'screenshot' of the current screen",
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
@@ -158,6 +173,12 @@ TABLE: dict[str, dict[str, str]] = {
         "editor.document_end": "Go to the end of the code (editor)",
         "editor.select_to_start": "Select to the start of the code (editor)",
         "editor.select_to_end": "Select to the end of the code (editor)",
+        "editor.undo": "Undo",
+        "editor.redo": "Redo",
+        "editor.cut": "Cut",
+        "editor.copy": "Copy",
+        "editor.paste": "Paste",
+        "editor.delete_line": "Delete line",
         "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
         "quiz.predict.run": "Run and compare",
         "quiz.predict.right": "Your prediction matches the output.",
@@ -244,6 +265,10 @@ TABLE: dict[str, dict[str, str]] = {
         "review.title.done": "Review — session over",
         "review.position": "Review {n}/{total} · {title} · {kind}",
         "review.new": "(new)",
+        "review.kind.exercise": "exercise",
+        "review.kind.choice": "choice",
+        "review.kind.predict": "predict",
+        "review.kind.free": "free answer",
         "review.rate.prompt": "How well did you know it?  1 Again · 2 Hard · 3 Good · 4 Easy",
         "review.wrong": "Not this time: try again, or F4 to move on (counts as Again).",
         "review.settled": "{rating}: back {when}.  F4 next",
@@ -260,6 +285,39 @@ TABLE: dict[str, dict[str, str]] = {
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",
         "home.review": "Review: {due} due, {new} new",
+        # the sandbox's sentences about a run (tutor/sandbox/classify.py), shown through i18n.shown
+        "run.truncated": "[{stream} truncated: more than {kb} KiB]",
+        "run.failure": "The sandbox failed: {failure}.",
+        "run.report.too_large": "the report was larger than {size} bytes",
+        "run.report.malformed": "the report was malformed ({error})",
+        "run.report.unreadable": "The checks' report could not be read: {problem}.",
+        "run.output_limit": "Stopped: the program printed more than {kb} KiB to {stream}; the rest was cut off.",
+        "run.cancelled": "Stopped: the run was cancelled.",
+        "run.timeout": "Stopped after {seconds:g} s — still running; an infinite loop?",
+        "run.timeout.compile": "Stopped after {seconds:g} s, still running. {note}",
+        "run.compile_note": ("Your code calls torch.compile, whose first call compiles the function (for the CPU, "
+                             "C++ that can take longer than a run here may; nothing compiled is kept between runs). "
+                             "To see what it captures without compiling, pass backend=\"eager\" or "
+                             "backend=\"aot_eager\"."),
+        "run.cpu_time": "Stopped after using {seconds:g} s of CPU time — a long computation or an infinite loop?",
+        "run.file_size.signal": "Stopped: a file grew past the {mb} MB limit.",
+        "run.file_size": "A file grew past the {mb} MB a run may write.",
+        "run.file_size.compile": "torch.compile's C++ compiler wrote a file past the {mb} MB a run may write. {note}",
+        "run.crashed": "The program crashed with {words} ({name}).",
+        "run.signal.SIGSEGV": "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack "
+                              "overflowed",
+        "run.signal.SIGBUS": "a bus error (a bad memory access)",
+        "run.signal.SIGABRT": "an abort — a C library gave up",
+        "run.signal.SIGILL": "an illegal instruction",
+        "run.signal.SIGFPE": "a floating-point exception",
+        "run.signal.other": "signal {number}",
+        "run.setup_error": "The sandbox could not prepare the run.",
+        "run.probe_error": "The checks themselves failed: this is a bug in the tutor or the pack.",
+        "run.no_checks.exit": "No check results: the program ended its process (os._exit?) before the checks could run.",
+        "run.no_checks.code": "No check results: the program ended with exit code {code} before the checks could run.",
+        "run.exit_code": "The program exited with code {code}.",
+        "run.memory": "Stopped: the program needed more than the {mb} MB of memory a run may use.",
+        "run.unreadable": "The import failed here because {reason} (see `torch-tutor doctor`).",
         # how far away a review is (tutor.core.review.when)
         "when.now": "now",
         "when.minutes": "in {n} min",
@@ -318,6 +376,52 @@ def label(key: str) -> Label:
 def relabel(text: str) -> str:
     """A :class:`Label` in the language in use now; any other text as it is."""
     return t(text.key) if isinstance(text, Label) else text
+
+
+# ---------------------------------------------------------------- messages made elsewhere
+#
+# A sentence made where the UI language is not known, or cannot be (the sandbox's words about a
+# run, the check engine's child process), travels as a *said*: ``{"key": ..., "fields": {...}}``,
+# plain JSON, beside its English ``message``. The parent shows it with :func:`shown`: in the
+# language in use when the key is in the table, else the English message as it came. A field
+# may itself be a said (a sentence inside a sentence), rendered in the same language.
+
+
+def said(key: str, **fields: Any) -> dict[str, Any]:
+    """A message to render later: the table's ``key`` with ``fields``."""
+    return {"key": key, "fields": fields}
+
+
+def _is_said(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("fields", {}), dict)
+
+
+def render(message: dict[str, Any], code: str | None = None) -> str:
+    """A said in ``code`` (default: the language in use), English where ``code`` lacks the key.
+    Raises KeyError for a key English lacks, ValueError/IndexError for fields that do not fit."""
+    code = code or _language
+    key = message["key"]
+    template = TABLE.get(code, {}).get(key) or TABLE[FALLBACK][key]
+    fields = {name: render(value, code) if _is_said(value) else value
+              for name, value in (message.get("fields") or {}).items()}
+    return template.format(**fields)
+
+
+def english(message: dict[str, Any]) -> str:
+    """A said in English: the ``message`` kept beside it for logs, JSON and older readers."""
+    return render(message, FALLBACK)
+
+
+def shown(message: str | None, with_key: Any) -> str | None:
+    """What to show for ``message`` that came with ``with_key`` (a said, or None): the said in
+    the language in use, or ``message`` itself when there is no said or it cannot be rendered
+    (a key this tutor does not know: a newer sandbox or check engine, or a hostile report)."""
+    if not _is_said(with_key):
+        return message
+    try:
+        return render(with_key)
+    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+        return message
 
 
 def locale_language(environ: Mapping[str, str] | None = None) -> str | None:

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
-from tutor.core.i18n import t
+from tutor.core.i18n import relabel, t
 
 #: Whose keys go first when the line does not fit, in order; a key always keeps its name (a bare
 #: "f2" read as cut off), so a key that cannot have its name is not shown at all (F1 lists every
@@ -79,7 +79,7 @@ class KeyFooter(Widget):
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            out.append(_Entry(key, self.app.get_key_display(binding), binding.description, binding.action,
+            out.append(_Entry(key, self.app.get_key_display(binding), relabel(binding.description), binding.action,
                               enabled))
         if palette is not None:
             out.append(palette)

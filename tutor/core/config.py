@@ -79,6 +79,10 @@ def _language(value: Any) -> str:
     return text
 
 
+#: Where the language came from when no flag, variable or config file gave it.
+LOCALE_SOURCE = "system locale"
+
+
 def language_of(settings: "Settings", saved: str | None = None,
                 environ: Mapping[str, str] | None = None) -> str:
     """The language the tutor speaks: the ``language`` setting when a flag, variable or config
@@ -86,10 +90,13 @@ def language_of(settings: "Settings", saved: str | None = None,
     (gettext's order); else English."""
     from tutor.core import i18n
 
-    if settings.sources.get("language", "default") != "default" and settings.values.get("language"):
+    source = settings.sources.get("language", "default")
+    if source not in ("default", LOCALE_SOURCE) and settings.values.get("language"):
         return str(settings.values["language"])
     if saved:
         return saved
+    if source == LOCALE_SOURCE and settings.values.get("language"):
+        return str(settings.values["language"])
     return i18n.locale_language(environ) or i18n.FALLBACK
 
 
@@ -229,4 +236,10 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         except ValueError as exc:
             raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
         settings.sources[name] = "command line"
+    if settings.values["language"] is None:  # nothing chose it: the system locale, as gettext reads it
+        from tutor.core.i18n import locale_language
+
+        code = locale_language(environ)
+        if code is not None:
+            settings.values["language"], settings.sources["language"] = code, LOCALE_SOURCE
     return settings

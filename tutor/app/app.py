@@ -19,6 +19,10 @@ from tutor.core.i18n import label, languages as ui_languages, set_language as se
 from tutor.core.models import Pack
 from tutor.core.progress import ProgressStore
 
+from tutor.app import cjk_wrap
+
+cjk_wrap.install()  # Chinese wraps between characters, by cell width (see there)
+
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 #: Language codes the palette can name; others show as their code.

@@ -268,7 +268,7 @@ TABLE: dict[str, dict[str, str]] = {
         "review.kind.exercise": "exercise",
         "review.kind.choice": "choice",
         "review.kind.predict": "predict",
-        "review.kind.free": "free answer",
+        "review.kind.free": "free",
         "review.rate.prompt": "How well did you know it?  1 Again · 2 Hard · 3 Good · 4 Easy",
         "review.wrong": "Not this time: try again, or F4 to move on (counts as Again).",
         "review.settled": "{rating}: back {when}.  F4 next",

@@ -163,3 +163,33 @@ async def test_switching_redraws_the_review_keeping_its_verdict(make_app):
         await _pick(pilot, app, "English")
         text = screen_text(app)
         assert "Session over" in text and "today" in text, text
+
+
+@pytest.mark.parametrize("width", [80, 64, 48, 36])
+async def test_the_chinese_key_bar_fits_by_cells_and_keeps_every_name(make_app, width):
+    """A CJK name is two cells a character: counted by characters the bar overflowed and its
+    last keys were cut to a bare `f1`. Each key shown keeps its name; the line fits."""
+    from rich.cells import cell_len
+
+    from tutor.app.widgets.keyfooter import KeyFooter
+
+    app = make_app(start_lesson="exercises", language="zh")
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        footer = app.screen.query_one(KeyFooter)
+        line = footer.render().plain
+        assert cell_len(line) <= width, line
+        entries = footer.layout_entries(width)
+        assert entries and all(entry.name for entry in entries), entries
+        for entry in entries:
+            assert f"{entry.shown} {entry.name}" in line, (entry, line)
+        assert "f6 检查" in line, line  # the step's own actions stay longest
+        if width == 80:
+            assert "f1 帮助" in line and "^q 退出" in line, line
+        # a click on a drawn key presses that key (positions are cells, not characters)
+        start = line.index(" f6 ")
+        column = cell_len(line[:start]) + 2
+        pressed = []
+        app.simulate_key = pressed.append  # type: ignore[method-assign]
+        await pilot.click(KeyFooter, offset=(column, 0))
+        assert pressed == ["f6"], (pressed, line)

@@ -369,6 +369,8 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.review.due_at": "due {at}",
         "cli.handin.wrote": "wrote {target}: {exercises} exercises ({solved} solved), {quizzes} quiz answers",
         "cli.handin.nothing": "nothing to hand in for {pack}: no exercise worked on and no quiz answered yet",
+        "review.notice.retired": "{name} is no longer in its pack; its review card is retired.",
+        "review.notice.changed": "{name} changed since you learned it; it starts again as a new review card.",
         # how far away a review is (tutor.core.review.when)
         "when.now": "now",
         "when.minutes": "in {n} min",

@@ -343,6 +343,8 @@ ZH: dict[str, str] = {
     "cli.review.due_at": "{at} 到期",
     "cli.handin.wrote": "已写入 {target}：{exercises} 个练习（已解出 {solved} 个），{quizzes} 个测验答案",
     "cli.handin.nothing": "{pack} 没有可提交的内容：还没有做过练习，也没有回答过测验",
+    "review.notice.retired": "{name} 已不在它的课程包里；它的复习卡片已停用。",
+    "review.notice.changed": "{name} 在你学过之后改动了；它作为一张新的复习卡片重新开始。",
     # how far away a review is (tutor.core.review.when)
     "when.now": "现在",
     "when.minutes": "{n} 分钟后",

@@ -278,6 +278,8 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
     generation); a card whose item left the pack is retired; a retired card whose item came
     back is live again. Cards of packs that are not installed are left as they are.
     """
+    from tutor.core.i18n import t
+
     notices = []
     now = store.clock()
     for pack in packs:
@@ -289,7 +291,7 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
                 if card["retired"] is None:
                     card["retired"] = now
                     store.put_card(card)
-                    notices.append(f"{name} is no longer in its pack; its review card is retired.")
+                    notices.append(t("review.notice.retired", name=name))
                 continue
             kind, _lesson, step = found
             changed = False
@@ -306,7 +308,7 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
                             created=card["created"], generation=int(card["generation"] or 0) + 1, content=digest,
                             notice="changed")
                 changed = True
-                notices.append(f"{name} changed since you learned it; it starts again as a new review card.")
+                notices.append(t("review.notice.changed", name=name))
             elif card["kind"] != kind:
                 card["kind"], changed = kind, True
             if changed:

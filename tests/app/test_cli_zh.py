@@ -122,3 +122,23 @@ def test_check_reports_a_wrong_fix_in_chinese(tmp_path):
     first = proc.stdout.splitlines()[0]
     assert first.startswith("exercises/double: ") and "项检查中通过了 0 项" in first, proc.stdout
     assert "checks passed" not in proc.stdout, proc.stdout
+
+
+def test_language_values_as_a_locale_writes_them_and_bad_ones_with_their_line(tmp_path):
+    from tutor.core.config import ConfigError, language_of, load_settings
+
+    none = tmp_path / "none.toml"
+    settings = load_settings({"language": "zh_CN.UTF-8"}, config_file=none, environ={})
+    assert settings.language == "zh-CN" and i18n.set_language(settings.language) == "zh"
+    assert language_of(settings, saved="en") == "zh-CN"  # a flag wins over the app's saved choice
+    by_locale = load_settings({}, config_file=none, environ={"LANG": "zh_CN.UTF-8"})
+    assert (by_locale.language, by_locale.sources["language"]) == ("zh", "system locale")
+    assert language_of(by_locale, saved="en") == "en"  # the app's saved choice wins over the locale
+    assert language_of(load_settings({}, config_file=none, environ={}), environ={}) == "en"
+    bad = tmp_path / "config.toml"
+    bad.write_text('theme = "dark"\nlanguage = 3\n')
+    with pytest.raises(ConfigError, match=r"config.toml:2: language: expected a non-empty string"):
+        load_settings({}, config_file=bad, environ={})
+    bad.write_text('language = "../../etc"\n')
+    with pytest.raises(ConfigError, match=r"config.toml:1: language: expected a language code"):
+        load_settings({}, config_file=bad, environ={})

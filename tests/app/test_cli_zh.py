@@ -121,7 +121,9 @@ def test_check_reports_a_wrong_fix_in_chinese(tmp_path):
     assert proc.returncode == 1, proc.stderr
     first = proc.stdout.splitlines()[0]
     assert first.startswith("exercises/double: ") and "项检查中通过了 0 项" in first, proc.stdout
-    assert "checks passed" not in proc.stdout, proc.stdout
+    assert "  未通过 doubles: double(x) is twice x" in proc.stdout, proc.stdout
+    assert "提示：Multiply by two." in proc.stdout, proc.stdout
+    assert "checks passed" not in proc.stdout and "FAIL" not in proc.stdout, proc.stdout
 
 
 def test_language_values_as_a_locale_writes_them_and_bad_ones_with_their_line(tmp_path):

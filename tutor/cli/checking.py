@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
     Match = tuple[Pack, Lesson, Exercise]
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR",
-          "timeout": "TIME "}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -237,7 +235,7 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
         print(t("cli.check.waiting", total=len(report.checks)))
         return
     for check in report.checks:
-        print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
+        print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")
         if check.message:
             print(f"        {shown(check.message, getattr(check, 'said', None))}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case

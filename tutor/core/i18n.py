@@ -353,6 +353,12 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.check.seed": "        inputs drawn at random with seed {seed} (each check draws new ones; add --seed "
                           "{seed} to draw these again)",
         "cli.check.tampered": "  note: your code replaced {names}; the checks used the originals",
+        "cli.mark.passed": "PASS ",
+        "cli.mark.failed": "FAIL ",
+        "cli.mark.error": "ERROR",
+        "cli.mark.skipped": "SKIP ",
+        "cli.mark.tampered": "TAMPR",
+        "cli.mark.timeout": "TIME ",
         "cli.run.summary": "[{status}] {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:.0f} MB, isolation {isolation}",
         "cli.progress.none": "No progress yet. Run `torch-tutor` to start.",
         "cli.progress.steps": "{seen}/{total} steps",

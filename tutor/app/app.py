@@ -205,8 +205,12 @@ class TutorApp(App[None]):
         set_ui_language(code)
         self.store.set_preference("language", code)
         self.language = code
+        from tutor.app.widgets.status import StatusBar
+
         for screen in self.screen_stack:  # the key bars: their names are relabelled when drawn
             screen.refresh_bindings()
+            for bar in screen.query(StatusBar):  # now, not at its next poll
+                bar.refresh_status()
 
     #: Textual's own palette commands, by their English title: the table's keys for them.
     _TEXTUAL_COMMANDS = {"Theme": "cmd.textual.theme", "Quit": "cmd.textual.quit", "Keys": "cmd.textual.keys",

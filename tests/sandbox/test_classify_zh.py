@@ -85,3 +85,30 @@ def test_a_hostile_field_cannot_reach_into_the_table_or_the_process():
     i18n.set_language("zh")
     said = {"key": "run.failure", "fields": {"failure": "{0.__class__.__mro__}"}}
     assert i18n.shown("x", said) == "沙箱出错：{0.__class__.__mro__}。"
+
+
+def test_grading_carries_a_checks_said_and_renders_its_own_in_chinese():
+    """The way a child-side check message will travel: a ``said`` beside ``message`` in the
+    report's check, kept by grade() and rendered by the parent; a forged or unknown one shows the
+    English message as it came. grade()'s own sentences are saids already."""
+    from tutor.core.loader import load_pack
+    from tutor.grading.exercise import grade
+    from pathlib import Path
+
+    pack = load_pack(Path(__file__).parents[1] / "app" / "packs" / "mini")
+    exercise = pack.lesson("exercises").steps[0]
+    report = {"checks": [{"id": "doubles", "status": "failed", "message": "not run: your code has to run first",
+                          "said": {"key": "check.not_run", "fields": {}}}]}
+    graded = grade(exercise, RunResult(status="ok", report=report))
+    (check,) = graded.checks
+    assert check.message == "not run: your code has to run first"
+    i18n.set_language("zh")
+    assert i18n.shown(check.message, check.said) == "未运行：你的代码得先能运行"
+    assert i18n.shown(graded.message, graded.said) == "1 项检查中通过了 0 项"
+    forged = grade(exercise, RunResult(status="ok", report={"checks": [
+        {"id": "doubles", "status": "passed", "message": "as it came", "said": {"key": "x.y", "fields": {}}}]}))
+    assert i18n.shown(forged.checks[0].message, forged.checks[0].said) == "as it came"
+    assert forged.passed  # a said changes words only, never a verdict
+    timed_out = grade(exercise, classify(RawRun(verdict={"reason": "timeout"}), Limits(wall_time=3)))
+    assert i18n.shown(timed_out.checks[0].message, timed_out.checks[0].said) == \
+        "未检查：运行 3 s 后仍未结束，已停止；是死循环吗？"

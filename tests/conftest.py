@@ -14,9 +14,16 @@ One group is about the machine rather than a fixture (``SAME_USER``): see below.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
+
+# The tests read the tutor in English: a developer's own locale (LANG=zh_CN.UTF-8) would turn
+# its words to Chinese (tutor.core.i18n.locale_language); tests of the locale pass their own.
+for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+    if os.environ.get(_name, "").split(".")[0].split("_")[0] not in ("", "C", "POSIX", "en"):
+        os.environ[_name] = "C.UTF-8"
 
 #: Session-scoped fixtures that start something expensive (warm sandboxes, every run of the
 #: built-in pack); their users are grouped per module and parameter.

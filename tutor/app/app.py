@@ -13,11 +13,15 @@ from textual.screen import Screen
 
 from tutor.app.engine import Engine
 from tutor.app.place import Place
-from tutor.core.config import Settings
+from tutor.core.config import Settings, language_of
 from tutor.core.discovery import FoundPack
-from tutor.core.i18n import t
+from tutor.core.i18n import label, languages as ui_languages, set_language as set_ui_language, t
 from tutor.core.models import Pack
 from tutor.core.progress import ProgressStore
+
+from tutor.app import cjk_wrap
+
+cjk_wrap.install()  # Chinese wraps between characters, by cell width (see there)
 
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
@@ -33,10 +37,10 @@ class TutorApp(App[None]):
     TITLE = "torch-tutor"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
-        Binding("f1", "help", t("key.help"), priority=True),
-        Binding("ctrl+q", "quit", t("key.quit"), priority=True),
+        Binding("f1", "help", label("key.help"), priority=True),
+        Binding("ctrl+q", "quit", label("key.quit"), priority=True),
         # The review queue from anywhere (ctrl+t too: some terminals keep F10 for their menu).
-        Binding("f10,ctrl+t", "review", t("key.review"), priority=True, show=False),
+        Binding("f10,ctrl+t", "review", label("key.review"), priority=True, show=False),
     ]
     #: `torch-tutor review`: open on the review queue ("" all packs, else a pack id); None: not.
     start_review: str | None = None
@@ -54,7 +58,9 @@ class TutorApp(App[None]):
         self.start_pack = start_pack
         self.start_lesson = start_lesson
         self.resume = resume
-        self.set_reactive(TutorApp.language, settings.language)
+        code = language_of(settings, store.preference("language"))
+        set_ui_language(code)  # the tutor's own words; pack text follows ``language``
+        self.set_reactive(TutorApp.language, code)
         self._started = False
 
     @property
@@ -193,20 +199,42 @@ class TutorApp(App[None]):
             self.pop_screen()
 
     def set_language(self, code: str) -> None:
-        """Show pack text in ``code``; the open screens redraw in it (they watch ``language``)."""
+        """Speak ``code``: the tutor's own words and pack text; the open screens redraw in it
+        (they watch ``language``), and the choice is kept for the next start (a language given
+        by flag, variable or config file still wins there)."""
+        set_ui_language(code)
+        self.store.set_preference("language", code)
         self.language = code
+        from tutor.app.widgets.status import StatusBar
+
+        for screen in self.screen_stack:  # the key bars: their names are relabelled when drawn
+            screen.refresh_bindings()
+            for bar in screen.query(StatusBar):  # now, not at its next poll
+                bar.refresh_status()
+
+    #: Textual's own palette commands, by their English title: the table's keys for them.
+    _TEXTUAL_COMMANDS = {"Theme": "cmd.textual.theme", "Quit": "cmd.textual.quit", "Keys": "cmd.textual.keys",
+                         "Minimize": "cmd.textual.minimize", "Maximize": "cmd.textual.maximize",
+                         "Screenshot": "cmd.textual.screenshot"}
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            key = self._TEXTUAL_COMMANDS.get(command.title)
+            if key is None:
+                yield command
+            else:  # in the tutor's words (a language of its own, not Textual's English)
+                if key == "cmd.textual.keys" and command.help.startswith("Hide"):
+                    key = "cmd.textual.keys.hide"
+                yield command._replace(title=t(key), help=t(f"{key}.help"))
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)
         yield SystemCommand(t("cmd.home"), t("cmd.home.help"), self.action_home)
         yield SystemCommand(t("cmd.review"), t("cmd.review.help"), self.action_review)
-        languages: list[str] = []
+        languages: list[str] = list(ui_languages())  # the tutor's own, then the packs'
         for pack in self.packs:
             languages += [code for code in pack.languages if code not in languages]
         if len(languages) > 1:
             for code in languages:
                 name = LANGUAGE_NAMES.get(code, code)
-                yield SystemCommand(t("cmd.language", name=name), t("cmd.language.help", name=name),
+                yield SystemCommand(t("cmd.language", name=name, code=code), t("cmd.language.help", name=name),
                                     partial(self.set_language, code))

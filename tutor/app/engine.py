@@ -53,7 +53,7 @@ class Engine:
             try:
                 from tutor.grading.sandboxes import sandbox_for
             except ImportError as exc:
-                self._error = f"this build has no sandbox ({exc.name or exc})"
+                self._error = t("engine.no_sandbox", reason=exc.name or exc)
                 return
             try:
                 self._sandbox = sandbox_for(self.settings)
@@ -115,7 +115,7 @@ class Engine:
             return t("status.sandbox.warming")
         if state == "unavailable":
             return t("status.sandbox.failed", reason=sandbox.error or state)
-        return f"sandbox: {state}"
+        return t("status.sandbox.state", state=state)
 
     def torch_version(self) -> str | None:
         """The torch version of the interpreter that runs code, once warm-up reported it."""
@@ -136,7 +136,7 @@ class Engine:
             self.start()
         sandbox = self._sandbox
         if sandbox is None:
-            raise EngineUnavailable(t("sandbox.missing", reason=self._error or "not started"))
+            raise EngineUnavailable(t("sandbox.missing", reason=self._error or t("engine.not_started")))
         state = sandbox.state.value
         if state == "unavailable":
             raise EngineUnavailable(t("sandbox.missing", reason=sandbox.error or state))
@@ -183,4 +183,4 @@ class Engine:
 
 
 def _no_grading(exc: ImportError) -> EngineUnavailable:
-    return EngineUnavailable(t("sandbox.missing", reason=f"this build has no check engine ({exc})"))
+    return EngineUnavailable(t("sandbox.missing", reason=t("engine.no_checks", reason=exc)))

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.core.i18n import t
 
 if TYPE_CHECKING:
     from tutor.core.config import Settings
@@ -92,7 +93,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
                     "unknown_packs": orphans})
         return 0
     if not summaries and not orphans:
-        print("No progress yet. Run `torch-tutor` to start.")
+        print(t("cli.progress.none"))
         return 0
     for summary in summaries:
         pack = packs[summary.pack]
@@ -100,24 +101,30 @@ def cmd_progress(args: argparse.Namespace) -> int:
         print(f"{resolve(pack.title, lang, pack.languages[0])} ({pack.id})")
         for lesson, entry in zip(pack.lessons, summary.lessons):
             title = resolve(lesson.title, lang, pack.languages[0])
-            state = {"done": "done", "progress": "in progress", "new": "not started"}[entry.state]
-            parts = [f"{entry.steps_seen}/{entry.steps} steps"]
+            state = t(f"home.state.{entry.state}")
+            parts = [t("cli.progress.steps", seen=entry.steps_seen, total=entry.steps)]
             if entry.exercises:
-                parts.append(f"{entry.exercises_solved}/{entry.exercises} exercises")
+                parts.append(t("cli.progress.exercises", solved=entry.exercises_solved, total=entry.exercises))
             if entry.quizzes:
-                parts.append(f"quiz {entry.quiz_correct}/{entry.quizzes}")
-            print(f"  {title:<40} {state:<12} {', '.join(parts)}")
+                parts.append(t("cli.progress.quiz", correct=entry.quiz_correct, total=entry.quizzes))
+            print(f"  {_pad(title, 40)} {_pad(state, 12)} {t('cli.progress.sep').join(parts)}")
         if summary.position:
             lesson_id, step_id = summary.position
-            print(f"  resume at: {_where(pack, lesson_id, step_id, lang)}")
+            print(t("cli.progress.resume", where=_where(pack, lesson_id, step_id, lang)))
         counts = due[summary.pack]
         if counts["cards"]:
-            nxt = f", next {counts['next']}" if counts["next"] else ""
-            print(f"  review: {counts['due']} due now, {counts['new']} new{nxt} "
-                  f"({counts['cards']} cards; `torch-tutor review`)")
+            nxt = t("cli.progress.next", when=counts["next"]) if counts["next"] else ""
+            print(t("cli.progress.review", due=counts["due"], new=counts["new"], next=nxt, cards=counts["cards"]))
     for pack_id in orphans:
-        print(f"{pack_id}: progress kept, but the pack is not installed")
+        print(t("cli.progress.orphan", pack=pack_id))
     return 0
+
+
+def _pad(text: str, cells: int) -> str:
+    """``text`` padded to ``cells`` terminal cells (a CJK character is two), never cut."""
+    from rich.cells import cell_len
+
+    return text + " " * max(0, cells - cell_len(text))
 
 
 def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
@@ -132,7 +139,7 @@ def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     if found is None:
         return resolve(lesson.title, lang, fallback)
     index, step = found
-    title = resolve(step.title, lang, fallback) if step.title else f"step {index + 1}"
+    title = resolve(step.title, lang, fallback) if step.title else t("home.step_number", n=index + 1)
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 

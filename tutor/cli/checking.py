@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
     Match = tuple[Pack, Lesson, Exercise]
 
-_MARKS = {"passed": "PASS ", "failed": "FAIL ", "error": "ERROR", "skipped": "SKIP ", "tampered": "TAMPR",
-          "timeout": "TIME "}
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -197,7 +195,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
     except SandboxUnavailable as exc:
-        print(f"torch-tutor: the sandbox could not start: {exc}", file=sys.stderr)
+        from tutor.core.i18n import t
+
+        print(t("cli.sandbox_failed", reason=exc), file=sys.stderr)
         return 1
     if args.json:
         data = report.to_json()
@@ -216,15 +216,15 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
                   pinned: set[str] | None = None, replay: int | None = None) -> None:
     """``pinned``: checks whose inputs come from the pack's own seed; ``replay``: the seed
     every other check drew from (`--seed`)."""
+    from tutor.core.i18n import shown, t
     from tutor.core.text import resolve
 
-    print(f"{name}: {report.message}")
+    print(f"{name}: {shown(report.message, getattr(report, 'said', None))}")
     if replay is not None:
-        print(f"  replaying seed {replay}: checks that draw their inputs at random drew them from it "
-              "(without --seed, each check draws new ones)")
+        print(t("cli.check.replaying", seed=replay))
     run = report.run
     if run.stdout.strip():
-        print("  your code printed:")
+        print(t("cli.check.printed"))
         for line in run.stdout.rstrip().splitlines()[-10:]:
             print(f"    {line}")
     if getattr(report, "cause", None):  # nothing ran: the cause, where, and no list of checks that saw nothing
@@ -232,18 +232,17 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
         if error is not None and error.traceback:
             for line in error.traceback.rstrip().splitlines()[-6:]:
                 print(f"    {line}")
-        print(f"  the {len(report.checks)} checks run once your code does")
+        print(t("cli.check.waiting", total=len(report.checks)))
         return
     for check in report.checks:
-        print(f"  {_MARKS[check.status]} {check.id}: {check.description.strip()}")
+        print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")
         if check.message:
-            print(f"        {check.message}")
+            print(f"        {shown(check.message, getattr(check, 'said', None))}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case
-            print(f"        hint: {resolve(check.hint, language, fallback).strip()}")
+            print("        " + t("check.hint", value=resolve(check.hint, language, fallback).strip()))
         if check.seed is not None and not check.passed and check.id not in (pinned or set()) and replay is None:
             # What the learner can use: the next run draws new inputs, and `--seed` draws these
             # again. How an author pins a seed is `validate`'s advice, not theirs.
-            print(f"        inputs drawn at random with seed {check.seed} (each check draws new ones; "
-                  f"add --seed {check.seed} to draw these again)")
+            print(t("cli.check.seed", seed=check.seed))
     if report.tampered:
-        print(f"  note: your code replaced {', '.join(report.tampered[:5])}; the checks used the originals")
+        print(t("cli.check.tampered", names=", ".join(report.tampered[:5])))

@@ -19,10 +19,15 @@ class UsageError(Exception):
 def settings_from_args(args: argparse.Namespace, **flags: Any) -> Settings:
     flags.setdefault("data_dir", getattr(args, "data_dir", None))
     flags.setdefault("sandbox_mode", getattr(args, "sandbox_mode", None))
+    flags.setdefault("language", getattr(args, "language", None))
     try:
-        return load_settings(flags)
+        settings = load_settings(flags)
     except ConfigError as exc:
         raise UsageError(f"bad configuration: {exc}") from None
+    from tutor.core.i18n import set_language
+
+    set_language(settings.language)  # the commands speak it too (the app decides again: a saved choice)
+    return settings
 
 
 def fail_usage(message: str) -> int:

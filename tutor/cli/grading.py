@@ -391,11 +391,15 @@ def cmd_handin(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not exercises and not quizzes:
-        raise UsageError(f"nothing to hand in for {pack.id}: no exercise worked on and no quiz answered yet")
+        from tutor.core.i18n import t
+
+        raise UsageError(t("cli.handin.nothing", pack=pack.id))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in learner)
     target = Path(args.output) if args.output else Path(f"{safe}-{pack.id}{SUFFIX}")
     write_handin(target, learner=learner, pack_id=pack.id, pack_version=pack.version,
                  tutor_version=__version__, exercises=exercises, quizzes=quizzes)
     solved = sum(solved for _code, solved in exercises.values())
-    print(f"wrote {target}: {len(exercises)} exercises ({solved} solved), {len(quizzes)} quiz answers")
+    from tutor.core.i18n import t
+
+    print(t("cli.handin.wrote", target=target, exercises=len(exercises), solved=solved, quizzes=len(quizzes)))
     return 0

@@ -38,6 +38,7 @@ class Parser(argparse.ArgumentParser):
 
 SANDBOX_MODES = ("auto", "fork", "spawn")
 SANDBOX_MODE_HELP = "how the sandbox starts each run (the sandbox_mode setting)"
+LANGUAGE_HELP = "the language the tutor speaks: en, zh... (the language setting; default: the system locale)"
 
 
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:
@@ -52,6 +53,7 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
                         help="also load the pack in DIR (repeatable)")
     parser.add_argument("--data-dir", metavar="DIR", help="where progress and drafts are kept")
     parser.add_argument("--sandbox-mode", choices=SANDBOX_MODES, help=SANDBOX_MODE_HELP)
+    parser.add_argument("--language", metavar="CODE", help=LANGUAGE_HELP)
     if commands:
         subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
         for name in COMMAND_MODULES:
@@ -74,6 +76,8 @@ def _late_global_options(sub: argparse.ArgumentParser) -> None:
     if "--sandbox-mode" not in taken:
         group.add_argument("--sandbox-mode", dest="late_sandbox_mode", choices=SANDBOX_MODES, default=None,
                            help=SANDBOX_MODE_HELP)
+    if "--language" not in taken:
+        group.add_argument("--language", dest="late_language", metavar="CODE", default=None, help=LANGUAGE_HELP)
     if "--pack" not in taken:
         group.add_argument("--pack", dest="late_pack", action="append", metavar="DIR", default=None,
                            help="also load the pack in DIR (repeatable)")
@@ -85,6 +89,8 @@ def _merge_late_options(args: argparse.Namespace) -> None:
         args.data_dir = late_dir
     if getattr(args, "late_sandbox_mode", None) is not None:
         args.sandbox_mode = args.late_sandbox_mode
+    if getattr(args, "late_language", None) is not None:
+        args.language = args.late_language
     late_packs = getattr(args, "late_pack", None)
     if late_packs:
         args.pack = [*getattr(args, "pack", []), *late_packs]
@@ -96,9 +102,9 @@ def _opens_the_app(argv: list[str]) -> bool:
     index = 0
     while index < len(argv):
         arg = argv[index]
-        if arg in ("--pack", "--data-dir", "--sandbox-mode") and index + 1 < len(argv):
+        if arg in ("--pack", "--data-dir", "--sandbox-mode", "--language") and index + 1 < len(argv):
             index += 2
-        elif arg.startswith(("--pack=", "--data-dir=", "--sandbox-mode=")):
+        elif arg.startswith(("--pack=", "--data-dir=", "--sandbox-mode=", "--language=")):
             index += 1
         else:
             return False

@@ -90,15 +90,24 @@ def _due(args: argparse.Namespace) -> int:
         print_json({"at": datetime.fromtimestamp(at, timezone.utc).isoformat(timespec="seconds"),
                     "due": [d.to_json() for d in due], "notices": notices})
         return 0
+    from rich.cells import cell_len
+
+    from tutor.core.i18n import TABLE, t
+
     if not due:
-        print(f"Nothing due at {_local(at)}.")
+        print(t("cli.review.nothing", at=_local(at)))
         return 0
     new = sum(d.new for d in due)
-    print(f"{len(due)} due at {_local(at)} ({len(due) - new} to review, {new} new):")
+    print(t("cli.review.due", count=len(due), at=_local(at), old=len(due) - new, new=new))
     width = max(len(d.item) for d in due)
+
+    def pad(text: str, cells: int) -> str:  # by cells: a CJK character is two
+        return text + " " * max(0, cells - cell_len(text))
+
     for d in due:
-        when = "new" if d.new else f"due {_local(d.due)}"
-        print(clean_output(f"  {d.item:<{width}}  {d.pack}  {d.kind:<8}  {when:<20}  {d.title}".encode()))
+        when = t("cli.review.new") if d.new else t("cli.review.due_at", at=_local(d.due))
+        kind = t(f"review.kind.{d.kind}") if f"review.kind.{d.kind}" in TABLE["en"] else d.kind
+        print(clean_output(f"  {d.item:<{width}}  {d.pack}  {pad(kind, 8)}  {pad(when, 20)}  {d.title}".encode()))
     return 0
 
 

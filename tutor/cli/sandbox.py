@@ -61,7 +61,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             result = sandbox.run(code, filename=filename)
         except SandboxUnavailable as exc:
-            print(f"torch-tutor: the sandbox is unavailable: {exc}", file=sys.stderr)
+            from tutor.core.i18n import t
+
+            print(t("cli.sandbox_failed", reason=exc), file=sys.stderr)
             return 1
     if args.json:
         print_json(result.to_dict())
@@ -77,10 +79,12 @@ def _print_result(result) -> None:
         sys.stderr.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
     if result.error and result.status in ("error", "memory", "sandbox-failure"):
         sys.stderr.write(result.error.traceback.rstrip("\n") + "\n")
-    if result.message:
-        sys.stderr.write(result.message + "\n")
-    sys.stderr.write(f"[{result.status}] {result.wall_time:.2f} s wall, {result.cpu_time:.2f} s CPU, "
-                     f"peak {result.peak_memory_mb:.0f} MB, isolation {result.isolation}\n")
+    from tutor.core.i18n import shown, t
+
+    if result.message:  # the sandbox's sentence, in the language the commands speak
+        sys.stderr.write(str(shown(result.message, result.extra.get("said"))) + "\n")
+    sys.stderr.write(t("cli.run.summary", status=result.status, wall=result.wall_time, cpu=result.cpu_time,
+                       peak=result.peak_memory_mb, isolation=result.isolation) + "\n")
 
 
 def mode_reason(requested: str, mode: str) -> str:

@@ -32,6 +32,6 @@ def cmd_config(args: argparse.Namespace) -> int:
     width = max(len(r["name"]) for r in rows)
     for row in rows:
         value = "(this interpreter)" if row["name"] == "python" and row["value"] is None else row["value"]
-        value = "(pack's first)" if row["name"] == "language" and value is None else value
+        value = "(last picked in the app, else en)" if row["name"] == "language" and value is None else value
         print(f"  {row['name']:<{width}}  {value!s:<24} {row['source']}")
     return 0

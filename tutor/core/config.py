@@ -71,6 +71,35 @@ def _string(value: Any) -> str:
     return value
 
 
+def _language(value: Any) -> str:
+    """A language code: ``zh``, ``en``, ``zh-CN`` (``zh_CN.UTF-8`` as a locale writes it, too)."""
+    text = _string(value).strip().split(".")[0].replace("_", "-")
+    if not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", text):
+        raise ValueError(f"expected a language code such as en or zh, not {value!r}")
+    return text
+
+
+#: Where the language came from when no flag, variable or config file gave it.
+LOCALE_SOURCE = "system locale"
+
+
+def language_of(settings: "Settings", saved: str | None = None,
+                environ: Mapping[str, str] | None = None) -> str:
+    """The language the tutor speaks: the ``language`` setting when a flag, variable or config
+    file gave it; else ``saved`` (the one last chosen in the app); else the system locale's
+    (gettext's order); else English."""
+    from tutor.core import i18n
+
+    source = settings.sources.get("language", "default")
+    if source not in ("default", LOCALE_SOURCE) and settings.values.get("language"):
+        return str(settings.values["language"])
+    if saved:
+        return saved
+    if source == LOCALE_SOURCE and settings.values.get("language"):
+        return str(settings.values["language"])
+    return i18n.locale_language(environ) or i18n.FALLBACK
+
+
 def _choice(*options: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
@@ -92,7 +121,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", None, _string, "where progress, drafts and user packs live"),
     Setting("python", None, _string, "interpreter the sandbox workers run (must have torch); default: this one"),
     Setting("theme", "dark", _choice("dark", "light"), "the app's colour theme"),
-    Setting("language", None, _string, "preferred language for pack text (falls back to the pack's first)"),
+    Setting("language", None, _language,
+            "language of the tutor and of pack text (en, zh...; pack text falls back to the pack's first); "
+            "default: the one last chosen in the app, else the system locale (LANG), else en"),
     Setting("workers", 1, _positive_int, "warm sandbox workers kept ready"),
     Setting("isolation", "auto", _choice("auto", "bwrap", "none"),
             "auto: bubblewrap when it works, else limits only; bwrap: require it; none: limits only"),
@@ -205,4 +236,10 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         except ValueError as exc:
             raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
         settings.sources[name] = "command line"
+    if settings.values["language"] is None:  # nothing chose it: the system locale, as gettext reads it
+        from tutor.core.i18n import locale_language
+
+        code = locale_language(environ)
+        if code is not None:
+            settings.values["language"], settings.sources["language"] = code, LOCALE_SOURCE
     return settings

@@ -8,7 +8,8 @@ English is a programming error that a test catches, so a typo cannot ship as a b
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, Mapping
 
 FALLBACK = "en"
 
@@ -43,10 +44,25 @@ TABLE: dict[str, dict[str, str]] = {
         "cmd.home.help": "Go to the table of contents",
         "cmd.resume": "Resume",
         "cmd.resume.help": "Open the step where you left off",
-        "cmd.language": "Language: {name}",
-        "cmd.language.help": "Show the pack's text in {name}",
+        "cmd.language": "Language: {name} ({code})",
+        "cmd.language.help": "The tutor and the pack's text in {name}; kept for the next start",
         "cmd.action.help": "{shortcut} on the lesson screen",
         "cmd.filter.help": "Type to narrow the lessons (ctrl+f)",
+        # Textual's own palette commands, in the tutor's words
+        "cmd.textual.theme": "Theme",
+        "cmd.textual.theme.help": "Change the current theme",
+        "cmd.textual.quit": "Quit",
+        "cmd.textual.quit.help": "Quit the application as soon as possible",
+        "cmd.textual.keys": "Keys",
+        "cmd.textual.keys.help": "Show help for the focused widget and a summary of available keys",
+        "cmd.textual.keys.hide": "Keys",
+        "cmd.textual.keys.hide.help": "Hide the keys and widget help panel",
+        "cmd.textual.minimize": "Minimize",
+        "cmd.textual.minimize.help": "Minimize the widget and restore to normal size",
+        "cmd.textual.maximize": "Maximize",
+        "cmd.textual.maximize.help": "Maximize the focused widget",
+        "cmd.textual.screenshot": "Screenshot",
+        "cmd.textual.screenshot.help": "Save an SVG 'screenshot' of the current screen",
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
@@ -150,12 +166,19 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.checks_waiting": "Checks waiting for your code to run: {total}.",
         "key.page_down": "Page",
         "key.palette": "Command palette: every action of this screen",
+        "key.palette.short": "palette",
         "key.page_up": "Page up",
         "editor.select_all": "Select all the code (editor)",
         "editor.document_start": "Go to the start of the code (editor)",
         "editor.document_end": "Go to the end of the code (editor)",
         "editor.select_to_start": "Select to the start of the code (editor)",
         "editor.select_to_end": "Select to the end of the code (editor)",
+        "editor.undo": "Undo",
+        "editor.redo": "Redo",
+        "editor.cut": "Cut",
+        "editor.copy": "Copy",
+        "editor.paste": "Paste",
+        "editor.delete_line": "Delete line",
         "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
         "quiz.predict.run": "Run and compare",
         "quiz.predict.right": "Your prediction matches the output.",
@@ -196,6 +219,10 @@ TABLE: dict[str, dict[str, str]] = {
                           "knows {known}). It was left untouched (a copy is at {backup}); progress made now "
                           "is not saved. Upgrade torch-tutor to keep it.",
         "sandbox.missing": "Running code needs the sandbox, which is not available: {reason}",
+        "engine.no_sandbox": "this build has no sandbox ({reason})",
+        "engine.no_checks": "this build has no check engine ({reason})",
+        "engine.not_started": "not started",
+        "status.sandbox.state": "sandbox: {state}",
         # progress store: a healthy file that cannot be written, and writes the disk refused
         "progress.corrupt.stuck": "Your progress file could not be read ({reason}) and could not be moved "
                                   "aside ({error}); it was left as it is. Progress made now is not saved.",
@@ -238,6 +265,10 @@ TABLE: dict[str, dict[str, str]] = {
         "review.title.done": "Review — session over",
         "review.position": "Review {n}/{total} · {title} · {kind}",
         "review.new": "(new)",
+        "review.kind.exercise": "exercise",
+        "review.kind.choice": "choice",
+        "review.kind.predict": "predict",
+        "review.kind.free": "free",
         "review.rate.prompt": "How well did you know it?  1 Again · 2 Hard · 3 Good · 4 Easy",
         "review.wrong": "Not this time: try again, or F4 to move on (counts as Again).",
         "review.settled": "{rating}: back {when}.  F4 next",
@@ -254,14 +285,114 @@ TABLE: dict[str, dict[str, str]] = {
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",
         "home.review": "Review: {due} due, {new} new",
-    },
-    # Chinese: filled in by a translator; every missing key falls back to English.
-    "zh": {
-        "app.title": "torch-tutor",
-        "key.help": "帮助",
-        "key.quit": "退出",
+        # the sandbox's sentences about a run (tutor/sandbox/classify.py), shown through i18n.shown
+        "run.truncated": "[{stream} truncated: more than {kb} KiB]",
+        "run.failure": "The sandbox failed: {failure}.",
+        "run.report.too_large": "the report was larger than {size} bytes",
+        "run.report.malformed": "the report was malformed ({error})",
+        "run.report.unreadable": "The checks' report could not be read: {problem}.",
+        "run.output_limit": "Stopped: the program printed more than {kb} KiB to {stream}; the rest was cut off.",
+        "run.cancelled": "Stopped: the run was cancelled.",
+        "run.timeout": "Stopped after {seconds:g} s — still running; an infinite loop?",
+        "run.timeout.compile": "Stopped after {seconds:g} s, still running. {note}",
+        "run.compile_note": ("Your code calls torch.compile, whose first call compiles the function (for the CPU, "
+                             "C++ that can take longer than a run here may; nothing compiled is kept between runs). "
+                             "To see what it captures without compiling, pass backend=\"eager\" or "
+                             "backend=\"aot_eager\"."),
+        "run.cpu_time": "Stopped after using {seconds:g} s of CPU time — a long computation or an infinite loop?",
+        "run.file_size.signal": "Stopped: a file grew past the {mb} MB limit.",
+        "run.file_size": "A file grew past the {mb} MB a run may write.",
+        "run.file_size.compile": "torch.compile's C++ compiler wrote a file past the {mb} MB a run may write. {note}",
+        "run.crashed": "The program crashed with {words} ({name}).",
+        "run.signal.SIGSEGV": "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack "
+                              "overflowed",
+        "run.signal.SIGBUS": "a bus error (a bad memory access)",
+        "run.signal.SIGABRT": "an abort — a C library gave up",
+        "run.signal.SIGILL": "an illegal instruction",
+        "run.signal.SIGFPE": "a floating-point exception",
+        "run.signal.other": "signal {number}",
+        "run.setup_error": "The sandbox could not prepare the run.",
+        "run.probe_error": "The checks themselves failed: this is a bug in the tutor or the pack.",
+        "run.no_checks.exit": "No check results: the program ended its process (os._exit?) before the checks could run.",
+        "run.no_checks.code": "No check results: the program ended with exit code {code} before the checks could run.",
+        "run.exit_code": "The program exited with code {code}.",
+        "run.memory": "Stopped: the program needed more than the {mb} MB of memory a run may use.",
+        "run.unreadable": "The import failed here because {reason} (see `torch-tutor doctor`).",
+        # grading's own sentences (tutor/grading/exercise.py), shown through i18n.shown
+        "check.not_checked": "not checked: {why}",
+        "check.not_reported": "the run ended before this check reported",
+        "check.not_run": "not run: your code has to run first",
+        "grade.at_line": " at line {line}",
+        "grade.nowhere": "",
+        "grade.check": "check",
+        "grade.checks": "checks",
+        "grade.does_not_run": "your code does not run: {type}{where}: {message}",
+        "grade.ended_itself": ("your code ended itself with sys.exit({code}){where}, before the checks could use "
+                               "it: an exercise's file must run to its end"),
+        "grade.out_of_memory": "your code ran out of memory{where}, before the checks could use it: {message}",
+        "grade.no_results": "the run ended ({status}) without check results",
+        "grade.one_passed": "the one check passed",
+        "grade.all_passed": "all {total} checks passed",
+        "grade.some_passed": "{good} of {total} {noun} passed",
+        "grade.raised": "your code raised {type}{where}: {message}; {good} of {total} {noun} passed on what it "
+                        "had defined",
+        "exercise.cause": "{cause}.",
+        "example.status": "the run ended with status {status}",
+        "example.no_error": "expected {type}, but the code ran without an error",
+        "example.other_error": "expected {type}, got {got}",
+        "example.no_match": "raised {type} as expected, but its message does not match /{pattern}/: {got}",
+        "example.unexpected_error": "expected no error, got {type}{where}: {message}",
+        "example.output_differs": "expected output matching /{pattern}/, got {got!r}",
+        "example.output_nothing": "expected output matching /{pattern}/, but nothing was printed",
+        "example.raised_ok": "raised as expected: {type}: {message}",
+        "example.output_ok": "output matches",
+        "example.ran_ok": "ran without an error",
+        # the learner's commands (tutor/cli): check, run, progress, review, handin
+        "cli.sandbox_failed": "torch-tutor: the sandbox could not start: {reason}",
+        "cli.check.replaying": "  replaying seed {seed}: checks that draw their inputs at random drew them from it "
+                               "(without --seed, each check draws new ones)",
+        "cli.check.printed": "  your code printed:",
+        "cli.check.waiting": "  the {total} checks run once your code does",
+        "cli.check.seed": "        inputs drawn at random with seed {seed} (each check draws new ones; add --seed "
+                          "{seed} to draw these again)",
+        "cli.check.tampered": "  note: your code replaced {names}; the checks used the originals",
+        "cli.mark.passed": "PASS ",
+        "cli.mark.failed": "FAIL ",
+        "cli.mark.error": "ERROR",
+        "cli.mark.skipped": "SKIP ",
+        "cli.mark.tampered": "TAMPR",
+        "cli.mark.timeout": "TIME ",
+        "cli.run.summary": "[{status}] {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:.0f} MB, isolation {isolation}",
+        "cli.progress.none": "No progress yet. Run `torch-tutor` to start.",
+        "cli.progress.steps": "{seen}/{total} steps",
+        "cli.progress.exercises": "{solved}/{total} exercises",
+        "cli.progress.quiz": "quiz {correct}/{total}",
+        "cli.progress.sep": ", ",
+        "cli.progress.resume": "  resume at: {where}",
+        "cli.progress.next": ", next {when}",
+        "cli.progress.review": "  review: {due} due now, {new} new{next} ({cards} cards; `torch-tutor review`)",
+        "cli.progress.orphan": "{pack}: progress kept, but the pack is not installed",
+        "cli.review.nothing": "Nothing due at {at}.",
+        "cli.review.due": "{count} due at {at} ({old} to review, {new} new):",
+        "cli.review.new": "new",
+        "cli.review.due_at": "due {at}",
+        "cli.handin.wrote": "wrote {target}: {exercises} exercises ({solved} solved), {quizzes} quiz answers",
+        "cli.handin.nothing": "nothing to hand in for {pack}: no exercise worked on and no quiz answered yet",
+        "review.notice.retired": "{name} is no longer in its pack; its review card is retired.",
+        "review.notice.changed": "{name} changed since you learned it; it starts again as a new review card.",
+        # how far away a review is (tutor.core.review.when)
+        "when.now": "now",
+        "when.minutes": "in {n} min",
+        "when.hours": "in {n} h",
+        "when.day": "in {n} day",
+        "when.days": "in {n} days",
     },
 }
+
+# Chinese: its own module (tutor/core/i18n_zh.py) so English keys added here merge cleanly.
+from tutor.core.i18n_zh import ZH  # noqa: E402
+
+TABLE["zh"] = ZH
 
 _language = FALLBACK
 
@@ -280,6 +411,100 @@ def set_language(code: str | None) -> str:
 
 def language() -> str:
     return _language
+
+
+def languages() -> list[str]:
+    """The UI languages the table has, English first."""
+    return [FALLBACK] + sorted(code for code in TABLE if code != FALLBACK)
+
+
+class Label(str):
+    """A table string that remembers its key: a label made once, when a module is imported (a
+    binding's description), is shown again in the language in use through :func:`relabel`."""
+
+    key: str
+
+    def __new__(cls, key: str) -> "Label":
+        made = super().__new__(cls, t(key))
+        made.key = key
+        return made
+
+
+def label(key: str) -> Label:
+    """``t(key)`` that :func:`relabel` can show again in another language."""
+    return Label(key)
+
+
+def relabel(text: str) -> str:
+    """A :class:`Label` in the language in use now; any other text as it is."""
+    return t(text.key) if isinstance(text, Label) else text
+
+
+# ---------------------------------------------------------------- messages made elsewhere
+#
+# A sentence made where the UI language is not known, or cannot be (the sandbox's words about a
+# run, the check engine's child process), travels as a *said*: ``{"key": ..., "fields": {...}}``,
+# plain JSON, beside its English ``message``. The parent shows it with :func:`shown`: in the
+# language in use when the key is in the table, else the English message as it came. A field
+# may itself be a said (a sentence inside a sentence), rendered in the same language.
+
+
+def said(key: str, **fields: Any) -> dict[str, Any]:
+    """A message to render later: the table's ``key`` with ``fields``."""
+    return {"key": key, "fields": fields}
+
+
+def _is_said(value: Any) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("key"), str) and isinstance(value.get("fields", {}), dict)
+
+
+def render(message: dict[str, Any], code: str | None = None) -> str:
+    """A said in ``code`` (default: the language in use), English where ``code`` lacks the key.
+    Raises KeyError for a key English lacks, ValueError/IndexError for fields that do not fit."""
+    code = code or _language
+    key = message["key"]
+    template = TABLE.get(code, {}).get(key) or TABLE[FALLBACK][key]
+    fields = {name: render(value, code) if _is_said(value) else value
+              for name, value in (message.get("fields") or {}).items()}
+    return template.format(**fields)
+
+
+def english(message: dict[str, Any]) -> str:
+    """A said in English: the ``message`` kept beside it for logs, JSON and older readers."""
+    return render(message, FALLBACK)
+
+
+def shown(message: str | None, with_key: Any) -> str | None:
+    """What to show for ``message`` that came with ``with_key`` (a said, or None): the said in
+    the language in use, or ``message`` itself when there is no said or it cannot be rendered
+    (a key this tutor does not know: a newer sandbox or check engine, or a hostile report)."""
+    if not _is_said(with_key):
+        return message
+    try:
+        return render(with_key)
+    except (KeyError, ValueError, IndexError, TypeError, AttributeError):
+        return message
+
+
+def locale_language(environ: Mapping[str, str] | None = None) -> str | None:
+    """The UI language the system locale asks for, as gettext reads it: the first of LANGUAGE
+    (a colon-separated list), LC_ALL, LC_MESSAGES, LANG that is set; ``zh_CN.UTF-8`` -> ``zh``.
+    LANGUAGE is ignored when the locale is C/POSIX (as GNU gettext does). None: no locale asks
+    for a language the table has."""
+    environ = os.environ if environ is None else environ
+    locale = next((environ[name] for name in ("LC_ALL", "LC_MESSAGES", "LANG") if environ.get(name)), "")
+    candidates: list[str] = []
+    if environ.get("LANGUAGE") and locale.split(".")[0] not in ("C", "POSIX"):
+        candidates += environ["LANGUAGE"].split(":")
+    candidates.append(locale)
+    for candidate in candidates:
+        code = candidate.split(".")[0].split("@")[0].replace("_", "-")
+        if not code or code in ("C", "POSIX"):
+            continue
+        for option in (code, code.split("-")[0].lower()):
+            if option in TABLE:
+                return option
+    return None
 
 
 def t(key: str, **fields: Any) -> str:

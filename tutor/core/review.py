@@ -278,6 +278,8 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
     generation); a card whose item left the pack is retired; a retired card whose item came
     back is live again. Cards of packs that are not installed are left as they are.
     """
+    from tutor.core.i18n import t
+
     notices = []
     now = store.clock()
     for pack in packs:
@@ -289,7 +291,7 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
                 if card["retired"] is None:
                     card["retired"] = now
                     store.put_card(card)
-                    notices.append(f"{name} is no longer in its pack; its review card is retired.")
+                    notices.append(t("review.notice.retired", name=name))
                 continue
             kind, _lesson, step = found
             changed = False
@@ -306,7 +308,7 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
                             created=card["created"], generation=int(card["generation"] or 0) + 1, content=digest,
                             notice="changed")
                 changed = True
-                notices.append(f"{name} changed since you learned it; it starts again as a new review card.")
+                notices.append(t("review.notice.changed", name=name))
             elif card["kind"] != kind:
                 card["kind"], changed = kind, True
             if changed:
@@ -401,12 +403,14 @@ def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> flo
 
 def when(seconds: float, now: float) -> str:
     """'in 10 min', 'in 3 h', 'in 2 days', 'now': how far ``seconds`` is from ``now``."""
+    from tutor.core.i18n import t
+
     delta = seconds - now
     if delta <= 60:
-        return "now"
+        return t("when.now")
     if delta < 3600:
-        return f"in {round(delta / 60)} min"
+        return t("when.minutes", n=round(delta / 60))
     if delta < 86400:
-        return f"in {round(delta / 3600)} h"
+        return t("when.hours", n=round(delta / 3600))
     days = round(delta / 86400)
-    return f"in {days} day{'s' if days != 1 else ''}"
+    return t("when.day" if days == 1 else "when.days", n=days)

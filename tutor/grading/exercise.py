@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from tutor.core import safe_regex
 from tutor.core import form
 from tutor.core.check_models import PARENT_KINDS, ExprCheck
+from tutor.core.i18n import english, said
 from tutor.core.models import Example, Exercise, PredictQuiz
 from tutor.core.spec import as_data
 from tutor.core.text import Text, resolve
@@ -51,6 +52,9 @@ class CheckResult:
     #: the seed of the case that did not pass (a check without ``seed`` draws a fresh one per run):
     #: setting the check's ``seed`` to it reproduces that case's inputs
     seed: int | None = None
+    #: ``message`` as key + fields (tutor.core.i18n.said), when its maker gave one: shown in the
+    #: learner's language by ``tutor.core.i18n.shown``, which falls back to ``message``
+    said: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -76,6 +80,9 @@ class ExerciseReport:
     #: set when the learner's code could not run at all (a syntax or import error): the one thing
     #: to fix, said first; the checks are then "skipped", never a list of their NameErrors
     cause: str | None = None
+    #: ``message`` and ``cause`` as key + fields (see CheckResult.said)
+    said: dict | None = None
+    cause_said: dict | None = None
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -95,6 +102,7 @@ class ExampleOutcome:
     matched: bool
     summary: str
     run: "RunResult"
+    said: dict | None = None  # ``summary`` as key + fields (see CheckResult.said)
 
     def to_json(self) -> dict[str, Any]:
         return {"matched": self.matched, "summary": self.summary, "run": self.run.to_dict()}
@@ -202,9 +210,10 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
         description = resolve(spec.description, language, fallback)
         found = raw_checks.get(check_id)
         if found is None:
-            why = result.message or "the run ended before this check reported"
-            checks.append(CheckResult(check_id, "error", description, f"not checked: {why}", kind=spec.kind,
-                                      hint=None))
+            why = (result.extra.get("said") or result.message) if result.message else said("check.not_reported")
+            message = said("check.not_checked", why=why)
+            checks.append(CheckResult(check_id, "error", description, _english(message), kind=spec.kind,
+                                      hint=None, said=message))
             continue
         raw = found
         reported = raw.get("status")
@@ -217,19 +226,29 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
             seed=raw.get("seed") if type(raw.get("seed")) is int else None,
+            said=raw.get("said") if isinstance(raw.get("said"), dict) else None,  # rendered by i18n.shown
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]
-    cause = does_not_run(result)
+    cause_said = _does_not_run(result)
+    cause = _english(cause_said) if cause_said is not None else None
     if cause is not None:  # nothing the checks said is about the exercise: they only lacked the code
         checks = [c if c.passed or c.kind in PARENT_KINDS and c.status != "skipped"
-                  else CheckResult(c.id, "skipped", c.description, NOT_RUN, kind=c.kind) for c in checks]
+                  else CheckResult(c.id, "skipped", c.description, NOT_RUN, kind=c.kind, said=NOT_RUN_SAID)
+                  for c in checks]
     all_passed = bool(checks) and all(c.passed for c in checks)
     learner_failed = result.error is not None
     passed = all_passed and not learner_failed and report is not None
+    summary = cause_said or _summary(checks, result, report)
     return ExerciseReport(exercise=exercise.id, passed=passed, checks=checks, run=result,
-                          message=cause or _summary(checks, result, report),
-                          tampered=[str(t) for t in (report or {}).get("tampered", [])], cause=cause)
+                          message=_english(summary),
+                          tampered=[str(t) for t in (report or {}).get("tampered", [])], cause=cause,
+                          said=summary if isinstance(summary, dict) else None, cause_said=cause_said)
+
+
+def _english(message: "dict | str") -> str:
+    """A said's English (a plain string as it is: a run's message that came without one)."""
+    return english(message) if isinstance(message, dict) else message
 
 
 def _named(check: CheckResult, titles: dict[str, str]) -> CheckResult:
@@ -240,52 +259,65 @@ def _named(check: CheckResult, titles: dict[str, str]) -> CheckResult:
         return f"“{title}”" if title and title != ident else match.group(0)
 
     check.message = re.sub(r"'([A-Za-z0-9_-]+)'", name, check.message)
+    if isinstance(check.said, dict) and isinstance(check.said.get("fields"), dict):  # its fields too
+        check.said = {**check.said, "fields": {key: re.sub(r"'([A-Za-z0-9_-]+)'", name, value)
+                                               if isinstance(value, str) else value
+                                               for key, value in check.said["fields"].items()}}
     return check
 
 
 #: Errors that mean the learner's file did not run at all, so no check could look at anything.
 DOES_NOT_RUN = ("SyntaxError", "IndentationError", "TabError", "ImportError", "ModuleNotFoundError")
-NOT_RUN = "not run: your code has to run first"
+NOT_RUN_SAID = said("check.not_run")
+NOT_RUN = english(NOT_RUN_SAID)
+
+
+def _where(error: Any) -> dict:
+    """" at line 4" (a said), or nothing when no line of the learner's is involved."""
+    return said("grade.at_line", line=error.lineno) if error.lineno else said("grade.nowhere")
+
+
+def _does_not_run(result: "RunResult") -> dict | None:
+    error = result.error
+    if error is None:  # (os._exit at import is the sandbox's "No check results: ... (os._exit?)")
+        return None
+    kind = str(error.type).rsplit(".", 1)[-1]
+    if kind == "SystemExit":
+        code = error.message if error.message not in ("", "None") else ""
+        return said("grade.ended_itself", code=code, where=_where(error))
+    if kind == "MemoryError" or result.status == "memory":
+        return said("grade.out_of_memory", where=_where(error), message=result.message or kind)
+    if kind not in DOES_NOT_RUN:
+        return None
+    return said("grade.does_not_run", type=error.type, where=_where(error), message=_clip(error.message))
 
 
 def does_not_run(result: "RunResult") -> str | None:
     """"your code does not run: IndentationError at line 4: ..." when the file could not run, or
     did not run to its end: it ended itself (sys.exit) or ran out of memory at import."""
-    error = result.error
-    if error is None:  # (os._exit at import is the sandbox's "No check results: ... (os._exit?)")
-        return None
-    kind = str(error.type).rsplit(".", 1)[-1]
-    where = f" at line {error.lineno}" if error.lineno else ""
-    if kind == "SystemExit":
-        code = error.message if error.message not in ("", "None") else ""
-        return (f"your code ended itself with sys.exit({code}){where}, before the checks could use it: an "
-                "exercise's file must run to its end")
-    if kind == "MemoryError" or result.status == "memory":
-        return f"your code ran out of memory{where}, before the checks could use it: {result.message or kind}"
-    if kind not in DOES_NOT_RUN:
-        return None
-    return f"your code does not run: {error.type}{where}: {_clip(error.message)}"
+    cause = _does_not_run(result)
+    return english(cause) if cause is not None else None
 
 
 def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _summary(checks: list[CheckResult], result: "RunResult", report: dict | None) -> str:
+def _summary(checks: list[CheckResult], result: "RunResult", report: dict | None) -> "dict | str":
+    """A said; a run's own message as it came when the run said it without one."""
     total = len(checks)
     if report is None:
-        return result.message or f"the run ended ({result.status}) without check results"
+        if result.message:
+            return result.extra.get("said") or result.message
+        return said("grade.no_results", status=result.status)
     good = sum(c.passed for c in checks)
-    noun = "check" if total == 1 else "checks"
-    if good == total:
-        text = "the one check passed" if total == 1 else f"all {total} checks passed"
-    else:
-        text = f"{good} of {total} {noun} passed"
+    noun = said("grade.check" if total == 1 else "grade.checks")
     if result.error is not None:
-        where = f" at line {result.error.lineno}" if result.error.lineno else ""
-        text = (f"your code raised {result.error.type}{where}: {_clip(result.error.message)}; "
-                f"{good} of {total} {noun} passed on what it had defined")
-    return text
+        return said("grade.raised", type=result.error.type, where=_where(result.error),
+                    message=_clip(result.error.message), good=good, total=total, noun=noun)
+    if good == total:
+        return said("grade.one_passed") if total == 1 else said("grade.all_passed", total=total)
+    return said("grade.some_passed", good=good, total=total, noun=noun)
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -312,44 +344,54 @@ def run_example(sandbox: "Sandbox", example: Example | PredictQuiz, code: str | 
         from types import SimpleNamespace
 
         expect = SimpleNamespace(raises=SimpleNamespace(type=raises, match=None), output=None)
-    matched, summary = compare_outcome(expect, result)
-    return ExampleOutcome(matched=matched, summary=summary, run=result)
+    matched, summary = _compare(expect, result)
+    return ExampleOutcome(matched=matched, summary=_english(summary), run=result,
+                          said=summary if isinstance(summary, dict) else None)
 
 
 def compare_outcome(expect: Any, result: "RunResult") -> tuple[bool, str]:
     """(matched, one-line summary) for a run against an ``Expect`` (None: must run cleanly)."""
+    matched, summary = _compare(expect, result)
+    return matched, _english(summary)
+
+
+def _compare(expect: Any, result: "RunResult") -> "tuple[bool, dict | str]":
+    """compare_outcome's verdict with its summary as a said (a plain string: a message that came
+    without one)."""
     raises = getattr(expect, "raises", None)
     output = getattr(expect, "output", None)
     error = result.error
     if result.status not in ("ok", "error"):
-        return False, result.message or f"the run ended with status {result.status}"
+        if result.message:
+            return False, result.extra.get("said") or result.message
+        return False, said("example.status", status=result.status)
     if raises is not None:
         if error is None:
-            return False, f"expected {raises.type}, but the code ran without an error"
+            return False, said("example.no_error", type=raises.type)
         got = f"{error.type}: {_clip(error.message)}" if error.message else error.type
         if error.type != raises.type and error.type.rsplit(".", 1)[-1] != raises.type:
-            return False, f"expected {raises.type}, got {got}"
+            return False, said("example.other_error", type=raises.type, got=got)
         if raises.match:
             try:
                 found = safe_regex.search(raises.match, error.message)
             except safe_regex.PatternTimeout as slow:
                 return False, str(slow)
             if not found:
-                return False, f"raised {error.type} as expected, but its message does not match /{raises.match}/: {got}"
+                return False, said("example.no_match", type=error.type, pattern=raises.match, got=got)
     elif error is not None:
-        where = f" at line {error.lineno}" if error.lineno else ""
-        return False, f"expected no error, got {error.type}{where}: {_clip(error.message)}"
+        return False, said("example.unexpected_error", type=error.type, where=_where(error),
+                           message=_clip(error.message))
     if output is not None:
         try:
             found = safe_regex.search(output, result.stdout)
         except safe_regex.PatternTimeout as slow:
             return False, str(slow)
     if output is not None and not found:
-        shown = _clip(result.stdout.strip(), 80) or "nothing"
-        return False, f"expected output matching /{output}/, got {shown!r}" if result.stdout.strip() \
-            else f"expected output matching /{output}/, but nothing was printed"
+        if result.stdout.strip():
+            return False, said("example.output_differs", pattern=output, got=_clip(result.stdout.strip(), 80))
+        return False, said("example.output_nothing", pattern=output)
     if raises is not None:
-        return True, f"raised as expected: {error.type}: {_clip(error.message)}"
+        return True, said("example.raised_ok", type=error.type, message=_clip(error.message))
     if output is not None:
-        return True, "output matches"
-    return True, "ran without an error"
+        return True, said("example.output_ok")
+    return True, said("example.ran_ok")

@@ -6,18 +6,14 @@ from __future__ import annotations
 import signal as signals
 from dataclasses import dataclass, field
 
+from tutor.core.i18n import english, said, t
 from tutor.sandbox import wire
 from tutor.sandbox.limits import Limits
 from tutor.sandbox.result import LearnerError, RunResult
 from tutor.sandbox.textclean import clean_output, strip_profiler_noise
 
-_WORDS_BY_NAME = {
-    "SIGSEGV": "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack overflowed",
-    "SIGBUS": "a bus error (a bad memory access)",
-    "SIGABRT": "an abort — a C library gave up",
-    "SIGILL": "an illegal instruction",
-    "SIGFPE": "a floating-point exception",
-}
+#: The words for a crash by signal: keys of the UI table (tutor/core/i18n.py, ``run.signal.*``).
+_WORDS_BY_NAME = {name: f"run.signal.{name}" for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE")}
 #: The signals this OS has (Windows lacks SIGBUS, SIGKILL, SIGXCPU and SIGXFSZ).
 _SIGNAL_WORDS = {getattr(signals, name): words for name, words in _WORDS_BY_NAME.items() if hasattr(signals, name)}
 #: What a cancelled run reports as its signal: SIGKILL's number where there is none (Windows).
@@ -48,13 +44,23 @@ def _text(data: bytes, over: bool, limits: Limits, stream: str) -> tuple[str, bo
     truncated = over or len(data) > cap
     text = clean_output(data[:cap])
     if truncated:
-        text += f"\n[{stream} truncated: more than {limits.output_kb} KiB]"
+        text += "\n" + t("run.truncated", stream=stream, kb=limits.output_kb)
     return text, truncated
 
 
-def _failure(result: RunResult, message: str, detail: str | None = None) -> RunResult:
+def _say(result: RunResult, key: str, **fields: object) -> None:
+    """The run's sentence: English in ``message`` (JSON, logs), the key and fields beside it in
+    ``extra["said"]`` so the app and the learner commands show it in the learner's language
+    (``tutor.core.i18n.shown``)."""
+    message = said(key, **fields)
+    result.message = english(message)
+    result.extra["said"] = message
+
+
+def _failure(result: RunResult, key: str, detail: str | None = None, **fields: object) -> RunResult:
     result.status = "sandbox-failure"
-    result.message = message
+    _say(result, key, **fields)
+    message = result.message or ""
     if detail:
         result.error = LearnerError(type="SandboxFailure", message=message, traceback=detail)
     return result
@@ -68,9 +74,8 @@ def _is_memory(error: dict) -> bool:
 
 #: What a learner who tries ``torch.compile`` here needs to know: its first call compiles (C++ for
 #: the CPU: 24 s for a one-line function on a 2-core machine), and nothing is cached between runs.
-COMPILE_NOTE = ("Your code calls torch.compile, whose first call compiles the function (for the CPU, C++ "
-                "that can take longer than a run here may; nothing compiled is kept between runs). To see "
-                "what it captures without compiling, pass backend=\"eager\" or backend=\"aot_eager\".")
+COMPILE_NOTE_SAID = said("run.compile_note")
+COMPILE_NOTE = english(COMPILE_NOTE_SAID)
 
 
 def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: str | None = None) -> RunResult:
@@ -88,17 +93,17 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
         isolation=raw.isolation, extra=dict(raw.extra),
     )
     if verdict.get("failure"):
-        return _failure(result, f"The sandbox failed: {verdict['failure']}.")
+        return _failure(result, "run.failure", failure=verdict["failure"])
 
     report = None
     report_problem = None
     if raw.report_over:
-        report_problem = f"the report was larger than {wire.MAX_REPORT} bytes"
+        report_problem = said("run.report.too_large", size=wire.MAX_REPORT)
     elif raw.report:
         try:
             report = wire.decode_report(raw.report)
         except ValueError as exc:
-            report_problem = f"the report was malformed ({exc})"
+            report_problem = said("run.report.malformed", error=str(exc))
     if report:
         result.private_memory_mb = report.get("private_mb")
         error = report.get("learner_error")
@@ -110,69 +115,65 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
     if raw.cancel_reason == "output-limit":
         stream = "stdout" if out_cut else "stderr"
         result.status = "output-limit"
-        result.message = (f"Stopped: the program printed more than {limits.output_kb} KiB to {stream}; "
-                          "the rest was cut off.")
+        _say(result, "run.output_limit", kb=limits.output_kb, stream=stream)
         return result
     if raw.cancel_reason == "cancelled" or verdict.get("reason") == "cancelled":
         result.status, result.signal = "killed", SIGKILL
-        result.message = "Stopped: the run was cancelled."
+        _say(result, "run.cancelled")
         return result
     if verdict.get("reason") == "timeout":
         result.status = "timeout"
-        result.message = (f"Stopped after {limits.wall_time:g} s, still running. {COMPILE_NOTE}" if compiles
-                          else f"Stopped after {limits.wall_time:g} s — still running; an infinite loop?")
+        if compiles:
+            _say(result, "run.timeout.compile", seconds=limits.wall_time, note=COMPILE_NOTE_SAID)
+        else:
+            _say(result, "run.timeout", seconds=limits.wall_time)
         return result
     sig = result.signal
     if sig is not None:
         if sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5:
             result.status = "timeout"
-            result.message = (f"Stopped after using {limits.cpu_time:g} s of CPU time — a long "
-                              "computation or an infinite loop?")
+            _say(result, "run.cpu_time", seconds=limits.cpu_time)
             return result
         result.status = "killed"
         if _SIGXFSZ is not None and sig == _SIGXFSZ:
-            result.message = f"Stopped: a file grew past the {limits.file_size_mb} MB limit."
+            _say(result, "run.file_size.signal", mb=limits.file_size_mb)
         else:
-            words = _SIGNAL_WORDS.get(signals.Signals(sig), f"signal {sig}") \
-                if sig in signals.Signals._value2member_map_ else f"signal {sig}"
-            name = signals.Signals(sig).name if sig in signals.Signals._value2member_map_ else str(sig)
-            result.message = f"The program crashed with {words} ({name})."
+            known = sig in signals.Signals._value2member_map_
+            words = said(_SIGNAL_WORDS[signals.Signals(sig)]) if known and signals.Signals(sig) in _SIGNAL_WORDS \
+                else said("run.signal.other", number=sig)
+            name = signals.Signals(sig).name if known else str(sig)
+            _say(result, "run.crashed", words=words, name=name)
         return result
 
     if report and report.get("setup_error"):
-        return _failure(result, "The sandbox could not prepare the run.", report["setup_error"])
+        return _failure(result, "run.setup_error", report["setup_error"])
     if report and report.get("probe_error"):
-        return _failure(result, "The checks themselves failed: this is a bug in the tutor or the pack.",
-                        report["probe_error"])
+        return _failure(result, "run.probe_error", report["probe_error"])
     if report_problem:
-        return _failure(result, f"The checks' report could not be read: {report_problem}.")
+        return _failure(result, "run.report.unreadable", problem=report_problem)
     if report is None:
         if raw.probe_requested:
             if result.exit_code == 0:
-                why = "the program ended its process (os._exit?) before the checks could run"
-            else:
-                why = f"the program ended with exit code {result.exit_code} before the checks could run"
-            return _failure(result, f"No check results: {why}.")
+                return _failure(result, "run.no_checks.exit")
+            return _failure(result, "run.no_checks.code", code=result.exit_code)
         if result.exit_code not in (0, None):
             result.status = "error"
-            result.message = f"The program exited with code {result.exit_code}."
+            _say(result, "run.exit_code", code=result.exit_code)
         return result
     if raw.probe_requested:
         result.report = report.get("report")
     if result.error:
         if _is_memory({"type": result.error.type, "message": result.error.message}):
             result.status = "memory"
-            result.message = (f"Stopped: the program needed more than the {limits.memory_mb} MB of "
-                              "memory a run may use.")
+            _say(result, "run.memory", mb=limits.memory_mb)
         else:
             result.status = "error"
             if "File too large" in result.error.message:
-                result.message = f"A file grew past the {limits.file_size_mb} MB a run may write."
+                _say(result, "run.file_size", mb=limits.file_size_mb)
             elif unreadable and result.error.type == "ModuleNotFoundError":
                 # The module may well be there: the run's user cannot read it.
-                result.message = f"The import failed here because {unreadable} (see `torch-tutor doctor`)."
+                _say(result, "run.unreadable", reason=unreadable)
             elif compiles and "File size limit exceeded" in result.error.message:
                 # Inductor's C++ compiler writes a precompiled header past the run's file limit.
-                result.message = (f"torch.compile's C++ compiler wrote a file past the {limits.file_size_mb} MB "
-                                  f"a run may write. {COMPILE_NOTE}")
+                _say(result, "run.file_size.compile", mb=limits.file_size_mb, note=COMPILE_NOTE_SAID)
     return result

@@ -10,12 +10,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
-from tutor.core.i18n import t
+from tutor.core.i18n import label, t
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    BINDINGS = [Binding("escape", "dismiss(False)", t("confirm.no")),
-                Binding("y", "dismiss(True)", t("confirm.yes"), show=False)]
+    BINDINGS = [Binding("escape", "dismiss(False)", label("confirm.no")),
+                Binding("y", "dismiss(True)", label("confirm.yes"), show=False)]
 
     def __init__(self, question: str):
         super().__init__(classes="modal")

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
-from tutor.core.i18n import t
+from tutor.core.i18n import label, relabel, t
 
 
 #: The editor's keys listed in help (its cursor keys need no introduction).
@@ -38,18 +38,21 @@ def key_table(screen: Screen[Any] | None, app: App[Any]) -> Table:
         if not isinstance(node, DOMNode):
             continue
         for binding in node.BINDINGS:
-            if not isinstance(binding, Binding) or not binding.description or binding.description in seen:
+            if not isinstance(binding, Binding) or not binding.description:
+                continue
+            description = relabel(binding.description)  # in the language in use now
+            if description in seen:
                 continue
             if node is not screen and node is not app and binding.action.split("(")[0] not in _EDITOR_KEYS:
                 continue
-            seen.add(binding.description)
+            seen.add(description)
             keys = ", ".join(app.get_key_display(Binding(k, "")) for k in binding.key.split(","))
-            table.add_row(keys, binding.description)
+            table.add_row(keys, description)
     return table
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,f1", "dismiss", t("key.close"))]
+    BINDINGS = [Binding("escape,f1", "dismiss", label("key.close"))]
 
     def __init__(self, below: Screen[Any] | None = None):
         super().__init__()

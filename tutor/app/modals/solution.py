@@ -11,11 +11,11 @@ from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.editor import TextBox
-from tutor.core.i18n import t
+from tutor.core.i18n import label, t
 
 
 class SolutionScreen(ModalScreen[bool]):
-    BINDINGS = [Binding("escape", "dismiss(False)", t("solution.close"))]
+    BINDINGS = [Binding("escape", "dismiss(False)", label("solution.close"))]
 
     def __init__(self, code: str):
         super().__init__(classes="modal")

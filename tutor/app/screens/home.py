@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -21,7 +21,8 @@ from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.core.i18n import t
+from tutor.core.discovery import FoundPack
+from tutor.core.i18n import label, t
 from tutor.core.textclean import neutralize
 
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
@@ -39,20 +40,19 @@ class HomeScreen(Screen[None]):
     COMMANDS = {HomeCommands}
     AUTO_FOCUS = "#toc"  # the contents table, before anything else is focused and restyled
     BINDINGS = [
-        Binding("ctrl+r", "resume", t("key.resume"), priority=True),
-        Binding("ctrl+f", "focus_filter", t("key.filter"), priority=True),
-        Binding("escape", "clear_filter", t("key.clear_filter"), show=False),
+        Binding("ctrl+r", "resume", label("key.resume"), priority=True),
+        Binding("ctrl+f", "focus_filter", label("key.filter"), priority=True),
+        Binding("escape", "clear_filter", label("key.clear_filter"), show=False),
     ]
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{t('app.title')} — {t('home.title')}", classes="topbar")
+        yield Static(self._title(), classes="topbar")
         with Vertical(id="home"):
             for entry in tutor_app(self).found:
                 if entry.pack is None:
-                    yield Static(Text(neutralize(t("home.broken", path=entry.path, count=len(entry.problems or []))),
-                                      style="yellow"), classes="broken")
+                    yield Static(self._broken(entry), classes="broken")
             if not tutor_app(self).packs:
-                yield Static(t("home.nopacks"))
+                yield Static(t("home.nopacks"), id="nopacks")
             yield KeyButton("", id="resume", variant="primary")
             yield KeyButton("", id="review-due")
             # not select_on_focus: the key that moved focus here is typed, not selected and replaced
@@ -63,10 +63,7 @@ class HomeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#toc", DataTable)
-        table.add_column(t("home.col.lesson"), key="lesson")
-        table.add_column(t("home.col.state"), key="state")
-        table.add_column(t("home.col.checks"), key="checks")
-        table.add_column(t("home.col.quiz"), key="quiz")
+        self._add_columns(table)
         self.refresh_contents()
         table.focus()
         self.watch(tutor_app(self), "language", self._language_changed, init=False)
@@ -74,8 +71,33 @@ class HomeScreen(Screen[None]):
     def on_screen_resume(self) -> None:
         self.refresh_contents()
 
+    def _add_columns(self, table: DataTable[Any]) -> None:
+        table.add_column(t("home.col.lesson"), key="lesson")
+        table.add_column(t("home.col.state"), key="state")
+        table.add_column(t("home.col.checks"), key="checks")
+        table.add_column(t("home.col.quiz"), key="quiz")
+
     def _language_changed(self) -> None:
+        """Everything this screen says, again in the language now in use (pack text too)."""
+        self.query(".topbar").first(Static).update(self._title())
+        broken = [entry for entry in tutor_app(self).found if entry.pack is None]
+        for entry, widget in zip(broken, self.query(".broken").results(Static)):
+            widget.update(self._broken(entry))
+        if not tutor_app(self).packs:
+            self.query_one("#nopacks", Static).update(t("home.nopacks"))
+        self.query_one("#filter", Input).placeholder = t("home.filter")
+        table = self.query_one("#toc", DataTable)
+        table.clear(columns=True)
+        self._add_columns(table)
         self.refresh_contents()
+
+    @staticmethod
+    def _title() -> str:
+        return f"{t('app.title')} — {t('home.title')}"
+
+    @staticmethod
+    def _broken(entry: FoundPack) -> Text:
+        return Text(neutralize(t("home.broken", path=entry.path, count=len(entry.problems or []))), style="yellow")
 
     # ------------------------------------------------------------------ contents
 

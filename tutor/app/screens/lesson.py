@@ -21,7 +21,7 @@ from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.topbar import TopBar
 from tutor.app.widgets.steps import StepView, make_step
-from tutor.core.i18n import t
+from tutor.core.i18n import label, t
 
 #: The actions a step may answer, forwarded to its ``do_<name>``; order = palette order.
 STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
@@ -45,18 +45,18 @@ class LessonScreen(Screen[None]):
     # default is the first focusable widget, the scroll area) restyles the whole step twice.
     AUTO_FOCUS = FIRST_FOCUS
     BINDINGS = [
-        Binding("f2", "home", t("key.home"), priority=True),
-        Binding("f3", "prev", t("key.prev"), priority=True),
-        Binding("f4", "next", t("key.next"), priority=True),
-        Binding("f5", "step('run')", t("key.run"), priority=True),
-        Binding("f6", "step('check')", t("key.check"), priority=True),
-        Binding("f7", "step('hint')", t("key.hint"), priority=True),
-        Binding("f8", "step('solution')", t("key.solution"), priority=True),
-        Binding("f9", "step('reset')", t("key.reset"), priority=True),
-        Binding("escape", "stop", t("key.stop"), priority=True),
+        Binding("f2", "home", label("key.home"), priority=True),
+        Binding("f3", "prev", label("key.prev"), priority=True),
+        Binding("f4", "next", label("key.next"), priority=True),
+        Binding("f5", "step('run')", label("key.run"), priority=True),
+        Binding("f6", "step('check')", label("key.check"), priority=True),
+        Binding("f7", "step('hint')", label("key.hint"), priority=True),
+        Binding("f8", "step('solution')", label("key.solution"), priority=True),
+        Binding("f9", "step('reset')", label("key.reset"), priority=True),
+        Binding("escape", "stop", label("key.stop"), priority=True),
         # Not priority: a long editor pages its own code; one whose code fits pages the lesson.
-        Binding("pagedown", "page(1)", t("key.page_down"), key_display="PgDn"),
-        Binding("pageup", "page(-1)", t("key.page_up"), show=False, key_display="PgUp"),
+        Binding("pagedown", "page(1)", label("key.page_down"), key_display="PgDn"),
+        Binding("pageup", "page(-1)", label("key.page_up"), show=False, key_display="PgUp"),
     ]
 
     def __init__(self, place: Place):

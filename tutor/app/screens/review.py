@@ -28,7 +28,7 @@ from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.steps import STEP_VIEWS, StepView
 from tutor.core import review
-from tutor.core.i18n import t
+from tutor.core.i18n import TABLE, label, t
 from tutor.sandbox.textclean import clean_output
 
 if TYPE_CHECKING:
@@ -61,19 +61,19 @@ class ReviewScreen(Screen[None]):
     #: Esc goes back from the review: the code editor's title must not promise that it leaves it.
     ESCAPE_LEAVES_EDITOR = False
     BINDINGS = [
-        Binding("f2", "home", t("key.home"), priority=True),
-        Binding("f4", "next", t("review.key.next"), priority=True),
-        Binding("f5", "step('run')", t("key.run"), priority=True),
-        Binding("f6", "step('check')", t("key.check"), priority=True),
-        Binding("f7", "step('hint')", t("key.hint"), priority=True),
-        Binding("f8", "step('solution')", t("key.solution"), priority=True),
-        Binding("f9", "step('reset')", t("key.reset"), priority=True),
-        Binding("escape", "stop", t("key.stop"), priority=True),  # while code runs; else:
-        Binding("escape", "back", t("key.back"), priority=True),  # to the screen it was opened over
-        Binding("1", "rate(1)", t("review.rate.1"), priority=True),
-        Binding("2", "rate(2)", t("review.rate.2"), priority=True),
-        Binding("3", "rate(3)", t("review.rate.3"), priority=True),
-        Binding("4", "rate(4)", t("review.rate.4"), priority=True),
+        Binding("f2", "home", label("key.home"), priority=True),
+        Binding("f4", "next", label("review.key.next"), priority=True),
+        Binding("f5", "step('run')", label("key.run"), priority=True),
+        Binding("f6", "step('check')", label("key.check"), priority=True),
+        Binding("f7", "step('hint')", label("key.hint"), priority=True),
+        Binding("f8", "step('solution')", label("key.solution"), priority=True),
+        Binding("f9", "step('reset')", label("key.reset"), priority=True),
+        Binding("escape", "stop", label("key.stop"), priority=True),  # while code runs; else:
+        Binding("escape", "back", label("key.back"), priority=True),  # to the screen it was opened over
+        Binding("1", "rate(1)", label("review.rate.1"), priority=True),
+        Binding("2", "rate(2)", label("review.rate.2"), priority=True),
+        Binding("3", "rate(3)", label("review.rate.3"), priority=True),
+        Binding("4", "rate(4)", label("review.rate.4"), priority=True),
     ]
 
     def __init__(self, pack_id: str | None = None, *, elapsed: Callable[[float], float] | None = None):
@@ -83,6 +83,7 @@ class ReviewScreen(Screen[None]):
         self.index = 0
         self.results: list[tuple[review.Due, int]] = []
         self.rating: int | None = None  # the current item's, once settled
+        self._said: Callable[[], Text | str] | None = None  # what the verdict line says (see _verdict)
         self.wrong = 0  # wrong answers to the current item
         self.revealed = False  # a free answer's model answer is showing: 1-4 rate it
         self._shown = time.monotonic()
@@ -128,6 +129,7 @@ class ReviewScreen(Screen[None]):
         self.queue = review.queue(self.store, self.packs, self.store.clock(),
                                   app.settings.new_cards_per_day, app.language)
         self.store.listeners.append(self._heard)
+        self.watch(app, "language", self._language_changed, init=False)
         self.run_worker(self._show(), exclusive=True, group="review-show")
 
     def on_unmount(self) -> None:
@@ -137,11 +139,19 @@ class ReviewScreen(Screen[None]):
     def on_screen_suspend(self) -> None:
         tutor_app(self).flush_drafts()
 
-    async def _show(self) -> None:
+    def _language_changed(self) -> None:
+        """The same item (or summary) again in the language now in use; its answer, rating and
+        verdict kept."""
+        self.run_worker(self._show(redraw=True), exclusive=True, group="review-show")
+
+    async def _show(self, redraw: bool = False) -> None:
         scroll = self.query_one("#review-scroll", VerticalScroll)
         await scroll.remove_children()
-        self.rating, self.wrong, self.revealed = None, 0, False
-        self._verdict(None)
+        if redraw:
+            self._verdict(self._said)
+        else:
+            self.rating, self.wrong, self.revealed = None, 0, False
+            self._verdict(None)
         item = self.current
         if item is None:
             self.query_one("#review-top", Static).update(t("review.title.done" if self.results else "review.title"))
@@ -154,17 +164,21 @@ class ReviewScreen(Screen[None]):
             self._scratch = self.store.scratch_key(*place.key)
             self.store.clear_scratch(*place.key, keep=self._scratch[1])
             earlier = self.store.step(*self._scratch)  # a review left unfinished resumes
-            self.wrong = 1 if earlier.quiz_correct is False else 0
-            self.revealed = item.kind == "free" and earlier.quiz_answer is not None
-            top = t("review.position", n=self.index + 1, total=len(self.queue), title=item.title, kind=item.kind)
+            if not redraw:
+                self.wrong = 1 if earlier.quiz_correct is False else 0
+                self.revealed = item.kind == "free" and earlier.quiz_answer is not None
+            texts = Texts(pack, tutor_app(self).language)  # the title in the language now in use
+            title = f"{texts(place.lesson.title)} › {texts(place.step.title) if place.step.title else place.step.id}"
+            top = t("review.position", n=self.index + 1, total=len(self.queue), title=title,
+                    kind=t(f"review.kind.{item.kind}") if f"review.kind.{item.kind}" in TABLE["en"] else item.kind)
             if item.new:
                 top += "  " + t("review.new")
             # Pack text: never markup, never a control sequence for the terminal.
             self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
             await scroll.mount(scratch_view(place, Texts(pack, tutor_app(self).language),
                                             self._scratch))
-            if self.revealed:
-                self._verdict(Text(t("review.rate.prompt"), style="bold"))
+            if self.revealed and not redraw:
+                self._verdict(lambda: Text(t("review.rate.prompt"), style="bold"))
             scroll.scroll_home(animate=False)
             found = self.query(self.AUTO_FOCUS)
             (found.first() if found else scroll).focus()
@@ -205,7 +219,10 @@ class ReviewScreen(Screen[None]):
         return sum(1 for card in self.store.cards([p.id for p in self.packs])
                    if card["last_review"] is not None and now < float(card["due"]) < end)
 
-    def _verdict(self, text: Text | str | None) -> None:
+    def _verdict(self, say: Callable[[], Text | str] | None) -> None:
+        """Show what ``say`` makes (made again when the language changes); None: nothing."""
+        self._said = say
+        text = say() if say is not None else None
         verdict = self.query_one("#verdict", Static)
         verdict.update(text or "")
         verdict.set_class(not text, "-empty")
@@ -223,7 +240,7 @@ class ReviewScreen(Screen[None]):
             if item.kind == "free":
                 if correct is None:
                     self.revealed = True
-                    self._verdict(Text(t("review.rate.prompt"), style="bold"))
+                    self._verdict(lambda: Text(t("review.rate.prompt"), style="bold"))
                     self.set_focus(None)  # 1-4 rate; the answer box keeps its text
                     self.refresh_bindings()
                 else:
@@ -234,7 +251,7 @@ class ReviewScreen(Screen[None]):
                 self._settle(review.quiz_rating(item.kind, True, self.wrong + 1, seconds))
             else:
                 self.wrong += 1
-                self._verdict(Text(t("review.wrong"), style="yellow"))
+                self._verdict(lambda: Text(t("review.wrong"), style="yellow"))
         elif event == "solution":
             self._settle(review.AGAIN)
         elif event == "check" and details.get("passed"):
@@ -250,10 +267,15 @@ class ReviewScreen(Screen[None]):
         card = review.review(self.store, (item.pack, item.lesson, item.step), rating,
                              duration_ms=int(max(0.0, seconds) * 1000))
         self.results.append((item, rating))
-        back = review.when(card["due"], self.store.clock()) if card else "?"
-        name = t(f"review.rating.{review.RATING_NAMES[rating]}")
+        due, now = (card["due"] if card else None), self.store.clock()
         key = "review.gaveup" if gave_up else "review.settled"
-        self._verdict(Text(t(key, rating=name, when=back), style="bold green" if rating > review.AGAIN else "bold"))
+
+        def say() -> Text:
+            back = review.when(due, now) if due is not None else "?"
+            name = t(f"review.rating.{review.RATING_NAMES[rating]}")
+            return Text(t(key, rating=name, when=back), style="bold green" if rating > review.AGAIN else "bold")
+
+        self._verdict(say)
         self.refresh_bindings()
 
     # ------------------------------------------------------------------ actions

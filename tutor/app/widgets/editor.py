@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, ClassVar
 
 from textual import events
@@ -12,7 +14,7 @@ from textual.widgets import TextArea
 
 from tutor.app import textual_compat
 from tutor.app.state import tutor_app
-from tutor.core.i18n import t
+from tutor.core.i18n import label, t
 from tutor.core.textclean import neutralize
 
 #: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
@@ -23,6 +25,11 @@ INDENT = 4
 
 #: Lines after which Python's next line is one level less indented.
 _BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
+
+
+#: TextArea's own (English) descriptions of the keys F1 lists, as the tutor's table words.
+_TEXTAREA_WORDS = {"undo": "editor.undo", "redo": "editor.redo", "cut": "editor.cut", "copy": "editor.copy",
+                   "paste": "editor.paste", "delete_line": "editor.delete_line"}
 
 
 def _editor_bindings() -> list[Binding]:
@@ -36,16 +43,18 @@ def _editor_bindings() -> list[Binding]:
         if "ctrl+a" in binding.key.split(","):
             binding = Binding("home", binding.action, binding.description, show=False)
         elif binding.key in ("pageup", "pagedown"):  # a page of the lesson when the code fits
-            binding = Binding(binding.key, binding.action, t("key.page_down" if binding.key == "pagedown"
+            binding = Binding(binding.key, binding.action, label("key.page_down" if binding.key == "pagedown"
                                                                else "key.page_up"),
                               show=binding.key == "pagedown", key_display="PgDn" if binding.key == "pagedown" else None)
+        elif binding.action in _TEXTAREA_WORDS:  # listed in F1: in the tutor's words, any language
+            binding = dataclasses.replace(binding, description=label(_TEXTAREA_WORDS[binding.action]))
         keep.append(binding)
     keep += [
-        Binding("ctrl+a", "select_all", t("editor.select_all"), show=False),
-        Binding("ctrl+home", "document_start", t("editor.document_start"), show=False),
-        Binding("ctrl+end", "document_end", t("editor.document_end"), show=False),
-        Binding("ctrl+shift+home", "document_start(True)", t("editor.select_to_start"), show=False),
-        Binding("ctrl+shift+end", "document_end(True)", t("editor.select_to_end"), show=False),
+        Binding("ctrl+a", "select_all", label("editor.select_all"), show=False),
+        Binding("ctrl+home", "document_start", label("editor.document_start"), show=False),
+        Binding("ctrl+end", "document_end", label("editor.document_end"), show=False),
+        Binding("ctrl+shift+home", "document_start(True)", label("editor.select_to_start"), show=False),
+        Binding("ctrl+shift+end", "document_end(True)", label("editor.select_to_end"), show=False),
     ]
     return keep
 

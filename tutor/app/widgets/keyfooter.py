@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.widget import Widget
+
+from tutor.core.i18n import relabel, t
 
 #: Whose keys go first when the line does not fit, in order; a key always keeps its name (a bare
 #: "f2" read as cut off), so a key that cannot have its name is not shown at all (F1 lists every
@@ -70,13 +73,13 @@ class KeyFooter(Widget):
         palette = None
         for key, (_node, binding, enabled, _tooltip) in self.screen.active_bindings.items():
             if key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
-                palette = _Entry(key, self.app.get_key_display(binding), binding.description or "palette",
+                palette = _Entry(key, self.app.get_key_display(binding), t("key.palette.short"),
                                  "command_palette", enabled)
                 continue
             if not binding.show or binding.action in seen:
                 continue
             seen.add(binding.action)
-            out.append(_Entry(key, self.app.get_key_display(binding), binding.description, binding.action,
+            out.append(_Entry(key, self.app.get_key_display(binding), relabel(binding.description), binding.action,
                               enabled))
         if palette is not None:
             out.append(palette)
@@ -92,7 +95,8 @@ class KeyFooter(Widget):
         kept = [True] * len(entries)
 
         def length() -> int:
-            return sum(len(e.shown) + (len(e.name) + 1 if e.name else 0) + 2
+            # by cells, not characters: a CJK name (帮助) is two cells a character
+            return sum(cell_len(e.shown) + (cell_len(e.name) + 1 if e.name else 0) + 2
                        for e, keep in zip(entries, kept) if keep)
 
         for action in _DEGRADE:
@@ -115,13 +119,13 @@ class KeyFooter(Widget):
         line = Text(no_wrap=True, overflow="ellipsis", end="")
         self._spans = []
         for entry in self.layout_entries(self.size.width):
-            start = len(line)
+            start = line.cell_len  # clicks come in cells (a CJK name is two a character)
             line.append(" ")
             line.append(entry.shown, key_style if entry.enabled else disabled_style)
             if entry.name:
                 line.append(" " + entry.name, name_style if entry.enabled else disabled_style)
             line.append(" ")
-            self._spans.append((start, len(line), entry.key))
+            self._spans.append((start, line.cell_len, entry.key))
         return line
 
     def on_click(self, event: events.Click) -> None:

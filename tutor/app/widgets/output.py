@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions
 
-from tutor.core.i18n import t
+from tutor.core.i18n import shown, t
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
@@ -34,13 +34,14 @@ def outcome_line(result: RunResult) -> tuple[str, str]:
     """(sentence, style) summing up a RunResult."""
     status = result.status
     error = result.error
+    message = shown(result.message, result.extra.get("said"))  # the sandbox's sentence, in the language in use
     if status == "ok":
         return t("outcome.ok", time=result.wall_time or 0.0), "bold green"
     if status == "error" and error:
         return neutralize(t("outcome.raised", type=error.type, message=error.message)), "bold red"
     if status == "sandbox-failure":
-        return neutralize(t("outcome.failure", message=result.message or status)), "bold red"
-    return neutralize(t("outcome.limit", message=result.message or status)), "bold yellow"
+        return neutralize(t("outcome.failure", message=message or status)), "bold red"
+    return neutralize(t("outcome.limit", message=message or status)), "bold yellow"
 
 
 def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) -> Text:

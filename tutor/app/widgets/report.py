@@ -12,7 +12,7 @@ from textual.widgets import Static
 from tutor.app.markdown import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
 from tutor.app.widgets.output import Hanging, render_run
-from tutor.core.i18n import t
+from tutor.core.i18n import shown, t
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # grading loads with the first Check, after start-up
@@ -33,7 +33,7 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
     out.append(f"{mark} ", style=f"bold {style}")
     out.append_text(inline(resolve(check.description) or check.id))
     out.append(f"  {t('check.' + status) if status in _MARKS else status}", style=style)
-    message = check.message
+    message = shown(check.message, check.said)  # grading's or the check's sentence, in the language in use
     if status == "passed":  # a measurement check says what it measured
         if message:
             out.append("\n    " + neutralize(str(message)), style="dim")
@@ -88,7 +88,8 @@ class CheckReport(Vertical):
             yield Static(Text(self.stamp, style="dim"), classes="stamp")
         if cause:  # the code does not run: say that and where, and nothing the checks could not see
             yield _line(Text(t("exercise.does_not_run"), style="bold red"), "summary")
-            yield _line(Text(neutralize(str(cause)[0].upper() + str(cause)[1:] + "."), style="red"))
+            cause = str(shown(cause, self.report.cause_said) or cause)
+            yield _line(Text(neutralize(t("exercise.cause", cause=cause[0].upper() + cause[1:])), style="red"))
             error = run.error
             traceback = error.traceback if error is not None else None
             if traceback:  # where: the line, with Python's own pointer
@@ -101,7 +102,7 @@ class CheckReport(Vertical):
         else:
             summary = t("exercise.failed", passed=passed, total=len(checks))
         yield _line(Text(summary, style="green" if self.report.passed else "red"), "summary")
-        message = self.report.message
+        message = shown(self.report.message, self.report.said)
         # The engine's own summary repeats the count unless the run itself went wrong.
         if message and (run.error is not None or run.status != "ok"):
             yield _line(Text(neutralize(str(message))))

@@ -16,7 +16,7 @@ from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import Hanging, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
-from tutor.core.i18n import t
+from tutor.core.i18n import shown, t
 from tutor.core.models import Example
 
 if TYPE_CHECKING:  # grading loads with the first run, after start-up
@@ -38,7 +38,7 @@ def example_headline(outcome: ExampleOutcome, needs_cuda: bool = False) -> tuple
         if run.status == "error" and error:
             return t("outcome.raised_expected", type=error.type, message=error.message), "bold green"
         return None
-    summary = outcome.summary or ""
+    summary = shown(outcome.summary, outcome.said) or ""
     return t("outcome.unmatched", summary=summary), "bold yellow"
 
 

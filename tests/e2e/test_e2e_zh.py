@@ -1,0 +1,72 @@
+"""The tutor in Chinese in a real terminal (tmux, private socket, 80x24): TORCH_TUTOR_LANGUAGE=zh,
+a lesson, an exercise with a wrong fix checked for real, a hint, and review (issue 29)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from test_e2e_tmux import MINI, TUTOR, Terminal, pytestmark  # noqa: F401  (same markers)
+
+
+class ZhTerminal(Terminal):
+    def start(self, *argv: str, size: tuple[int, int] = (80, 24), raw: str | None = None) -> None:
+        # tmux draws wide characters only for a UTF-8 locale; the tutor's language comes from its variable
+        command = " ".join(["exec", "env", "LANG=C.UTF-8", "TORCH_TUTOR_LANGUAGE=zh", str(TUTOR),
+                            "--data-dir", str(self.tmp / "data"), "--pack", str(MINI), *argv])
+        super().start(*argv, size=size, raw=command)
+
+    def tmux(self, *args: str) -> str:
+        return super().tmux("-u", *args) if args and args[0] != "-u" else super().tmux(*args)
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    term = ZhTerminal(tmp_path)
+    yield term
+    term.close()
+
+
+def _footer(screen: str) -> str:
+    return screen.rstrip("\n").splitlines()[-1]
+
+
+def test_a_chinese_learners_journey(terminal):
+    terminal.start("open", "mini/exercises")
+    screen = terminal.wait_for("f6 检查")
+    assert "第 1/1 步" in screen and "第 2/2 课" in screen, screen
+    footer = _footer(screen)
+    assert "f1 帮助" in footer and "^q 退出" in footer, footer
+    assert not re.search(r"\bf\d+\s*$", footer.rstrip()), footer  # no key left without its name
+    assert "Check" not in screen and "Help" not in screen, screen
+
+    terminal.keys("Escape")  # leave the editor for the page, then back in with Tab at the end
+    time.sleep(0.3)
+    terminal.keys("Tab")
+    time.sleep(0.3)
+    terminal.keys("C-End")
+    terminal.keys("Enter")
+    terminal.type("def double(x):")
+    terminal.keys("Enter")  # the editor indents the body
+    terminal.type("return x + 1")  # a wrong fix
+    time.sleep(0.5)
+    terminal.keys("F6")
+    screen = terminal.wait_for("0/1 项检查通过", timeout=180)
+    terminal.keys("Escape", "PageDown")  # the rest of the report
+    screen = terminal.wait_for("未通过")
+    assert "double(x) is twice x" in screen, screen  # the pack's own text: English in this pack
+    terminal.keys("F7")
+    screen = terminal.wait_for("提示 1/2")
+    terminal.keys("C-q")
+    deadline = time.monotonic() + 30
+    while terminal.alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not terminal.alive()
+
+    terminal.start("review")
+    screen = terminal.wait_for("现在没有要复习的内容")
+    assert "未来 14 天到期的复习" in screen and "今天" in screen, screen
+    assert "f1 帮助" in _footer(screen), screen
+    terminal.keys("C-q")

@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "writes, into a starter repository, the workflow and autograding.json that run `torch-tutor check` "
         "per exercise with its points. --run DIR --results FILE is what run_autograder calls: grade one "
         "submission (loose <exercise-id>.py files or a hand-in archive) into Gradescope's results.json.")
-    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    p.add_argument("pack_arg", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--gradescope", metavar="OUT.zip", help="write the Gradescope autograder bundle")
     what.add_argument("--github-classroom", metavar="DIR", help="write the GitHub Classroom setup into DIR")
@@ -57,7 +57,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
     if not args.gradescope and (args.python or args.no_dependency_wheels):
         raise UsageError("--python and --no-dependency-wheels go with --gradescope")
     try:
-        pack = load_pack(resolve_pack_arg(args.pack, args))
+        pack = load_pack(resolve_pack_arg(args.pack_arg, args))
     except PackError as exc:
         raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
     if args.run is not None:

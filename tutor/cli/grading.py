@@ -63,7 +63,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "bad-archive, wrong-pack. A re-run reuses results cached by the content of everything that decides "
         "them. Refuses to run at isolation 'none' unless --unisolated. Exit 0 when every submission was "
         "graded and every output written, whatever the grades.")
-    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    # dest is not "pack": that is the global --pack list, which `--pack DIR grade ID` needs to find ID
+    p.add_argument("pack_arg", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
     p.add_argument("submissions", metavar="SUBMISSIONS_DIR")
     _outputs(p)
     p.add_argument("--roster", metavar="FILE", help="CSV with a 'learner' column (and optional 'id', 'email'): "
@@ -90,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "handin", help="write your solved code and quiz answers to an archive for your instructor",
         description="Write LEARNER-PACK.handin.zip with, for every exercise you worked on, the last code "
         "that passed its checks (else your latest draft), and your quiz answers. `torch-tutor grade` reads it.")
-    p.add_argument("pack", nargs="?", metavar="PACK", help="pack id (default: the built-in pack)")
+    p.add_argument("pack_arg", nargs="?", metavar="PACK",
+                   help="a pack id (as `torch-tutor list` shows it), folder or pack.yaml (default: the built-in pack)")
     p.add_argument("--learner", help="your name as your instructor knows it (default: your user name)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the archive")
     p.set_defaults(func=cmd_handin)
@@ -194,7 +196,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
     settings = settings_from_args(args, workers=args.workers)
     try:
-        pack = load_pack(resolve_pack_arg(args.pack, args))
+        pack = load_pack(resolve_pack_arg(args.pack_arg, args))
     except PackError as exc:
         raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
     root = Path(args.submissions)
@@ -370,7 +372,7 @@ def cmd_handin(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     try:
-        path = resolve_pack_arg(args.pack, args) if args.pack else builtin_pack_dirs()[0]
+        path = resolve_pack_arg(args.pack_arg, args) if args.pack_arg else builtin_pack_dirs()[0]
         pack = load_pack(path)
     except PackError as exc:
         raise UsageError(f"the pack has problems:\n{exc}") from None

@@ -50,6 +50,8 @@ class CheckResult:
     #: the seed of the case that did not pass (a check without ``seed`` draws a fresh one per run):
     #: setting the check's ``seed`` to it reproduces that case's inputs
     seed: int | None = None
+    #: (seconds the check took in the judge, seconds it had): `validate --repeat`'s margin to the budget
+    seconds: tuple[float, float] | None = None
 
     @property
     def passed(self) -> bool:
@@ -159,6 +161,13 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     return grade(exercise, result, language=language, fallback=fallback)
 
 
+def _seconds(value: Any) -> tuple[float, float] | None:
+    """The judge's (used, budget) seconds of one check, if it sent two numbers."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return float(value[0]), float(value[1])
+    return None
+
+
 def grade(exercise: Exercise, result: "RunResult", *, language: str | None = None,
           fallback: str = "en") -> ExerciseReport:
     """Turn a run's report into typed results (also for a run that never reported)."""
@@ -184,6 +193,7 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             data=raw.get("data") if isinstance(raw.get("data"), dict) else None,
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
             seed=raw.get("seed") if type(raw.get("seed")) is int else None,
+            seconds=_seconds(raw.get("seconds")),
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]

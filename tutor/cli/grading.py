@@ -55,8 +55,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
         "(*.handin.zip, in a learner's folder or at the top) against PACK. One row per learner and "
         "exercise (and graded quiz): learner, learner_id, email, exercise, passed, checks_passed, checks_total, "
-        "points, max_points, status, message, handed_in, handed_in_from, late, late_penalty. Statuses: "
-        "passed, failed, error (the code raised), timeout, memory, output-limit, crashed, exited (it ended "
+        "points (rounded half up to 2 places; totals add the rounded rows), max_points, status, message, "
+        "handed_in, handed_in_from, late, late_penalty. Statuses (docs/authoring.md, \"Status words\"): "
+        "passed, failed, error (the code raised), timeout, memory, output-limit, killed, exited (it ended "
         "its own process before the checks), tampered, sandbox-failure, "
         "and for the files themselves missing, empty, binary, not-utf8, too-large, refused (a symlink out of "
         "the folder, or a top-level archive naming a learner who has a folder), unknown-exercise, unrecognised, "
@@ -169,8 +170,8 @@ def _num(value: float) -> str:
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
     from tutor.grading import output as gradeout
-    from tutor.grading.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
-                                      parse_deadline, parse_shard, shard_of)
+    from tutor.grading.gradebook import (LIMIT_DECIDED, GradeCache, RosterError, collect, grade_all, item_order,
+                                      load_roster, parse_deadline, parse_shard, shard_of)
     from tutor.core.loader import PackError, load_pack
 
     if args.workers is not None and args.workers < 1:
@@ -281,10 +282,20 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if not row.cached:
             reasons[row.why_not_cached or "new"] = reasons.get(row.why_not_cached or "new", 0) + 1
     why = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    limited: dict[str, int] = {}
+    for row in ran:
+        if not row.cached and row.status in LIMIT_DECIDED:
+            limited[row.status] = limited.get(row.status, 0) + 1
+    not_kept = (f"; {sum(limited.values())} not kept for the next run ("
+                + ", ".join(f"{n} {status}" for status, n in sorted(limited.items()))
+                + ": the limits and the machine's load decide those)") if limited else ""
     print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
           f"{f' ({why})' if why else ''}, {cached} from the cache, "
           f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
-          f"(file problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
+          f"(file problems), in {time.monotonic() - started:.1f} s{not_kept}", file=sys.stderr)
+    left_out = gradeout.without_quiz_rows(meta, rows)
+    if left_out is not None:
+        print(f"quizzes: {left_out['note']}", file=sys.stderr)
     accepted = " (accepted with --unisolated)" if info.level == "none" else ""
     print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
     for error in errors:
@@ -295,14 +306,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
                deadline: datetime | None = None) -> GradeMeta:
     """What every output says about the run besides its rows (see tutor.grading.output)."""
-    from tutor.grading.gradebook import item_order
+    from tutor.grading.gradebook import item_order, round_points
 
     exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
     return {
         "pack": pack.id, "pack_version": pack.version, "pack_title": _title(pack),
         "pack_fingerprint": pack_fingerprint(pack), "items": item_order(pack),
-        "max_points": sum(float(ex.points) for ex in exercises.values())
-        + sum(float(q.points) for _r, q in _quizzes(pack)),
+        "max_points": round_points(sum(float(ex.points) for ex in exercises.values())
+                                   + sum(float(q.points) for _r, q in _quizzes(pack))),
+        "quizzes": [ref for ref, _quiz in _quizzes(pack)],
+        "quiz_points": round_points(sum(float(q.points) for _r, q in _quizzes(pack))),
         "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
                       "accepted_unisolated": info.level == "none"},
         "shard": list(shard) if shard else None,

@@ -286,6 +286,12 @@ def _num(value: float) -> str:
     return num(value)
 
 
+def _points(value: float) -> str:
+    from tutor.grading.output import _points as points
+
+    return points(value)
+
+
 def _test_output(row: Row) -> str:
     lines = [row.message] if row.message else []
     for check in row.checks:
@@ -321,7 +327,7 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
     score = round_points(sum(row.points for row in rows if row.exercise in items))
     maximum = round_points(sum(row.max_points for row in rows if row.exercise in items))
     quizzes = ("" if without_quiz_rows(meta, rows) is None else
-               f" Quiz answers ({_num(meta.get('quiz_points') or 0)} points) are not part of it: only the archive "
+               f" Quiz answers ({_points(meta.get('quiz_points') or 0)}) are not part of it: only the archive "
                "`torch-tutor handin` writes carries them, and this submission is loose files.")
     return {
         "score": score,

@@ -197,7 +197,7 @@ def without_quiz_rows(meta: GradeMeta, rows: list[Row]) -> dict[str, Any] | None
     full = float(meta["max_points"])
     who = "1 learner" if count == 1 else f"{count} learners"
     note = (f"{who} handed in no hand-in archive, only loose files, which carry no quiz answers: no quiz rows, "
-            f"so a maximum of {_num(full - quiz_points)} points, not {_num(full)} (quiz answers reach "
+            f"so a maximum of {_points(full - quiz_points)}, not {_num(full)} (quiz answers reach "
             "`grade` only in the archive `torch-tutor handin` writes)")
     return {"learners": count, "quiz_points": quiz_points, "note": note}
 
@@ -259,6 +259,10 @@ def to_totals(meta: GradeMeta, rows: list[Row]) -> str:
         writer.writerow([csv_cell(entry["learner"]), csv_cell(entry["id"]), csv_cell(entry["email"]),
                          csv_cell(entry["points"]), csv_cell(entry["max_points"])])
     return out.getvalue()
+
+
+def _points(value: float) -> str:
+    return f"{_num(value)} point" + ("" if _num(value) == "1" else "s")
 
 
 def _num(value: float) -> str:

@@ -481,9 +481,8 @@ def _measured(report: ExerciseReport, exercise: Exercise | None = None) -> dict[
             continue
         data = check.data or {}
         value = data.get("margin")
-        if value is not None or check.kind != "profile" or not getattr(specs.get(check.id), "calls", None):
-            out[check.id] = {"status": check.status, "measured": data.get("measured"), "needs": data.get("needs"),
-                             "margin": float(value) if isinstance(value, (int, float)) else None}
+        out[check.id] = {"status": check.status, "measured": data.get("measured"), "needs": data.get("needs"),
+                         "margin": float(value) if isinstance(value, (int, float)) else None}
         spec = specs.get(check.id)
         if isinstance(spec, ProfileCheck) and spec.calls:
             out.update(_call_margins(check, spec))

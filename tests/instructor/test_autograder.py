@@ -127,7 +127,7 @@ def test_setup_installs_from_the_bundled_wheels(installed):
 @pytest.mark.slow
 @pytest.mark.parametrize("files, score, status", [
     ({"add-to-copy.py": RIGHT}, 1.0, "passed"),
-    ({"add-to-copy.py": WRONG}, 0.3333, "failed"),
+    ({"add-to-copy.py": WRONG}, 0.33, "failed"),  # 1/3 rounded half up to 2 places, as every output
 ])
 def test_run_autograder_grades_like_grade(installed, files, score, status):
     assert installed["setup"].returncode == 0
@@ -175,34 +175,104 @@ def test_the_schema_refuses_what_gradescope_does_not_document():
             jsonschema.validate(bad, schema)
 
 
-def test_github_classroom_setup_runs_check_per_exercise(tmp_path):
+def _classroom_pack(tmp_path: Path, points: int) -> Path:
     pack = tmp_path / "pack"
     scaffold(pack, title="Classroom test")
-    text = (pack / "01-first-lesson.yaml").read_text().replace("    kind: exercise\n",
-                                                               "    kind: exercise\n    points: 5\n")
-    (pack / "01-first-lesson.yaml").write_text(text)
+    lesson = pack / "01-first-lesson.yaml"
+    text = lesson.read_text().replace("    kind: exercise\n", f"    kind: exercise\n    points: {points}\n")
+    lesson.write_text(text.replace("    style: choice\n", "    style: choice\n    points: 1\n"))
+    return pack
+
+
+def _run_like_classroom(repo: Path, steps: list[dict], env: dict[str, str]) -> tuple[int, int, dict[str, str]]:
+    """The workflow's steps after the install, as the runner runs them: `run` steps through bash,
+    each command grader's command granting its max-score on exit 0 (and nothing on stderr)."""
+    import shlex
+
+    earned, possible, outputs = 0, 0, {}
+    for step in steps:
+        if "run" in step and "torch-tutor" in step["run"]:
+            done = subprocess.run(["bash", "-c", step["run"].replace("torch-tutor ", f"{sys.executable} -m tutor ")],
+                                  capture_output=True, text=True, env={**os.environ, **env}, cwd=repo, timeout=900)
+            assert done.returncode == 0, done.stdout + done.stderr
+        elif step.get("uses", "").startswith("classroom-resources/autograding-command-grader"):
+            command = shlex.split(step["with"]["command"])
+            assert command[0] == "torch-tutor"
+            done = tutor(*command[1:], env=env, cwd=repo)
+            possible += step["with"]["max-score"]
+            if done.returncode == 0 and not done.stderr:
+                earned += step["with"]["max-score"]
+            outputs[step["with"]["test-name"]] = done.stdout
+    return earned, possible, outputs
+
+
+def test_github_classroom_gives_partial_credit_per_check_and_quiz_points(tmp_path):
+    """Classroom grants a test's points all or nothing: one test per check, worth its share of the
+    exercise's points, and one per graded quiz (its answer from a hand-in archive committed to the
+    repository) add up to what `grade` gives the same files."""
+    from tutor.core.handin import write_handin
+
+    pack = _classroom_pack(tmp_path, points=3)
     repo = tmp_path / "starter"
     done = tutor("autograder", str(pack), "--github-classroom", str(repo))
     assert done.returncode == 0, done.stderr
+    assert "and 1 starter file(s)" in done.stdout and "Classroom points" not in done.stdout  # shares are whole
     workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())
     steps = workflow["jobs"]["run-autograding-tests"]["steps"]
-    (grader,) = [s for s in steps if s.get("uses", "").startswith("classroom-resources/autograding-command-grader")]
-    assert grader["with"]["max-score"] == 5 and grader["id"] == "add-to-copy"
+    graders = [s for s in steps if s.get("uses", "").startswith("classroom-resources/autograding-command-grader")]
+    assert [(g["with"]["test-name"], g["with"]["max-score"]) for g in graders] == [
+        ("add-to-copy: values", 1), ("add-to-copy: caller-unchanged", 1), ("add-to-copy: new-memory", 1),
+        ("quiz first-lesson/which-is-a-view", 1)]
     reporter = steps[-1]
-    assert reporter["with"]["runners"] == "add-to-copy"
-    assert reporter["env"] == {"ADD-TO-COPY_RESULTS": "${{steps.add-to-copy.outputs.result}}"}
+    assert reporter["with"]["runners"] == ",".join(g["id"] for g in graders)
     config = json.loads((repo / ".github" / "classroom" / "autograding.json").read_text())
-    assert config["tests"][0]["points"] == 5 and config["tests"][0]["run"] == grader["with"]["command"]
+    assert [(t["name"], t["points"], t["run"]) for t in config["tests"]] == [
+        (g["with"]["test-name"], g["with"]["max-score"], g["with"]["command"]) for g in graders]
     assert (repo / "add-to-copy.py").read_text() == load_pack(pack).exercises()[0][1].starter
-    assert list((repo / ".torch-tutor" / "wheels").glob("torch_tutor-*.whl"))
-    # the command itself, as the runner would run it in the repository: the starter fails, a fix passes
-    command = grader["with"]["command"].split()
-    assert command[:2] == ["torch-tutor", "check"]
+    # a learner's push: the wrong fix (1 check of 3) and a hand-in archive with the quiz right
+    (repo / "add-to-copy.py").write_text(WRONG)
+    write_handin(repo / "me-pack.handin.zip", learner="me", pack_id="pack", pack_version="0.1.0", tutor_version="t",
+                 exercises={}, quizzes={"first-lesson/which-is-a-view": {"answer": "0", "correct": True}})
     env = {"TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")}
-    assert tutor(*command[1:], env=env, cwd=repo).returncode == 1
-    (repo / "add-to-copy.py").write_text(RIGHT)
-    passed = tutor(*command[1:], env=env, cwd=repo)
-    assert passed.returncode == 0, passed.stdout + passed.stderr
+    earned, possible, outputs = _run_like_classroom(repo, steps, env)
+    assert (earned, possible) == (2, 4), outputs
+    assert outputs["add-to-copy: values"].startswith("PASS add-to-copy, check values")
+    assert outputs["add-to-copy: caller-unchanged"].startswith("FAILED add-to-copy, check caller-unchanged")
+    assert "hint: `t += 1` writes" in outputs["add-to-copy: caller-unchanged"]
+    # the same files through `grade`: the same points
+    subs = tmp_path / "subs" / "me"
+    subs.mkdir(parents=True)
+    (subs / "add-to-copy.py").write_text(WRONG)
+    (subs / "me-pack.handin.zip").write_bytes((repo / "me-pack.handin.zip").read_bytes())
+    graded = tutor("grade", str(pack), str(tmp_path / "subs"), "--totals", str(tmp_path / "t.csv"), "--unisolated",
+                   env=env)
+    assert graded.returncode == 0, graded.stderr
+    assert (tmp_path / "t.csv").read_text().splitlines()[1].split(",")[3:] == ["2", "4"]
+    # a stale or forged results file is not what the tests read: the grading step deletes it first
+    (repo / "add-to-copy.py").write_text("def bumped(t)\n")
+    earned, _possible, outputs = _run_like_classroom(repo, steps, env)
+    assert earned == 1 and outputs["add-to-copy: values"].startswith("SKIPPED"), outputs
+
+
+def test_github_classroom_points_that_are_not_whole(tmp_path):
+    """1 point over 3 checks: Classroom takes whole numbers, so every test is worth x100 and an
+    exercise's tests add up to its points exactly; the summary line says so."""
+    pack = _classroom_pack(tmp_path, points=1)
+    wheel = tmp_path / "torch_tutor-0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("x", "")
+    repo = tmp_path / "starter"
+    done = tutor("autograder", str(pack), "--github-classroom", str(repo), "--tutor-wheel", str(wheel))
+    assert done.returncode == 0, done.stderr
+    assert "worth 100 Classroom points (a total of 200 means 2 of the pack's points)" in done.stdout
+    workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())
+    scores = [s["with"]["max-score"] for s in workflow["jobs"]["run-autograding-tests"]["steps"]
+              if "with" in s and "max-score" in s["with"]]
+    assert scores[:3] in ([34, 33, 33], [33, 34, 33], [33, 33, 34]) and scores[3] == 100
+    (repo / "add-to-copy.py").write_text("kept")
+    again = tutor("autograder", str(pack), "--github-classroom", str(repo), "--tutor-wheel", str(wheel))
+    assert "starter file(s)" not in again.stdout and "kept your add-to-copy.py" in again.stdout
+    assert (repo / "add-to-copy.py").read_text() == "kept"
 
 
 @pytest.mark.slow
@@ -231,3 +301,41 @@ def test_dependency_pins_follow_the_target_python():
     pins310, missing310 = dependency_pins("3.10")
     assert any(p.startswith("tomli") for p in pins310 + missing310)
     assert not any(p.startswith("tomli") for p in pins)
+
+
+def test_the_github_classroom_starter_repository_carries_no_solution(tmp_path):
+    """Every student clones the starter repository: no reference solution may reach it (issue 26,
+    part 3), nor the author's YAML comments; the pack there still runs `check`."""
+    pack = tmp_path / "pack"
+    scaffold(pack, title="Leak test")
+    marker = "SECRET_REFERENCE_7f3a"
+    lesson = pack / "01-first-lesson.yaml"
+    text = lesson.read_text().replace("    solution: |\n      def bumped(t):\n          return t + 1\n",
+                                      f"    solution: |\n      def bumped(t):\n          {marker} = t + 1\n"
+                                      f"          return {marker}\n")
+    text = text.replace("# Checks run in order", f"# instructor note {marker}_NOTE\n    # Checks run in order")
+    assert marker in text and f"{marker}_NOTE" in text
+    lesson.write_text(text)
+    repo = tmp_path / "starter"
+    done = tutor("autograder", str(pack), "--github-classroom", str(repo))
+    assert done.returncode == 0, done.stderr
+    leaks = []
+    for path in repo.rglob("*"):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if path.suffix in (".whl", ".zip"):
+            with zipfile.ZipFile(path) as archive:
+                data = b"".join(archive.read(name) for name in archive.namelist())
+        if marker.encode() in data:
+            leaks.append(str(path.relative_to(repo)))
+    assert leaks == []
+    public = load_pack(repo / ".torch-tutor" / "pack")
+    exercise = public.exercises()[0][1]
+    assert "not published" in exercise.solution and exercise.checks == load_pack(pack).exercises()[0][1].checks
+    # the starter still fails there and a fix passes, as the workflow runs it
+    env = {"TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")}
+    command = ["check", "first-lesson/add-to-copy", "add-to-copy.py", "--pack", ".torch-tutor/pack"]
+    assert tutor(*command, env=env, cwd=repo).returncode == 1
+    (repo / "add-to-copy.py").write_text(RIGHT)
+    assert tutor(*command, env=env, cwd=repo).returncode == 0

@@ -117,7 +117,7 @@ def test_csv_columns_and_verdicts(graded):
         ("judy", "add-to-copy"): ("false", "failed"),
         ("kim", "add-to-copy"): ("false", "error"),
         ("lena", "add-to-copy"): ("false", "too-large"),
-        ("nick", "add-to-copy"): ("false", "crashed"),
+        ("nick", "add-to-copy"): ("false", "killed"),
         ("pat", "-"): ("false", "wrong-pack"),
         ("mallory", "add-to-copy"): ("false", "refused"),
         ("olivia", "add-to-copy"): ("true", "passed"),
@@ -150,10 +150,20 @@ def test_rerun_resumes_from_the_cache(graded):
     ran = [r for r in rows if r["status"] in ("passed", "failed", "error")]
     assert ran and all(r["cached"] for r in ran)
     # outcomes the limits decide are never replayed: a timeout runs again under today's limits
-    limited = [r for r in rows if r["status"] in ("timeout", "output-limit", "crashed", "exited")]
+    limited = [r for r in rows if r["status"] in ("timeout", "output-limit", "killed", "exited")]
     assert limited and not any(r["cached"] for r in limited)
     assert f"{len(ran)} from the cache" in graded["second"].stderr
-    assert "not kept: a timeout depends on the limits" in graded["second"].stderr
+    # issue 27: they are "graded again", never "new", and the summary reads as a sentence
+    summary = graded["second"].stderr
+    assert "new" not in summary.split(" graded (")[1].split(")")[0], summary
+    assert "graded again (timeout: never kept)" in summary
+    assert "not kept for the next run (" in summary and "1 timeout" in summary
+    assert "the limits and the machine's load decide those)" in summary
+    assert "a exited" not in summary and "a timeout depends" not in summary
+    rows_again = {(r["learner"], r["exercise"]): r for r in rows}
+    assert all(r["why_not_cached"].startswith("graded again (") for r in limited), \
+        [r["why_not_cached"] for r in limited]
+    assert rows_again
 
 
 def test_grade_usage_errors(tmp_path):

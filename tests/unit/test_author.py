@@ -72,6 +72,7 @@ def test_authoring_reference_is_current():
     start, end = doc.index(BEGIN), doc.index(END) + len(END) + 1
     assert doc[start:end] == reference_markdown(), (
         "docs/authoring.md's reference is stale: replace it with `torch-tutor schema --markdown`")
+    assert doc.count(BEGIN) == 1 and doc.count(END) == 1, "each marker once: a pasted reference left one behind"
 
 
 def test_reference_names_every_field_of_every_check_kind():

@@ -39,9 +39,9 @@ def test_author_mistakes_are_the_checks_with_their_lines():
             "does not have; did you mean 'aten::mul'") in text
 
 
-def test_no_run_does_not_report_names_but_still_loads():
-    out = validate("--no-run", str(FIXTURES / "author-mistakes"))
-    assert out.returncode == 0 and "(author-mistakes v0.1.0, 1 lesson)" in out.stdout  # not "1 lessons"
+def test_no_run_reports_names_without_running_and_still_loads():
+    out = validate("--no-run", str(FIXTURES / "author-mistakes"))  # issue 27: found without running anything
+    assert out.returncode == 1 and "(author-mistakes v0.1.0, 1 lesson)" in out.stdout  # not "1 lessons"
 
 
 def test_repeat_reports_each_runs_numbers_and_the_lowest_margin():

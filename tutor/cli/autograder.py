@@ -24,12 +24,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "writes, into a starter repository, the workflow and autograding.json that run `torch-tutor check` "
         "per exercise with its points. --run DIR --results FILE is what run_autograder calls: grade one "
         "submission (loose <exercise-id>.py files or a hand-in archive) into Gradescope's results.json.")
-    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    p.add_argument("pack_arg", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--gradescope", metavar="OUT.zip", help="write the Gradescope autograder bundle")
     what.add_argument("--github-classroom", metavar="DIR", help="write the GitHub Classroom setup into DIR")
     what.add_argument("--run", metavar="SUBMISSION_DIR", help="grade one submission (inside the autograder)")
+    what.add_argument("--passed", metavar="ITEM", help="(what the GitHub Classroom workflow runs) exit 0 when ITEM "
+                      "(an exercise id, or a quiz as lesson/quiz) passed, or with --check its check ID, in the "
+                      "--json FILE a --run wrote; prints the verdict")
     p.add_argument("--results", metavar="FILE", help="with --run: where results.json goes")
+    p.add_argument("--json", metavar="FILE", help="with --run: also write `grade --json`'s file; with --passed: "
+                   "read it")
+    p.add_argument("--check", metavar="ID", help="with --passed: one check of the exercise")
     p.add_argument("--torch", metavar="VERSION", help="the torch the setup installs (default: this one's)")
     p.add_argument("--tutor-wheel", metavar="FILE", help="a torch_tutor wheel to ship (default: built "
                    "from this source checkout)")
@@ -46,18 +52,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 @guarded
 def cmd_autograder(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.grading.autograder import (AutograderError, build_gradescope_bundle, github_classroom,
-                                       torch_version)
+    from tutor.grading.autograder import (AutograderError, build_gradescope_bundle, classroom_scale,
+                                       classroom_total, github_classroom, torch_version)
     from tutor.core.loader import PackError, load_pack
 
     if args.run is None and args.results:
         raise UsageError("--results goes with --run")
-    if args.run is not None and not args.results:
-        raise UsageError("--run needs --results FILE")
+    if args.run is not None and not (args.results or args.json):
+        raise UsageError("--run needs --results FILE (Gradescope's) and/or --json FILE")
+    if args.check and not args.passed:
+        raise UsageError("--check goes with --passed")
+    if args.passed is not None:
+        if not args.json:
+            raise UsageError("--passed needs --json FILE (the one `--run` wrote)")
+        return passed_item(Path(args.json), args.passed, args.check)
     if not args.gradescope and (args.python or args.no_dependency_wheels):
         raise UsageError("--python and --no-dependency-wheels go with --gradescope")
     try:
-        pack = load_pack(resolve_pack_arg(args.pack, args))
+        pack = load_pack(resolve_pack_arg(args.pack_arg, args))
     except PackError as exc:
         raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
     if args.run is not None:
@@ -73,16 +85,58 @@ def cmd_autograder(args: argparse.Namespace) -> int:
             print(f"wrote {out}: setup.sh, run_autograder and the wheels of torch-tutor and {pack.id}{deps}; "
                   f"torch {torch} (CPU). Upload it as the autograder of a Gradescope programming assignment.")
         else:
-            written = github_classroom(pack, Path(args.github_classroom), torch=torch, tutor_wheel=wheel)
-            print(f"wrote {len(written)} files into {args.github_classroom}: .github/workflows/classroom.yml, "
-                  f".github/classroom/autograding.json, .torch-tutor/ (the pack and the torch-tutor wheel) "
-                  f"and the starter files. Commit them to the assignment's starter repository.")
+            out = Path(args.github_classroom)
+            existing = {ex.id for _l, ex in pack.exercises() if (out / f"{ex.id}.py").exists()}
+            written = github_classroom(pack, out, torch=torch, tutor_wheel=wheel)
+            starters = len(pack.exercises()) - len(existing)
+            kept = (f"; kept your {', '.join(f'{e}.py' for e in sorted(existing))}" if existing else "")
+            scale = classroom_scale(pack)
+            points = ("" if scale == 1 else f"; Classroom takes whole points only, so each is worth {scale} "
+                      f"Classroom points (a total of {round(classroom_total(pack))} means {round(classroom_total(pack)) / scale:g} "
+                      "of the pack's points)")
+            print(f"wrote {len(written)} files into {args.github_classroom}: .github/workflows/classroom.yml "
+                  "(a test per check and per graded quiz, worth its share of the points"
+                  f"{points}), .github/classroom/autograding.json, .torch-tutor/ (the pack without its solutions, "
+                  f"and the torch-tutor wheel)" + (f" and {starters} starter file(s)" if starters else "") + kept
+                  + ". Commit them to the assignment's starter repository.")
     except AutograderError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         print(f"torch-tutor: error: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def passed_item(path: Path, item: str, check: str | None) -> int:
+    """One line of GitHub Classroom's autograding: did ITEM (or its check) pass in the grade JSON
+    that `--run` wrote? Exit 0 (Classroom grants the test's points) or 1; the verdict on stdout
+    only (a command grader counts anything on stderr as a failure)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = [row for row in data["rows"] if row.get("exercise") == item]
+    except (OSError, ValueError, KeyError, TypeError):
+        print(f"FAIL {item}: no results in {path}: the grading step did not finish (see its log)")
+        return 1
+    if not rows:
+        print(f"FAIL {item}: nothing handed in for it")
+        return 1
+    row = rows[0]
+    if check is None:
+        ok = bool(row.get("passed"))
+        print(f"{'PASS' if ok else 'FAIL'} {item}: {row.get('status')}: {row.get('message', '')}")
+        return 0 if ok else 1
+    found = next((c for c in row.get("checks") or [] if c.get("id") == check), None)
+    if found is None:  # the file never ran: a missing or unreadable file, a syntax error...
+        print(f"FAIL {item}, check {check}: not run ({row.get('status')}: {row.get('message', '')})")
+        return 1
+    ok = found.get("status") == "passed"
+    print(f"{'PASS' if ok else found.get('status', '?').upper()} {item}, check {check}: {found.get('description', '')}"
+          + (f": {found.get('message')}" if not ok and found.get("message") else ""))
+    if not ok and found.get("hint"):
+        print(f"      hint: {found['hint']}")
+    return 0 if ok else 1
 
 
 def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> int:
@@ -118,9 +172,17 @@ def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> 
     rows = sort_rows(rows, meta["items"])
     results = gradescope_results(meta, rows, seconds=time.monotonic() - started, isolation=isolation,
                                  visibility=args.visibility)
-    write_atomic(Path(args.results), json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    if args.results:
+        write_atomic(Path(args.results), json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    if args.json:
+        from tutor.grading.output import to_json
+
+        write_atomic(Path(args.json), to_json(meta, rows))
     for notice in collection.ignored:
         print(f"notice: ignored {notice}")
     print_rows(rows)
-    print(f"score {results['score']:g} of {meta['max_points']:g}; isolation: {isolation}")
+    maximum = sum(t.get("max_score", 0) for t in results["tests"])
+    print(f"score {results['score']:g} of {round(maximum, 2):g}; isolation: {isolation}")
+    if args.json and not args.results:  # GitHub Classroom: the tests that follow read the JSON
+        print(f"wrote {args.json}")
     return 0

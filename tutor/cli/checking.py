@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
 
 if TYPE_CHECKING:
+    from tutor.core.config import Settings
     from tutor.core.models import Exercise, Lesson, Pack, Step
     from tutor.grading.exercise import ExerciseReport
 
@@ -209,7 +210,35 @@ def cmd_check(args: argparse.Namespace) -> int:
                       pinned={c.id for c in exercise.checks if c.seed is not None}, replay=args.seed)
     if outside is not None:
         print(f"torch-tutor: {outside}", file=sys.stderr)
+    _record(settings, pack, lesson.id, exercise, code, report)
     return 0 if report.passed else 1
+
+
+def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, code: str, report: ExerciseReport) -> None:
+    """The check as the app's Check button records it, in the learner's data directory: an attempt,
+    and when every check passed a solve whose code `torch-tutor handin` hands in. Checking the
+    starter unchanged is a look at the task, not an attempt (as in the app)."""
+    from tutor.core.progress import ProgressStore
+
+    if not report.passed and code.strip() == exercise.starter.strip():
+        return
+    store = ProgressStore.open(settings.data_path)
+    try:
+        store.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
+                             checks_passed=sum(c.status == "passed" for c in report.checks),
+                             checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
+        kept = store.persistent and store.write_error is None
+        notice = store.write_error or store.notice
+    finally:
+        store.close()
+    if not report.passed:
+        return
+    if kept:
+        print(f"torch-tutor: recorded as solved in {settings.data_path}; `torch-tutor handin {pack.id}` "
+              "hands in this code", file=sys.stderr)
+    else:
+        print(f"torch-tutor: not recorded as solved ({notice or 'the progress store is not writable'})",
+              file=sys.stderr)
 
 
 def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str,

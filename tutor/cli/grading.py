@@ -55,15 +55,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Grade SUBMISSIONS_DIR/<learner>/<exercise-id>.py files and hand-in archives "
         "(*.handin.zip, in a learner's folder or at the top) against PACK. One row per learner and "
         "exercise (and graded quiz): learner, learner_id, email, exercise, passed, checks_passed, checks_total, "
-        "points, max_points, status, message, handed_in, handed_in_from, late, late_penalty. Statuses: "
-        "passed, failed, error (the code raised), timeout, memory, output-limit, crashed, exited (it ended "
+        "points (rounded half up to 2 places; totals add the rounded rows), max_points, status, message, "
+        "handed_in, handed_in_from, late, late_penalty. Statuses (docs/authoring.md, \"Status words\"): "
+        "passed, failed, error (the code raised), timeout, memory, output-limit, killed, exited (it ended "
         "its own process before the checks), tampered, sandbox-failure, "
         "and for the files themselves missing, empty, binary, not-utf8, too-large, refused (a symlink out of "
         "the folder, or a top-level archive naming a learner who has a folder), unknown-exercise, unrecognised, "
         "bad-archive, wrong-pack. A re-run reuses results cached by the content of everything that decides "
         "them. Refuses to run at isolation 'none' unless --unisolated. Exit 0 when every submission was "
         "graded and every output written, whatever the grades.")
-    p.add_argument("pack", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
+    # dest is not "pack": that is the global --pack list, which `--pack DIR grade ID` needs to find ID
+    p.add_argument("pack_arg", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
     p.add_argument("submissions", metavar="SUBMISSIONS_DIR")
     _outputs(p)
     p.add_argument("--roster", metavar="FILE", help="CSV with a 'learner' column (and optional 'id', 'email'): "
@@ -90,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "handin", help="write your solved code and quiz answers to an archive for your instructor",
         description="Write LEARNER-PACK.handin.zip with, for every exercise you worked on, the last code "
         "that passed its checks (else your latest draft), and your quiz answers. `torch-tutor grade` reads it.")
-    p.add_argument("pack", nargs="?", metavar="PACK", help="pack id (default: the built-in pack)")
+    p.add_argument("pack_arg", nargs="?", metavar="PACK",
+                   help="a pack id (as `torch-tutor list` shows it), folder or pack.yaml (default: the built-in pack)")
     p.add_argument("--learner", help="your name as your instructor knows it (default: your user name)")
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the archive")
     p.set_defaults(func=cmd_handin)
@@ -167,8 +170,8 @@ def _num(value: float) -> str:
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
     from tutor.grading import output as gradeout
-    from tutor.grading.gradebook import (GradeCache, RosterError, collect, grade_all, item_order, load_roster,
-                                      parse_deadline, parse_shard, shard_of)
+    from tutor.grading.gradebook import (LIMIT_DECIDED, GradeCache, RosterError, collect, grade_all, item_order,
+                                      load_roster, parse_deadline, parse_shard, shard_of)
     from tutor.core.loader import PackError, load_pack
 
     if args.workers is not None and args.workers < 1:
@@ -194,7 +197,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             raise UsageError(str(exc)) from None
     settings = settings_from_args(args, workers=args.workers)
     try:
-        pack = load_pack(resolve_pack_arg(args.pack, args))
+        pack = load_pack(resolve_pack_arg(args.pack_arg, args))
     except PackError as exc:
         raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
     root = Path(args.submissions)
@@ -279,10 +282,20 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if not row.cached:
             reasons[row.why_not_cached or "new"] = reasons.get(row.why_not_cached or "new", 0) + 1
     why = "; ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+    limited: dict[str, int] = {}
+    for row in ran:
+        if not row.cached and row.status in LIMIT_DECIDED:
+            limited[row.status] = limited.get(row.status, 0) + 1
+    not_kept = (f"; {sum(limited.values())} not kept for the next run ("
+                + ", ".join(f"{n} {status}" for status, n in sorted(limited.items()))
+                + ": the limits and the machine's load decide those)") if limited else ""
     print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
           f"{f' ({why})' if why else ''}, {cached} from the cache, "
           f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
-          f"(file problems), in {time.monotonic() - started:.1f} s", file=sys.stderr)
+          f"(file problems), in {time.monotonic() - started:.1f} s{not_kept}", file=sys.stderr)
+    left_out = gradeout.without_quiz_rows(meta, rows)
+    if left_out is not None:
+        print(f"quizzes: {left_out['note']}", file=sys.stderr)
     accepted = " (accepted with --unisolated)" if info.level == "none" else ""
     print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
     for error in errors:
@@ -293,14 +306,16 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
                deadline: datetime | None = None) -> GradeMeta:
     """What every output says about the run besides its rows (see tutor.grading.output)."""
-    from tutor.grading.gradebook import item_order
+    from tutor.grading.gradebook import item_order, round_points
 
     exercises = {ex.id: ex for _lesson, ex in pack.exercises()}
     return {
         "pack": pack.id, "pack_version": pack.version, "pack_title": _title(pack),
         "pack_fingerprint": pack_fingerprint(pack), "items": item_order(pack),
-        "max_points": sum(float(ex.points) for ex in exercises.values())
-        + sum(float(q.points) for _r, q in _quizzes(pack)),
+        "max_points": round_points(sum(float(ex.points) for ex in exercises.values())
+                                   + sum(float(q.points) for _r, q in _quizzes(pack))),
+        "quizzes": [ref for ref, _quiz in _quizzes(pack)],
+        "quiz_points": round_points(sum(float(q.points) for _r, q in _quizzes(pack))),
         "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
                       "accepted_unisolated": info.level == "none"},
         "shard": list(shard) if shard else None,
@@ -370,7 +385,7 @@ def cmd_handin(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     try:
-        path = resolve_pack_arg(args.pack, args) if args.pack else builtin_pack_dirs()[0]
+        path = resolve_pack_arg(args.pack_arg, args) if args.pack_arg else builtin_pack_dirs()[0]
         pack = load_pack(path)
     except PackError as exc:
         raise UsageError(f"the pack has problems:\n{exc}") from None

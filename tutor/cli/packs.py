@@ -33,7 +33,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a pack folder or its pack.yaml, or the id of a pack `torch-tutor list` shows")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--junit", metavar="FILE", help="also write JUnit XML results to FILE (for CI)")
-    p.add_argument("--no-run", action="store_true", help="check structure and schema only; run nothing")
+    p.add_argument("--no-run", action="store_true",
+                   help="run none of the pack's code: check structure, schema, the names checks use and the "
+                   "operator names they list (asked of torch)")
     p.add_argument("--watch", action="store_true",
                    help="validate again every time a file of the pack changes (ctrl+c to stop)")
     p.add_argument("--repeat", type=_at_least_one, default=1, metavar="N",
@@ -194,13 +196,30 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
             entry = {"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons), "problems": [],
                      "warnings": [w.to_json() for w in warnings]}
             results.append(entry)
+            note = f", {len(warnings)} warning(s)" if warnings else ""
+            lessons = f"{len(pack.lessons)} lesson" + ("" if len(pack.lessons) == 1 else "s")
+            about = f"{pack.id} v{pack.version}, {lessons}{note}"
             if not args.json:
                 for warning in warnings:
                     print(warning)
-                note = f", {len(warnings)} warning(s)" if warnings else ""
-                lessons = f"{len(pack.lessons)} lesson" + ("" if len(pack.lessons) == 1 else "s")
-                print(f"{value}: ok ({pack.id} v{pack.version}, {lessons}{note})")
-            if args.no_run:
+            if args.no_run:  # what reading the checks finds, none of the pack's code run
+                from tutor.grading.validate import interpreter_lookup, static_runs
+                from tutor.sandbox.isolation import default_python
+
+                settings = settings_from_args(args)
+                runs = static_runs(pack, path, interpreter_lookup(settings.python or default_python()))
+                junit.append((pack.id, runs))
+                entry["runs"] = [run.to_json() for run in runs]
+                entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+                problems = [p for run in runs for p in run.problems]
+                if problems:
+                    entry["ok"] = False
+                    failed = True
+                if not args.json:
+                    for problem in problems:
+                        print(problem)
+                    print(f"{value}: {len(problems)} problem(s) found without running it ({about})" if problems
+                          else f"{value}: ok ({about}; nothing run)")
                 continue
             if sandbox is None:
                 sandbox = _validation_sandbox(args)
@@ -223,6 +242,9 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
             junit.append((pack.id, runs))
             entry["runs"] = [run.to_json() for run in runs]
             entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+            timeouts = [run for run in runs if run.timeouts]
+            if timeouts:
+                entry["timeouts"] = [f"{run.lesson}/{run.step}: {', '.join(run.timeouts)}" for run in timeouts]
             if any(not run.ok for run in runs):
                 entry["ok"] = False
                 failed = True
@@ -230,9 +252,12 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
                     problems = [p for run in runs for p in run.problems]
                     for problem in problems:
                         print(problem)
-                    print(f"{value}: {len(problems)} problem(s) when running it", file=sys.stderr)
-            elif not args.json:
-                print(f"{value}: ran {len(runs)} starters, solutions, examples and quizzes: all as expected")
+                    flagged = (f", {sum(len(run.timeouts) for run in timeouts)} of them TIMEOUT on a reference "
+                               "solution (a budget, not a wrong answer)" if timeouts else "")
+                    print(f"{value}: {len(problems)} problem(s) when running it{flagged} ({about})")
+            elif not args.json:  # one verdict per pack, once everything about it is known
+                print(f"{value}: ok ({about}; ran {len(runs)} starters, solutions, examples and quizzes: "
+                      "all as expected)")
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -275,13 +300,17 @@ def _run_pack(pack, path: Path, sandbox, *, quiet: bool, round_: tuple[int, int,
 
     def progress(run) -> None:
         if not quiet:
-            mark = "skip" if run.skipped else "ok  " if run.ok else "FAIL"
+            mark = "skip" if run.skipped else "ok  " if run.ok else "TIME" if run.timeouts else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)
             for check_id, measured in run.measured.items():  # measurement checks show their numbers
                 if measured.get("measured") and measured.get("margin") is not None:
                     margin = f", margin {measured['margin']:.2f}" if run.role == "solution" else ""
                     print(f"       {check_id}: {measured['measured']}, needs {measured['needs']} "
                           f"({measured['status']}{margin})")
+            for check_id, spent in run.budgets.items():  # a check near or past its time budget
+                if spent["status"] == "timeout" or (spent["margin"] is not None and spent["margin"] < 1.5):
+                    print(f"       {check_id}: {spent['used']:.2f} s of its {spent['budget']:.2f} s budget "
+                          f"({spent['status']})")
             if run.answer is not None:  # what every learner's prediction will be compared against
                 lines = run.answer.rstrip("\n").split("\n") if run.answer.strip() else ["(nothing printed)"]
                 print("       learners' predictions are compared with:")

@@ -193,7 +193,8 @@ SETUP_SH = """#!/usr/bin/env bash
 # wheels in this bundle. When the bundle carries wheels/deps/ (every other dependency, built for
 # Python {python} on Linux x86_64), those install with --no-index: nothing but torch needs an index.
 # AUTOGRADER_ROOT (default /autograder) is where the virtual environment goes; TORCH_PIP_ARGS
-# replaces where torch comes from (default: PyTorch's CPU index); PYTHON picks the interpreter.
+# replaces where torch comes from (unset: PyTorch's CPU index; "": pip's own index and configuration);
+# PYTHON picks the interpreter.
 set -euo pipefail
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 HERE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
@@ -223,7 +224,8 @@ if [ -d "$HERE/wheels/deps" ]; then
     echo "note: the bundled dependency wheels are for Python $WANT, this is $HAVE: fetching them from the index"
   fi
 fi
-"$ROOT/venv/bin/python" -m pip install --quiet ${{TORCH_PIP_ARGS:---index-url {index}}} "${{LINKS[@]}}" "torch=={torch}"
+# TORCH_PIP_ARGS unset: PyTorch's CPU index; set, even to "", it replaces it ("" = pip's own configuration)
+"$ROOT/venv/bin/python" -m pip install --quiet ${{TORCH_PIP_ARGS---index-url {index}}} "${{LINKS[@]}}" "torch=={torch}"
 "$ROOT/venv/bin/python" -m pip install --quiet ${{OFFLINE[@]+"${{OFFLINE[@]}}"}} "${{LINKS[@]}}" "$HERE"/wheels/*.whl
 "$ROOT/venv/bin/torch-tutor" list >/dev/null
 echo "torch-tutor is ready to grade {pack_id} {pack_version}"
@@ -278,10 +280,23 @@ def build_gradescope_bundle(pack: Pack, out: Path, *, torch: str, tutor_wheel: P
     return out
 
 
+def _num(value: float) -> str:
+    from tutor.grading.output import _num as num
+
+    return num(value)
+
+
+def _points(value: float) -> str:
+    from tutor.grading.output import _points as points
+
+    return points(value)
+
+
 def _test_output(row: Row) -> str:
     lines = [row.message] if row.message else []
     for check in row.checks:
-        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}.get(check["status"], "?")
+        mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP", "timeout": "TIME",
+                "tampered": "TAMPR"}.get(check["status"], "?")
         line = f"{mark}  {check['description']}"
         if check["status"] != "passed" and check.get("message"):
             line += f": {check['message']}"
@@ -295,6 +310,9 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
                        visibility: str = "visible") -> dict[str, Any]:
     """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
     files that are no exercise are listed as failed tests worth nothing."""
+    from tutor.grading.gradebook import round_points
+    from tutor.grading.output import without_quiz_rows
+
     items = set(meta["items"])
     tests = []
     for row in rows:
@@ -303,15 +321,19 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
         test: dict[str, Any] = {"name": name, "status": "passed" if row.passed else "failed",
                                 "output": _test_output(row) or row.status, "visibility": visibility}
         if graded:
-            test["score"] = round(row.points, 4)
-            test["max_score"] = round(row.max_points, 4)
+            test["score"] = row.points  # rounded like every output's (gradebook.POINT_PLACES)
+            test["max_score"] = row.max_points
         tests.append(test)
-    score = round(sum(row.points for row in rows if row.exercise in items), 4)
+    score = round_points(sum(row.points for row in rows if row.exercise in items))
+    maximum = round_points(sum(row.max_points for row in rows if row.exercise in items))
+    quizzes = ("" if without_quiz_rows(meta, rows) is None else
+               f" Quiz answers ({_points(meta.get('quiz_points') or 0)}) are not part of it: only the archive "
+               "`torch-tutor handin` writes carries them, and this submission is loose files.")
     return {
         "score": score,
         "execution_time": max(0, round(seconds)),
         "output": (f"Graded by torch-tutor against the pack {meta['pack']} {meta['pack_version']}: "
-                   f"{score:g} of {meta['max_points']:g} points. Isolation: {isolation}"),
+                   f"{_num(score)} of {_num(maximum)} points.{quizzes} Isolation: {isolation}"),
         "visibility": visibility,
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -329,10 +351,90 @@ def results_schema() -> dict[str, Any]:
 # --------------------------------------------------------------------------- GitHub Classroom
 
 
+def _shares(pack: Pack) -> list[tuple[str, str, str | None, float]]:
+    """(test name, item, check id or None, points) of every Classroom test: each check of each
+    exercise worth points x weight / the exercise's weights, each graded quiz its points."""
+    from tutor.grading.gradebook import graded_quizzes
+
+    out: list[tuple[str, str, str | None, float]] = []
+    for _lesson, exercise in pack.exercises():
+        total = sum(check.weight for check in exercise.checks)
+        for check in exercise.checks:
+            share = float(exercise.points) * check.weight / total if total else 0.0
+            out.append((f"{exercise.id}: {check.id}", exercise.id, check.id, share))
+    for ref, quiz in graded_quizzes(pack):
+        out.append((f"quiz {ref}", ref, None, float(quiz.points)))
+    return out
+
+
+def classroom_scale(pack: Pack) -> int:
+    """Classroom's `max-score` is a whole number: the smallest of 1, 10, 100 that makes every
+    share whole (else 100, each exercise's shares then rounded so that they add up exactly)."""
+    shares = [points for *_rest, points in _shares(pack)]
+    for scale in (1, 10, 100):
+        if all(abs(p * scale - round(p * scale)) < 1e-9 for p in shares):
+            return scale
+    return 100
+
+
+def classroom_tests(pack: Pack) -> list[tuple[str, str, str | None, int]]:
+    """``_shares`` in whole Classroom points (x ``classroom_scale``): per exercise, largest
+    remainders, so an exercise's tests add up to its points exactly."""
+    scale = classroom_scale(pack)
+    shares = _shares(pack)
+    out: list[tuple[str, str, str | None, int]] = []
+    by_item: dict[str, list[int]] = {}
+    for index, (_name, item, _check, _points) in enumerate(shares):
+        by_item.setdefault(item, []).append(index)
+    whole = [int(points * scale) for *_rest, points in shares]
+    for indices in by_item.values():
+        target = round(sum(shares[i][3] for i in indices) * scale)
+        left = target - sum(whole[i] for i in indices)
+        for i in sorted(indices, key=lambda i: -(shares[i][3] * scale - whole[i]))[:max(0, left)]:
+            whole[i] += 1
+    for (name, item, check, _points), points in zip(shares, whole):
+        out.append((name, item, check, points))
+    return out
+
+
+def classroom_total(pack: Pack) -> int:
+    return sum(points for *_rest, points in classroom_tests(pack))
+
+
+#: What a published pack has where the author's reference solution was.
+NOT_PUBLISHED = ("# The reference solution is not published with this assignment: it stays with your "
+                 "instructor.\n")
+
+
+def public_yaml(source: Path) -> str:
+    """A pack file as learners may see it: every exercise's ``solution`` replaced by NOT_PUBLISHED,
+    and the author's comments gone (the YAML is read and written again). What stays is what
+    `check` needs to judge their code: checks, contracts, starters, hints, quizzes."""
+    import yaml
+
+    from tutor.core.yaml_source import read_source
+
+    data = read_source(source).data
+
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            out = {key: scrub(item) for key, item in value.items()}
+            if out.get("kind") == "exercise" and "solution" in out:
+                out["solution"] = NOT_PUBLISHED
+            return out
+        if isinstance(value, list):
+            return [scrub(item) for item in value]
+        return value
+
+    return ("# Published by `torch-tutor autograder --github-classroom`: the pack without its solutions.\n"
+            + yaml.safe_dump(scrub(data), sort_keys=False, allow_unicode=True, width=100))
+
+
 def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | None = None) -> list[Path]:
-    """A starter repository's autograding: the workflow GitHub Classroom runs (one
-    `torch-tutor check` per exercise, worth its points), the legacy autograding.json, the pack and
-    the torch-tutor wheel under .torch-tutor/, and each exercise's starter file (kept if present)."""
+    """A starter repository's autograding: the workflow GitHub Classroom runs (one grading step,
+    then a test per check and graded quiz worth its share of the points, see ``classroom_tests``),
+    the legacy autograding.json, the pack without its solutions and the torch-tutor wheel under
+    .torch-tutor/, and each exercise's starter file (kept if present)."""
     import yaml
 
     written: list[Path] = []
@@ -340,10 +442,12 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     pack_dir = home / "pack"
     if pack.root is None:
         raise AutograderError("the pack was not loaded from a folder")
+    if pack_dir.exists():
+        shutil.rmtree(pack_dir)  # an earlier run's copy: nothing of an older pack stays published
     for source in pack.sources:
         target = pack_dir / source.resolve().relative_to(pack.root.resolve())
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
+        target.write_text(public_yaml(source), encoding="utf-8")
         written.append(target)
     for old in (home / "wheels").glob("torch_tutor-*.whl"):
         old.unlink()
@@ -355,18 +459,32 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
         {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": "3.11"}},
         {"name": "Install torch-tutor and a CPU torch", "run": setup},
     ]
+    results = ".torch-tutor/results.json"
+    grade_minutes = max(2, int(sum((ex.timeout or 60) for _l, ex in pack.exercises()) * 3 // 60) + 2)
+    # One ungraded step grades the whole repository as `grade` would (loose <exercise-id>.py files,
+    # and a hand-in archive for the quizzes); each test after it is one check (or quiz) worth its
+    # share of the points, so Classroom's per-test all-or-nothing adds up to partial credit.
+    steps.append({"name": "Grade with torch-tutor", "run": f"rm -f {results} && torch-tutor autograder "
+                  f".torch-tutor/pack --run . --json {results}", "continue-on-error": True,
+                  "timeout-minutes": grade_minutes})
     tests, runners = [], []
-    for lesson, exercise in pack.exercises():
-        step_id = re.sub(r"[^a-z0-9-]", "-", exercise.id)
-        command = f"torch-tutor check {lesson.id}/{exercise.id} {exercise.id}.py --pack .torch-tutor/pack"
-        minutes = max(1, int((exercise.timeout or 60) * 3 // 60) + 1)
-        points = int(round(exercise.points))
-        steps.append({"name": exercise.id, "id": step_id, "uses": "classroom-resources/autograding-command-grader@v1",
-                      "with": {"test-name": exercise.id, "setup-command": "", "command": command,
-                               "timeout": minutes, "max-score": points}})
+    taken: set[str] = set()
+    for name, item, check, points in classroom_tests(pack):
+        step_id = re.sub(r"[^a-z0-9-]", "-", name.lower())
+        while step_id in taken:
+            step_id += "-"
+        taken.add(step_id)
+        command = f"torch-tutor autograder .torch-tutor/pack --passed {item} --json {results}"
+        if check is not None:
+            command += f" --check {check}"
+        steps.append({"name": name, "id": step_id, "uses": "classroom-resources/autograding-command-grader@v1",
+                      "with": {"test-name": name, "setup-command": "", "command": command, "timeout": 1,
+                               "max-score": points}})
         runners.append(step_id)
-        tests.append({"name": exercise.id, "setup": "", "run": command, "input": "", "output": "",
-                      "comparison": "included", "timeout": minutes, "points": points})
+        setup = "" if tests else f"torch-tutor autograder .torch-tutor/pack --run . --json {results}"
+        tests.append({"name": name, "setup": setup, "run": command, "input": "", "output": "",
+                      "comparison": "included", "timeout": grade_minutes if setup else 1, "points": points})
+    for _lesson, exercise in pack.exercises():
         starter = out / f"{exercise.id}.py"
         if not starter.exists():
             starter.write_text(exercise.starter, encoding="utf-8")

@@ -55,6 +55,8 @@ class CheckResult:
     #: ``message`` as key + fields (tutor.core.i18n.said), when its maker gave one: shown in the
     #: learner's language by ``tutor.core.i18n.shown``, which falls back to ``message``
     said: dict | None = None
+    #: (seconds the check took in the judge, seconds it had): `validate --repeat`'s margin to the budget
+    seconds: tuple[float, float] | None = None
 
     @property
     def passed(self) -> bool:
@@ -191,6 +193,13 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     return grade(exercise, result, language=language, fallback=fallback, decided=judge_here(exercise, code))
 
 
+def _seconds(value: Any) -> tuple[float, float] | None:
+    """The judge's (used, budget) seconds of one check, if it sent two numbers."""
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, (int, float)) for v in value):
+        return float(value[0]), float(value[1])
+    return None
+
+
 def grade(exercise: Exercise, result: "RunResult", *, language: str | None = None,
           fallback: str = "en", decided: dict[str, dict[str, Any]] | None = None) -> ExerciseReport:
     """Turn a run's report into typed results (also for a run that never reported). ``decided``:
@@ -227,6 +236,7 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             kind=spec.kind, lineno=raw.get("lineno") if isinstance(raw.get("lineno"), int) else None,
             seed=raw.get("seed") if type(raw.get("seed")) is int else None,
             said=raw.get("said") if isinstance(raw.get("said"), dict) else None,  # rendered by i18n.shown
+            seconds=_seconds(raw.get("seconds")),
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]

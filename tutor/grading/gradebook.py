@@ -50,11 +50,24 @@ COLUMNS = ("learner", "learner_id", "email", "exercise", "passed", "checks_passe
            "max_points", "status", "message", "handed_in", "handed_in_from", "late", "late_penalty")
 SECONDS_PER_DAY = 86400
 
-#: Statuses of a graded submission; the file statuses (missing, empty...) are listed in docs/authoring.md.
-RUN_STATUS = {"timeout": "timeout", "memory": "memory", "output-limit": "output-limit", "killed": "crashed",
+#: Statuses of a graded submission (docs/authoring.md, "Status words": one table for check,
+#: validate, grade, feedback and the autograders); a run's own word is the row's.
+RUN_STATUS = {"timeout": "timeout", "memory": "memory", "output-limit": "output-limit", "killed": "killed",
               "sandbox-failure": "sandbox-failure"}
 #: Outcomes the run's limits (or the machine's load) decide: never cached, always run again.
-LIMIT_DECIDED = frozenset({"timeout", "memory", "output-limit", "crashed", "sandbox-failure", "exited"})
+LIMIT_DECIDED = frozenset({"timeout", "memory", "output-limit", "killed", "sandbox-failure", "exited"})
+#: Points are rounded half up to this many decimal places, once per row (after partial credit and
+#: the late penalty), as a gradebook shows them; totals add the rounded rows.
+POINT_PLACES = 2
+
+
+def round_points(value: float) -> float:
+    """``value`` rounded half up to POINT_PLACES places (0.26666 -> 0.27, 0.125 -> 0.13), decided on
+    its shortest decimal form so that a float just under a half (2.675) is not rounded down."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-POINT_PLACES), rounding=ROUND_HALF_UP)
+    return float(exact) + 0.0  # + 0.0: never -0.0
 
 
 def clean_name(text: str) -> str:
@@ -231,6 +244,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
     found: dict[str, dict[str, list[tuple[Rank, Submission]]]] = {}
     answers: dict[str, tuple[Rank, dict[str, dict[str, Any]], str, float | None, str]] = {}  # learner -> best archive's quizzes
+    archived: set[str] = set()  # learners with a readable hand-in archive of this pack: their quizzes get rows
 
     by_key: dict[str, RosterEntry] = {}
     for person in roster or []:
@@ -249,6 +263,7 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
 
     def from_archive(path: Path, learner: str, handin: Handin, shown: str) -> None:
+        archived.add(learner)
         created = handin.created
         when, source = (created, "archive") if created is not None else (_mtime(path), "file mtime")
         rank = (0, created if created is not None else float("-inf"), path.name)
@@ -380,6 +395,8 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
             sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
         best = answers.get(learner)
+        if learner not in archived and slot:
+            continue  # loose files carry no quiz answers: no row nobody could earn (output.without_quiz_rows)
         for ref, quiz in quizzes:
             recorded = best[1].get(ref) if best else None
             answer = recorded.get("answer") if isinstance(recorded, dict) else None
@@ -547,7 +564,10 @@ class GradeCache:
             try:
                 found = self._db.execute("SELECT row FROM rows WHERE key=?", (key.key,)).fetchone()
                 if found:
-                    return json.loads(found[0]), ""
+                    hit = json.loads(found[0])
+                    if isinstance(hit, dict) and "not_kept" in hit:  # seen before, its outcome not kept
+                        return None, f"graded again ({hit['not_kept']}: never kept)"
+                    return hit, ""
                 older = [json.loads(p) for (p,) in self._db.execute(
                     "SELECT parts FROM rows WHERE submission=?", (key.submission,)).fetchall()]
             except (sqlite3.Error, ValueError) as exc:
@@ -569,6 +589,20 @@ class GradeCache:
             try:
                 self._db.execute("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?)",
                                  (key.key, key.submission, json.dumps(key.parts), data, time.time()))
+                self._db.commit()
+            except sqlite3.Error as exc:
+                self._off(f"could not be written ({exc})")
+
+    def not_kept(self, key: CacheKey, status: str) -> None:
+        """Remember that this submission was graded, without its outcome (one the limits or the
+        load decide): the next run grades it again and says why, rather than calling it new."""
+        with self._lock:
+            if self._db is None:
+                return
+            try:
+                self._db.execute("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?)",
+                                 (key.key, key.submission, json.dumps(key.parts), json.dumps({"not_kept": status}),
+                                  time.time()))
                 self._db.commit()
             except sqlite3.Error as exc:
                 self._off(f"could not be written ({exc})")
@@ -599,11 +633,14 @@ def _row_from_report(sub: Submission, report: "ExerciseReport", seconds: float) 
         status = "error"
     elif any(check.status == "timeout" for check in report.checks):
         status = "timeout"  # a check stopped at its time limit: filtering by timeout finds it too
+    elif any(c.status == "error" for c in report.checks) and all(c.status in ("error", "skipped")
+                                                                 for c in report.checks):
+        status = "error"  # every check that ran raised: nothing was judged wrong
     else:
         status = "failed"
     message = report.message
     first_bad = next((c for c in report.checks if not c.passed and c.status != "skipped"), None)
-    if status in ("failed", "timeout") and first_bad is not None:
+    if status in ("failed", "timeout", "error") and first_bad is not None and run.error is None:
         message += f"; {first_bad.id}: {first_bad.message}"
     elif status in LIMIT_DECIDED and run.message:
         message = run.message
@@ -622,17 +659,18 @@ def score(row: Row, exercise: Exercise, language: str | None = None, fallback: s
     a run that was tampered with, or ended by a limit, earns nothing.
     """
     weights = {check.id: check.weight for check in exercise.checks}
-    hints = {check.id: check.hint for check in exercise.checks}
     row.max_points = float(exercise.points)
     for check in row.checks:
         check["weight"] = weights.get(check["id"], 0.0)
-        hint = hints.get(check["id"])
+        # the hint grading chose for this check's status and case (CheckBase.hint_for): a failure's
+        # hint, or one the author wrote for that status; never one for a check that did not fail
+        hint = check.get("hint")
         check["hint"] = resolve(hint, language, fallback) if hint is not None and check["status"] != "passed" \
             else None
     total = sum(weights.values())
     if row.status in ("passed", "failed", "error") and total > 0:
         earned = sum(c["weight"] for c in row.checks if c["status"] == "passed")
-        row.points = round(exercise.points * earned / total, 4)
+        row.points = exercise.points * earned / total  # rounded once, after any late penalty (finish)
     else:
         row.points = 0.0
     if row.status == "passed":
@@ -659,7 +697,7 @@ def _stamp(row: Row, sub: Submission, deadline: datetime | None, penalty: LatePe
             row.late = sub.handed_in > deadline.timestamp()
             if row.late and penalty is not None:
                 row.late_penalty = late_penalty_percent(sub.handed_in - deadline.timestamp(), penalty)
-                row.points = round(row.points * (100.0 - row.late_penalty) / 100.0, 4)
+                row.points = row.points * (100.0 - row.late_penalty) / 100.0
 
 
 @dataclass(frozen=True)
@@ -761,6 +799,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
         nonlocal done
         sub = subs[index]
         _stamp(row, sub, due(sub.exercise), penalty(sub.exercise))
+        row.points, row.max_points = round_points(row.points), round_points(row.max_points)
         rows[index] = row
         with lock:
             done += 1
@@ -807,8 +846,9 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
         row = _row_from_report(sub, report, time.monotonic() - started)
         score(row, exercise, language, fallback)
         row.why_not_cached = why or ("cache off" if cache is None else "")
-        if row.status in LIMIT_DECIDED:
-            row.why_not_cached = f"{why or 'new'}; not kept: a {row.status} depends on the limits and the load"
+        if row.status in LIMIT_DECIDED:  # never replayed: the next run grades it again, and says so
+            if key is not None and cache is not None:
+                cache.not_kept(key, row.status)
         elif key is not None and cache is not None:
             cache.put(key, row)
         finish(index, row)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
-from tutor.grading.gradebook import COLUMNS, Row
+from tutor.grading.gradebook import COLUMNS, POINT_PLACES, Row, round_points
 
 FORMAT = "torch-tutor-grade"
 FORMAT_VERSION = 1
@@ -49,7 +49,7 @@ def csv_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{round(value, 4):g}"
+        return _num(value)
     text = str(value)
     if len(text) > 1 and text.startswith(_FORMULA_START):
         return "'" + text
@@ -173,10 +173,33 @@ def summary(meta: GradeMeta, rows: list[Row]) -> dict[str, Any]:
     return {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         **meta,
+        "point_places": POINT_PLACES,
         "learners": len({r.learner for r in rows if r.exercise in set(meta["items"])}),
         "rows": len(rows), "passed": sum(r.passed for r in rows),
         "statuses": _count(r.status for r in rows),
+        "without_quiz_rows": without_quiz_rows(meta, rows),
     }
+
+
+def without_quiz_rows(meta: GradeMeta, rows: list[Row]) -> dict[str, Any] | None:
+    """The learners whose hand-in could carry no quiz answer (loose files only: no archive), so they
+    have no quiz rows and a smaller maximum; None when every learner's maximum is the pack's."""
+    quizzes = set(meta.get("quizzes") or [])
+    if not quizzes:
+        return None
+    items = set(meta["items"])
+    learners = {r.learner for r in rows if r.exercise in items}
+    with_quiz = {r.learner for r in rows if r.exercise in quizzes}
+    count = len(learners - with_quiz)
+    if not count:
+        return None
+    quiz_points = float(meta.get("quiz_points") or 0.0)
+    full = float(meta["max_points"])
+    who = "1 learner" if count == 1 else f"{count} learners"
+    note = (f"{who} handed in no hand-in archive, only loose files, which carry no quiz answers: no quiz rows, "
+            f"so a maximum of {_points(full - quiz_points)}, not {_num(full)} (quiz answers reach "
+            "`grade` only in the archive `torch-tutor handin` writes)")
+    return {"learners": count, "quiz_points": quiz_points, "note": note}
 
 
 def to_json(meta: GradeMeta, rows: list[Row]) -> str:
@@ -217,9 +240,11 @@ def learner_totals(meta: GradeMeta, rows: list[Row]) -> list[dict[str, Any]]:
         entry = learners.setdefault(row.learner, {"learner": row.learner, "id": row.learner_id,
                                                   "email": row.email, "points": 0.0, "max_points": 0.0,
                                                   "late": 0})
-        entry["points"] += row.points
+        entry["points"] += row.points  # rows are rounded already: the total is their sum
         entry["max_points"] += row.max_points
         entry["late"] += bool(row.late)
+    for entry in learners.values():  # the sum of 2-place numbers, without float dust (0.1 + 0.2)
+        entry["points"], entry["max_points"] = round_points(entry["points"]), round_points(entry["max_points"])
     return [learners[name] for name in sorted(learners)]
 
 
@@ -232,12 +257,17 @@ def to_totals(meta: GradeMeta, rows: list[Row]) -> str:
                      "Points Possible"])
     for entry in learner_totals(meta, rows):
         writer.writerow([csv_cell(entry["learner"]), csv_cell(entry["id"]), csv_cell(entry["email"]),
-                         csv_cell(round(entry["points"], 4)), csv_cell(round(entry["max_points"], 4))])
+                         csv_cell(entry["points"]), csv_cell(entry["max_points"])])
     return out.getvalue()
 
 
+def _points(value: float) -> str:
+    return f"{_num(value)} point" + ("" if _num(value) == "1" else "s")
+
+
 def _num(value: float) -> str:
-    return f"{round(value, 4):g}"
+    """A number of points as every output writes it: rounded as rows are, no trailing zeros."""
+    return f"{round_points(value):.{POINT_PLACES}f}".rstrip("0").rstrip(".")
 
 
 # --------------------------------------------------------------------------- feedback
@@ -253,8 +283,8 @@ def _fence(text: str) -> str:
 def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
     mine = [r for r in rows if r.learner == learner]
     items = set(meta["items"])
-    total = sum(r.points for r in mine if r.exercise in items)
-    maximum = sum(r.max_points for r in mine if r.exercise in items)
+    total = round_points(sum(r.points for r in mine if r.exercise in items))
+    maximum = round_points(sum(r.max_points for r in mine if r.exercise in items))
     lines = [f"# {md_text(meta.get('pack_title') or meta['pack'])}: feedback for {md_text(learner)}", "",
              f"Pack `{meta['pack']}` version {meta['pack_version']}. "
              f"**{_num(total)} of {_num(maximum)} points.**", ""]
@@ -270,7 +300,8 @@ def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
         if row.message:
             lines += [_fence(row.message), ""]
         for check in row.checks:
-            mark = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "–"}.get(check["status"], "?")
+            mark = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "–", "timeout": "⏱",
+                    "tampered": "!"}.get(check["status"], "?")
             weight = f" (weight {_num(check.get('weight', 1.0))})" if check.get("weight", 1.0) != 1.0 else ""
             lines.append(f"- {mark} **{check['status']}**: {check['description']}{weight}")
             details = check["message"]
@@ -384,7 +415,7 @@ def merge_shards(paths: list[Path]) -> tuple[GradeMeta, list[Row]]:
 
 
 META_KEYS = ("pack", "pack_version", "pack_title", "pack_fingerprint", "items", "max_points", "isolation",
-             "shard", "ignored", "deadline", "late_penalty")
+             "shard", "ignored", "deadline", "late_penalty", "quizzes", "quiz_points")
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:

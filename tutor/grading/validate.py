@@ -46,6 +46,10 @@ class StepRun:
     answer: str | None = None
     #: solutions: what each measurement check measured (see ``_measured``), for ``--repeat``
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: solutions: each check's time in the judge against its budget (see ``_budgets``), for ``--repeat``
+    budgets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: solutions: the checks (or "the run") that ended `timeout` on the reference solution
+    timeouts: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -57,7 +61,9 @@ class StepRun:
                 "summary": self.summary, "seconds": round(self.seconds, 3),
                 "problems": [p.to_json() for p in self.problems],
                 **({"answer": self.answer} if self.answer is not None else {}),
-                **({"measured": self.measured} if self.measured else {})}
+                **({"measured": self.measured} if self.measured else {}),
+                **({"budgets": self.budgets} if self.budgets else {}),
+                **({"timeouts": self.timeouts} if self.timeouts else {})}
 
 
 class _Locator:
@@ -117,7 +123,7 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
         record(StepRun(pack.id, "requires", "torch", False, notice, 0.0,
                        [locator.header_problem(("requires", "torch"), notice)]))
 
-    for run in _static_runs(pack, locator, sandbox):
+    for run in _static_runs(pack, locator, sandbox_lookup(sandbox)):
         record(run)
 
     for lesson in pack.lessons:
@@ -253,7 +259,52 @@ print(json.dumps(unknown))
 """
 
 
-def operator_problems(pack: Pack, sandbox: "Sandbox") -> list[tuple[str, int, tuple, str]]:
+#: Asks torch which of NAMES it does not know: name -> close names, or None when it cannot say.
+OperatorLookup = Callable[[list[str]], "dict[str, list[str]] | None"]
+
+
+def _probe_answer(status_ok: bool, stdout: str) -> dict[str, list[str]] | None:
+    try:
+        unknown = json.loads(stdout.strip().splitlines()[-1]) if status_ok else None
+    except (ValueError, IndexError):
+        unknown = None
+    return unknown if isinstance(unknown, dict) else None
+
+
+def sandbox_lookup(sandbox: "Sandbox") -> OperatorLookup:
+    """Operator names asked of the sandbox's worker (a full `validate`, which has one warm)."""
+
+    def lookup(names: list[str]) -> dict[str, list[str]] | None:
+        result = sandbox.run(_OPERATOR_PROBE.format(names=json.dumps(names)), filename="<operator-names>")
+        return _probe_answer(result.status == "ok", result.stdout)
+
+    return lookup
+
+
+_KNOWN_OPERATORS: dict[tuple[str, tuple[str, ...]], dict[str, list[str]] | None] = {}
+
+
+def interpreter_lookup(python: str) -> OperatorLookup:
+    """Operator names asked of ``python``'s torch in a plain child process: `validate --no-run`
+    runs none of the pack's code and starts no sandbox, but still knows torch's operators. The
+    probe is ours (it only lists names); answers are kept for the process (`--watch`)."""
+    import subprocess
+
+    def lookup(names: list[str]) -> dict[str, list[str]] | None:
+        key = (python, tuple(names))
+        if key not in _KNOWN_OPERATORS:
+            try:
+                done = subprocess.run([python, "-c", _OPERATOR_PROBE.format(names=json.dumps(names))],
+                                      capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+                _KNOWN_OPERATORS[key] = _probe_answer(done.returncode == 0, done.stdout)
+            except (OSError, subprocess.SubprocessError):
+                _KNOWN_OPERATORS[key] = None
+        return _KNOWN_OPERATORS[key]
+
+    return lookup
+
+
+def operator_problems(pack: Pack, lookup: OperatorLookup) -> list[tuple[str, int, tuple, str]]:
     """(lesson, step index, key path, message) for operator names torch does not know."""
     places = []
     for lesson in pack.lessons:
@@ -265,13 +316,9 @@ def operator_problems(pack: Pack, sandbox: "Sandbox") -> list[tuple[str, int, tu
     if not places:
         return []
     names = sorted({place[-1] for place in places})
-    result = sandbox.run(_OPERATOR_PROBE.format(names=json.dumps(names)), filename="<operator-names>")
-    try:
-        unknown = json.loads(result.stdout.strip().splitlines()[-1]) if result.status == "ok" else None
-    except (ValueError, IndexError):
-        unknown = None
-    if not isinstance(unknown, dict):
-        return []  # the worker could not say: nothing is claimed either way
+    unknown = lookup(names)
+    if unknown is None:
+        return []  # torch could not say: nothing is claimed either way
     problems = []
     for lesson_id, index, step_id, check_id, path, name in places:
         if name in unknown:
@@ -284,7 +331,13 @@ def operator_problems(pack: Pack, sandbox: "Sandbox") -> list[tuple[str, int, tu
     return problems
 
 
-def _static_runs(pack: Pack, locator: _Locator, sandbox: "Sandbox") -> list[StepRun]:
+def static_runs(pack: Pack, pack_dir: Path, lookup: OperatorLookup) -> list[StepRun]:
+    """What `validate --no-run` reports besides the schema: the same reading of the checks a full
+    run starts with, none of the pack's code run."""
+    return _static_runs(pack, _Locator(pack_dir), lookup)
+
+
+def _static_runs(pack: Pack, locator: _Locator, lookup: OperatorLookup) -> list[StepRun]:
     """Mistakes in checks found by reading them (and asking torch for operator names)."""
     runs = []
     for lesson in pack.lessons:
@@ -296,7 +349,7 @@ def _static_runs(pack: Pack, locator: _Locator, sandbox: "Sandbox") -> list[Step
                     runs.append(StepRun(lesson.id, step.id, "checks", False,
                                         f"{len(problems)} name(s) not in the contract", 0.0, problems))
     by_step: dict[tuple[str, int], list[Problem]] = {}
-    for lesson_id, index, path, message in operator_problems(pack, sandbox):
+    for lesson_id, index, path, message in operator_problems(pack, lookup):
         by_step.setdefault((lesson_id, index), []).append(locator.problem(lesson_id, index, path, message))
     for (lesson_id, index), problems in by_step.items():
         step_id = next(lesson for lesson in pack.lessons if lesson.id == lesson_id).steps[index].id
@@ -345,12 +398,23 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
         problems.append(locator.problem(lesson, index, ("starter",),
                                         f"exercise {exercise.id!r}: the starter passes every check"
                                         + (" that works" if broken else "") + "; it must fail at least one"))
-    failing = [c.id for c in working if not c.passed]
+    failing = [c.id for c in working if not c.passed and c.status != "skipped"]
+    skipped = [c.id for c in working if c.status == "skipped"]
     summary = f"fails {', '.join(failing)}" if failing else starter.message
+    if failing and skipped:  # a skipped check was not judged: never listed among the failed
+        summary += f"; skipped {', '.join(skipped)} (a check it runs after did not pass)"
     yield StepRun(lesson, exercise.id, "starter", not problems, summary, starter_seconds, problems,
-                  measured=_measured(starter))
+                  measured=_measured(starter, exercise))
 
     problems = []
+    timeouts = [c.id for c in report.checks if c.status == "timeout" and c.id not in broken]
+    if report.run.status == "timeout":
+        timeouts.insert(0, "the run")
+        problems.append(locator.problem(lesson, index, ("solution",),
+                                        f"exercise {exercise.id!r}: TIMEOUT: the reference solution's run ran out of "
+                                        f"time ({report.run.message or 'timeout'}): not a wrong answer, a budget too "
+                                        "small for this machine: raise the exercise's `timeout`, or make the "
+                                        "solution or the checks' inputs smaller"))
     if report.run.error is not None:
         where = f" (line {report.run.error.lineno} of the solution)" if report.run.error.lineno else ""
         problems.append(locator.problem(lesson, index, ("solution",),
@@ -366,6 +430,13 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
                                             f"exercise {exercise.id!r}: check {check.id!r} is broken: {part} "
                                             f"fails on the reference solution{at_line}: "
                                             f"{check.message.split(' (while evaluating')[0]}"))
+        elif check.status == "timeout":  # flagged apart: the budget, not the solution, is what is wrong
+            problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
+                                            f"exercise {exercise.id!r}: TIMEOUT: check {check.id!r} ran out of time on "
+                                            f"the reference solution ({check.message}): not a wrong answer, a budget "
+                                            "too small for this machine: give the check a `time_limit`, raise the "
+                                            "exercise's `timeout`, or make its inputs smaller (`validate --repeat` "
+                                            "shows each check's margin to its budget)"))
         elif not check.passed:
             problems.append(locator.problem(lesson, index, ("checks", check_index[check.id]),
                                             f"exercise {exercise.id!r}: the solution fails check {check.id!r}: "
@@ -373,8 +444,11 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
     if not report.checks or (report.run.report is None and not problems):
         problems.append(locator.problem(lesson, index, ("solution",),
                                         f"exercise {exercise.id!r}: the solution gave no check results: {report.message}"))
-    yield StepRun(lesson, exercise.id, "solution", not problems, report.message, solution_seconds, problems,
-                  measured=_measured(report))
+    summary = report.message
+    if timeouts:
+        summary = f"timeout ({', '.join(timeouts)}) on the reference solution; {summary}"
+    yield StepRun(lesson, exercise.id, "solution", not problems, summary, solution_seconds, problems,
+                  measured=_measured(report, exercise), budgets=_budgets(report), timeouts=timeouts)
     for number, code in enumerate(exercise.solutions):
         yield _other_solution(lesson, index, exercise, number, code, sandbox, locator)
 
@@ -399,7 +473,7 @@ def _other_solution(lesson: str, index: int, exercise: Exercise, number: int, co
                                             f"exercise {exercise.id!r}: {name} fails check {check.id!r}: "
                                             f"{check.message}{_replay(check.seed)}"))
     return StepRun(lesson, exercise.id, f"solution {number + 2}", not problems, report.message, seconds, problems,
-                   measured=_measured(report))
+                   measured=_measured(report, exercise))
 
 
 def _replay(seed: int | None) -> str:
@@ -423,10 +497,12 @@ def _broken_checks(report: ExerciseReport) -> dict[str, tuple[str | None, int | 
     return broken
 
 
-def _measured(report: ExerciseReport) -> dict[str, dict[str, Any]]:
+def _measured(report: ExerciseReport, exercise: Exercise | None = None) -> dict[str, dict[str, Any]]:
     """What each measurement check measured on this run: check id -> {status, measured, needs,
-    margin} (margin: measured/threshold, >= 1 passes; None where the kind has no threshold)."""
+    margin} (margin: measured/threshold, >= 1 passes; None where the kind has no threshold). A
+    profile check's `calls` bounds have entries of their own, "<check id> calls <ops>"."""
     out: dict[str, dict[str, Any]] = {}
+    specs = {check.id: check for check in exercise.checks} if exercise is not None else {}
     for check in report.checks:
         if check.kind not in ("timing", "profile", "memory"):
             continue
@@ -434,11 +510,58 @@ def _measured(report: ExerciseReport) -> dict[str, dict[str, Any]]:
         value = data.get("margin")
         out[check.id] = {"status": check.status, "measured": data.get("measured"), "needs": data.get("needs"),
                          "margin": float(value) if isinstance(value, (int, float)) else None}
-        for count in data.get("counts") or []:  # a profile's `calls` bounds, each with its margin
-            if isinstance(count, dict) and isinstance(count.get("margin"), (int, float)):
-                out[f"{check.id} calls {'+'.join(map(str, count.get('ops') or []))}"] = {
-                    "status": check.status, "measured": f"{count.get('calls')} calls", "needs": count.get("needs"),
-                    "margin": float(count["margin"])}
+        spec = specs.get(check.id)
+        if isinstance(spec, ProfileCheck) and spec.calls:
+            out.update(_call_margins(check, spec))
+    return out
+
+
+def _call_margins(check: Any, spec: ProfileCheck) -> dict[str, dict[str, Any]]:
+    """Each `calls` bound of a profile check as a margin: at_most / calls, calls / at_least (>= 1
+    passes). A passing check reports every count; a failing one the count it failed on."""
+    import re
+
+    counts = {tuple(item.get("ops") or ()): item.get("calls") for item in (check.data or {}).get("counts") or []
+              if isinstance(item, dict)}
+    if not counts and check.status == "failed" and check.got and check.expected:
+        got = re.fullmatch(r"(\d+) calls", check.got.strip())
+        bound = re.fullmatch(r"([<>]=) (\d+) calls", check.expected.strip())
+        if got and bound:
+            key = "at_most" if bound.group(1) == "<=" else "at_least"
+            for item in spec.calls:
+                if getattr(item, key) == int(bound.group(2)):
+                    counts[tuple(item.ops)] = int(got.group(1))
+                    break
+    out: dict[str, dict[str, Any]] = {}
+    for item in spec.calls:
+        calls = counts.get(tuple(item.ops))
+        if not isinstance(calls, int):
+            continue
+        margins, needs = [], []
+        if item.at_most is not None:
+            margins.append(item.at_most / calls if calls else float("inf"))
+            needs.append(f"at most {item.at_most} calls")
+        if item.at_least is not None:
+            margins.append(calls / item.at_least if item.at_least else float("inf"))
+            needs.append(f"at least {item.at_least} calls")
+        margin = min(margins) if margins else None
+        passed = margin is not None and margin >= 1
+        out[f"{check.id} calls {' + '.join(item.ops)}"] = {
+            "status": "passed" if passed else "failed", "measured": f"{calls} calls", "needs": " and ".join(needs),
+            "margin": margin if margin is None or margin != float("inf") else None}
+    return out
+
+
+def _budgets(report: ExerciseReport) -> dict[str, dict[str, Any]]:
+    """Each check's time in the judge against the time it had: check id -> {status, used, budget,
+    margin} (margin: budget/used; under 1 the check ended `timeout`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for check in report.checks:
+        if check.seconds is None:
+            continue
+        used, budget = check.seconds
+        out[check.id] = {"status": check.status, "used": round(used, 3), "budget": round(budget, 3),
+                         "margin": round(budget / used, 2) if used > 0 else None}
     return out
 
 
@@ -462,6 +585,28 @@ def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str
             bad = next(run for run in runs if not run.ok)
             lines.append(f"verdict changed: {name} was as expected in {good} of {total} runs; "
                          f"otherwise: {bad.summary}")
+        budgets: dict[str, list[dict[str, Any]]] = {}
+        for run in runs:
+            for check_id, spent in run.budgets.items():
+                budgets.setdefault(check_id, []).append(spent)
+        for check_id, seen in budgets.items():  # the reference solution's time against each check's budget
+            timed_out = sum(b["status"] == "timeout" for b in seen)
+            margins = [b for b in seen if b["margin"] is not None]
+            if not margins and not timed_out:
+                continue
+            worst = min(margins, key=lambda b: b["margin"]) if margins else seen[0]
+            value = worst["margin"] if worst["margin"] is not None else 0.0
+            if value >= safety and not timed_out:
+                continue  # comfortably inside its budget: nothing to say
+            lowest = f" (lowest of {total} runs)" if total > 1 else ""
+            text = (f"time budget: {name}, check {check_id!r}: {worst['used']:.2f} s of its {worst['budget']:.2f} s: "
+                    f"margin {value:.2f}{lowest}")
+            if timed_out:
+                text += f"; TIMEOUT in {timed_out} of {total} runs"
+            text += ("; warning: under the safety factor "
+                     f"{safety:g}: on a busier machine it may end `timeout`: give the check a `time_limit` or the "
+                     "exercise a longer `timeout`")
+            lines.append(text)
         checks: dict[str, list[dict[str, Any]]] = {}
         for run in runs:
             for check_id, measured in run.measured.items():

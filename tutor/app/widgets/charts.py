@@ -33,10 +33,9 @@ def profile_table(rows: list[dict[str, Any]]) -> Table:
     top = max((float(r.get("self_us") or 0) for r in rows), default=0.0) or 1.0
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     table.add_column(t("chart.col.op"), no_wrap=True, overflow="ellipsis", max_width=28)
-    table.add_column(t("chart.col.self"), justify="right")
-    table.add_column(t("chart.col.share"), justify="right")
-    table.add_column(t("chart.col.calls"), justify="right")
-    table.add_column("", no_wrap=True)
+    for header in (t("chart.col.self"), t("chart.col.share"), t("chart.col.calls")):  # never squeezed to "Cal…"
+        table.add_column(header, justify="right", no_wrap=True)
+    table.add_column("", overflow="crop")  # the bar gives way first: it is cut, never the numbers
     for row in rows:
         self_us = float(row.get("self_us") or 0)
         share = row.get("share")

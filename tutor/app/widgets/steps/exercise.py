@@ -48,15 +48,21 @@ class ExerciseStep(StepView):
         yield Static(Text("✓ " + t("exercise.solved"), style="bold green"), id="solved-badge",
                      classes="-shown" if progress.solved else "")
         yield Markdown(self.text(step.body), id="task")
-        contract = Text(t("exercise.contract") + ":", style="bold")
+        from rich.console import Group
+        from rich.padding import Padding
+        from rich.table import Table
+
+        # a grid, so that a long description wraps under its own start, never at column 0
+        items = Table.grid(padding=(0, 2))
+        items.add_column(no_wrap=False, max_width=36, overflow="fold")
+        items.add_column(ratio=1)
         for item in step.contract:
-            contract.append("\n  ")
-            contract.append(neutralize(item.signature), style="bold cyan")
+            signature = Text(neutralize(item.signature), style="bold cyan")
             if item.optional:
-                contract.append(f" ({t('exercise.optional')})", style="dim")
-            contract.append("  ")
-            contract.append_text(inline(self.text(item.description)))
-        yield Static(contract, id="contract")
+                signature.append(f" ({t('exercise.optional')})", style="dim")
+            items.add_row(signature, inline(self.text(item.description)))
+        yield Static(Group(Text(t("exercise.contract") + ":", style="bold"), Padding(items, (0, 0, 0, 2))),
+                     id="contract")
         # The id is what `torch-tutor check` takes: shown where a learner working in their own
         # editor needs it.
         yield Static(Text(t("exercise.id", id=step.id), style="dim"), id="exercise-id")

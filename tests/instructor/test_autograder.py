@@ -314,7 +314,10 @@ def test_the_github_classroom_starter_repository_carries_no_solution(tmp_path):
                                       f"    solution: |\n      def bumped(t):\n          {marker} = t + 1\n"
                                       f"          return {marker}\n")
     text = text.replace("# Checks run in order", f"# instructor note {marker}_NOTE\n    # Checks run in order")
-    assert marker in text and f"{marker}_NOTE" in text
+    # a further reference solution (`solutions:`) is a solution too
+    text = text.replace("    # Checks run in order", f"    solutions:\n      - |\n        def bumped(t):\n"
+                        f"            {marker}_TWO = t + 1\n            return {marker}_TWO\n    # Checks run in order", 1)
+    assert marker in text and f"{marker}_NOTE" in text and f"{marker}_TWO" in text
     lesson.write_text(text)
     repo = tmp_path / "starter"
     done = tutor("autograder", str(pack), "--github-classroom", str(repo))

@@ -421,12 +421,14 @@ def public_yaml(source: Path) -> str:
             out = {key: scrub(item) for key, item in value.items()}
             if out.get("kind") == "exercise" and "solution" in out:
                 out["solution"] = NOT_PUBLISHED
+            if out.get("kind") == "exercise":
+                out.pop("solutions", None)  # the further reference solutions: never published either
             return out
         if isinstance(value, list):
             return [scrub(item) for item in value]
         return value
 
-    return ("# Published by `torch-tutor autograder --github-classroom`: the pack without its solutions.\n"
+    return str("# Published by `torch-tutor autograder --github-classroom`: the pack without its solutions.\n"
             + yaml.safe_dump(scrub(data), sort_keys=False, allow_unicode=True, width=100))
 
 
@@ -467,7 +469,8 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     steps.append({"name": "Grade with torch-tutor", "run": f"rm -f {results} && torch-tutor autograder "
                   f".torch-tutor/pack --run . --json {results}", "continue-on-error": True,
                   "timeout-minutes": grade_minutes})
-    tests, runners = [], []
+    tests: list[dict[str, Any]] = []
+    runners: list[str] = []
     taken: set[str] = set()
     for name, item, check, points in classroom_tests(pack):
         step_id = re.sub(r"[^a-z0-9-]", "-", name.lower())

@@ -528,12 +528,12 @@ def _call_margins(check: Any, spec: ProfileCheck) -> dict[str, dict[str, Any]]:
         bound = re.fullmatch(r"([<>]=) (\d+) calls", check.expected.strip())
         if got and bound:
             key = "at_most" if bound.group(1) == "<=" else "at_least"
-            for item in spec.calls:
+            for item in spec.calls or ():
                 if getattr(item, key) == int(bound.group(2)):
                     counts[tuple(item.ops)] = int(got.group(1))
                     break
     out: dict[str, dict[str, Any]] = {}
-    for item in spec.calls:
+    for item in spec.calls or ():
         calls = counts.get(tuple(item.ops))
         if not isinstance(calls, int):
             continue

@@ -1,4 +1,5 @@
-# fails: autocast-during
+# fails: autocast-off-after
+# passes: autocast-during
 import torch
 
 

@@ -1,4 +1,5 @@
-# fails: validate-grad-off
+# fails: validate-restores-mode
+# passes: validate-grad-off
 import torch
 
 

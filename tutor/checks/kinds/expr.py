@@ -48,7 +48,8 @@ def _fill(message: str, case: Case) -> str:
     """``{{ expression }}`` in a message says what the check saw (evaluated like the predicate)."""
     def one(match) -> str:
         try:
-            return shown(case.eval(match.group(1).strip()))
+            value = case.eval(match.group(1).strip())
+            return render.clip(value, 60) if refs.type_(value) is str else shown(value)
         except PASS_THROUGH:
             raise
         except CodeRaised:  # the learner's code raised while being described: the message stands

@@ -1,5 +1,4 @@
 # fails: autocast-off-after
-# passes: autocast-during
 import torch
 
 

@@ -5,7 +5,8 @@
 - Lab 3 on a model a learner brings: a small CNN spends its time in convolutions, and the lab
   must say so (compute-bound), not call it memory-bound;
 - the profiler lesson's ranking: on one thread, as the example pins it, `addmm` leads the
-  self-time table (in most of five profiled runs: a claim about what a learner normally sees).
+  self-time table (in most of five profiled runs: a claim about what a learner normally sees);
+- the no_grad lesson's distillation choice and the three-traps lesson's "more than twice".
 """
 
 from __future__ import annotations
@@ -144,3 +145,75 @@ def test_on_one_thread_addmm_leads_the_self_time_table(pack):
     assert result["returncode"] == 0, result["stderr"][-2000:]
     leaders = result["stdout"].split()
     assert leaders.count("aten::addmm") >= 4, leaders
+
+
+DISTILLATION = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+student, teacher = nn.Linear(8, 8), nn.Linear(8, 8)
+x, T = torch.randn(4, 8), 2.0
+with torch.inference_mode():
+    logits = teacher(x)
+    soft_inside = F.softmax(logits / T, dim=-1)
+
+
+def outcome(loss):
+    try:
+        loss(student(x)).backward()
+        return "runs"
+    except RuntimeError as error:
+        return "raises" if "Inference tensors cannot be saved" in str(error) else repr(error)
+
+
+kl = lambda s, t: F.kl_div(F.log_softmax(s / T, dim=-1), t, reduction="batchmean")
+print("mse on logits", outcome(lambda s: F.mse_loss(s, logits)))
+print("kl inside", outcome(lambda s: kl(s, soft_inside)))
+print("ce inside", outcome(lambda s: F.cross_entropy(s / T, soft_inside)))
+print("kl after", outcome(lambda s: kl(s, F.softmax(logits / T, dim=-1))))
+print("ce after", outcome(lambda s: F.cross_entropy(s / T, F.softmax(logits / T, dim=-1))))
+"""
+
+PER_TENSOR = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+blocks, each = {}, [0]
+
+
+def pack(tensor):
+    storage = tensor.untyped_storage()
+    blocks[storage.data_ptr()] = storage.nbytes()
+    each[0] += storage.nbytes()
+    return tensor
+
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 1))
+x, y = torch.randn(32, 64), torch.randn(32, 1)
+logged = []
+with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+    for step in range(30):
+        logged.append(F.mse_loss(model(x), y))
+print(sum(blocks.values()) // 1024, each[0] // 1024)
+"""
+
+
+def test_the_distillation_and_saved_tensor_claims(pack):
+    distill, per_tensor = _run([DISTILLATION, PER_TENSOR])
+    assert distill["returncode"] == 0, distill["stderr"][-2000:]
+    got = dict(line.rsplit(" ", 1) for line in distill["stdout"].splitlines())
+    # 03, which-one: mse_loss on the teacher's logits raises, and so do kl_div and cross_entropy
+    # with soft targets made inside the block; targets made after it are ordinary tensors
+    assert got == {"mse on logits": "raises", "kl inside": "raises", "ce inside": "raises",
+                   "kl after": "runs", "ce after": "runs"}
+    choice = next(c for c in _step(pack, "no-grad-and-inference", "which-one").choices if "teacher" in c.text)
+    assert not choice.correct and "`softmax(teacher_logits / T)`" in choice.explain
+    # 02, graph-growth: "more than twice the memory here: 2197 KiB instead of 972"
+    assert per_tensor["returncode"] == 0, per_tensor["stderr"][-2000:]
+    once, each = map(int, per_tensor["stdout"].split())
+    intro = " ".join(_step(pack, "three-traps", "graph-growth").intro.split())
+    assert f"{each} KiB instead of {once}" in intro and each > 2 * once, (once, each)

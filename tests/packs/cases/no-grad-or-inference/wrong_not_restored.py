@@ -1,5 +1,5 @@
 # fails: validate-restores-mode
-# passes: validate-grad-off
+# quiet: validate-grad-off, validate-not-inference, validate-usable-later
 import torch
 
 

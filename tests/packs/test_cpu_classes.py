@@ -12,9 +12,11 @@ never an absolute time. The quiz ``q-cpu-slower`` rests on one of these measurem
 an ``avx512_bf16`` CPU where ``copy_`` outweighs the multiplies at batch 16), so it is checked
 here too.
 
-Cost on the 2-core AVX-512 BF16 machine this was written on: 4 min 13 s of wall time while six
-other sessions kept both cores busy (41 s of CPU time: three classes x three runs of three
-snippets, one after another).
+Cost on the 2-core AVX-512 BF16 machine this was written on: 1 min 50 s to 4 min 13 s of wall
+time while six other sessions kept both cores busy (about 41 s of CPU time: three classes x
+three runs of three snippets, one after another). Run with -s to see the medians, e.g.
+AVX2 {256: bf16 4.56x as long, 16: 3.5x; Lab 2 0.21x}, AVX512_CORE {1.35x, 1.47x; 0.78x},
+AVX512_CORE_BF16 {0.36x, 1.75x with copy_ 40.4 ms against 7.6 ms; Lab 2 2.88x, wide 0.49x}.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def test_what_the_lesson_says_for_the_class_is_what_it_measures(pack, measured, 
         # and autocast is slower at both shapes"; Lab 2: "expect a speed-up below 1 at any size"
         assert ratio_256 > SLOWER and ratio_16 > SLOWER, where
         assert mm_256 > MORE * copy_256, where
-        assert got["lab2"] < FASTER and got["lab2_wide"] < FASTER, where
+        # the lesson's words are "below 1"; AVX512_CORE measured 0.78 and 0.82 (medians of three)
+        assert got["lab2"] < 1.0 and got["lab2_wide"] < 1.0, where
     elif LESSON_CLASS[isa] == "AVX-512 BF16 without AMX":
         # "At batch 256 that wins ... At batch 16 with 2048-wide layers it loses: ... the casts
         # (copy_) cost more than the multiplies save"; Lab 2 wins as written and drops below 1

@@ -94,3 +94,15 @@ def test_checks_read_modules_without_trusting_overrides(grade):
     assert "training mode" in check.message
     report = by_id(grade(code + "Liar.__call__ = None\n", {**spec, "training": None}))
     assert report["m"].message.startswith("expected 0 parameters, got 2")
+
+
+def test_a_submodule_in_the_wrong_mode_is_named_readably(grade):
+    """Issue 28: a Sequential's child was named `` `3` ``; it is "the Dropout at index 3" now."""
+    spec = {"id": "m", "kind": "module", "value": "build()", "training": True}
+    code = ("import torch.nn as nn\ndef build():\n    net = nn.Sequential(nn.Linear(2, 2), nn.ReLU(),\n"
+            "        nn.Sequential(nn.Linear(2, 2), nn.Dropout()), nn.Dropout())\n    net[3].eval()\n    return net\n")
+    assert grade(code, spec).checks[0].message.startswith(
+        "expected every submodule in training mode, but the Dropout at index 3 is in eval mode")
+    nested = code.replace("net[3].eval()", "net[2][1].eval()")
+    assert grade(nested, spec).checks[0].message.startswith(
+        "expected every submodule in training mode, but `[2][1]` (Dropout) is in eval mode")

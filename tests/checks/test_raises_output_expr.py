@@ -41,3 +41,17 @@ def test_expr_refuses_lying_truth(grade):
     code = "class Yes:\n    def __bool__(self):\n        return True\ndef f():\n    return Yes()\n"
     check = grade(code, spec).checks[0]
     assert check.status == "failed" and "not a truth value" in check.message
+
+
+def test_expr_message_says_what_it_saw(grade):
+    """`{{ expression }}` in a message is the value the check saw (issue 28: "how many? which?")."""
+    spec = {"id": "e", "kind": "expr", "setup": "calls = []\nrun(calls.append)",
+            "predicate": "len(calls) == 3",
+            "message": "fn ran {{len(calls)}} time(s), expected {{1 + 2}}; names: {{names()}}; {{'a' * 100}}"}
+    code = "def run(fn):\n    fn(1)\ndef names():\n    return ['aten::mm', 'waiting']\n"
+    check = grade(code, spec).checks[0]
+    assert check.message == ("fn ran 1 time(s), expected 3; names: 'aten::mm', 'waiting'; " + "a" * 59 + "…")
+    # the learner's code raising while the message is filled in leaves a "?", not a crash
+    spec["message"] = "fn ran {{len(calls)}} time(s); {{boom()}}"
+    check = grade(code + "def boom():\n    raise RuntimeError('no')\n", spec).checks[0]
+    assert (check.status, check.message) == ("failed", "fn ran 1 time(s); ?")

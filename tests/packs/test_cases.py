@@ -1,7 +1,10 @@
 """Every plausible wrong fix is caught by the check it names; every alternative right fix passes.
 
 The cases live in ``cases/<exercise-id>/``: ``wrong_*.py`` starts with ``# fails: <check-id>[, ...]``
-and each named check must not pass (failed or error); ``right_*.py`` must pass every check. They
+and each named check must not pass (failed or error); an optional second line ``# passes: ...``
+names checks that must pass for it, or ``# quiet: ...`` checks that must pass or be skipped (so
+their hints, about other mistakes, are not shown);
+``right_*.py`` must pass every check. They
 go through the real check engine and sandbox, one warm worker for the whole module, because a
 check that only works on the starter's data is exactly what these cases are meant to expose.
 """
@@ -18,6 +21,7 @@ from tests.packs.conftest import CASES_DIR, PACK_DIR
 grading = pytest.importorskip("tutor.grading.exercise", reason="the check engine is not installed")
 
 FAILS = re.compile(r"^#\s*fails:\s*(?P<ids>[a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)\s*$")
+PASSES = re.compile(r"^#\s*(?P<how>passes|quiet):\s*(?P<ids>[a-z0-9_-]+(\s*,\s*[a-z0-9_-]+)*)\s*$")
 EXERCISES = ("shape-mismatch", "numpy-dtype", "unregistered-submodule", "accumulate-graph", "forgot-eval",
              "view-inplace", "no-grad-or-inference", "autocast-bf16", "profiler-hotspot", "fair-benchmark")
 
@@ -33,6 +37,19 @@ def expected_failures(path: Path) -> list[str]:
     if match is None:
         raise AssertionError(f"{path}: the first line must be '# fails: <check-id>[, <check-id>]'")
     return [part.strip() for part in match["ids"].split(",")]
+
+
+def expected_passes(path: Path) -> list[str]:
+    """The check ids a wrong case names on its second line as passing or quiet (none if no such line)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    match = PASSES.match(lines[1]) if len(lines) > 1 else None
+    return [part.strip() for part in match["ids"].split(",")] if match else []
+
+
+def quiet_allowed(path: Path) -> tuple[str, ...]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    match = PASSES.match(lines[1]) if len(lines) > 1 else None
+    return ("passed", "skipped") if match and match["how"] == "quiet" else ("passed",)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +77,7 @@ def test_wrong_cases_name_real_checks(pack):
     for path in CASES_DIR.glob("*/wrong_*.py"):
         _, exercise = pack.find_exercise(path.parent.name)
         known = {check.id for check in exercise.checks}
-        unknown = set(expected_failures(path)) - known
+        unknown = (set(expected_failures(path)) | set(expected_passes(path))) - known
         assert not unknown, f"{path.name} names checks {exercise.id} does not have: {unknown}"
 
 
@@ -79,4 +96,9 @@ def test_case(pack, sandbox, path: Path):
             assert check_id in status, f"{check_id} did not run for {path.name}: {summary}"
             assert status[check_id].status in ("failed", "error"), (
                 f"{path.name} should be caught by {check_id}, which {status[check_id].status}: {summary}")
+        for check_id in expected_passes(path):
+            assert check_id in status, f"{check_id} did not run for {path.name}: {summary}"
+            assert status[check_id].status in quiet_allowed(path), (
+                f"{path.name} should not fail {check_id} (its hint is about another mistake), which "
+                f"{status[check_id].status}: {summary}")
         assert not report.passed

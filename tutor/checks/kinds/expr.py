@@ -6,8 +6,10 @@ tensors); a learner object with its own ``__bool__`` is an instructor error, rep
 
 from __future__ import annotations
 
+import re
+
 from tutor.checks import refs, render
-from tutor.checks.context import Case, Failed
+from tutor.checks.context import PASS_THROUGH, Case, CodeRaised, Failed
 from tutor.checks.vocab import ExprData
 
 _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
@@ -27,11 +29,39 @@ def truth(value) -> bool:
     raise Failed(f"the check's predicate gave {render.describe(value)}, not a truth value")
 
 
+_SEEN = re.compile(r"\{\{(.+?)\}\}")
+
+
+def shown(value) -> str:
+    """What a message says about a value it names: plain values as written, anything else described."""
+    kind = refs.type_(value)
+    if kind in (bool, int, str) or value is None:
+        return render.clip(refs.repr_(value) if kind is str else refs.str_(value), 60)
+    if kind is float:
+        return render.fmt_number(value)
+    if kind in (list, tuple) and refs.len_(value) <= 8 and all(refs.type_(v) in (bool, int, float, str) for v in value):
+        return render.clip(", ".join(shown(v) for v in value) or "none", 200)
+    return render.describe(value)
+
+
+def _fill(message: str, case: Case) -> str:
+    """``{{ expression }}`` in a message says what the check saw (evaluated like the predicate)."""
+    def one(match) -> str:
+        try:
+            value = case.eval(match.group(1).strip())
+            return render.clip(value, 60) if refs.type_(value) is str else shown(value)
+        except PASS_THROUGH:
+            raise
+        except CodeRaised:  # the learner's code raised while being described: the message stands
+            return "?"
+    return _SEEN.sub(one, message)
+
+
 def run(check: ExprData, case: Case) -> None:
     value = case.eval(check["predicate"])
     if not truth(value):
         message = check.get("message")
         if isinstance(message, dict):  # normally resolved by the parent; any language will do
             message = next(iter(message.values()), "")
-        raise Failed(message or f"`{check['predicate']}` is false")
+        raise Failed(_fill(message, case) if message else f"`{check['predicate']}` is false")
     return None

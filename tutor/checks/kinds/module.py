@@ -63,13 +63,26 @@ def _all_moved(module, target: str) -> None:
                          expected=target, got=refs.str_(device))
 
 
+def _readable(name: str, sub) -> str:
+    """`body[3]` (Dropout) for the name "body.3"; "the Dropout at index 3" for a bare "3"."""
+    kind = refs.type_(sub).__name__
+    if not name:
+        return f"the module ({kind})"
+    parts = name.split(".")
+    if parts[0].isdigit() and len(parts) == 1:
+        return f"the {kind} at index {parts[0]}"
+    text = f"[{parts[0]}]" if parts[0].isdigit() else parts[0]
+    text += "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts[1:])
+    return f"`{text}` ({kind})"
+
+
 def _training(module, wanted: bool) -> None:
     for name, sub in modules.walk(module):
         if modules.training(sub) != wanted:
             mode = "training" if wanted else "eval"
             got = "training" if not wanted else "eval"
-            raise Failed(f"expected every submodule in {mode} mode, but {modules.label(name, sub)} is in {got} mode",
-                         expected=f"{mode} mode", got=f"{got} mode ({name or 'the module'})")
+            raise Failed(f"expected every submodule in {mode} mode, but {_readable(name, sub)} is in {got} mode",
+                         expected=f"{mode} mode", got=f"{got} mode ({_readable(name, sub)})")
 
 
 def _group(module, which: str, spec: TensorGroupData) -> None:

@@ -1,4 +1,5 @@
 # fails: autocast-during, weights-float32
+# passes: autocast-off-after
 import torch
 
 

@@ -1,4 +1,5 @@
-# fails: autocast-during
+# fails: autocast-off-after
+# quiet: autocast-during
 import torch
 
 

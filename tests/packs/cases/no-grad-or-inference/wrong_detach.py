@@ -1,4 +1,5 @@
 # fails: validate-grad-off
+# passes: validate-restores-mode, validate-not-inference
 import torch
 
 

@@ -1,4 +1,5 @@
-# fails: validate-grad-off, validate-values, validate-usable-later
+# fails: validate-not-inference, validate-values, validate-usable-later
+# passes: validate-restores-mode, validate-grad-off
 import torch
 
 

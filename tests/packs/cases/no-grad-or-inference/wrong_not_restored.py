@@ -1,4 +1,5 @@
-# fails: validate-grad-off
+# fails: validate-restores-mode
+# quiet: validate-grad-off, validate-not-inference, validate-usable-later
 import torch
 
 

@@ -1,4 +1,5 @@
-# fails: layers-registered, scale-is-buffer
+# fails: scale-is-buffer
+# passes: layers-registered, layers-registered-any-depth
 import torch
 import torch.nn as nn
 

@@ -29,3 +29,27 @@ def test_a_filter_typed_in_a_burst_keeps_its_spaces(terminal):
     terminal.type(" or")
     screen = terminal.wait_for("No lesson matches 'fixing code or'", timeout=30)
     assert "2. Fixing code" not in screen
+
+
+def test_an_output_of_200000_lines_does_not_freeze_the_page(terminal):
+    """An example printing 200,000 lines (the run is capped at 1 MiB) left ~96,000 lines on the
+    page; keys took 10-20 s to register and the next Run showed the old output again. Now the box
+    shows the last lines with a note, and the next Run's output replaces it."""
+    terminal.start("open", "mini/basics")
+    terminal.wait_for("Welcome")
+    terminal.keys("F4")  # the example
+    terminal.wait_for("f5 Run")
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("C-a")
+    terminal.type("for i in range(200000): print('line', i)")
+    terminal.wait_for("range(200000)", timeout=30)
+    terminal.keys("F5")
+    screen = terminal.wait_for("earlier lines not shown", timeout=120)
+    assert "line 199999" not in screen  # the top of the box: its note, then the last lines
+    # The page answers keys: the editor (still focused) takes new code, and Run shows its output.
+    terminal.keys("C-a")
+    terminal.type('print("sec" + "ond", "run")')
+    terminal.keys("F5")
+    screen = terminal.wait_for("Run 2 at", timeout=120)
+    assert "second run" in screen
+    assert "earlier lines not shown" not in screen

@@ -91,6 +91,10 @@ TABLE: dict[str, dict[str, str]] = {
         "outcome.unmatched": "Not what the lesson expected: {summary}",
         "outcome.limit": "{message}",
         "outcome.failure": "The sandbox failed: {message}",
+        "outcome.changed": "You changed this example: this is what your version did. {shortcut} puts the "
+                           "lesson's version back.",
+        "output.cut": "… {count:,} earlier lines not shown (the last {shown:,} are below).",
+        "example.run_stamp": "Run {n} at {time}",
         "exercise.contract": "Your code must define",
         "exercise.optional": "optional",
         "exercise.hint": "Hint {n}/{total}: {text}",

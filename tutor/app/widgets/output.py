@@ -43,25 +43,62 @@ def outcome_line(result: RunResult) -> tuple[str, str]:
     return neutralize(t("outcome.limit", message=result.message or status)), "bold yellow"
 
 
+#: The most of one stream (stdout, stderr) a run's box shows: its last lines, and of those at most
+#: so many characters. A run may print up to the output limit (1 MiB, ~100,000 short lines);
+#: laying all of it out froze the page for seconds per key. The rest is counted in a note above.
+SHOWN_LINES = 300
+SHOWN_CHARS = 30_000
+
+
+def tail(text: str, lines: int = SHOWN_LINES, chars: int = SHOWN_CHARS) -> tuple[str, int]:
+    """The last ``lines`` lines of ``text`` (at most ``chars`` characters of them), and how many
+    lines were left out before them (a line cut in its middle counts as left out)."""
+    body = text.rstrip("\n")
+    if len(body) <= chars and body.count("\n") < lines:
+        return body, 0
+    total = body.count("\n") + 1
+    start = len(body)
+    for _ in range(lines):
+        found = body.rfind("\n", 0, start)
+        if found < 0:
+            start = 0
+            break
+        start = found
+    else:
+        start += 1
+    start = max(start, len(body) - chars)
+    kept = body[start:]
+    if start and body[start - 1] != "\n":  # cut inside a line: start at the next whole one
+        newline = kept.find("\n")
+        kept = kept[newline + 1:] if newline >= 0 else kept
+    return kept, total - (kept.count("\n") + 1)
+
+
+def _stream(out: Text, text: str, style: str = "") -> None:
+    """Append one stream of output, bounded (see ``SHOWN_LINES``), after a blank line."""
+    kept, cut = tail(text)
+    out.append("\n\n")
+    if cut:
+        out.append(t("output.cut", count=cut, shown=kept.count("\n") + 1) + "\n", style="dim italic")
+    out.append(neutralize(kept), style=style)
+
+
 def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) -> Text:
     """The whole run as Text; ``headline`` replaces the default outcome sentence."""
     sentence, style = headline or outcome_line(result)
     out = Text(neutralize(sentence), style=style)
-    stdout = neutralize(result.stdout or "")
-    stderr = neutralize(result.stderr or "")
+    stdout = result.stdout or ""
+    stderr = result.stderr or ""
     error = result.error
-    if stdout:
-        out.append("\n\n")
-        out.append(stdout.rstrip("\n"))
-    if stderr:
-        out.append("\n\n")
-        out.append(stderr.rstrip("\n"), style="yellow")
+    if stdout.strip("\n"):
+        _stream(out, stdout)
+    if stderr.strip("\n"):
+        _stream(out, stderr, "yellow")
     traceback = error.traceback if error else None
     traceback = neutralize(traceback) if traceback else traceback
-    if traceback and traceback.strip() not in stderr:
-        out.append("\n\n")
-        out.append(traceback.rstrip("\n"), style="red")
-    if not stdout and not stderr and not traceback:
+    if traceback and traceback.strip() not in neutralize(stderr):
+        _stream(out, traceback, "red")
+    if not stdout.strip("\n") and not stderr.strip("\n") and not traceback:
         out.append("\n")
         out.append(t("step.nothing"), style="dim")
     return out

@@ -19,7 +19,7 @@ from textual.widgets import Static, TextArea
 from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
-from tutor.app.widgets.output import Hanging, render_run
+from tutor.app.widgets.output import Hanging, render_run, tail
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -96,7 +96,7 @@ class PredictQuizStep(StepView):
             output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
-                                difference(prediction, verdict.expected), Text(""),
+                                difference(tail(prediction)[0], tail(verdict.expected)[0]), Text(""),
                                 Hanging.of(render_run(result, headline=(t("quiz.predict.ran"), "bold")))))
         if quiz.explain:
             self.query_one("#explain", Markdown).update(self.text(quiz.explain))

@@ -24,3 +24,56 @@ async def test_the_contents_filter_keeps_spaces_and_says_when_nothing_matches(ma
         text = screen_text(app)
         assert app.screen.query_one("#toc", DataTable).row_count == 0
         assert "No lesson matches 'fixing code or'" in text
+
+
+CODE = "import torch\n\ndef double(x):\n    y = x\n    return y\n"
+
+
+async def _editor(pilot, app, code: str = CODE):
+    from tutor.app.widgets.editor import CodeEditor
+
+    await settle(pilot)
+    editor = app.screen.query_one(CodeEditor)
+    editor.replace_all(code)
+    editor.focus()
+    await settle(pilot)
+    return editor
+
+
+async def test_tab_and_shift_tab_indent_and_dedent_the_selected_lines(make_app):
+    """Issue 28: Tab with lines 4-5 selected made them one indented blank line; Shift+Tab left
+    the editor. Now they shift by a level, as one undo, the selection kept on the same text."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.move_cursor((3, 0))
+        await pilot.press("shift+down", "shift+end")  # lines 4 and 5, as the learner did
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\n        y = x\n        return y\n"
+        assert app.focused is editor
+        assert editor.selected_text == "        y = x\n        return y"
+        await pilot.press("shift+tab", "shift+tab")
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\ny = x\nreturn y\n"
+        assert app.focused is editor  # Shift+Tab with a selection dedents, it does not leave
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == CODE
+        await pilot.press("ctrl+z")  # one undo per key
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\ny = x\nreturn y\n"
+
+
+async def test_a_selection_ending_at_a_line_start_leaves_that_line_and_blank_lines_stay_blank(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app)
+        editor.move_cursor((0, 0))
+        await pilot.press("shift+down", "shift+down", "shift+down")  # lines 1-3, ends at line 4's start
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == "    import torch\n\n    def double(x):\n    y = x\n    return y\n"
+        await pilot.press("shift+tab")
+        await settle(pilot)
+        assert editor.text == CODE

@@ -53,3 +53,20 @@ def test_an_output_of_200000_lines_does_not_freeze_the_page(terminal):
     screen = terminal.wait_for("Run 2 at", timeout=120)
     assert "second run" in screen
     assert "earlier lines not shown" not in screen
+
+
+def test_tab_indents_and_shift_tab_dedents_a_selected_block(terminal):
+    """Select two lines with Shift+Down / Shift+End, Tab: both move right a level (they became
+    one indented blank line); Shift+Tab: back (it left the editor)."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("Double it")
+    terminal.wait_for("f6 Check")
+    terminal.keys("Down", "Down")  # line 3: def double(x):
+    terminal.keys("S-Down", "S-End")
+    terminal.keys("Tab")
+    screen = terminal.wait_for("    def double(x):", timeout=30)
+    assert "        return x" in screen and "✎ editing" in screen
+    terminal.keys("BTab")
+    terminal.wait_for("3  def double(x):", timeout=30)
+    screen = terminal.wait_for("4      return x", timeout=30)
+    assert "✎ editing" in screen  # still in the editor

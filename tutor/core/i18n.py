@@ -183,6 +183,7 @@ TABLE: dict[str, dict[str, str]] = {
                      "In the editor, Enter keeps the indentation (one level more after a line "
                      "ending in ':'), Backspace in the leading spaces removes one level, and "
                      "PageUp/PageDown scroll the lesson while the code fits in the editor. "
+                     "Tab and Shift+Tab indent and dedent the selected lines. "
                      "The editor's (or answer box's) frame says if it has your keys; Esc leaves "
                      "it for the page, Tab goes back.",
         # status bar

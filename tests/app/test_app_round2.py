@@ -77,3 +77,38 @@ async def test_a_selection_ending_at_a_line_start_leaves_that_line_and_blank_lin
         await pilot.press("shift+tab")
         await settle(pilot)
         assert editor.text == CODE
+
+
+async def _goto(pilot, app, step_id: str) -> None:
+    while app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await settle(pilot)
+
+
+async def test_pick_all_that_apply_works_with_up_down_space_and_enter(make_app):
+    """Issue 28: Space, Down and Enter did nothing until Tab; Up/Down never moved between the
+    boxes; ticked and not were both drawn ▐X▌. Now the boxes have the keys as the question opens."""
+    from tutor.app.widgets.steps.quiz_choice import ChoiceBoxes
+
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "which-modes")
+        assert isinstance(app.focused, ChoiceBoxes)
+        text = screen_text(app)
+        assert "Up/Down to move, Space to tick, Enter to submit" in text
+        assert "[ ] torch.no_grad()" in text and "▐X▌" not in text
+        await pilot.press("space", "down", "space", "down", "space", "up", "up")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "[x] torch.no_grad()" in text and "[x] torch.inference_mode()" in text
+        assert "[x] model.eval()" in text
+        await pilot.press("down", "down", "space")  # clears model.eval()
+        await settle(pilot)
+        assert "[ ] model.eval()" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Correct." in screen_text(app)
+        assert app.store.step("mini", "basics", "which-modes").quiz_correct is True
+        await pilot.press("up", "space", "enter")  # a second answer, by keys alone: wrong
+        await settle(pilot)
+        assert app.store.step("mini", "basics", "which-modes").quiz_correct is False

@@ -131,7 +131,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.right": "I got it",
         "quiz.free.wrong": "I missed it",
         "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
-        "quiz.choice.pick_many": "Pick every correct answer, then Submit.",
+        "quiz.choice.pick_many": "Tick every correct answer (Up/Down to move, Space to tick, Enter to submit).",
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",

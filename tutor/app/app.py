@@ -146,9 +146,13 @@ class TutorApp(App[None]):
         """Open the review queue (every pack, or ``pack_id``'s)."""
         from tutor.app.screens.review import ReviewScreen
 
-        if not isinstance(self.screen, ReviewScreen):
-            self.flush_drafts()
-            self.push_screen(ReviewScreen(pack_id or None))
+        if isinstance(self.screen, ReviewScreen):  # F10 there: go on with what came due
+            if self.screen.current is None:
+                self.screen.poll_due()
+                self.screen.action_next()
+            return
+        self.flush_drafts()
+        self.push_screen(ReviewScreen(pack_id or None))
 
     # ------------------------------------------------------------------ app-wide actions
 

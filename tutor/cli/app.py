@@ -132,7 +132,9 @@ def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     if found is None:
         return resolve(lesson.title, lang, fallback)
     index, step = found
-    title = resolve(step.title, lang, fallback) if step.title else f"step {index + 1}"
+    from tutor.core.titles import step_title
+
+    title = step_title(step, lang, fallback, index)
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 

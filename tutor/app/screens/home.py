@@ -144,7 +144,9 @@ class HomeScreen(Screen[None]):
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)
-            step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
+            from tutor.core.titles import step_title
+
+            step_name = neutralize(step_title(target.step, app.language, texts.fallback, target.step_index))
             where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None
             key = "home.resume" if started else "home.start"

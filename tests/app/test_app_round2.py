@@ -112,3 +112,78 @@ async def test_pick_all_that_apply_works_with_up_down_space_and_enter(make_app):
         await pilot.press("up", "space", "enter")  # a second answer, by keys alone: wrong
         await settle(pilot)
         assert app.store.step("mini", "basics", "which-modes").quiz_correct is False
+
+
+async def test_page_down_in_an_editor_longer_than_it_shows_scrolls_the_lesson(make_app):
+    """Issue 28: PgDn in a focused editor whose code is longer than the editor paged the code,
+    and keeping its cursor in view pulled the lesson back to the editor."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor(pilot, app, "\n".join(f"x{i} = {i}" for i in range(60)) + "\n")
+        scroll = app.screen.query_one("#step-scroll")
+        await settle(pilot, 3)
+        assert editor.max_scroll_y > 0  # the code is longer than the editor
+        editor.move_cursor((0, 0))
+        scroll.scroll_home(animate=False)
+        await settle(pilot)
+        top = scroll.scroll_y
+        await pilot.press("pagedown")
+        await settle(pilot, 3)
+        assert scroll.scroll_y > top and app.focused is editor
+        assert editor.selection.end == (0, 0)  # the cursor stays where it was
+        await pilot.press("pagedown")
+        await settle(pilot, 3)
+        assert scroll.scroll_y == scroll.max_scroll_y  # on past the editor to the lesson's end
+        assert "You reached the end of the pack." in screen_text(app)
+        await pilot.press("pageup", "pageup", "pageup")
+        await settle(pilot, 3)
+        assert scroll.scroll_y == 0
+
+
+async def test_the_footer_at_80_columns_keeps_f2_and_f3(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "shape-error")  # an example, its editor focused
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("f2 Contents", "f3 Previous", "f4 Next", "f5 Run", "f9 Reset", "PgDn Page"):
+            assert key in footer, footer
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("f2 Contents", "f3 Previous", "f4 Next", "f5 Run", "f6 Check", "f7 Hint",
+                    "f8 Solution", "f9 Reset"):
+            assert key in footer, footer
+
+
+async def test_an_answered_choice_revisited_opens_at_its_question(make_app, tmp_path):
+    """Issue 28: revisiting an answered choice opened scrolled past the question (focusing the
+    choices scrolled to them): on the first screen and after F3/F4 alike."""
+    import shutil
+
+    from app_support import MINI
+    from tutor.core.loader import load_pack
+
+    copy = tmp_path / "mini"
+    shutil.copytree(MINI, copy)
+    lesson = copy / "basics.yaml"
+    code = "\n".join(f"      x{i} = {i}" for i in range(12))
+    lesson.write_text(lesson.read_text().replace(
+        "    question: In `(4x8 and 16x2)`, which two numbers must agree?",
+        "    question: |\n      Look at this code first.\n\n      ```python\n" + code + "\n      ```\n\n"
+        "      In `(4x8 and 16x2)`, which two numbers must agree?"))
+    app = make_app(pack=load_pack(copy), data_dir=tmp_path / "data")
+    app.store.record_quiz("mini", "basics", "which-dim", "1", False)
+    app.store.set_position("mini", "basics", "which-dim")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, 3)
+        assert "Look at this code first." in screen_text(app)
+        await pilot.press("f3")
+        await settle(pilot, 3)
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        assert "Look at this code first." in screen_text(app)
+        await pilot.press("pagedown")  # the choices focused, PgDn pages the lesson
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "(•) 4 and 2" in text and "( ) 8 and 16" in text  # picked or not, without colour

@@ -180,10 +180,9 @@ TABLE: dict[str, dict[str, str]] = {
         "help.body": "A focused editor takes ordinary keys, so every action has a function key "
                      "or a ctrl key. Ctrl+P opens the command palette with every action. "
                      "Your code is saved as you type; quitting loses nothing.\n"
-                     "In the editor, Enter keeps the indentation (one level more after a line "
-                     "ending in ':'), Backspace in the leading spaces removes one level, and "
-                     "PageUp/PageDown scroll the lesson while the code fits in the editor. "
-                     "Tab and Shift+Tab indent and dedent the selected lines. "
+                     "In the editor, Enter keeps the indentation (one level more after ':'), "
+                     "Backspace in the leading spaces removes one level, Tab/Shift+Tab indent/dedent "
+                     "the selected lines, and PageUp/PageDown scroll the lesson. "
                      "The editor's (or answer box's) frame says if it has your keys; Esc leaves "
                      "it for the page, Tab goes back.",
         # status bar

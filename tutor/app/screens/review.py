@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.screens.lesson import QUESTION_FOCUS
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -193,7 +194,8 @@ class ReviewScreen(Screen[None]):
                 self._verdict(Text(t("review.rate.prompt"), style="bold"))
             scroll.scroll_home(animate=False)
             found = self.query(self.AUTO_FOCUS)
-            (found.first() if found else scroll).focus()
+            first = found.first() if found else scroll
+            first.focus(scroll_visible=first.id not in QUESTION_FOCUS)  # the question stays in view
             self._shown = time.monotonic()
         self.refresh_bindings()
 

@@ -342,17 +342,13 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         self.move_cursor((last, len(self.document.get_line(last))), select=select)
 
     def action_cursor_page_down(self) -> None:
-        """PageDown: a page of the editor when its code is longer than it shows, else of the lesson."""
-        if self.max_scroll_y == 0:
-            self._page_scroll(+1)
-        else:
-            super().action_cursor_page_down()
+        """PageDown: a page of the lesson, whatever the code's length. (Paging a long code moved
+        its cursor, and keeping the cursor in view then pulled the lesson back to the editor:
+        PgDn never got past it. The arrows, ctrl+home and ctrl+end move in the code.)"""
+        self._page_scroll(+1)
 
     def action_cursor_page_up(self) -> None:
-        if self.max_scroll_y == 0:
-            self._page_scroll(-1)
-        else:
-            super().action_cursor_page_up()
+        self._page_scroll(-1)
 
     def _page_scroll(self, direction: int) -> None:
         scroll = self._scroll_parent()

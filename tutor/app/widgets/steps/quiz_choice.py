@@ -107,7 +107,12 @@ class _Wrapping(_Toggle):
 
 
 class ChoiceRadio(_Wrapping, RadioButton):
-    pass
+    """One choice of a pick-one question: ``(•)`` picked, ``( )`` not (Textual draws both
+    ``▐●▌``, only the colour differing)."""
+
+    def glyph(self) -> Content:
+        style = self.get_visual_style("toggle--button")
+        return Content("(•)" if self.value else "( )").stylize_before(style)
 
 
 class ChoiceBox(_Wrapping, Checkbox, can_focus=False):

@@ -167,3 +167,23 @@ async def test_stop_ends_a_runaway_run(make_app, sandbox):
         await pilot.press("f5")
         await _finish(pilot, app)
         assert "after stop" in screen_text(app)
+
+
+async def test_a_step_key_during_a_run_says_a_run_is_in_progress(make_app, sandbox):
+    """Issue 28: F6 (Check) during a run was silently ignored."""
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("import time\ntime.sleep(20)\n")
+        await pilot.press("f5")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.screen.step_view.running:
+                break
+        await pilot.press("f6")
+        await settle(pilot)
+        assert any("A run is in progress" in n.message and "ESC stops it" in n.message
+                   for n in app._notifications)
+        await pilot.press("escape")  # Stop
+        await _finish(pilot, app)
+        assert not app.screen.step_view.running

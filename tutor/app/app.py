@@ -67,7 +67,9 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ start and stop
 
     def on_mount(self) -> None:
-        self.theme = THEMES.get(self._theme_choice(), "textual-dark")
+        choice = self._theme_choice()
+        self.theme = THEMES.get(choice) or (choice if choice in self.available_themes else "textual-dark")
+        self._theme_set = True  # from now on a theme change is the learner's: kept (watch_theme)
         if self.store.notice:
             from tutor.core.textclean import neutralize
 
@@ -162,8 +164,20 @@ class TutorApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    #: Textual's palette commands that are no use here: its key panel (which squeezed the lesson
+    #: and that Esc did not close), maximizing a widget, an SVG screenshot.
+    HIDDEN_SYSTEM_COMMANDS = frozenset({"Keys", "Maximize", "Minimize", "Screenshot"})
+
+    _theme_set = False
+
     def watch_theme(self, theme: str) -> None:
         from tutor.app.widgets.editor import CodeEditor, FramedBox
+
+        if self._theme_set:
+            # Kept for the next start, whichever way it was picked (the palette's Theme list
+            # too); a theme given by flag, variable or config file still wins.
+            named = {value: key for key, value in THEMES.items()}
+            self.store.set_preference("theme", named.get(theme, theme))
 
         dark = self.current_theme.dark
         for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
@@ -176,15 +190,14 @@ class TutorApp(App[None]):
         """The theme set by flag, variable or config file; else the one last chosen in the app."""
         if self.settings.sources.get("theme", "default") == "default":
             saved = self.store.preference("theme")
-            if saved is not None and saved in THEMES:
+            if saved is not None and (saved in THEMES or saved in self.available_themes):
                 return saved
         theme: str = self.settings.theme
         return theme
 
     def action_toggle_dark(self) -> None:
-        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
-        # Kept for the next start (a theme given by flag, variable or config file still wins).
-        self.store.set_preference("theme", "light" if self.theme == "textual-light" else "dark")
+        self.theme = "textual-dark" if self.current_theme.dark is False else "textual-light"
+        # (kept for the next start by watch_theme)
 
     def action_home(self) -> None:
         from tutor.app.screens.home import HomeScreen
@@ -201,7 +214,9 @@ class TutorApp(App[None]):
         self.language = code
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        for command in super().get_system_commands(screen):
+            if command.title not in self.HIDDEN_SYSTEM_COMMANDS:
+                yield command
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)
         yield SystemCommand(t("cmd.home"), t("cmd.home.help"), self.action_home)

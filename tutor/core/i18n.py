@@ -83,6 +83,7 @@ TABLE: dict[str, dict[str, str]] = {
         "step.output": "Output",
         "step.running": "Running… {elapsed:.1f} s (Esc stops)",
         "step.stopped": "Stopped.",
+        "step.busy": "A run is in progress: wait for it to finish, or {shortcut} stops it.",
         "step.nothing": "(no output)",
         "outcome.ok": "Finished without an error in {time:.2f} s.",
         "outcome.raised_expected": "Raised as expected: {type}: {message}",

@@ -6,6 +6,7 @@ import time
 from functools import partial
 from typing import Iterable
 
+from textual import events
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -31,6 +32,20 @@ STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
 #: Where a question is answered: focused there, the question above stays in view.
 QUESTION_FOCUS = ("prediction", "answer", "choices")
+
+
+def busy_key(screen: Screen[None], view: StepView | None, event: events.Key) -> None:
+    """Say "a run is in progress" for a key of ``screen``'s step actions pressed while ``view``
+    runs code (Textual skips a binding its screen disables: the key did nothing, silently)."""
+    if view is None or not view.running:
+        return
+    for binding in screen.BINDINGS:
+        if isinstance(binding, Binding) and binding.action.startswith("step(") \
+                and event.key in binding.key.split(","):
+            event.stop()
+            event.prevent_default()
+            screen.notify(t("step.busy", shortcut=key_label(screen, "stop")), timeout=4)
+            return
 
 
 class LessonCommands(ScreenCommands):
@@ -185,6 +200,11 @@ class LessonScreen(Screen[None]):
         view = self.step_view
         if view is not None:
             view.act(name)
+
+    def on_key(self, event: events.Key) -> None:
+        """A step's key while its code runs (hidden from the footer then, so Stop has room) says
+        why nothing happens instead of being silently ignored."""
+        busy_key(self, self.step_view, event)
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one("#step-scroll", VerticalScroll)

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -23,7 +24,7 @@ from textual.widgets import Static
 
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
-from tutor.app.screens.lesson import QUESTION_FOCUS
+from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -340,6 +341,9 @@ class ReviewScreen(Screen[None]):
         view = self.step_view
         if view is not None:
             view.act(name)
+
+    def on_key(self, event: events.Key) -> None:
+        busy_key(self, self.step_view, event)
 
     def action_stop(self) -> None:
         view = self.step_view

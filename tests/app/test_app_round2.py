@@ -187,3 +187,58 @@ async def test_an_answered_choice_revisited_opens_at_its_question(make_app, tmp_
         await settle(pilot, 3)
         text = screen_text(app)
         assert "(•) 4 and 2" in text and "( ) 8 and 16" in text  # picked or not, without colour
+
+
+def test_a_passed_flat_memory_check_is_drawn_against_what_flat_allows():
+    """Issue 28: "memory stays flat: passed" sat above a bar chart rising 256 B -> 2.0 KiB (the
+    sparkline scaled from the smallest value to the largest). The bars now start at zero and are
+    scaled to what the check allows, which the report says in words."""
+    from pathlib import Path
+
+    from tutor.app.widgets.charts import columns, flat_limit
+    from tutor.app.widgets.report import CheckReport
+    from tutor.core.loader import load_pack
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+    from tutor.sandbox.result import RunResult
+
+    pack = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    exercise = next(step for lesson in pack.lessons for step in lesson.steps
+                    if any(getattr(c, "kind", "") == "memory" for c in getattr(step, "checks", ())))
+    spec = next(c for c in exercise.checks if c.kind == "memory")
+    curve = [[4, 256], [8, 384], [16, 512], [32, 768]]  # a list of floats: a little, not a leak
+    report = ExerciseReport(exercise=exercise.id, passed=True, message="", run=RunResult(status="ok"),
+                            checks=[CheckResult(spec.id, "passed", "memory stays flat", "",
+                                                data={"curve": curve})])
+    widget = CheckReport(report, lambda text: str(text or ""), exercise=exercise)
+    limit = widget._flat_limit(spec.id, curve)
+    assert limit == 256 * 1.25 + 64 * 28  # as tutor.checks.kinds.memory judges it
+    assert limit == flat_limit([(4, 256), (8, 384), (16, 512), (32, 768)], spec.tolerance, spec.slack_per_step)
+    bars = columns([b for _, b in curve], max(768, limit))
+    assert bars[0].strip() == ""  # under what flat allows: the top row stays empty
+    leak = columns([131072, 262144, 524288, 1048576], 1048576)
+    assert leak[0].strip() and leak[0].split()[-1] == "███"  # a leak fills the chart
+    assert CheckReport(report, str)._flat_limit(spec.id, curve) is None  # no exercise: no claim
+
+
+def test_the_predict_difference_marks_whole_words():
+    """Issue 28: characters two different words share were left unmarked ("float32" against
+    "bfloat16" marked "32" and "b", "16"), so the marks fell on the wrong words."""
+    from tutor.app.widgets.steps.quiz_predict import word_spans
+
+    def marked(a, b):
+        left, right = word_spans(a, b)
+        return [a[x:y] for x, y in left], [b[x:y] for x, y in right]
+
+    assert marked("torch.float32", "torch.bfloat16") == (["float32"], ["bfloat16"])
+    assert marked("True False", "False False") == (["True"], ["False"])
+    assert marked("tensor([1., 2.])", "tensor([2., 4.])") == (["1.", "2."], ["2.", "4."])
+    assert marked("same", "same") == ([], [])
+
+
+async def test_a_free_answer_box_has_room_to_write(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        box = app.screen.query_one("#answer")
+        assert box.outer_size.height >= 8  # six lines inside its frame (it was three)
+        assert "Reveal answer" in screen_text(app)  # and the way on still shows at 80x24

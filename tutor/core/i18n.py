@@ -120,6 +120,7 @@ TABLE: dict[str, dict[str, str]] = {
         "check.hint": "hint: {value}",
         "chart.profile": "Self CPU time by operator",
         "chart.memory": "Memory kept alive, by number of steps",
+        "chart.memory.limit": "Flat allows up to {limit} at {n} steps; the bars are drawn to that scale.",
         "chart.col.op": "Operator",
         "chart.col.self": "Self µs",
         "chart.col.total": "Total µs",

@@ -193,4 +193,5 @@ class ExerciseStep(StepView):
 
         self._checks += 1
         box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
-                                                          time=time.strftime("%H:%M:%S"))))
+                                                          time=time.strftime("%H:%M:%S")),
+                              exercise=self.step))

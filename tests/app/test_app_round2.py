@@ -242,3 +242,53 @@ async def test_a_free_answer_box_has_room_to_write(make_app):
         box = app.screen.query_one("#answer")
         assert box.outer_size.height >= 8  # six lines inside its frame (it was three)
         assert "Reveal answer" in screen_text(app)  # and the way on still shows at 80x24
+
+
+PROFILE = """\
+-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------
+                                                   Name    Self CPU %      Self CPU   CPU total %     CPU total  CPU time avg    # of Calls
+-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------
+                                            aten::addmm        71.43%     500.000us        80.00%     560.000us     280.000us             2
+                                            aten::copy_        14.29%     100.000us        14.29%     100.000us      50.000us             2
+                                        aten::clamp_min         7.14%      50.000us         7.14%      50.000us      50.000us             1
+-------------------------------------------------------  ------------  ------------  ------------  ------------  ------------  ------------
+Self CPU time total: 700.000us
+
+linear: total >= self: True and this closing line is long enough that it has to wrap at eighty columns here
+"""
+
+
+async def test_a_wide_profiler_table_in_a_runs_output_keeps_a_row_per_line_and_scrolls(make_app):
+    """Issue 28: the profiler table, in the lesson about reading it, wrapped every row onto two
+    lines. Its rows stay one line each; Tab reaches the box and ←/→ scroll the table; the rest
+    of the output still wraps."""
+    from tutor.app.widgets.output import Hanging, OutputBox, render_run
+    from tutor.sandbox.result import RunResult
+
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "shape-error")
+        box = app.screen.query_one("#output", OutputBox)
+        box.add_class("-shown")
+        box.update(Hanging.of(render_run(RunResult(status="ok", stdout=PROFILE, wall_time=0.1))))
+        box.scroll_visible(animate=False, top=True)
+        await settle(pilot, 3)
+        text = screen_text(app)
+        rows = [line for line in text.splitlines() if "aten::" in line]
+        assert len(rows) == 3  # one screen line per row
+        assert all("71.43%" not in row for row in rows[1:])
+        assert "← → scroll the table (Esc, then Shift+Tab, to get here)" in text
+        assert "wrap at eighty" in text.replace("\n", " ")  # ordinary lines still wrap...
+        assert any(line.rstrip(" │").endswith("here") for line in text.splitlines())  # ...whole
+        await pilot.press("escape", "shift+tab")  # from the editor to the page, back to the box
+        await settle(pilot)
+        assert app.focused is box
+        await pilot.press("end")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "# of Calls" in text and "280.000us" in text  # the last columns, on the rows' lines
+        row = next(line for line in text.splitlines() if "280.000us" in line)
+        assert row.rstrip(" │").endswith("2")
+        await pilot.press("home")
+        await settle(pilot)
+        assert "aten::addmm" in screen_text(app)

@@ -96,6 +96,7 @@ TABLE: dict[str, dict[str, str]] = {
                            "lesson's version back.",
         "output.cut": "… {count:,} earlier lines not shown (the last {shown:,} are below).",
         "example.run_stamp": "Run {n} at {time}",
+        "output.table_scroll": "← → scroll the table (Esc, then Shift+Tab, to get here)",
         "exercise.contract": "Your code must define",
         "exercise.optional": "optional",
         "exercise.hint": "Hint {n}/{total}: {text}",

@@ -14,7 +14,7 @@ from textual.widgets import Static
 from tutor.app.widgets.keybutton import KeyButton, key_label, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import Hanging, render_run
+from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -78,7 +78,7 @@ class ExampleStep(StepView):
             yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run", variant="primary")
             yield KeyButton(with_key(t("step.reset"), self, "step('reset')"), id="reset")
         yield RunningIndicator()
-        yield Static(id="output", classes="output")
+        yield OutputBox(id="output", classes="output")
         yield Markdown(id="explain")
 
     @on(KeyButton.Pressed, "#run")

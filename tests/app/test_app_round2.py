@@ -292,3 +292,27 @@ async def test_a_wide_profiler_table_in_a_runs_output_keeps_a_row_per_line_and_s
         await pilot.press("home")
         await settle(pilot)
         assert "aten::addmm" in screen_text(app)
+
+
+async def test_editor_columns_at_80_is_what_the_editor_shows(make_app):
+    """EDITOR_COLUMNS_AT_80 (the pack's code lines must fit it) against the real layout: a line
+    that long shows whole with the cursor at its end (also beside a longer line: the editor
+    scrolls sideways to keep a cell free right of the cursor once it can); two cells more scroll."""
+    from tutor.app.widgets.editor import EDITOR_COLUMNS_AT_80
+
+    width = EDITOR_COLUMNS_AT_80
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        lines = [f"{i:02d}" + "x" * (width - 2) for i in range(30)]
+        lines[5] = "y" * (width + 2)
+        editor = await _editor(pilot, app, "\n".join(lines) + "\n")
+        await settle(pilot, 3)
+        assert editor.max_scroll_y > 0 and app.screen.query_one("#step-scroll").max_scroll_y > 0
+        editor.move_cursor((4, width))  # the end of a line exactly that long
+        await settle(pilot, 3)
+        assert editor.scroll_x == 0
+        shown = next(line for line in screen_text(app).splitlines() if "04xxx" in line)
+        assert "04" + "x" * (width - 2) in shown
+        editor.move_cursor((5, width + 2))  # two cells more: the view moves sideways
+        await settle(pilot, 3)
+        assert editor.scroll_x > 0

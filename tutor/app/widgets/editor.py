@@ -21,6 +21,13 @@ DEBOUNCE = 0.4
 #: Spaces per indentation level (PEP 8).
 INDENT = 4
 
+#: The longest code line, in terminal cells, that the code editor shows whole at 80x24 with the
+#: cursor after its last character (no sideways scroll), in its tightest layout: the lesson page
+#: scrolls (its scrollbar), the code is longer than the editor (the editor's own scrollbar), and
+#: the line numbers have two digits. A pack's code lines should fit it (the pack tests check);
+#: tests/app/test_app_round2.py measures it on the real layout, so it cannot go stale.
+EDITOR_COLUMNS_AT_80 = 64
+
 #: Lines after which Python's next line is one level less indented.
 _BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
 

@@ -95,7 +95,7 @@ TABLE: dict[str, dict[str, str]] = {
         "outcome.changed": "You changed this example: this is what your version did. {shortcut} puts the "
                            "lesson's version back.",
         "output.cut": "… {count:,} earlier lines not shown (the last {shown:,} are below).",
-        "example.run_stamp": "Run {n} at {time}",
+        "example.run_stamp": "Run {n}",
         "output.table_scroll": "← → scroll the table (Esc, then Shift+Tab, to get here)",
         "exercise.contract": "Your code must define",
         "exercise.optional": "optional",

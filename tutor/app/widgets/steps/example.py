@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -113,7 +112,7 @@ class ExampleStep(StepView):
             text = render_run(run, headline=example_headline(outcome, requires.cuda))
         self._runs += 1  # numbered: a run that prints the same as the last still visibly happened
         text.append("\n")
-        text.append(t("example.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
+        text.append(t("example.run_stamp", n=self._runs), style="dim")
         output.update(Hanging.of(text))
         if self.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.step.explain))

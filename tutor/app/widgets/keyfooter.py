@@ -90,9 +90,9 @@ class KeyFooter(Widget):
 
     def layout_entries(self, width: int) -> list[_Entry]:
         """The entries shown, left out (see ``_DEGRADE``) until the line fits."""
-        return self.layout(width)[0]
+        return self.fit_entries(width)[0]
 
-    def layout(self, width: int) -> tuple[list[_Entry], bool]:
+    def fit_entries(self, width: int) -> tuple[list[_Entry], bool]:
         """The entries shown, and whether they are closed up (one space between entries): the
         first of these that fits, keys left out in ``_DEGRADE``'s order: spaced, then closed up."""
         entries = self.entries()
@@ -125,7 +125,7 @@ class KeyFooter(Widget):
         disabled_style = self.get_component_rich_style("keyfooter--disabled", partial=True)
         line = Text(no_wrap=True, overflow="ellipsis", end="")
         self._spans = []
-        entries, closed = self.layout(self.size.width)
+        entries, closed = self.fit_entries(self.size.width)
         for entry in entries:
             start = len(line)
             line.append(" ")

@@ -145,7 +145,7 @@ class ChoiceBoxes(Vertical, can_focus=True, can_focus_children=False):
     BINDINGS = [
         Binding("down,right", "move(1)", show=False),
         Binding("up,left", "move(-1)", show=False),
-        Binding("space", "toggle", show=False),
+        Binding("space", "tick", show=False),
         Binding("enter", "submit", show=False),
     ]
 
@@ -173,7 +173,7 @@ class ChoiceBoxes(Vertical, can_focus=True, can_focus_children=False):
     def action_move(self, delta: int) -> None:
         self._highlight(self.highlighted + delta)
 
-    def action_toggle(self) -> None:
+    def action_tick(self) -> None:
         boxes = self.boxes
         if boxes:
             boxes[self.highlighted].toggle()

@@ -64,7 +64,7 @@ async def test_editing_keys_are_listed_in_help(make_app):
         await _editor(pilot, app)
         await pilot.press("f1")
         text = await wait_for_text(pilot, app, "PageUp/PageDown")
-        assert "PageUp/PageDown" in text and "scroll the lesson while the code fits" in text
+        assert "PageUp/PageDown" in text and "scroll the lesson" in text and "Shift+Tab" in text
         app.screen.query_one("VerticalScroll").scroll_end(animate=False)
         text = await wait_for_text(pilot, app, "Select all the code")
         assert "Select all the code" in text and "^a " in text

@@ -270,8 +270,10 @@ async def test_footer_fits_80_columns_keeping_the_step_actions(make_app):
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         footer = screen_text(app).splitlines()[-1]
-        # the step's actions, then Next, Quit and Help, each with its name; the rest are in F1's list
-        for words in ("f5 Run", "f6 Check", "f7 Hint", "f8 Solution", "f9 Reset", "f4 Next", "f1 Help", "^q Quit"):
+        # the step's actions, then Next, Previous and Contents, each with its name (issue 28: f2/f3
+        # were left out before Quit and Help); the rest are in F1's list
+        for words in ("f5 Run", "f6 Check", "f7 Hint", "f8 Solution", "f9 Reset", "f4 Next", "f3 Previous",
+                      "f2 Contents"):
             assert words in footer, footer
         assert "…" not in footer and len(footer.rstrip()) <= 80
 

@@ -53,3 +53,41 @@ async def test_the_contents_palette_has_resume_and_filter(make_app):
         await settle(pilot)
         entries = " | ".join(await _palette_entries(pilot, app))
         assert "Resume" in entries and "Filter" in entries, entries
+
+
+async def test_a_theme_picked_in_the_palette_survives_a_restart(make_app, tmp_path):
+    """Issue 28: the theme picked with the palette's Theme list was lost on restart. Picked
+    with the keys (ctrl+p, Theme, a theme, Enter), quit with ctrl+q, started again."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        entries = await _palette_entries(pilot, app, "theme")
+        assert entries[0].startswith("Theme\n"), entries
+        await pilot.press("enter")  # the first match: Textual's Theme list
+        await settle(pilot, 3)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, CommandPalette) and app.screen.has_class("-ready"):
+                break
+        await pilot.press(*"nord", "enter")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if app.theme == "nord":
+                break
+        assert app.theme == "nord"
+        await pilot.press("ctrl+q")
+    again = make_app(start_lesson="exercises", data_dir=tmp_path)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert again.theme == "nord"
+        assert again.screen.query_one("#editor").theme == "monokai"  # a dark theme's editor
+
+
+async def test_the_palette_lists_none_of_textuals_keys_maximize_or_screenshot(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        entries = [entry.split("\n")[0] for entry in await _palette_entries(pilot, app)]
+        assert "Run" in entries and "Theme" in entries, entries
+        for hidden in ("Keys", "Maximize", "Screenshot"):
+            assert hidden not in entries, entries

@@ -30,15 +30,73 @@ async def test_example_run_says_the_error_was_expected(make_app, sandbox):
         assert "The inner dimensions, 8 and 16, must agree." in text
 
 
-async def test_edited_example_that_no_longer_raises_is_reported(make_app, sandbox):
+async def test_an_example_the_learner_changed_is_an_experiment_not_a_failure(make_app, sandbox):
+    """Issue 28: fixing lesson 1's example (so it no longer raises) was reported as "Not what
+    the lesson expected: expected RuntimeError...". The learner's version shows what it did, and
+    one quiet line says it is theirs and how to get the lesson's back."""
     app = make_app(start_lesson="basics", sandbox=sandbox)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await _goto(pilot, app, "shape-error")
         app.screen.query_one(CodeEditor).replace_all("print('fine')\n")
         await pilot.press("f5")
         await _finish(pilot, app)
         text = screen_text(app)
-        assert "Not what the lesson expected" in text and "fine" in text
+        assert "Not what the lesson expected" not in text and "expected" not in text
+        assert "fine" in text and "Finished without an error" in text
+        assert "You changed this example" in text and "F9 puts the" in text
+        await pilot.press("f9")  # the lesson's version back: compared with the lesson again
+        await settle(pilot)
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "Raised as expected: RuntimeError" in text and "You changed" not in text
+
+
+async def test_the_lessons_own_example_that_does_not_do_what_it_says_still_reports(make_app, sandbox,
+                                                                                     tmp_path):
+    """An unchanged example that does not match its expectation is the pack's problem: said."""
+    import shutil
+
+    from app_support import MINI
+    from tutor.core.loader import load_pack
+
+    copy = tmp_path / "mini"
+    shutil.copytree(MINI, copy)
+    lesson = copy / "basics.yaml"
+    lesson.write_text(lesson.read_text().replace('match: "4x8 and 16x2"', 'match: "4x8 and 16x3"'))
+    app = make_app(start_lesson="basics", sandbox=sandbox, pack=load_pack(copy), data_dir=tmp_path / "data")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _goto(pilot, app, "shape-error")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert "Not what the lesson expected" in text and "You changed" not in text
+
+
+async def test_an_output_of_200000_lines_shows_its_last_lines_and_the_next_run_replaces_it(make_app, sandbox):
+    """Issue 28: an example printing 200,000 lines left ~96,000 lines on the page (keys took
+    10-20 s). The box shows the last lines and says how many came before; the next run's
+    output replaces it."""
+    from tutor.app.widgets.output import SHOWN_LINES
+
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _goto(pilot, app, "shape-error")
+        app.screen.query_one(CodeEditor).replace_all("for i in range(200_000):\n    print('line', i)\n")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        output = app.screen.query_one("#output")
+        assert output.outer_size.height < SHOWN_LINES + 20
+        plain = str(output.render())
+        assert "earlier lines not shown" in plain and "Run 1" in plain
+        assert "line 1000\n" not in plain  # the start is cut; the end is there
+        last = plain.rsplit("line ", 1)[1].split()[0]
+        assert int(last) > 50_000
+        app.screen.query_one(CodeEditor).replace_all("print('second run')\n")
+        await pilot.press("f5")
+        await _finish(pilot, app)
+        plain = str(app.screen.query_one("#output").render())
+        assert "second run" in plain and "Run 2" in plain and "earlier lines" not in plain
 
 
 async def test_predict_quiz_compares_the_prediction_with_the_output(make_app, sandbox):
@@ -109,3 +167,23 @@ async def test_stop_ends_a_runaway_run(make_app, sandbox):
         await pilot.press("f5")
         await _finish(pilot, app)
         assert "after stop" in screen_text(app)
+
+
+async def test_a_step_key_during_a_run_says_a_run_is_in_progress(make_app, sandbox):
+    """Issue 28: F6 (Check) during a run was silently ignored."""
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.screen.query_one(CodeEditor).replace_all("import time\ntime.sleep(20)\n")
+        await pilot.press("f5")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.screen.step_view.running:
+                break
+        await pilot.press("f6")
+        await settle(pilot)
+        assert any("A run is in progress" in n.message and "ESC stops it" in n.message
+                   for n in app._notifications)
+        await pilot.press("escape")  # Stop
+        await _finish(pilot, app)
+        assert not app.screen.step_view.running

@@ -90,7 +90,8 @@ async def test_moving_on_is_again_wrong_then_right_is_hard_and_quick_is_easy(mak
         app.store.record_quiz(*WHICH, "0", True)
         app.store.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
-        await pilot.press("f4")  # moved on unanswered: Again, back in 10 minutes
+        await pilot.press("down", "enter")  # wrong
+        await pilot.press("f4")  # moved on after a wrong answer: Again, back in 10 minutes
         await settle(pilot, 3)
         assert app.store.reviews()[-1]["rating"] == review.AGAIN
         assert "Session over: 1 reviewed, 0 right." in screen_text(app)
@@ -158,7 +159,10 @@ async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_
         screen = await _open_review(pilot, app)
         assert screen._scratch == scratch and "# review work" in app.screen.query_one(CodeEditor).text
         assert len(app.store.reviews()) == 1  # leaving is not a rating
-        await pilot.press("f4")  # gave up: Again
+        app.store.record_attempt(*scratch, "check", passed=False)  # a Check that failed
+        await settle(pilot)
+        assert "F4 to move on (counts as Again)" in screen_text(app)
+        await pilot.press("f4")  # gave up after a failed check: Again
         await settle(pilot, 3)
         assert app.store.reviews()[-1]["rating"] == review.AGAIN
         assert app.store.draft(*DOUBLE) == "# my lesson draft\n"  # the lesson's draft, untouched
@@ -257,7 +261,7 @@ async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app
         app.store.record_quiz(*WHICH, "0", True)
         app.store.clock.now = T0 + 3 * DAY
         await _open_review(pilot, app)
-        await pilot.press("f4")  # Again: back in 10 minutes, later today
+        await pilot.press("down", "enter", "f4")  # wrong, moved on: Again, back in 10 minutes
         await settle(pilot, 3)
         text = screen_text(app)
         assert "Next review in 10 min (1 due later today)." in text
@@ -370,7 +374,7 @@ async def test_cards_that_came_due_during_the_session_are_offered_at_its_end(mak
         await settle(pilot, 3)
         text = screen_text(app)
         assert "Review 2/2" in text and "more came due" not in text
-        await pilot.press("f4")  # moved on: Again, back in 10 minutes (not due now)
+        await pilot.press("f8", "1", "f4")  # revealed, rated Again: back in 10 minutes (not due now)
         await settle(pilot, 3)
         text = screen_text(app)
         assert "Session over: 2 reviewed, 1 right." in text and "more came due" not in text

@@ -145,6 +145,7 @@ def test_zh_review_summary_with_charts(snap_compare, snapshot_app):
     app = _reviewing(lambda lesson: snapshot_app(lesson, language="zh"), WHICH, FREE)
 
     async def run_before(pilot):
-        await _review_settle(pilot, "enter", "f4", "f4")
+        # (the free answer revealed and rated Again: F4 on a card not tried grades nothing now)
+        await _review_settle(pilot, "enter", "f4", "#reveal", "1", "f4")
 
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)

@@ -73,7 +73,9 @@ class TutorApp(App[None]):
     # ------------------------------------------------------------------ start and stop
 
     def on_mount(self) -> None:
-        self.theme = THEMES.get(self._theme_choice(), "textual-dark")
+        choice = self._theme_choice()
+        self.theme = THEMES.get(choice) or (choice if choice in self.available_themes else "textual-dark")
+        self._theme_set = True  # from now on a theme change is the learner's: kept (watch_theme)
         if self.store.notice:
             from tutor.core.textclean import neutralize
 
@@ -152,9 +154,13 @@ class TutorApp(App[None]):
         """Open the review queue (every pack, or ``pack_id``'s)."""
         from tutor.app.screens.review import ReviewScreen
 
-        if not isinstance(self.screen, ReviewScreen):
-            self.flush_drafts()
-            self.push_screen(ReviewScreen(pack_id or None))
+        if isinstance(self.screen, ReviewScreen):  # F10 there: go on with what came due
+            if self.screen.current is None:
+                self.screen.poll_due()
+                self.screen.action_next()
+            return
+        self.flush_drafts()
+        self.push_screen(ReviewScreen(pack_id or None))
 
     # ------------------------------------------------------------------ app-wide actions
 
@@ -164,8 +170,20 @@ class TutorApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
 
+    #: Textual's palette commands that are no use here: its key panel (which squeezed the lesson
+    #: and that Esc did not close), maximizing a widget, an SVG screenshot.
+    HIDDEN_SYSTEM_COMMANDS = frozenset({"Keys", "Maximize", "Minimize", "Screenshot"})
+
+    _theme_set = False
+
     def watch_theme(self, theme: str) -> None:
         from tutor.app.widgets.editor import CodeEditor, FramedBox
+
+        if self._theme_set:
+            # Kept for the next start, whichever way it was picked (the palette's Theme list
+            # too); a theme given by flag, variable or config file still wins.
+            named = {value: key for key, value in THEMES.items()}
+            self.store.set_preference("theme", named.get(theme, theme))
 
         dark = self.current_theme.dark
         for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
@@ -178,15 +196,14 @@ class TutorApp(App[None]):
         """The theme set by flag, variable or config file; else the one last chosen in the app."""
         if self.settings.sources.get("theme", "default") == "default":
             saved = self.store.preference("theme")
-            if saved is not None and saved in THEMES:
+            if saved is not None and (saved in THEMES or saved in self.available_themes):
                 return saved
         theme: str = self.settings.theme
         return theme
 
     def action_toggle_dark(self) -> None:
-        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
-        # Kept for the next start (a theme given by flag, variable or config file still wins).
-        self.store.set_preference("theme", "light" if self.theme == "textual-light" else "dark")
+        self.theme = "textual-dark" if self.current_theme.dark is False else "textual-light"
+        # (kept for the next start by watch_theme)
 
     def action_home(self) -> None:
         from tutor.app.screens.home import HomeScreen
@@ -213,18 +230,16 @@ class TutorApp(App[None]):
                 bar.refresh_status()
 
     #: Textual's own palette commands, by their English title: the table's keys for them.
-    _TEXTUAL_COMMANDS = {"Theme": "cmd.textual.theme", "Quit": "cmd.textual.quit", "Keys": "cmd.textual.keys",
-                         "Minimize": "cmd.textual.minimize", "Maximize": "cmd.textual.maximize",
-                         "Screenshot": "cmd.textual.screenshot"}
+    _TEXTUAL_COMMANDS = {"Theme": "cmd.textual.theme", "Quit": "cmd.textual.quit"}
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):
+            if command.title in self.HIDDEN_SYSTEM_COMMANDS:
+                continue
             key = self._TEXTUAL_COMMANDS.get(command.title)
             if key is None:
                 yield command
             else:  # in the tutor's words (a language of its own, not Textual's English)
-                if key == "cmd.textual.keys" and command.help.startswith("Hide"):
-                    key = "cmd.textual.keys.hide"
                 yield command._replace(title=t(key), help=t(f"{key}.help"))
         yield SystemCommand(t("cmd.help"), t("cmd.help.help"), self.action_help)
         yield SystemCommand(t("cmd.theme"), t("cmd.theme.help"), self.action_toggle_dark)

@@ -139,7 +139,9 @@ def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     if found is None:
         return resolve(lesson.title, lang, fallback)
     index, step = found
-    title = resolve(step.title, lang, fallback) if step.title else t("home.step_number", n=index + 1)
+    from tutor.core.titles import step_title
+
+    title = step_title(step, lang, fallback, index)
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
 
 

@@ -53,16 +53,6 @@ TABLE: dict[str, dict[str, str]] = {
         "cmd.textual.theme.help": "Change the current theme",
         "cmd.textual.quit": "Quit",
         "cmd.textual.quit.help": "Quit the application as soon as possible",
-        "cmd.textual.keys": "Keys",
-        "cmd.textual.keys.help": "Show help for the focused widget and a summary of available keys",
-        "cmd.textual.keys.hide": "Keys",
-        "cmd.textual.keys.hide.help": "Hide the keys and widget help panel",
-        "cmd.textual.minimize": "Minimize",
-        "cmd.textual.minimize.help": "Minimize the widget and restore to normal size",
-        "cmd.textual.maximize": "Maximize",
-        "cmd.textual.maximize.help": "Maximize the focused widget",
-        "cmd.textual.screenshot": "Screenshot",
-        "cmd.textual.screenshot.help": "Save an SVG 'screenshot' of the current screen",
         # home
         "home.title": "Contents",
         "home.filter": "Filter lessons (type to narrow)",
@@ -99,6 +89,7 @@ TABLE: dict[str, dict[str, str]] = {
         "step.output": "Output",
         "step.running": "Running… {elapsed:.1f} s (Esc stops)",
         "step.stopped": "Stopped.",
+        "step.busy": "A run is in progress: wait for it to finish, or {shortcut} stops it.",
         "step.nothing": "(no output)",
         "outcome.ok": "Finished without an error in {time:.2f} s.",
         "outcome.raised_expected": "Raised as expected: {type}: {message}",
@@ -107,6 +98,11 @@ TABLE: dict[str, dict[str, str]] = {
         "outcome.unmatched": "Not what the lesson expected: {summary}",
         "outcome.limit": "{message}",
         "outcome.failure": "The sandbox failed: {message}",
+        "outcome.changed": "You changed this example: this is what your version did. {shortcut} puts the "
+                           "lesson's version back.",
+        "output.cut": "… {count:,} earlier lines not shown (the last {shown:,} are below).",
+        "example.run_stamp": "Run {n}",
+        "output.table_scroll": "← → scroll the table (Esc, then Shift+Tab, to get here)",
         "exercise.contract": "Your code must define",
         "exercise.optional": "optional",
         "exercise.hint": "Hint {n}/{total}: {text}",
@@ -131,6 +127,7 @@ TABLE: dict[str, dict[str, str]] = {
         "check.hint": "hint: {value}",
         "chart.profile": "Self CPU time by operator",
         "chart.memory": "Memory kept alive, by number of steps",
+        "chart.memory.limit": "Flat allows up to {limit} at {n} steps; the bars are drawn to that scale.",
         "chart.col.op": "Operator",
         "chart.col.self": "Self µs",
         "chart.col.total": "Total µs",
@@ -143,7 +140,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.right": "I got it",
         "quiz.free.wrong": "I missed it",
         "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
-        "quiz.choice.pick_many": "Pick every correct answer, then Submit.",
+        "quiz.choice.pick_many": "Tick every correct answer (Up/Down to move, Space to tick, Enter to submit).",
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
@@ -199,9 +196,9 @@ TABLE: dict[str, dict[str, str]] = {
         "help.body": "A focused editor takes ordinary keys, so every action has a function key "
                      "or a ctrl key. Ctrl+P opens the command palette with every action. "
                      "Your code is saved as you type; quitting loses nothing.\n"
-                     "In the editor, Enter keeps the indentation (one level more after a line "
-                     "ending in ':'), Backspace in the leading spaces removes one level, and "
-                     "PageUp/PageDown scroll the lesson while the code fits in the editor. "
+                     "In the editor, Enter keeps the indentation (one level more after ':'), "
+                     "Backspace in the leading spaces removes one level, Tab/Shift+Tab indent/dedent "
+                     "the selected lines, and PageUp/PageDown scroll the lesson. "
                      "The editor's (or answer box's) frame says if it has your keys; Esc leaves "
                      "it for the page, Tab goes back.",
         # status bar
@@ -265,10 +262,6 @@ TABLE: dict[str, dict[str, str]] = {
         "review.title.done": "Review — session over",
         "review.position": "Review {n}/{total} · {title} · {kind}",
         "review.new": "(new)",
-        "review.kind.exercise": "exercise",
-        "review.kind.choice": "choice",
-        "review.kind.predict": "predict",
-        "review.kind.free": "free",
         "review.rate.prompt": "How well did you know it?  1 Again · 2 Hard · 3 Good · 4 Easy",
         "review.wrong": "Not this time: try again, or F4 to move on (counts as Again).",
         "review.settled": "{rating}: back {when}.  F4 next",
@@ -281,6 +274,14 @@ TABLE: dict[str, dict[str, str]] = {
         "review.more": "{count} more came due while you reviewed: F4 goes on with them.",
         "review.later_today": "{next} ({count} due later today)",
         "review.soon": "in less than a minute",
+        "review.summary.more": "Session over: {reviewed} reviewed, {right} right.",
+        "review.due_now": "{count} due now: F4 starts them.",
+        "review.skipped": "{count} skipped (not graded, still due).",
+        "review.skip": "Skipped: not graded. It stays due.",
+        "review.kind.choice": "choice",
+        "review.kind.predict": "prediction",
+        "review.kind.free": "written answer",
+        "review.kind.exercise": "exercise",
         "review.chart.retention": "Remembered, last {weeks} weeks (oldest first)",
         "review.chart.retention.total": "{right}/{reviewed} in all",
         "status.review": "review: {count} due F10",
@@ -382,6 +383,7 @@ TABLE: dict[str, dict[str, str]] = {
         "review.notice.changed": "{name} changed since you learned it; it starts again as a new review card.",
         # how far away a review is (tutor.core.review.when)
         "when.now": "now",
+        "when.under_a_minute": "in less than a minute",
         "when.minutes": "in {n} min",
         "when.hours": "in {n} h",
         "when.day": "in {n} day",

@@ -46,16 +46,6 @@ ZH: dict[str, str] = {
     "cmd.textual.theme.help": "更换当前的配色主题",
     "cmd.textual.quit": "退出",
     "cmd.textual.quit.help": "立即退出程序",
-    "cmd.textual.keys": "按键面板",
-    "cmd.textual.keys.help": "显示当前控件的帮助和可用按键一览",
-    "cmd.textual.keys.hide": "按键面板",
-    "cmd.textual.keys.hide.help": "隐藏按键和控件帮助面板",
-    "cmd.textual.minimize": "还原",
-    "cmd.textual.minimize.help": "把控件恢复为正常大小",
-    "cmd.textual.maximize": "最大化",
-    "cmd.textual.maximize.help": "最大化当前控件",
-    "cmd.textual.screenshot": "截图",
-    "cmd.textual.screenshot.help": "把当前屏幕保存为 SVG 截图",
     # home
     "home.title": "目录",
     "home.filter": "筛选课程（输入文字即可缩小范围）",
@@ -135,7 +125,7 @@ ZH: dict[str, str] = {
     "quiz.free.right": "我答对了",
     "quiz.free.wrong": "我没答对",
     "quiz.choice.pick": "选择一个答案（上/下键移动，Enter 选定，或用鼠标点击）。",
-    "quiz.choice.pick_many": "选出所有正确答案，然后提交。",
+    "quiz.choice.pick_many": "勾选所有正确答案（Up/Down 移动，Space 勾选，Enter 提交）。",
     "quiz.choice.submit": "提交",
     "quiz.choice.right": "正确。",
     "quiz.choice.wrong": "不太对。",
@@ -190,7 +180,7 @@ ZH: dict[str, str] = {
     "help.body": "编辑器获得焦点时会接收普通按键，所以每个操作都有对应的功能键或 ctrl 组合键。"
                  "Ctrl+P 打开命令面板，里面有全部操作。你的代码在输入时就会保存；退出不会丢失任何内容。\n"
                  "在编辑器里，Enter 会保持缩进（在以 ':' 结尾的行之后多缩进一级），在行首空格中按 "
-                 "Backspace 会减少一级缩进；代码在编辑器内放得下时，PageUp/PageDown 滚动课程页面。"
+                 "Backspace 会减少一级缩进，Tab/Shift+Tab 给选中的行增加/减少缩进，PageUp/PageDown 滚动课程页面。"
                  "编辑器（或答案框）的边框会显示它是否在接收你的按键；Esc 离开它回到页面，Tab 回到它。",
     # status bar
     "status.sandbox.none": "沙箱：不可用（{reason}）",
@@ -355,8 +345,21 @@ ZH: dict[str, str] = {
     "review.notice.changed": "{name} 在你学过之后改动了；它作为一张新的复习卡片重新开始。",
     # how far away a review is (tutor.core.review.when)
     "when.now": "现在",
+    "when.under_a_minute": "不到一分钟后",
     "when.minutes": "{n} 分钟后",
     "when.hours": "{n} 小时后",
     "when.day": "{n} 天后",
     "when.days": "{n} 天后",
+    # (added at the merge of the learner round, issue 28)
+    "step.busy": "正在运行：请等它结束，或按 {shortcut} 停止。",
+    "outcome.changed": "你改动了这个示例：下面是你的版本的运行结果。按 {shortcut} 恢复课程原来的版本。",
+    "output.cut": "… 前面 {count:,} 行未显示（下面是最后 {shown:,} 行）。",
+    "example.run_stamp": "第 {n} 次运行",
+    "output.table_scroll": "← → 左右滚动表格（先按 Esc，再按 Shift+Tab 到这里）",
+    "chart.memory.limit": "“不增长”允许 {n} 步时最多 {limit}；柱状图按这个比例绘制。",
+    "review.summary.more": "本轮结束：复习了 {reviewed} 项，答对 {right} 项。",
+    "review.due_now": "现在有 {count} 项到期：按 F4 开始。",
+    "review.skipped": "跳过了 {count} 项（未评分，仍然到期）。",
+    "review.skip": "已跳过：未评分，它仍然到期。",
+
 }

@@ -13,9 +13,14 @@ progress database (``cards``, ``reviews``); this module holds the rules and the 
   fuzz: a learner (and a test) can be told the day a card comes back, and a deck of tens of
   cards does not clump the way an Anki deck of thousands does.
 - Ratings (:func:`quiz_rating`): right at the first try is Good, right after a wrong try Hard,
-  wrong (gave up or moved on) Again; right at the first try within :data:`QUICK_SECONDS` of
-  the item appearing is Easy. Free answers are rated by the learner (1-4). Exercises: passed
-  without hints Good, with hints Hard, solution seen or gave up Again.
+  wrong (gave up or moved on after a wrong try) Again; right at the first try within
+  :data:`QUICK_SECONDS` of the item appearing is Easy. A prediction right only after a wrong
+  one is Again, not Hard: the wrong try showed the real output side by side, so retyping it
+  proves nothing (a wrong choice explains only the choice picked, so finding the right one
+  after it still counts as Hard). Free answers are rated by the learner (1-4, the one way to
+  grade them in review). Exercises: passed without hints Good, with hints Hard, solution seen
+  or gave up after a failed check Again. Moving on (F4) from an item not tried at all grades
+  nothing: it stays due.
 - An item whose question or answer changed (:func:`content_hash`) starts again as a new card
   with a notice; an item gone from its pack is retired (kept, never shown); both happen in
   :func:`sync`, which every review entry point calls with the installed packs.
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from tutor.core.progress import ProgressStore, _float, day_start
 from tutor.core.spec import is_record, materialize
+from tutor.core.titles import step_title
 
 if TYPE_CHECKING:
     from fsrs import Card, Scheduler
@@ -256,7 +262,7 @@ def quiz_rating(kind: str, correct: bool, tries: int, seconds: float | None) -> 
     if not correct:
         return AGAIN
     if tries > 1:
-        return HARD
+        return AGAIN if kind == "predict" else HARD  # a missed prediction showed the answer
     quick = QUICK_SECONDS.get(kind)
     if quick is not None and seconds is not None and seconds <= quick:
         return EASY
@@ -354,8 +360,7 @@ def queue(store: ProgressStore, packs: Iterable["Pack"], now: float, new_per_day
             continue
         kind, lesson, step = found
         fallback = pack.languages[0]
-        title = resolve(step.title, language, fallback) if step.title else step.id
-        title = f"{resolve(lesson.title, language, fallback)} › {title}"
+        title = f"{resolve(lesson.title, language, fallback)} › {step_title(step, language, fallback)}"
         entry = Due(pack.id, lesson.id, step.id, kind, title, _float(card["due"], now), card["last_review"] is None)
         if entry.new:
             new.append(entry)
@@ -402,12 +407,15 @@ def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> flo
 
 
 def when(seconds: float, now: float) -> str:
-    """'in 10 min', 'in 3 h', 'in 2 days', 'now': how far ``seconds`` is from ``now``."""
+    """'in 10 min', 'in 3 h', 'in 2 days', 'in less than a minute', 'now': how far ``seconds``
+    is from ``now`` ("now" only once it has come: a card due in 30 s is not due now)."""
     from tutor.core.i18n import t
 
     delta = seconds - now
-    if delta <= 60:
+    if delta <= 0:
         return t("when.now")
+    if delta < 60:
+        return t("when.under_a_minute")
     if delta < 3600:
         return t("when.minutes", n=round(delta / 60))
     if delta < 86400:

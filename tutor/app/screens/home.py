@@ -57,6 +57,7 @@ class HomeScreen(Screen[None]):
             yield KeyButton("", id="review-due")
             # not select_on_focus: the key that moved focus here is typed, not selected and replaced
             yield Input(placeholder=t("home.filter"), id="filter", select_on_focus=False)
+            yield Static("", id="nomatch", classes="muted")
             yield DataTable(id="toc", cursor_type="row", zebra_stripes=True)
         yield StatusBar()
         yield KeyFooter()
@@ -149,6 +150,10 @@ class HomeScreen(Screen[None]):
                               key=f"{pack.id}/")
                 for cells, key in rows:
                     table.add_row(*cells, key=key)
+        nomatch = self.query_one("#nomatch", Static)
+        nomatch.display = bool(needle) and not table.row_count
+        if nomatch.display:
+            nomatch.update(Text(neutralize(t("home.nomatch", text=self.query_one("#filter", Input).value.strip()))))
         if table.row_count:
             wanted = best[1] if needle and best is not None else kept
             try:
@@ -161,7 +166,9 @@ class HomeScreen(Screen[None]):
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)
-            step_name = texts(target.step.title) or t("home.step_number", n=target.step_index + 1)
+            from tutor.core.titles import step_title
+
+            step_name = neutralize(step_title(target.step, app.language, texts.fallback, target.step_index))
             where = f"{texts(target.lesson.title)} › {step_name}"
             started = app.store.position(target.pack.id) is not None
             key = "home.resume" if started else "home.start"
@@ -203,8 +210,10 @@ class HomeScreen(Screen[None]):
             event.prevent_default()
             self._focus_list()
             return
+        # A space goes to the filter too once something is typed there: keys typed in a burst
+        # ("hot spot") reach the list before the focus has moved, and the space was lost.
         if event.is_printable and event.character and self.focused is not filter_box \
-                and event.character not in (" ",):
+                and (event.character != " " or filter_box.value):
             event.stop()
             event.prevent_default()
             filter_box.focus()

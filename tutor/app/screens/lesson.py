@@ -6,6 +6,7 @@ import time
 from functools import partial
 from typing import Iterable
 
+from textual import events
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -29,6 +30,22 @@ STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 
 #: Where the learner acts first: the editor, the answer box, the choices, else a button.
 FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
+#: Where a question is answered: focused there, the question above stays in view.
+QUESTION_FOCUS = ("prediction", "answer", "choices")
+
+
+def busy_key(screen: Screen[None], view: StepView | None, event: events.Key) -> None:
+    """Say "a run is in progress" for a key of ``screen``'s step actions pressed while ``view``
+    runs code (Textual skips a binding its screen disables: the key did nothing, silently)."""
+    if view is None or not view.running:
+        return
+    for binding in screen.BINDINGS:
+        if isinstance(binding, Binding) and binding.action.startswith("step(") \
+                and event.key in binding.key.split(","):
+            event.stop()
+            event.prevent_default()
+            screen.notify(t("step.busy", shortcut=key_label(screen, "stop")), timeout=4)
+            return
 
 
 class LessonCommands(ScreenCommands):
@@ -83,6 +100,14 @@ class LessonScreen(Screen[None]):
             yield from self._step_widgets()
         yield StatusBar()
         yield KeyFooter()
+
+    def set_focus(self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
+        """Focus ``widget``; the screen's first focus (Textual's AUTO_FOCUS, as the step is
+        composed) on a question's answer does not scroll to it, so a question opens at its top,
+        as ``_focus_first`` does for every later step."""
+        if self.focused is None and widget is not None and widget.id in QUESTION_FOCUS:
+            scroll_visible = False
+        super().set_focus(widget, scroll_visible, from_app_focus)
 
     def on_mount(self) -> None:
         self.watch(tutor_app(self), "language", self._language_changed, init=False)
@@ -140,12 +165,16 @@ class LessonScreen(Screen[None]):
         self.refresh_bindings()
 
     def _focus_first(self) -> None:
-        """Focus where the learner acts first: the editor, the answer box, or the choices."""
+        """Focus where the learner acts first: the editor (scrolled into view), the answer box or
+        the choices (not scrolled to: a question opens at its top, the question in view; focusing
+        the choices of an answered question scrolled past the question)."""
         found = self.query(FIRST_FOCUS)
         if found:
-            found.first().focus()
+            first = found.first()
+            first.focus(scroll_visible=first.id not in QUESTION_FOCUS)
         else:
             self.query_one("#step-scroll").focus()
+
 
     def _language_changed(self) -> None:
         self.run_worker(self._show(self.place), exclusive=True, group="show")
@@ -171,6 +200,11 @@ class LessonScreen(Screen[None]):
         view = self.step_view
         if view is not None:
             view.act(name)
+
+    def on_key(self, event: events.Key) -> None:
+        """A step's key while its code runs (hidden from the footer then, so Stop has room) says
+        why nothing happens instead of being silently ignored."""
+        busy_key(self, self.step_view, event)
 
     def action_page(self, direction: int) -> None:
         scroll = self.query_one("#step-scroll", VerticalScroll)

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -23,12 +24,15 @@ from textual.widgets import Static
 
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.steps import STEP_VIEWS, StepView
 from tutor.core import review
-from tutor.core.i18n import TABLE, label, t
+from tutor.core.i18n import label, t
+from tutor.core.textclean import neutralize
+from tutor.core.titles import step_title
 from tutor.sandbox.textclean import clean_output
 
 if TYPE_CHECKING:
@@ -56,7 +60,13 @@ class ReviewScreen(Screen[None]):
     ReviewScreen #verdict { height: auto; padding: 0 1; background: $boost; }
     ReviewScreen #verdict.-empty { display: none; }
     ReviewScreen .summary { margin: 1 0 0 0; }
+    /* A free answer is graded with 1-4 here (the verdict line says so): not also the lesson's
+       "I got it / I missed it", which graded nothing in a review. */
+    ReviewScreen #grade-label, ReviewScreen #grade-buttons { display: none; }
     """
+    #: Seconds between looks at the clock while the summary shows: cards that come due while it
+    #: is open are offered (F4 or F10), as the status bar counts them.
+    POLL_SECONDS = 1.0
     AUTO_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
     #: Esc goes back from the review: the code editor's title must not promise that it leaves it.
     ESCAPE_LEAVES_EDITOR = False
@@ -90,6 +100,9 @@ class ReviewScreen(Screen[None]):
         self._scratch: tuple[str, str, str] | None = None  # the current item's scratch key
         #: Cards that came due while the queue was being reviewed: offered at its end (F4).
         self._more: list[review.Due] = []
+        #: Items moved on from without an answer (F4): not graded, still due; not offered again
+        #: in this session.
+        self._skipped: set[tuple[str, str, str]] = set()
         self._elapsed = elapsed or (lambda since: time.monotonic() - since)
 
     # ------------------------------------------------------------------ state
@@ -131,6 +144,22 @@ class ReviewScreen(Screen[None]):
         self.store.listeners.append(self._heard)
         self.watch(app, "language", self._language_changed, init=False)
         self.run_worker(self._show(), exclusive=True, group="review-show")
+        self.set_interval(self.POLL_SECONDS, self.poll_due)
+
+    def _due_now(self) -> list[review.Due]:
+        """What the queue would hold now, less the items skipped in this session."""
+        app = tutor_app(self)
+        found = review.queue(self.store, self.packs, self.store.clock(), app.settings.new_cards_per_day,
+                             app.language)
+        return [d for d in found if (d.pack, d.lesson, d.step) not in self._skipped]
+
+    def poll_due(self) -> None:
+        """While the summary shows: redraw it when cards came due since it was drawn (it said
+        "Nothing to review now" while the status bar counted 3 due, and F4/F10 did nothing)."""
+        if self.current is not None or not self.is_mounted or not self.is_current:
+            return
+        if len(self._due_now()) != len(self._more):
+            self.run_worker(self._show(), exclusive=True, group="review-show")
 
     def on_unmount(self) -> None:
         if self._heard in self.store.listeners:
@@ -167,10 +196,11 @@ class ReviewScreen(Screen[None]):
             if not redraw:
                 self.wrong = 1 if earlier.quiz_correct is False else 0
                 self.revealed = item.kind == "free" and earlier.quiz_answer is not None
-            texts = Texts(pack, tutor_app(self).language)  # the title in the language now in use
-            title = f"{texts(place.lesson.title)} › {texts(place.step.title) if place.step.title else place.step.id}"
+            language = tutor_app(self).language  # the title in the language now in use
+            texts = Texts(pack, language)
+            title = f"{texts(place.lesson.title)} › {neutralize(step_title(place.step, language, texts.fallback))}"
             top = t("review.position", n=self.index + 1, total=len(self.queue), title=title,
-                    kind=t(f"review.kind.{item.kind}") if f"review.kind.{item.kind}" in TABLE["en"] else item.kind)
+                    kind=t(f"review.kind.{item.kind}"))
             if item.new:
                 top += "  " + t("review.new")
             # Pack text: never markup, never a control sequence for the terminal.
@@ -181,7 +211,8 @@ class ReviewScreen(Screen[None]):
                 self._verdict(lambda: Text(t("review.rate.prompt"), style="bold"))
             scroll.scroll_home(animate=False)
             found = self.query(self.AUTO_FOCUS)
-            (found.first() if found else scroll).focus()
+            first = found.first() if found else scroll
+            first.focus(scroll_visible=first.id not in QUESTION_FOCUS)  # the question stays in view
             self._shown = time.monotonic()
         self.refresh_bindings()
 
@@ -190,23 +221,25 @@ class ReviewScreen(Screen[None]):
         widgets = []
         upcoming = review.next_due(store, packs, now)
         counts = review.forecast(store, packs, now)
-        nxt = t("review.none") if upcoming is None else review.when(upcoming, now) if upcoming - now > 60 \
-            else t("review.soon")  # `when` says "now" within a minute: not over "nothing to review now"
+        nxt = t("review.none") if upcoming is None else review.when(upcoming, now)
         # What came due during the session (a long one, or one left open): the queue was made at
         # its start. Offered, not sprung: the learner decides whether the session goes on.
-        self._more = review.queue(store, packs, now, tutor_app(self).settings.new_cards_per_day,
-                                  tutor_app(self).language)
+        self._more = self._due_now()
         later = self._later_today(now)
         if later:  # the chart's "today" column counts them: say so, or the two seem to disagree
             nxt = t("review.later_today", next=nxt, count=later)
+        skipped = ("  " + t("review.skipped", count=len(self._skipped))) if self._skipped else ""
         if self.results:
             right = sum(rating > review.AGAIN for _, rating in self.results)
-            widgets.append(Static(Text(t("review.summary", reviewed=len(self.results), right=right, next=nxt),
+            # With more due now, "next review in 3 min" beside it contradicted it: left out.
+            key = "review.summary.more" if self._more else "review.summary"
+            widgets.append(Static(Text(t(key, reviewed=len(self.results), right=right, next=nxt) + skipped,
                                        style="bold"), id="summary"))
-        else:
-            widgets.append(Static(t("review.empty", next=nxt), id="summary"))
+        elif not self._more:
+            widgets.append(Static(t("review.empty", next=nxt) + skipped, id="summary"))
         if self._more:
-            widgets.append(Static(Text(t("review.more", count=len(self._more)), style="bold"), id="more"))
+            key = "review.more" if self.results else "review.due_now"
+            widgets.append(Static(Text(t(key, count=len(self._more)), style="bold"), id="more"))
         widgets.append(Static(forecast_chart(counts, now), classes="summary"))
         widgets.append(Static(retention_chart(review.retention(store, packs, now)), classes="summary"))
         return widgets
@@ -257,6 +290,9 @@ class ReviewScreen(Screen[None]):
         elif event == "check" and details.get("passed"):
             progress = self.store.step(*key)
             self._settle(review.exercise_rating(progress.hints_used, progress.solution_seen))
+        elif event == "check":  # a failed check: moving on now counts as Again, and says so
+            self.wrong += 1
+            self._verdict(lambda: Text(t("review.wrong"), style="yellow"))
 
     def _settle(self, rating: int, *, gave_up: bool = False) -> None:
         item = self.current
@@ -302,8 +338,10 @@ class ReviewScreen(Screen[None]):
             self._settle(int(rating))
 
     def action_next(self) -> None:
-        """On to the next item; leaving one unanswered (or only wrong) rates it Again. At the end,
-        on to the cards that came due during the session, if any."""
+        """On to the next item. Leaving one after a wrong answer (or a failed check) rates it
+        Again, as the verdict line said; leaving one not tried at all grades nothing: it stays
+        due (it silently counted as Again). At the end, on to the cards that came due during the
+        session, if any."""
         if self.current is None:
             if self._more:
                 self.queue.extend(self._more)
@@ -313,8 +351,12 @@ class ReviewScreen(Screen[None]):
         view = self.step_view
         if view is not None and view.running:
             view.stop()
-        if self.rating is None:
+        if self.rating is None and self.wrong:
             self._settle(review.AGAIN, gave_up=True)
+        elif self.rating is None:
+            item = self.current
+            self._skipped.add((item.pack, item.lesson, item.step))
+            self.notify(t("review.skip"), timeout=4)
         tutor_app(self).flush_drafts()
         self.index += 1
         self.run_worker(self._show(), exclusive=True, group="review-show")
@@ -323,6 +365,9 @@ class ReviewScreen(Screen[None]):
         view = self.step_view
         if view is not None:
             view.act(name)
+
+    def on_key(self, event: events.Key) -> None:
+        busy_key(self, self.step_view, event)
 
     def action_stop(self) -> None:
         view = self.step_view

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from tutor.core.i18n import t
 
@@ -68,22 +68,58 @@ def _size(n: float) -> str:
     return f"{n:.1f} GiB"  # pragma: no cover
 
 
+#: Eighths of a cell, bottom up: one column of a memory chart is three cells of these.
+_LEVELS = " ▁▂▃▄▅▆▇█"
+CHART_ROWS = 3
+
+
+def columns(values: list[float], top: float, rows: int = CHART_ROWS, width: int = 3) -> list[str]:
+    """``values`` as vertical bars, ``rows`` cells tall, scaled from 0 to ``top`` (not from the
+    smallest value to the largest: 256 B rising to 2 KiB must not fill the chart the way a leak
+    of megabytes does); the lines of the chart, top first."""
+    top = top or 1.0
+    lines = []
+    for row in reversed(range(rows)):
+        cells = []
+        for value in values:
+            eighths = round(max(0.0, min(1.0, value / top)) * rows * 8) - row * 8
+            cells.append(_LEVELS[max(0, min(8, eighths))] * width)
+        lines.append(" ".join(cells))
+    return lines
+
+
+def flat_limit(curve: list[tuple[float, float]], tolerance: float, slack_per_step: float) -> float:
+    """What a `memory` check that expects flat allows at the last step (as tutor.checks.kinds.memory
+    judges it): the first step's bytes plus ``tolerance`` of them, plus ``slack_per_step`` a step."""
+    (first_n, first), (last_n, _last) = curve[0], curve[-1]
+    return first * (1 + tolerance) + slack_per_step * (last_n - first_n)
+
+
 class MemoryChart(Vertical):
-    """A sparkline of bytes kept alive against the number of steps, with the end points in words."""
+    """Bytes kept alive against the number of steps: bars from zero, the numbers in words, and,
+    for a check that expects flat, how much it allows (the chart's top when the memory stays
+    under it), so "passed" and the picture say the same thing."""
 
     DEFAULT_CSS = """
     MemoryChart { height: auto; margin: 0 0 0 2; }
     MemoryChart > .chart-title { color: $text-muted; }
-    MemoryChart > Sparkline { width: 40; height: 3; }
+    MemoryChart > .bars { color: $accent; }
     """
 
-    def __init__(self, curve: list[list[float]]):
+    def __init__(self, curve: list[list[float]], limit: float | None = None):
         super().__init__()
         self.curve = [(float(n), float(b)) for n, b in curve]
+        self.limit = limit
 
     def compose(self) -> ComposeResult:
         yield Static(t("chart.memory"), classes="chart-title")
-        yield Sparkline([b for _, b in self.curve])
-        if self.curve:
-            points = "  ".join(f"{n:g}: {_size(b)}" for n, b in self.curve)
-            yield Static(Text(points, style="dim"))
+        if not self.curve:
+            return
+        values = [b for _, b in self.curve]
+        top = max(max(values), self.limit or 0.0)
+        yield Static("\n".join(columns(values, top)), classes="bars")
+        points = "  ".join(f"{n:g}: {_size(b)}" for n, b in self.curve)
+        yield Static(Text(points, style="dim"))
+        if self.limit is not None:
+            yield Static(Text(t("chart.memory.limit", limit=_size(self.limit), n=f"{self.curve[-1][0]:g}"),
+                              style="dim"))

@@ -23,6 +23,13 @@ DEBOUNCE = 0.4
 #: Spaces per indentation level (PEP 8).
 INDENT = 4
 
+#: The longest code line, in terminal cells, that the code editor shows whole at 80x24 with the
+#: cursor after its last character (no sideways scroll), in its tightest layout: the lesson page
+#: scrolls (its scrollbar), the code is longer than the editor (the editor's own scrollbar), and
+#: the line numbers have two digits. A pack's code lines should fit it (the pack tests check);
+#: tests/app/test_app_round2.py measures it on the real layout, so it cannot go stale.
+EDITOR_COLUMNS_AT_80 = 64
+
 #: Lines after which Python's next line is one level less indented.
 _BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
 
@@ -237,6 +244,14 @@ class CodeEditor(FramedBox, inherit_bindings=False):
     # ------------------------------------------------------------------ Python-aware editing
 
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
+        if event.key in ("tab", "shift+tab") and not self.read_only and not self.selection.is_empty:
+            # With a selection, Tab and Shift+Tab indent and dedent the selected lines, as in every
+            # code editor (Tab replaced the selection with spaces; Shift+Tab left the editor).
+            event.stop()
+            event.prevent_default()
+            textual_compat.restart_blink(self)
+            self.shift_lines(+1 if event.key == "tab" else -1)
+            return
         if event.key == "tab" and not self.read_only and self._tab_breaks_first_statement():
             # The editor has focus from the moment an exercise opens; a learner pressing Tab to
             # "get into" it indented line 1 and got "IndentationError at line 1". Python refuses
@@ -253,6 +268,43 @@ class CodeEditor(FramedBox, inherit_bindings=False):
             self.replace("\n" + self._next_indent(min(start, end)), start, end, maintain_selection_offset=False)
             return
         await super()._on_key(event)
+
+    def shift_lines(self, direction: int) -> None:
+        """Indent (``direction`` +1) or dedent (-1) by one level every line the selection touches
+        (a selection ending at the start of a line leaves that line alone), as one undoable edit;
+        the selection still covers the same text. Blank lines are not indented; a dedent takes
+        off at most one level (or one tab), as many spaces as the line has."""
+        start, end = sorted(self.selection)
+        first, last = start[0], end[0]
+        if last > first and end[1] == 0:
+            last -= 1
+        lines = [self.document.get_line(row) for row in range(first, last + 1)]
+        changes: list[int] = []  # characters added (negative: removed) at the start of each line
+        shifted: list[str] = []
+        for line in lines:
+            if direction > 0:
+                add = INDENT if line.strip() else 0
+                shifted.append(" " * add + line)
+                changes.append(add)
+            else:
+                cut = 1 if line.startswith("\t") else min(INDENT, len(line) - len(line.lstrip(" ")))
+                shifted.append(line[cut:])
+                changes.append(-cut)
+        if not any(changes):
+            return
+
+        def moved(location: tuple[int, int]) -> tuple[int, int]:
+            """Where a selection end goes: with its text (one at a line's start stays there)."""
+            row, column = location
+            if first <= row <= last and column:
+                column = max(0, column + changes[row - first])
+            return row, column
+
+        anchor, cursor = self.selection
+        self.replace("\n".join(shifted), (first, 0), (last, len(lines[-1])), maintain_selection_offset=False)
+        from textual.widgets.text_area import Selection
+
+        self.selection = Selection(moved(anchor), moved(cursor))
 
     def _tab_breaks_first_statement(self) -> bool:
         """True when Tab would put spaces before the code's first statement (its first line that
@@ -306,17 +358,13 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         self.move_cursor((last, len(self.document.get_line(last))), select=select)
 
     def action_cursor_page_down(self) -> None:
-        """PageDown: a page of the editor when its code is longer than it shows, else of the lesson."""
-        if self.max_scroll_y == 0:
-            self._page_scroll(+1)
-        else:
-            super().action_cursor_page_down()
+        """PageDown: a page of the lesson, whatever the code's length. (Paging a long code moved
+        its cursor, and keeping the cursor in view then pulled the lesson back to the editor:
+        PgDn never got past it. The arrows, ctrl+home and ctrl+end move in the code.)"""
+        self._page_scroll(+1)
 
     def action_cursor_page_up(self) -> None:
-        if self.max_scroll_y == 0:
-            self._page_scroll(-1)
-        else:
-            super().action_cursor_page_up()
+        self._page_scroll(-1)
 
     def _page_scroll(self, direction: int) -> None:
         scroll = self._scroll_parent()

@@ -4,8 +4,10 @@ Why not Textual's Footer: it rebuilds a widget per key every time the bindings c
 focus change, each step shown), about 45 ms a time here, and while it rebuilds no frame is
 drawn, so opening a lesson waited on two rebuilds before anything appeared. This bar redraws
 its one line instead. It also fits itself to the terminal: when every key with its name does
-not fit (80 columns), the least used keys are left out first (palette, Previous, paging, Contents), the
-step's own actions last; every key shown keeps its name. A click on a key presses it.
+not fit (80 columns), the entries close up (one space between them, not two), then the least
+used keys are left out first (palette, paging, Quit, Help: F1 lists every key), then Previous and
+Contents, the step's own actions last; every key shown keeps its name. At 80 columns an exercise
+keeps f2 Contents and f3 Previous beside its five actions. A click on a key presses it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from tutor.core.i18n import relabel, t
 #: "f2" read as cut off), so a key that cannot have its name is not shown at all (F1 lists every
 #: key). The step's own actions (Run, Check...) stay longest; Next, Quit and Help right before them.
 _DEGRADE = (
-    "command_palette", "prev", "page", "home", "focus_filter", "resume", "help", "quit", "next",
+    "command_palette", "page", "quit", "help", "prev", "home", "focus_filter", "resume", "next",
 )
 _PAGE_ACTIONS = ("page", "cursor_page_down")
 
@@ -91,26 +93,35 @@ class KeyFooter(Widget):
 
     def layout_entries(self, width: int) -> list[_Entry]:
         """The entries shown, left out (see ``_DEGRADE``) until the line fits."""
+        return self.fit_entries(width)[0]
+
+    def fit_entries(self, width: int) -> tuple[list[_Entry], bool]:
+        """The entries shown, and whether they are closed up (one space between entries): the
+        first of these that fits, keys left out in ``_DEGRADE``'s order: spaced, then closed up."""
         entries = self.entries()
         kept = [True] * len(entries)
 
-        def length() -> int:
+        def length(gap: int) -> int:
             # by cells, not characters: a CJK name (帮助) is two cells a character
-            return sum(cell_len(e.shown) + (cell_len(e.name) + 1 if e.name else 0) + 2
+            return sum(cell_len(e.shown) + (cell_len(e.name) + 1 if e.name else 0) + gap
                        for e, keep in zip(entries, kept) if keep)
 
+        def fits() -> bool | None:
+            """False: spaced; True: closed up; None: neither fits."""
+            return False if length(2) <= width else True if length(1) + 1 <= width else None
+
         for action in _DEGRADE:
-            if length() <= width:
+            if fits() is not None:
                 break
             for index, entry in enumerate(entries):
                 name = self._action_name(entry.action)
                 if name == action or (action == "page" and name in _PAGE_ACTIONS):
                     kept[index] = False
         for index in reversed(range(len(entries))):  # narrower still: the step's last actions
-            if length() <= width:
+            if fits() is not None:
                 break
             kept[index] = False
-        return [entry for entry, keep in zip(entries, kept) if keep]
+        return [entry for entry, keep in zip(entries, kept) if keep], bool(fits())
 
     def render(self) -> Text:
         key_style = self.get_component_rich_style("keyfooter--key", partial=True)
@@ -118,13 +129,15 @@ class KeyFooter(Widget):
         disabled_style = self.get_component_rich_style("keyfooter--disabled", partial=True)
         line = Text(no_wrap=True, overflow="ellipsis", end="")
         self._spans = []
-        for entry in self.layout_entries(self.size.width):
+        entries, closed = self.fit_entries(self.size.width)
+        for entry in entries:
             start = line.cell_len  # clicks come in cells (a CJK name is two a character)
             line.append(" ")
             line.append(entry.shown, key_style if entry.enabled else disabled_style)
             if entry.name:
                 line.append(" " + entry.name, name_style if entry.enabled else disabled_style)
-            line.append(" ")
+            if not closed:
+                line.append(" ")
             self._spans.append((start, line.cell_len, entry.key))
         return line
 

@@ -10,7 +10,8 @@ line under its own text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -18,10 +19,12 @@ from rich.measure import Measurement
 from rich.segment import Segment
 from rich.text import Text
 from textual.content import Content
+from textual.binding import Binding, BindingType
 from textual.css.styles import RulesMap
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions
+from textual.widgets import Static
 
 from tutor.core.i18n import shown, t
 from tutor.core.textclean import neutralize
@@ -44,28 +47,85 @@ def outcome_line(result: RunResult) -> tuple[str, str]:
     return neutralize(t("outcome.limit", message=message or status)), "bold yellow"
 
 
+#: The most of one stream (stdout, stderr) a run's box shows: its last lines, and of those at most
+#: so many characters. A run may print up to the output limit (1 MiB, ~100,000 short lines);
+#: laying all of it out froze the page for seconds per key. The rest is counted in a note above.
+SHOWN_LINES = 300
+SHOWN_CHARS = 30_000
+
+
+def tail(text: str, lines: int = SHOWN_LINES, chars: int = SHOWN_CHARS) -> tuple[str, int]:
+    """The last ``lines`` lines of ``text`` (at most ``chars`` characters of them), and how many
+    lines were left out before them (a line cut in its middle counts as left out)."""
+    body = text.rstrip("\n")
+    if len(body) <= chars and body.count("\n") < lines:
+        return body, 0
+    total = body.count("\n") + 1
+    start = len(body)
+    for _ in range(lines):
+        found = body.rfind("\n", 0, start)
+        if found < 0:
+            start = 0
+            break
+        start = found
+    else:
+        start += 1
+    start = max(start, len(body) - chars)
+    kept = body[start:]
+    if start and body[start - 1] != "\n":  # cut inside a line: start at the next whole one
+        newline = kept.find("\n")
+        kept = kept[newline + 1:] if newline >= 0 else kept
+    return kept, total - (kept.count("\n") + 1)
+
+
+def _stream(out: Text, text: str, style: str = "") -> None:
+    """Append one stream of output, bounded (see ``SHOWN_LINES``), after a blank line."""
+    kept, cut = tail(text)
+    out.append("\n\n")
+    if cut:
+        out.append(t("output.cut", count=cut, shown=kept.count("\n") + 1) + "\n", style="dim italic")
+    out.append(neutralize(kept), style=style)
+
+
 def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) -> Text:
     """The whole run as Text; ``headline`` replaces the default outcome sentence."""
     sentence, style = headline or outcome_line(result)
     out = Text(neutralize(sentence), style=style)
-    stdout = neutralize(result.stdout or "")
-    stderr = neutralize(result.stderr or "")
+    stdout = result.stdout or ""
+    stderr = result.stderr or ""
     error = result.error
-    if stdout:
-        out.append("\n\n")
-        out.append(stdout.rstrip("\n"))
-    if stderr:
-        out.append("\n\n")
-        out.append(stderr.rstrip("\n"), style="yellow")
+    if stdout.strip("\n"):
+        _stream(out, stdout)
+    if stderr.strip("\n"):
+        _stream(out, stderr, "yellow")
     traceback = error.traceback if error else None
     traceback = neutralize(traceback) if traceback else traceback
-    if traceback and traceback.strip() not in stderr:
-        out.append("\n\n")
-        out.append(traceback.rstrip("\n"), style="red")
-    if not stdout and not stderr and not traceback:
+    if traceback and traceback.strip() not in neutralize(stderr):
+        _stream(out, traceback, "red")
+    if not stdout.strip("\n") and not stderr.strip("\n") and not traceback:
         out.append("\n")
         out.append(t("step.nothing"), style="dim")
     return out
+
+
+#: A table's rule: dashes (or = + |) in one or more runs, as the profiler's table draws them.
+_RULE = re.compile(r"^\s*[-=+|]{3,}(?:\s+[-=+|]{3,})*\s*$")
+
+
+def table_lines(lines: list[str]) -> frozenset[int]:
+    """The lines of ``lines`` that belong to a table: in a run of lines without a blank one,
+    from its first rule line (``-----  -----``) to its last, when it has two or more (the
+    profiler's table has three: above and below its header, and at its end)."""
+    found: set[int] = set()
+    start = 0
+    for end in range(len(lines) + 1):
+        if end < len(lines) and lines[end].strip():
+            continue
+        rules = [i for i in range(start, end) if _RULE.match(lines[i])]
+        if len(rules) >= 2:
+            found.update(range(rules[0], rules[-1] + 1))
+        start = end + 1
+    return frozenset(found)
 
 
 #: The marks a report line may start with ("✓ ", "✗ "...): a marked line hangs after its mark.
@@ -89,6 +149,22 @@ class Hanging(Content):
     """
 
     marked = False
+    #: Cells a table's lines are shifted left by (OutputBox's ←/→): its rows are never wrapped.
+    shift = 0
+
+    @property
+    def tables(self) -> frozenset[int]:
+        """The lines that are a table's (see ``table_lines``): drawn one row each, never wrapped."""
+        found = self.__dict__.get("_tables")
+        if found is None:
+            found = self.__dict__["_tables"] = table_lines(self.plain.split("\n"))
+        return found
+
+    @property
+    def table_width(self) -> int:
+        """Cells of the widest table line (0: none)."""
+        lines = self.plain.split("\n")
+        return max((cell_len(lines[y]) for y in self.tables), default=0)
 
     @classmethod
     def of(cls, text: Text, *, marked: bool = False) -> Hanging:
@@ -112,7 +188,11 @@ class Hanging(Content):
         if width in cache:
             return cache[width]
         rows: list[Row] = []
+        tables = self.tables
         for y, line in enumerate(self.split("\n", allow_blank=True)):
+            if y in tables:  # a row reads as a row: one line, cut at the edge (OutputBox scrolls it)
+                rows.append((y, 0, 0, len(line.plain)))
+                continue
             hang = 0
             if line.cell_length > width:
                 hang = min(self.hang(line.plain, self.marked and y == 0), width // 2)
@@ -135,8 +215,11 @@ class Hanging(Content):
         lines = self.split("\n", allow_blank=True)
         selection, selection_style = options.selection, options.selection_style
         strips: list[Strip] = []
+        tables = self.tables
         for y, x, pad, length in self.rows(width)[:height]:
             line = lines[y]
+            if y in tables:
+                x, length = min(self.shift, length), width
             if selection is not None and selection_style is not None and (span := selection.get_span(y)):
                 start, end = span
                 line = line.stylize(selection_style, start, len(line.plain) if end == -1 else end)
@@ -147,7 +230,8 @@ class Hanging(Content):
             for text, text_style in piece.render(style, end="", parse_style=options.get_style):
                 segments.append(Segment(text, (style + text_style).rich_style_with_offset(x, y)))
                 x += len(text)
-            strips.append(Strip(segments, pad + piece.cell_length))
+            strip = Strip(segments, pad + piece.cell_length)
+            strips.append(strip.crop(0, width) if strip.cell_length > width else strip)
         return strips
 
     def get_height(self, rules: RulesMap, width: int) -> int:
@@ -177,3 +261,52 @@ class RichHanging:
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         """As Rich measures the same text: its longest word at least, its longest line at most."""
         return Measurement.get(console, options, Text(self.hanging.plain))
+
+
+class OutputBox(Static):
+    """A box showing a run's output (a ``Hanging``). A table in it wider than the box (the
+    profiler's, ~120 columns) is drawn a row per line, never wrapped onto two, and the box then
+    takes the focus (Tab) for ←/→ (and Home/End) to scroll the table sideways, as its frame
+    says; everything else in it wraps as before."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right", "shift(8)", show=False), Binding("left", "shift(-8)", show=False),
+        Binding("end", "shift(100000)", show=False), Binding("home", "shift(-100000)", show=False),
+    ]
+
+    hanging: Hanging | None = None
+
+    def __init__(self, content: object = "", **kwargs: object) -> None:
+        super().__init__(content, **kwargs)  # type: ignore[arg-type]
+        self.hanging = content if isinstance(content, Hanging) else None
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def update(self, content: object = "", *, layout: bool = True) -> None:
+        self.hanging = content if isinstance(content, Hanging) else None
+        super().update(content, layout=layout)  # type: ignore[arg-type]
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _wide(self) -> bool:
+        hanging = self.hanging
+        return hanging is not None and self.display and hanging.table_width > self.content_region.width > 0
+
+    def allow_focus(self) -> bool:
+        """Focusable only while a table is wider than the box."""
+        return self._wide()
+
+    def _fit(self) -> None:
+        """The frame says how to scroll a table wider than the box."""
+        self.border_subtitle = t("output.table_scroll") if self._wide() else ""
+
+    def action_shift(self, cells: int) -> None:
+        hanging = self.hanging
+        if hanging is None:
+            return
+        most = max(0, hanging.table_width - self.content_region.width)
+        hanging.shift = max(0, min(most, hanging.shift + cells))
+        self.refresh()

@@ -16,6 +16,7 @@ from tutor.core.i18n import shown, t
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # grading loads with the first Check, after start-up
+    from tutor.core.models import Exercise
     from tutor.grading.exercise import CheckResult, ExerciseReport
 
 #: Pack text (a string or one per language) to the learner's language: ``Texts.__call__``.
@@ -67,12 +68,26 @@ class CheckReport(Vertical):
     CheckReport > .run { margin: 1 0 0 0; }
     """
 
-    def __init__(self, report: ExerciseReport, resolve: Resolve, stamp: str | None = None):
+    def __init__(self, report: ExerciseReport, resolve: Resolve, stamp: str | None = None,
+                 exercise: Exercise | None = None):
+        """``exercise``: the step checked, whose checks say what a memory chart's "flat" allows."""
         super().__init__()
+        self.exercise = exercise
         self.report = report
         self.resolve = resolve
         self.stamp = stamp  # "check 3 at 10:04:12": a new result shows as new even when its text is not
         self.add_class("-passed" if report.passed else "-failed")
+
+    def _flat_limit(self, check_id: str, curve: list[list[float]]) -> float | None:
+        """The bytes a `memory` check expecting flat allows at its last step; None otherwise."""
+        from tutor.app.widgets.charts import flat_limit
+
+        spec = next((c for c in (self.exercise.checks if self.exercise is not None else ())
+                     if c.id == check_id), None)
+        if getattr(spec, "kind", None) != "memory" or getattr(spec, "expect", None) != "flat" or len(curve) < 2:
+            return None
+        points = [(float(n), float(b)) for n, b in curve]
+        return flat_limit(points, float(getattr(spec, "tolerance", 0.25)), float(getattr(spec, "slack_per_step", 64)))
 
     def on_mount(self) -> None:
         # Once laid out (its height known), bring the whole report into view, not just its top.
@@ -112,6 +127,7 @@ class CheckReport(Vertical):
             if isinstance(data, dict) and data.get("rows"):
                 yield ProfileChart(list(data["rows"]))
             if isinstance(data, dict) and data.get("curve"):
-                yield MemoryChart(list(data["curve"]))
+                curve = list(data["curve"])
+                yield MemoryChart(curve, self._flat_limit(check.id, curve))
         if run.stdout or run.stderr or run.status != "ok":
             yield _line(render_run(run), "run")

@@ -10,10 +10,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from tutor.app.widgets.keybutton import KeyButton, with_key
+from tutor.app.widgets.keybutton import KeyButton, key_label, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import Hanging, render_run
+from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import shown, t
@@ -42,8 +42,25 @@ def example_headline(outcome: ExampleOutcome, needs_cuda: bool = False) -> tuple
     return t("outcome.unmatched", summary=summary), "bold yellow"
 
 
+def _normal(code: str) -> str:
+    """Code as compared for "did the learner change it": trailing spaces and blank edges aside."""
+    return "\n".join(line.rstrip() for line in code.strip("\n").splitlines()).strip("\n")
+
+
+def changed(code: str, original: str) -> bool:
+    """True when ``code`` is the learner's own version of an example's ``original``."""
+    return _normal(code) != _normal(original)
+
+
 class ExampleStep(StepView):
+    """An example the learner changed is an experiment: its run shows what it did, with one
+    quiet line saying it is their version (F9 puts the lesson's back), never a verdict against
+    what the lesson's own code does. Only the lesson's own code is compared with the step's
+    ``expect`` (a mismatch there is the pack's problem, and says so)."""
+
     ACTIONS = frozenset({"run", "reset"})
+    _ran: str | None = None  # the code of the run in flight
+    _runs = 0
 
     @property
     def step(self) -> Example:
@@ -60,13 +77,14 @@ class ExampleStep(StepView):
             yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run", variant="primary")
             yield KeyButton(with_key(t("step.reset"), self, "step('reset')"), id="reset")
         yield RunningIndicator()
-        yield Static(id="output", classes="output")
+        yield OutputBox(id="output", classes="output")
         yield Markdown(id="explain")
 
     @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         code = self.query_one(CodeEditor).text
         step = self.step
+        self._ran = code
         self.start_example(lambda: self.engine.run_example(step, code))
 
     @on(KeyButton.Pressed, "#reset")
@@ -80,9 +98,22 @@ class ExampleStep(StepView):
         if output is None or outcome is None:
             reveal(self.query_one("#output"))
             return
-        self.store.record_attempt(*self.key, "run", passed=outcome.matched, wall_time=outcome.run.wall_time)
-        requires = self.step.requires or self.place.pack.requires
-        output.update(Hanging.of(render_run(outcome.run, headline=example_headline(outcome, requires.cuda))))
+        step = self.step
+        mine = changed(self._ran if self._ran is not None else step.code, step.code)
+        run = outcome.run
+        self.store.record_attempt(*self.key, "run", passed=run.status == "ok" if mine else outcome.matched,
+                                  wall_time=run.wall_time)
+        requires = step.requires or self.place.pack.requires
+        if mine:
+            text = render_run(run)
+            text.append("\n\n")
+            text.append(t("outcome.changed", shortcut=key_label(self, "step('reset')") or "Reset"), style="dim italic")
+        else:
+            text = render_run(run, headline=example_headline(outcome, requires.cuda))
+        self._runs += 1  # numbered: a run that prints the same as the last still visibly happened
+        text.append("\n")
+        text.append(t("example.run_stamp", n=self._runs), style="dim")
+        output.update(Hanging.of(text))
         if self.step.explain:
             self.query_one("#explain", Markdown).update(self.text(self.step.explain))
         reveal(output, self.query_one("#explain", Markdown))  # the output (and why), not left below the fold

@@ -15,7 +15,7 @@ from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
-from tutor.app.widgets.output import Hanging, render_run
+from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
@@ -173,7 +173,7 @@ class ExerciseStep(StepView):
         output = render_run(result)
         output.append("\n")
         output.append(t("exercise.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
-        widget = Static(Hanging.of(output), classes="output -shown")
+        widget = OutputBox(Hanging.of(output), classes="output -shown")
         box.mount(widget)
         reveal(widget)
 
@@ -199,4 +199,5 @@ class ExerciseStep(StepView):
 
         self._checks += 1
         box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
-                                                          time=time.strftime("%H:%M:%S"))))
+                                                          time=time.strftime("%H:%M:%S")),
+                              exercise=self.step))

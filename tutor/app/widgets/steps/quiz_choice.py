@@ -21,7 +21,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.binding import Binding
 from textual.geometry import Size
+from textual.message import Message
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
 from tutor.app import textual_compat
@@ -77,8 +79,12 @@ class _Wrapping(_Toggle):
     """Textual's toggle buttons draw one line and cut the label with "…": these wrap it, the
     continuation lines indented under the label's start."""
 
+    def glyph(self) -> Content:
+        """What marks the button and its state (Textual's ``▐●▌``)."""
+        return textual_compat.toggle_glyph(self)
+
     def _lines(self, width: int) -> list[Content]:
-        button = textual_compat.toggle_glyph(self)
+        button = self.glyph()
         indent = button.cell_length + 1
         lines = self.label.wrap(max(width - indent - 1, 8)) or [Content("")]
         return lines
@@ -86,7 +92,7 @@ class _Wrapping(_Toggle):
     def render(self) -> Content:
         width = self.content_region.width or self.size.width
         label_style = self.get_visual_style("toggle--label")
-        button = textual_compat.toggle_glyph(self)
+        button = self.glyph()
         pad = " " * (button.cell_length + 1)
         parts: list[Content | str] = []
         for index, line in enumerate(self._lines(width)):
@@ -101,11 +107,85 @@ class _Wrapping(_Toggle):
 
 
 class ChoiceRadio(_Wrapping, RadioButton):
-    pass
+    """One choice of a pick-one question: ``(•)`` picked, ``( )`` not (Textual draws both
+    ``▐●▌``, only the colour differing)."""
+
+    def glyph(self) -> Content:
+        style = self.get_visual_style("toggle--button")
+        return Content("(•)" if self.value else "( )").stylize_before(style)
 
 
-class ChoiceBox(_Wrapping, Checkbox):
-    pass
+class ChoiceBox(_Wrapping, Checkbox, can_focus=False):
+    """One box of a pick-all-that-apply question: ``[x]`` ticked, ``[ ]`` not, so the two differ
+    without colour (Textual draws both ``▐X▌``, only the colour differing). The list holds the
+    focus (see ChoiceBoxes); a click still ticks it."""
+
+    def glyph(self) -> Content:
+        style = self.get_visual_style("toggle--button")
+        return Content("[x]" if self.value else "[ ]").stylize_before(style)
+
+
+class ChoiceBoxes(Vertical, can_focus=True, can_focus_children=False):
+    """The boxes of a pick-all-that-apply question, one focus stop: Up/Down move between the
+    boxes, Space ticks or clears the highlighted one, Enter submits (as the prompt says). Before,
+    each box was its own focus stop that only Tab reached, and the question opened with the keys
+    going nowhere."""
+
+    DEFAULT_CSS = """
+    ChoiceBoxes { height: auto; }
+    ChoiceBoxes > ChoiceBox { border: none; padding: 0; background: transparent; }
+    ChoiceBoxes > ChoiceBox > .toggle--button { background: transparent; }
+    ChoiceBoxes:focus > ChoiceBox.-highlight > .toggle--label {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: $block-cursor-text-style;
+    }
+    ChoiceBoxes:blur > ChoiceBox.-highlight > .toggle--label { background: $block-cursor-blurred-background; }
+    """
+    BINDINGS = [
+        Binding("down,right", "move(1)", show=False),
+        Binding("up,left", "move(-1)", show=False),
+        Binding("space", "tick", show=False),
+        Binding("enter", "submit", show=False),
+    ]
+
+    class Submitted(Message):
+        """Enter: the boxes ticked are the answer."""
+
+    highlighted = 0
+
+    @property
+    def boxes(self) -> list[ChoiceBox]:
+        return list(self.query(ChoiceBox))
+
+    def on_mount(self) -> None:
+        self._highlight(0)
+
+    def _highlight(self, index: int) -> None:
+        boxes = self.boxes
+        if not boxes:
+            return
+        self.highlighted = max(0, min(index, len(boxes) - 1))
+        for i, box in enumerate(boxes):
+            box.set_class(i == self.highlighted, "-highlight")
+        boxes[self.highlighted].scroll_visible(animate=False)
+
+    def action_move(self, delta: int) -> None:
+        self._highlight(self.highlighted + delta)
+
+    def action_tick(self) -> None:
+        boxes = self.boxes
+        if boxes:
+            boxes[self.highlighted].toggle()
+
+    def action_submit(self) -> None:
+        self.post_message(self.Submitted())
+
+    @on(Checkbox.Changed)
+    def _clicked(self, event: Checkbox.Changed) -> None:
+        """A click ticks a box: the highlight follows it."""
+        if event.checkbox in self.boxes:
+            self._highlight(self.boxes.index(event.checkbox))
 
 
 class ChoiceQuizStep(StepView):
@@ -128,7 +208,7 @@ class ChoiceQuizStep(StepView):
         yield Static(t("quiz.choice.pick_many" if quiz.multiple else "quiz.choice.pick"), classes="muted")
         order = self.order
         if quiz.multiple:
-            with Vertical(id="choices"):
+            with ChoiceBoxes(id="choices"):
                 for i in order:
                     yield ChoiceBox(self._label(i), value=i in earlier, id=f"choice-{i}")
             yield KeyButton(t("quiz.choice.submit"), id="submit", variant="primary")
@@ -174,6 +254,7 @@ class ChoiceQuizStep(StepView):
         self._answer({int((pressed.id or "").removeprefix("choice-"))})
 
     @on(KeyButton.Pressed, "#submit")
+    @on(ChoiceBoxes.Submitted)
     def _submit(self) -> None:
         self._answer({int((box.id or "-1").removeprefix("choice-")) for box in self.query(ChoiceBox) if box.value})
 

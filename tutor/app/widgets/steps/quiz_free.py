@@ -33,8 +33,8 @@ class FreeQuizStep(StepView):
         with Vertical(id="model", classes="-hidden" if earlier.quiz_answer is None else ""):
             yield Static(t("quiz.free.model"), classes="label")
             yield Markdown(self.text(quiz.answer))
-            yield Static(t("quiz.free.grade"), classes="label")
-            with Horizontal(classes="buttons"):
+            yield Static(t("quiz.free.grade"), classes="label", id="grade-label")
+            with Horizontal(classes="buttons", id="grade-buttons"):
                 yield KeyButton(t("quiz.free.right"), id="right", variant="success")
                 yield KeyButton(t("quiz.free.wrong"), id="wrong", variant="error")
             yield Static(self._verdict(earlier.quiz_correct), id="verdict")

@@ -19,16 +19,47 @@ from textual.widgets import Static, TextArea
 from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
-from tutor.app.widgets.output import Hanging, render_run
+from tutor.app.widgets.output import Hanging, render_run, tail
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
 from tutor.core.models import PredictQuiz
-from tutor.core.predict import char_spans, judge, side_by_side
+import difflib
+import re
+
+from tutor.core.predict import judge, side_by_side
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
     from tutor.sandbox.result import RunResult
+
+
+#: The pieces two lines are compared by: a word or number (with its decimal point and sign), a
+#: run of spaces, or one other character.
+_TOKEN = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?|\w+|\s+|[^\w\s]")
+
+
+def word_spans(a: str, b: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The character ranges of ``a`` and of ``b`` that differ, whole words and numbers at a
+    time: comparing characters marked the letters two different words happen to share
+    ("float32" against "bfloat16" marked "b", "3", "2" and "16" apart), not the words."""
+    def tokens(text: str) -> tuple[list[str], list[int]]:
+        found = [(m.group(), m.start()) for m in _TOKEN.finditer(text)]
+        return [f[0] for f in found], [f[1] for f in found] + [len(text)]
+
+    words_a, starts_a = tokens(a)
+    words_b, starts_b = tokens(b)
+    left: list[tuple[int, int]] = []
+    right: list[tuple[int, int]] = []
+    matcher = difflib.SequenceMatcher(a=words_a, b=words_b, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if a1 > a0:
+            left.append((starts_a[a0], starts_a[a1]))
+        if b1 > b0:
+            right.append((starts_b[b0], starts_b[b1]))
+    return left, right
 
 
 def difference(prediction: str, expected: str) -> Table:
@@ -41,7 +72,7 @@ def difference(prediction: str, expected: str) -> Table:
     for mine, theirs, differs in side_by_side(neutralize(prediction), neutralize(expected)):
         left, right = Text(mine or " "), Text(theirs or " ")
         if differs:
-            left_spans, right_spans = char_spans(mine, theirs)
+            left_spans, right_spans = word_spans(mine, theirs)
             for start, end in left_spans:
                 left.stylize("bold reverse red", start, end)
             for start, end in right_spans:
@@ -96,7 +127,7 @@ class PredictQuizStep(StepView):
             output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
-                                difference(prediction, verdict.expected), Text(""),
+                                difference(tail(prediction)[0], tail(verdict.expected)[0]), Text(""),
                                 Hanging.of(render_run(result, headline=(t("quiz.predict.ran"), "bold")))))
         if quiz.explain:
             self.query_one("#explain", Markdown).update(self.text(quiz.explain))

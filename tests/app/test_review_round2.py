@@ -1,0 +1,156 @@
+"""Review's rough edges at 80x24 (issue 28, item 8): a summary that keeps up with the clock,
+F4 that never grades silently, one way to grade a free answer, ratings that match what was
+shown, and titles instead of ids."""
+
+from __future__ import annotations
+
+from app_support import screen_text, settle
+from test_review_screen import DAY, FREE, SMALL, T0, WHICH, _app, _open_review
+from tutor.app.screens.review import ReviewScreen
+from tutor.core import review
+
+PREDICT = ("mini", "basics", "predict-sum")
+
+
+async def test_the_open_summary_offers_cards_as_they_come_due_and_f4_or_f10_start_them(make_app):
+    """It said "Nothing to review now. Next review in less than a minute" while its own status
+    bar said "review: 3 due F10"; F10 and F4 did nothing."""
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        screen = await _open_review(pilot, app)
+        assert "Nothing to review now. Next review in 2 days." in screen_text(app)
+        app.store.clock.now = app.store.card(*WHICH)["due"] + 1  # the card comes due, screen open
+        await pilot.pause(ReviewScreen.POLL_SECONDS * 2.5)
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "1 due now: F4 starts them." in text and "Nothing to review now" not in text
+        assert "review: 1 due F10" in text  # the status bar agrees
+        await pilot.press("f10")
+        await settle(pilot, 3)
+        assert app.screen is screen and "Review 1/1" in screen_text(app)
+        await pilot.press("enter")  # right
+        await settle(pilot)
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        assert "Session over: 1 reviewed, 1 right." in screen_text(app)
+
+
+async def test_f4_on_a_card_not_tried_skips_it_without_a_grade(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        before = len(app.store.reviews())
+        due = app.store.card(*WHICH)["due"]
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        assert len(app.store.reviews()) == before  # not graded: no Again
+        assert app.store.card(*WHICH)["due"] == due  # still due
+        text = screen_text(app)
+        assert "1 skipped (not graded, still due)." in text
+        assert "more came due" not in text and "due now" not in text  # not offered again at once
+
+
+async def test_a_free_answer_in_review_is_graded_only_with_the_digits(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*FREE, "shapes", None)
+        app.store.record_quiz(*FREE, "shapes", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        await pilot.press("f8")  # reveal the model answer
+        await settle(pilot)
+        text = screen_text(app)
+        assert "1 Again · 2 Hard · 3 Good · 4 Easy" in text
+        assert "I got it" not in text and "I missed it" not in text and "How did you do?" not in text
+        assert not [b for b in app.screen.query("#right, #wrong") if b.display and b.parent.display]
+
+
+async def test_a_prediction_right_only_after_the_output_was_shown_is_again(make_app):
+    """A missed prediction shows the real output beside it: retyping that earned Hard."""
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*PREDICT, "5", True)
+        app.store.clock.now = T0 + 30 * DAY
+        screen = await _open_review(pilot, app)
+        assert screen.current.step == "predict-sum"
+        app.store.record_quiz(*screen._scratch, "6", False)  # as the step records a miss
+        await settle(pilot)
+        app.store.record_quiz(*screen._scratch, "5", True)  # the output, retyped
+        await settle(pilot)
+        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+    assert review.quiz_rating("predict", True, 2, 5.0) == review.AGAIN
+    assert review.quiz_rating("choice", True, 2, 5.0) == review.HARD  # only the pick was explained
+
+
+async def test_the_summary_does_not_give_a_next_review_time_beside_cards_due_now(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*WHICH, "0", True)
+        app.store.clock.now = T0 + DAY
+        app.store.record_quiz(*FREE, "shapes", None)
+        app.store.record_quiz(*FREE, "shapes", True)
+        app.store.clock.now = app.store.card(*WHICH)["due"] + 60
+        await _open_review(pilot, app)
+        app.store.clock.now = app.store.card(*FREE)["due"] + 60
+        await pilot.press("enter", "f4")
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "1 more came due while you reviewed: F4 goes on with them." in text
+        assert "Next review" not in text
+
+
+def test_when_says_now_only_once_a_card_is_due():
+    assert review.when(100.0, 100.0) == "now"
+    assert review.when(130.0, 100.0) == "in less than a minute"  # `progress` said "0 due now, next now"
+    assert review.when(100.0 + 600, 100.0) == "in 10 min"
+
+
+def test_untitled_steps_are_named_by_what_they_say_never_by_their_id():
+    from pathlib import Path
+
+    from tutor.core.loader import load_pack
+    from tutor.core.titles import step_title
+
+    pack = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    names = {}
+    for lesson in pack.lessons:
+        for index, step in enumerate(lesson.steps):
+            name = step_title(step, "en", "en", index)
+            assert name and name != step.id, (step.id, name)
+            assert step.title or len(name) <= 40, (step.id, name)
+            names[step.id] = name
+    assert names["inner-dims"] == "An error says mat1 and mat2 shapes…"
+    assert names["q-dtype-source"].startswith("RuntimeError: mat1 and mat2")
+    queue_titles = [d.title for d in review.queue(_store_with_every_card(pack), [pack], T0, 1000)]
+    assert "Reading the error message › An error says mat1 and mat2 shapes…" in queue_titles
+    assert not any("inner-dims" in title for title in queue_titles)
+
+
+def _store_with_every_card(pack):
+    import tempfile
+    from pathlib import Path
+
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(Path(tempfile.mkdtemp(prefix="titles-")))
+    store.clock = lambda: T0
+    for lesson in pack.lessons:
+        for step in lesson.steps:
+            kind = review.item_kind(step)
+            if kind is not None:
+                store.put_card(review._new_card((pack.id, lesson.id, step.id), kind, T0))
+    return store
+
+
+async def test_the_review_title_names_the_kind_in_words(make_app):
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.record_quiz(*FREE, "shapes", None)
+        app.store.record_quiz(*FREE, "shapes", True)
+        app.store.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        top = screen_text(app).splitlines()[0]
+        assert "Review 1/1 · Basics › In your words · written answer" in top

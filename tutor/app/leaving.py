@@ -1,0 +1,241 @@
+"""How the app leaves when it is told to from outside: a signal, or a terminal that has gone.
+
+A signal handler runs between any two bytecodes of the main thread, inside Textual's own locks
+too, so nothing the app does may happen in one: SIGTERM, SIGHUP and SIGINT are only written, by
+the interpreter's C handler, to a pipe (``signal.set_wakeup_fd``). A watchdog thread waits on
+that pipe and on the terminal itself (a hung-up terminal reports POLLHUP on standard input and
+standard error: reads there only see end-of-file and writes fail), and a failed write to the
+terminal (``textual_compat.guard_output``) is written to the same pipe. On the first reason to
+leave, the watchdog asks the app, on its own event loop, to write the drafts and exit (``ask``),
+and sets a deadline; when the deadline passes, or a second SIGTERM or SIGINT comes, it ends the
+sandbox's processes (``kill``) and the process itself with ``os._exit``, whatever the main
+thread is doing. docs/architecture.md, "Leaving", says why.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from types import FrameType
+from typing import Any, Callable
+
+#: Seconds from the first reason to leave until the process ends, whatever it is doing.
+DEADLINE_S = 1.5
+#: The signals that end the app (SIGHUP: its terminal closed).
+SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+#: A second one of these, once the app is leaving, ends it at once.
+URGENT = ("SIGTERM", "SIGINT")
+#: Bytes on the pipe beside the signal numbers (which are 1 to 64).
+GONE = 0  # a write to the terminal failed
+STOP = 255  # the app ended by itself: the watchdog stops
+#: Exit code when the terminal went without a signal: as if it had sent SIGHUP.
+GONE_CODE = 128 + 1
+#: What puts a terminal back (left the alternate screen, cursor shown, no mouse or paste modes)
+#: after a hard end; Textual writes the same when it stops normally.
+RESET = ("\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l\x1b[?2004l\x1b[?7h"
+         "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l")
+#: How often a request to an app whose loop is not running (yet, or any more) is tried again.
+RETRY_S = 0.05
+
+
+class Leaving:
+    """Watches for a reason to leave and makes sure the process does, in time.
+
+    Args:
+        ask: called once, from a thread of its own, with the exit code, on the first reason to
+            leave: asks the app to write its drafts and exit. It may block (the app's loop is
+            busy); RuntimeError means the app's loop is not running (not yet, or no more) and
+            it is tried again every ``RETRY_S`` until the deadline.
+        kill: ends the sandbox's processes at once, from any thread, taking no lock.
+        deadline: seconds from the first reason to the hard end.
+        terminal: the descriptors to watch for a hang-up (default: standard input and error).
+    """
+
+    def __init__(self, ask: Callable[[int], None], kill: Callable[[], None], *, deadline: float = DEADLINE_S,
+                 terminal: tuple[int, ...] | None = None):
+        self.ask = ask
+        self.kill = kill
+        self.deadline = deadline
+        self.terminal = terminal if terminal is not None else _terminal_fds()
+        #: Why the app is leaving (its exit code), once it is.
+        self.code: int | None = None
+        self._leave_at: float | None = None
+        self._read = self._write = -1
+        self._previous: dict[int, object] = {}
+        self._previous_wakeup = -1
+        self._watching = False
+        self._thread: threading.Thread | None = None
+        self._tty: tuple[int, list[Any]] | None = None
+        self._installed = False
+
+    # ------------------------------------------------------------------ set-up
+
+    def install(self) -> "Leaving":
+        """Take over the signals (main thread only) and start watching."""
+        self._read, self._write = os.pipe()
+        for fd in (self._read, self._write):
+            os.set_blocking(fd, False)
+            os.set_inheritable(fd, False)
+        self._tty = _terminal_state(self.terminal)
+        self._previous_wakeup = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        for name in SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                self._previous[number] = signal.signal(number, self._on_signal)
+        self._watching = True
+        self._thread = threading.Thread(target=self._watch, name="tutor-leaving", daemon=True)
+        self._thread.start()
+        self._installed = True
+        return self
+
+    def uninstall(self) -> None:
+        """The app ended by itself: give the signals back and stop watching. Once the app is
+        leaving this does nothing: the deadline stays armed until the process is gone."""
+        if not self._installed or self.code is not None:
+            return
+        self._installed = False
+        signal.set_wakeup_fd(self._previous_wakeup)
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)  # type: ignore[arg-type]  # what signal() returned
+        self._poke(STOP)
+
+    def terminal_gone(self, _error: BaseException | None = None) -> None:
+        """A write to the terminal failed (any thread; never blocks)."""
+        self._poke(GONE)
+
+    def _poke(self, byte: int) -> None:
+        try:
+            os.write(self._write, bytes([byte]))
+        except OSError:  # full (it is already awake) or closed (it has stopped)
+            pass
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # The C handler has already written the number to the pipe; the watchdog acts on it.
+        # Only if the watchdog itself is gone does this end the process (as the default would).
+        if not self._watching:
+            os._exit(128 + signum)
+
+    # ------------------------------------------------------------------ the watchdog
+
+    def _watch(self) -> None:
+        # tcsetattr from a background process group would stop this thread (SIGTTOU).
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
+        poller = select.poll()
+        poller.register(self._read, select.POLLIN)
+        for fd in self.terminal:
+            poller.register(fd, 0)  # POLLHUP, POLLERR and POLLNVAL are always reported
+        try:
+            while True:
+                timeout = None
+                if self._leave_at is not None:
+                    timeout = max(0.0, self._leave_at - time.monotonic())
+                    if timeout == 0.0:
+                        self.hard_end()
+                events = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
+                for fd, _mask in events:
+                    if fd != self._read:  # the terminal hung up: reads end, writes fail
+                        poller.unregister(fd)
+                        self._begin(GONE_CODE)
+                        continue
+                    try:
+                        data = os.read(self._read, 256)
+                    except BlockingIOError:
+                        continue
+                    for byte in data:
+                        if byte == STOP:
+                            return
+                        if byte == GONE:
+                            self._begin(GONE_CODE)
+                        else:
+                            self._signal(byte)
+        finally:
+            self._watching = False
+            if self.code is None:
+                os.close(self._read)
+                os.close(self._write)
+
+    def _signal(self, number: int) -> None:
+        urgent = {getattr(signal, name, None) for name in URGENT}
+        if self.code is not None and number in urgent:
+            self.hard_end(128 + number)
+        self._begin(128 + number)
+
+    def _begin(self, code: int) -> None:
+        if self.code is not None:
+            return
+        self.code = code
+        self._leave_at = time.monotonic() + self.deadline
+        threading.Thread(target=self._ask, args=(code,), name="tutor-leaving-ask", daemon=True).start()
+
+    def _ask(self, code: int) -> None:
+        while self._leave_at is not None and time.monotonic() < self._leave_at:
+            try:
+                self.ask(code)
+                return
+            except RuntimeError:  # the app's loop is not running (yet, or any more)
+                time.sleep(RETRY_S)
+            except Exception:
+                return
+
+    def hard_end(self, code: int | None = None) -> None:
+        """End the sandbox's processes and this process now (any thread)."""
+        try:
+            self.kill()
+        except Exception:
+            pass
+        _restore_terminal(self._tty)
+        os._exit(code if code is not None else (self.code or 1))
+
+
+def _terminal_fds() -> tuple[int, ...]:
+    """Standard input and error, where Textual reads keys and draws."""
+    fds: list[int] = []
+    for stream in (sys.__stdin__, sys.__stderr__):
+        try:
+            fd = stream.fileno() if stream is not None else -1
+        except (OSError, ValueError):
+            continue
+        if fd >= 0 and fd not in fds:
+            fds.append(fd)
+    return tuple(fds)
+
+
+def _terminal_state(fds: tuple[int, ...]) -> tuple[int, list[Any]] | None:
+    """The terminal's modes before the app changed them, to put back after a hard end."""
+    try:
+        import termios
+    except ImportError:
+        return None
+    for fd in reversed(fds):  # standard error first: where the app draws
+        try:
+            return fd, termios.tcgetattr(fd)
+        except (termios.error, OSError):
+            continue
+    return None
+
+
+def _restore_terminal(saved: tuple[int, list[Any]] | None) -> None:
+    """Best effort and never blocking: the terminal may be gone or not reading."""
+    if saved is None:
+        return
+    import termios
+
+    fd, modes = saved
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, modes)
+    except (termios.error, OSError):
+        return  # gone
+    try:
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            os.write(fd, RESET.encode())
+        finally:
+            os.set_blocking(fd, blocking)
+    except OSError:
+        pass

@@ -24,7 +24,7 @@ from tutor.core.progress import ProgressStore
 REPO = Path(__file__).parents[2]
 
 STAND_IN = r'''
-import os, queue, sys, threading
+import os, queue, signal, sys, threading
 from tutor.app.leaving import Leaving
 
 mode, out, deadline = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -43,6 +43,7 @@ def ask(code):
         raise RuntimeError("App is not running")
     answered.set()  # the app wrote its drafts and exited
 
+signal.signal(signal.SIGWINCH, lambda number, frame: note("resized"))  # as Textual's driver does
 leaving = Leaving(ask, lambda: note("killed"), deadline=deadline,
                   terminal=None if mode == "terminal" else ()).install()
 note("ready")
@@ -105,6 +106,17 @@ def test_each_signal_asks_the_app_to_leave_with_its_code(tmp_path, name):
     assert proc.wait(60) == 128 + number
     assert _notes(notes) == ["ready", f"asked {128 + number}", "left"]
     assert b"KeyboardInterrupt" not in proc.stderr.read()  # SIGINT too: no exception in the main thread
+
+
+def test_another_handlers_signal_is_no_reason_to_leave(tmp_path):
+    """Every signal with a Python handler reaches the pipe: a resized terminal (Textual's SIGWINCH)
+    must not end the app."""
+    proc, notes = _start(tmp_path, "calm", 3600.0)
+    proc.send_signal(signal.SIGWINCH)
+    _wait_note(notes, "resized")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 128 + signal.SIGTERM
+    assert _notes(notes) == ["ready", "resized", "asked 143", "left"]
 
 
 def test_an_app_whose_loop_is_not_running_is_asked_again_then_ended(tmp_path):

@@ -24,7 +24,7 @@ from types import FrameType
 from typing import Any, Callable
 
 #: Seconds from the first reason to leave until the process ends, whatever it is doing.
-DEADLINE_S = 1.5
+DEADLINE_S = 1.2
 #: The signals that end the app (SIGHUP: its terminal closed).
 SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 #: A second one of these, once the app is leaving, ends it at once.
@@ -75,7 +75,9 @@ class Leaving:
     # ------------------------------------------------------------------ set-up
 
     def install(self) -> "Leaving":
-        """Take over the signals (main thread only) and start watching."""
+        """Take over the signals (main thread only) and start watching. The pipe then also
+        receives every other signal that has a Python handler (Textual's SIGWINCH, SIGTSTP and
+        SIGCONT): those are not reasons to leave."""
         self._read, self._write = os.pipe()
         for fd in (self._read, self._write):
             os.set_blocking(fd, False)
@@ -151,7 +153,7 @@ class Leaving:
                             return
                         if byte == GONE:
                             self._begin(GONE_CODE)
-                        else:
+                        elif byte in self._previous:  # not another handler's (Textual's SIGWINCH)
                             self._signal(byte)
         finally:
             self._watching = False

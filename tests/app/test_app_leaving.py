@@ -43,7 +43,8 @@ def ask(code):
         raise RuntimeError("App is not running")
     answered.set()  # the app wrote its drafts and exited
 
-signal.signal(signal.SIGWINCH, lambda number, frame: note("resized"))  # as Textual's driver does
+if hasattr(signal, "SIGWINCH"):  # as Textual's driver does
+    signal.signal(signal.SIGWINCH, lambda number, frame: note("resized"))
 leaving = Leaving(ask, lambda: note("killed"), deadline=deadline,
                   terminal=None if mode == "terminal" else ()).install()
 note("ready")
@@ -62,7 +63,8 @@ sys.exit(leaving.code)
 
 def _start(tmp_path: Path, mode: str, deadline: float, **popen) -> tuple[subprocess.Popen, Path]:
     notes = tmp_path / "notes"
-    proc = subprocess.Popen([sys.executable, "-c", STAND_IN, mode, str(notes), str(deadline)], cwd=REPO,
+    script = ("import tutor\n" if "env" in popen else "") + STAND_IN  # tutor/__init__.py: the emulation
+    proc = subprocess.Popen([sys.executable, "-c", script, mode, str(notes), str(deadline)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=popen.pop("stderr", subprocess.PIPE), **popen)
     _wait_note(notes, "ready")
     return proc, notes
@@ -117,6 +119,16 @@ def test_another_handlers_signal_is_no_reason_to_leave(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 128 + signal.SIGTERM
     assert _notes(notes) == ["ready", "resized", "asked 143", "left"]
+
+
+def test_without_poll_or_sighup_signals_still_reach_the_watchdog(tmp_path):
+    """As on Windows (``TORCH_TUTOR_EMULATE_WINDOWS``: no ``select.poll``, no SIGHUP, ``select``
+    on sockets only): the wake-up channel is a socket and SIGTERM still asks the app to leave."""
+    env = dict(os.environ, TORCH_TUTOR_EMULATE_WINDOWS="1")
+    proc, notes = _start(tmp_path, "calm", 3600.0, env=env)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 128 + signal.SIGTERM, proc.stderr.read()
+    assert _notes(notes) == ["ready", "asked 143", "left"]
 
 
 def test_an_app_whose_loop_is_not_running_is_asked_again_then_ended(tmp_path):

@@ -2,10 +2,10 @@
 
 A signal handler runs between any two bytecodes of the main thread, inside Textual's own locks
 too, so nothing the app does may happen in one: SIGTERM, SIGHUP and SIGINT are only written, by
-the interpreter's C handler, to a pipe (``signal.set_wakeup_fd``). A watchdog thread waits on
-that pipe and on the terminal itself (a hung-up terminal reports POLLHUP on standard input and
+the interpreter's C handler, to a socket pair (``signal.set_wakeup_fd``; a socket, because
+Windows takes nothing else there). A watchdog thread waits on it and on the terminal itself (a hung-up terminal reports POLLHUP on standard input and
 standard error: reads there only see end-of-file and writes fail), and a failed write to the
-terminal (``textual_compat.guard_output``) is written to the same pipe. On the first reason to
+terminal (``textual_compat.guard_output``) is written to the same socket. On the first reason to
 leave, the watchdog asks the app, on its own event loop, to write the drafts and exit (``ask``),
 and sets a deadline; when the deadline passes, or a second SIGTERM or SIGINT comes, it ends the
 sandbox's processes (``kill``) and the process itself with ``os._exit``, whatever the main
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import select
 import signal
+import socket
 import sys
 import threading
 import time
@@ -29,7 +30,7 @@ DEADLINE_S = 1.2
 SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 #: A second one of these, once the app is leaving, ends it at once.
 URGENT = ("SIGTERM", "SIGINT")
-#: Bytes on the pipe beside the signal numbers (which are 1 to 64).
+#: Bytes on the socket beside the signal numbers (which are 1 to 64).
 GONE = 0  # a write to the terminal failed
 STOP = 255  # the app ended by itself: the watchdog stops
 #: Exit code when the terminal went without a signal: as if it had sent SIGHUP.
@@ -64,7 +65,8 @@ class Leaving:
         #: Why the app is leaving (its exit code), once it is.
         self.code: int | None = None
         self._leave_at: float | None = None
-        self._read = self._write = -1
+        self._read: socket.socket | None = None
+        self._write: socket.socket | None = None
         self._previous: dict[int, object] = {}
         self._previous_wakeup = -1
         self._watching = False
@@ -75,15 +77,14 @@ class Leaving:
     # ------------------------------------------------------------------ set-up
 
     def install(self) -> "Leaving":
-        """Take over the signals (main thread only) and start watching. The pipe then also
+        """Take over the signals (main thread only) and start watching. The socket then also
         receives every other signal that has a Python handler (Textual's SIGWINCH, SIGTSTP and
         SIGCONT): those are not reasons to leave."""
-        self._read, self._write = os.pipe()
-        for fd in (self._read, self._write):
-            os.set_blocking(fd, False)
-            os.set_inheritable(fd, False)
+        self._read, self._write = socket.socketpair()
+        self._read.setblocking(False)
+        self._write.setblocking(False)
         self._tty = _terminal_state(self.terminal)
-        self._previous_wakeup = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        self._previous_wakeup = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
         for name in SIGNALS:
             number = getattr(signal, name, None)
             if number is not None:
@@ -111,12 +112,13 @@ class Leaving:
 
     def _poke(self, byte: int) -> None:
         try:
-            os.write(self._write, bytes([byte]))
+            if self._write is not None:
+                self._write.send(bytes([byte]))
         except OSError:  # full (it is already awake) or closed (it has stopped)
             pass
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        # The C handler has already written the number to the pipe; the watchdog acts on it.
+        # The C handler has already written the number to the socket; the watchdog acts on it.
         # Only if the watchdog itself is gone does this end the process (as the default would).
         if not self._watching:
             os._exit(128 + signum)
@@ -127,10 +129,13 @@ class Leaving:
         # tcsetattr from a background process group would stop this thread (SIGTTOU).
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTTOU})
-        poller = select.poll()
-        poller.register(self._read, select.POLLIN)
-        for fd in self.terminal:
-            poller.register(fd, 0)  # POLLHUP, POLLERR and POLLNVAL are always reported
+        assert self._read is not None and self._write is not None
+        wake = self._read.fileno()
+        poller = select.poll() if hasattr(select, "poll") else None  # Windows: no terminal to watch
+        if poller is not None:
+            poller.register(wake, select.POLLIN)
+            for fd in self.terminal:
+                poller.register(fd, 0)  # POLLHUP, POLLERR and POLLNVAL are always reported
         try:
             while True:
                 timeout = None
@@ -138,15 +143,19 @@ class Leaving:
                     timeout = max(0.0, self._leave_at - time.monotonic())
                     if timeout == 0.0:
                         self.hard_end()
-                events = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
-                for fd, _mask in events:
-                    if fd != self._read:  # the terminal hung up: reads end, writes fail
+                if poller is not None:
+                    ready = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
+                else:
+                    ready = [(wake, 0)] if select.select([self._read], [], [], timeout)[0] else []
+                for fd, _mask in ready:
+                    if fd != wake:  # the terminal hung up: reads end, writes fail
+                        assert poller is not None
                         poller.unregister(fd)
                         self._begin(GONE_CODE)
                         continue
                     try:
-                        data = os.read(self._read, 256)
-                    except BlockingIOError:
+                        data = self._read.recv(256)
+                    except (BlockingIOError, InterruptedError):
                         continue
                     for byte in data:
                         if byte == STOP:
@@ -158,8 +167,8 @@ class Leaving:
         finally:
             self._watching = False
             if self.code is None:
-                os.close(self._read)
-                os.close(self._write)
+                self._read.close()
+                self._write.close()
 
     def _signal(self, number: int) -> None:
         urgent = {getattr(signal, name, None) for name in URGENT}

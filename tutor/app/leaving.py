@@ -137,38 +137,45 @@ class Leaving:
             for fd in self.terminal:
                 poller.register(fd, 0)  # POLLHUP, POLLERR and POLLNVAL are always reported
         try:
-            while True:
-                timeout = None
-                if self._leave_at is not None:
-                    timeout = max(0.0, self._leave_at - time.monotonic())
-                    if timeout == 0.0:
-                        self.hard_end()
-                if poller is not None:
-                    ready = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
-                else:
-                    ready = [(wake, 0)] if select.select([self._read], [], [], timeout)[0] else []
-                for fd, _mask in ready:
-                    if fd != wake:  # the terminal hung up: reads end, writes fail
-                        assert poller is not None
-                        poller.unregister(fd)
-                        self._begin(GONE_CODE)
-                        continue
-                    try:
-                        data = self._read.recv(256)
-                    except (BlockingIOError, InterruptedError):
-                        continue
-                    for byte in data:
-                        if byte == STOP:
-                            return
-                        if byte == GONE:
-                            self._begin(GONE_CODE)
-                        elif byte in self._previous:  # not another handler's (Textual's SIGWINCH)
-                            self._signal(byte)
+            self._serve(poller, wake)
+        except Exception:  # a bug here must not leave a process that ignores its signals
+            if self.code is not None:
+                self.hard_end()
         finally:
-            self._watching = False
+            self._watching = False  # from now on a signal's own handler ends the process
             if self.code is None:
                 self._read.close()
                 self._write.close()
+
+    def _serve(self, poller: Any, wake: int) -> None:
+        assert self._read is not None
+        while True:
+            timeout = None
+            if self._leave_at is not None:
+                timeout = max(0.0, self._leave_at - time.monotonic())
+                if timeout == 0.0:
+                    self.hard_end()
+            if poller is not None:
+                ready = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
+            else:
+                ready = [(wake, 0)] if select.select([self._read], [], [], timeout)[0] else []
+            for fd, _mask in ready:
+                if fd != wake:  # the terminal hung up: reads end, writes fail
+                    assert poller is not None
+                    poller.unregister(fd)
+                    self._begin(GONE_CODE)
+                    continue
+                try:
+                    data = self._read.recv(256)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                for byte in data:
+                    if byte == STOP:
+                        return
+                    if byte == GONE:
+                        self._begin(GONE_CODE)
+                    elif byte in self._previous:  # not another handler's (Textual's SIGWINCH)
+                        self._signal(byte)
 
     def _signal(self, number: int) -> None:
         urgent = {getattr(signal, name, None) for name in URGENT}

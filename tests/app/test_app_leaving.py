@@ -207,19 +207,3 @@ def test_a_failed_write_is_said_once_and_the_rest_dropped():
     assert stream.write("more") == 4
     assert len(told) == 1 and isinstance(told[0], OSError) and Gone.writes == 1
     assert stream.fileno() == 7
-
-
-async def test_the_linux_driver_writes_through_the_guard():
-    """Fails when Textual's driver no longer keeps its terminal stream in ``_file``."""
-    from textual.app import App
-    from textual.drivers.linux_driver import LinuxDriver
-
-    from tutor.app.textual_compat import _GuardedOutput, guard_output
-
-    previous = {number: signal.getsignal(number) for number in (signal.SIGTSTP, signal.SIGCONT)}
-    try:
-        driver = guard_output(LinuxDriver, lambda error: None)(App())
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-    assert isinstance(driver, LinuxDriver) and isinstance(driver._file, _GuardedOutput)

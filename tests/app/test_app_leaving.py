@@ -46,7 +46,11 @@ def ask(code):
 if hasattr(signal, "SIGWINCH"):  # as Textual's driver does
     signal.signal(signal.SIGWINCH, lambda number, frame: note("resized"))
 leaving = Leaving(ask, lambda: note("killed"), deadline=deadline,
-                  terminal=None if mode == "terminal" else ()).install()
+                  terminal=None if mode in ("terminal", "raw-stuck") else ()).install()
+if mode == "raw-stuck":  # as Textual leaves the terminal while it runs
+    import termios, tty
+    tty.setraw(0)
+    mode = "stuck"
 note("ready")
 if mode == "write-failed":
     leaving.terminal_gone(OSError(5, "Input/output error"))
@@ -150,6 +154,25 @@ def test_a_terminal_that_hangs_up_is_a_reason_to_leave(tmp_path):
     os.close(master)
     assert proc.wait(60) == 129
     assert _notes(notes) == ["ready", "asked 129", "left"]
+
+
+def test_a_hard_end_puts_a_terminal_that_is_still_there_back(tmp_path):
+    import termios
+
+    master, slave = pty.openpty()
+    try:
+        proc, notes = _start(tmp_path, "raw-stuck", 1.0, stdin=slave, stderr=slave, start_new_session=True)
+        assert not termios.tcgetattr(slave)[3] & termios.ICANON  # raw while it runs
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 128 + signal.SIGTERM
+        assert _notes(notes) == ["ready", "asked 143", "killed"]
+        modes = termios.tcgetattr(slave)[3]
+        assert modes & termios.ICANON and modes & termios.ECHO  # typing shows again
+        os.set_blocking(master, False)
+        assert b"\x1b[?1049l\x1b[?25h" in os.read(master, 4096)  # off the alternate screen, cursor shown
+    finally:
+        os.close(slave)
+        os.close(master)
 
 
 def test_a_failed_write_to_the_terminal_is_a_reason_to_leave(tmp_path):

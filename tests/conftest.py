@@ -54,6 +54,8 @@ KNOWN_COST = {
     "tests/sandbox/test_fresh_install.py": 100.0,
     "tests/packs/test_verdicts.py": 60.0,
     "tests/sandbox/test_windows_emulated.py": 8.0,  # per test: one module fixture of ~12 runs, subprocess CLIs
+    "tests/e2e/test_e2e_exit.py": 95.0,  # one test: 7 rounds of starting and ending the app
+    "tests/e2e/test_leftover_check.py": 13.0,  # per test: a pytest run of its own
 }
 SPAWN_TEST_COST = 6.0
 TEST_COST = 1.0

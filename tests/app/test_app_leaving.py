@@ -51,6 +51,12 @@ if mode == "raw-stuck":  # as Textual leaves the terminal while it runs
     import termios, tty
     tty.setraw(0)
     mode = "stuck"
+if mode == "taken":  # something else takes the wake-up descriptor, as asyncio's add_signal_handler does
+    import socket
+    theirs = socket.socketpair()
+    theirs[1].setblocking(False)
+    signal.set_wakeup_fd(theirs[1].fileno())
+    mode = "calm"
 note("ready")
 if mode == "write-failed":
     leaving.terminal_gone(OSError(5, "Input/output error"))
@@ -65,11 +71,26 @@ sys.exit(leaving.code)
 '''
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_stand_ins():
+    """A stand-in that a failed test left waiting (it may be one that ignores signals) goes."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
 def _start(tmp_path: Path, mode: str, deadline: float, **popen) -> tuple[subprocess.Popen, Path]:
     notes = tmp_path / "notes"
     script = ("import tutor\n" if "env" in popen else "") + STAND_IN  # tutor/__init__.py: the emulation
     proc = subprocess.Popen([sys.executable, "-c", script, mode, str(notes), str(deadline)], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=popen.pop("stderr", subprocess.PIPE), **popen)
+    _STARTED.append(proc)
     _wait_note(notes, "ready")
     return proc, notes
 
@@ -133,6 +154,15 @@ def test_without_poll_or_sighup_signals_still_reach_the_watchdog(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 128 + signal.SIGTERM, proc.stderr.read()
     assert _notes(notes) == ["ready", "asked 143", "left"]
+
+
+def test_a_signal_still_arrives_when_something_else_takes_the_wake_up_descriptor(tmp_path):
+    """Textual's web driver (``torch-tutor serve``) and any asyncio signal handler set their own
+    wake-up descriptor; the handler itself then tells the watchdog."""
+    proc, notes = _start(tmp_path, "taken", 3600.0)
+    proc.send_signal(signal.SIGHUP)
+    assert proc.wait(60) == 128 + signal.SIGHUP
+    assert _notes(notes) == ["ready", "asked 129", "left"]
 
 
 def test_an_app_whose_loop_is_not_running_is_asked_again_then_ended(tmp_path):

@@ -33,6 +33,7 @@ URGENT = ("SIGTERM", "SIGINT")
 #: Bytes on the socket beside the signal numbers (which are 1 to 64).
 GONE = 0  # a write to the terminal failed
 STOP = 255  # the app ended by itself: the watchdog stops
+HANDLED = 0x80  # added to a signal's number when its Python handler reports it (see _on_signal)
 #: Exit code when the terminal went without a signal: as if it had sent SIGHUP.
 GONE_CODE = 128 + 1
 #: What puts a terminal back (left the alternate screen, cursor shown, no mouse or paste modes)
@@ -68,6 +69,8 @@ class Leaving:
         self._read: socket.socket | None = None
         self._write: socket.socket | None = None
         self._previous: dict[int, object] = {}
+        #: How many of each signal the wake-up descriptor and the Python handler reported.
+        self._seen: tuple[dict[int, int], dict[int, int]] = ({}, {})
         self._previous_wakeup = -1
         self._watching = False
         self._thread: threading.Thread | None = None
@@ -118,10 +121,13 @@ class Leaving:
             pass
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        # The C handler has already written the number to the socket; the watchdog acts on it.
-        # Only if the watchdog itself is gone does this end the process (as the default would).
+        # The C handler has already written the number to the socket, unless something else
+        # took the wake-up descriptor since (asyncio's add_signal_handler does): say it here too.
+        # The watchdog counts each signal once (``_count``). Only if the watchdog itself is gone
+        # does this end the process (as the default would).
         if not self._watching:
             os._exit(128 + signum)
+        self._poke(signum | HANDLED)
 
     # ------------------------------------------------------------------ the watchdog
 
@@ -174,8 +180,18 @@ class Leaving:
                         return
                     if byte == GONE:
                         self._begin(GONE_CODE)
-                    elif byte in self._previous:  # not another handler's (Textual's SIGWINCH)
-                        self._signal(byte)
+                    elif byte & ~HANDLED in self._previous and self._count(byte):  # not Textual's SIGWINCH
+                        self._signal(byte & ~HANDLED)
+
+    def _count(self, byte: int) -> bool:
+        """True when ``byte`` reports a signal not reported yet: each is reported twice, by the
+        wake-up descriptor and by the Python handler, and either may be missing (the descriptor
+        taken by someone else; the handler running once for two signals that came at once)."""
+        number = byte & ~HANDLED
+        before = max(seen.get(number, 0) for seen in self._seen)
+        counts = self._seen[1 if byte & HANDLED else 0]
+        counts[number] = counts.get(number, 0) + 1
+        return counts[number] > before
 
     def _signal(self, number: int) -> None:
         urgent = {getattr(signal, name, None) for name in URGENT}

@@ -45,7 +45,7 @@ def ask(code):
 
 if hasattr(signal, "SIGWINCH"):  # as Textual's driver does
     signal.signal(signal.SIGWINCH, lambda number, frame: note("resized"))
-leaving = Leaving(ask, lambda: note("killed"), deadline=deadline,
+leaving = Leaving(ask, lambda: note("killed"), deadline=deadline, rescue=lambda: note("rescued"),
                   terminal=None if mode in ("terminal", "raw-stuck") else ()).install()
 if mode == "raw-stuck":  # as Textual leaves the terminal while it runs
     import termios, tty
@@ -109,11 +109,11 @@ def _notes(notes: Path) -> list[str]:
     return notes.read_text().splitlines()
 
 
-def test_a_stuck_app_is_ended_at_the_deadline_sandbox_first(tmp_path):
+def test_a_stuck_app_is_ended_at_the_deadline_drafts_rescued_sandbox_first(tmp_path):
     proc, notes = _start(tmp_path, "stuck", 1.0)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(60) == 128 + signal.SIGTERM
-    assert _notes(notes) == ["ready", "asked 143", "killed"]
+    assert _notes(notes) == ["ready", "asked 143", "rescued", "killed"]
 
 
 def test_a_second_sigterm_ends_it_at_once(tmp_path):
@@ -170,7 +170,7 @@ def test_an_app_whose_loop_is_not_running_is_asked_again_then_ended(tmp_path):
     proc.send_signal(signal.SIGHUP)
     assert proc.wait(60) == 128 + signal.SIGHUP
     lines = _notes(notes)
-    assert lines[-1] == "killed" and lines.count("asked 129") >= 2, lines
+    assert lines[-1] == "killed" and "rescued" in lines and lines.count("asked 129") >= 2, lines
 
 
 def test_a_terminal_that_hangs_up_is_a_reason_to_leave(tmp_path):
@@ -195,7 +195,7 @@ def test_a_hard_end_puts_a_terminal_that_is_still_there_back(tmp_path):
         assert not termios.tcgetattr(slave)[3] & termios.ICANON  # raw while it runs
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(60) == 128 + signal.SIGTERM
-        assert _notes(notes) == ["ready", "asked 143", "killed"]
+        assert _notes(notes) == ["ready", "asked 143", "rescued", "killed"]
         modes = termios.tcgetattr(slave)[3]
         assert modes & termios.ICANON and modes & termios.ECHO  # typing shows again
         os.set_blocking(master, False)
@@ -260,3 +260,25 @@ def test_a_failed_write_is_said_once_and_the_rest_dropped():
     assert stream.write("more") == 4
     assert len(told) == 1 and isinstance(told[0], OSError) and Gone.writes == 1
     assert stream.fileno() == 7
+
+
+async def test_a_loop_that_never_answers_still_has_its_drafts_rescued_from_outside(make_app, tmp_path, monkeypatch):
+    """Seen at 100 rounds: the loop laying out a flood of output for longer than the deadline,
+    with the code typed just before the run still inside the debounce."""
+    import asyncio
+
+    from tutor.app import launch
+    from tutor.app.widgets import editor
+
+    monkeypatch.setattr(editor, "DEBOUNCE", 3600.0)
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for_text(pilot, app, "Double it")
+        await pilot.press(*"# typed before the flood", "enter")
+        await settle(pilot)
+        await asyncio.to_thread(launch._rescue_drafts, app)  # from the watchdog's side
+        reader = ProgressStore.open(tmp_path)
+        try:
+            assert "# typed before the flood" in (reader.draft("mini", "exercises", "double") or "")
+        finally:
+            reader.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -160,9 +161,22 @@ def _leave_when_told(app: TutorApp, engine: Engine) -> Leaving:
     def ask(code: int) -> None:  # from the watchdog's thread; RuntimeError: the loop is not running
         app.call_from_thread(_leave_now, app, engine, code)
 
-    leaving = Leaving(ask, engine.kill_now).install()
+    leaving = Leaving(ask, engine.kill_now, rescue=partial(_rescue_drafts, app)).install()
     app.driver_class = guard_output(app.driver_class, leaving.terminal_gone)
     return leaving
+
+
+def _rescue_drafts(app: TutorApp) -> None:
+    """From the watchdog, just before the deadline, when the app's loop has not answered (busy
+    laying out a flood of output, or stuck): the code in every editor, read from this thread,
+    written to the progress file. It races the loop, so it comes only at the very end."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    for screen in list(app.screen_stack):
+        for editor in list(screen.query(CodeEditor)):
+            text = editor.text
+            if editor.key is not None and text != editor.original:
+                app.store.save_draft(*editor.key, text)
 
 
 def _leave_now(app: TutorApp, engine: Engine, code: int) -> None:

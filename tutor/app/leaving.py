@@ -42,6 +42,8 @@ RESET = ("\x1b[<u\x1b[?1049l\x1b[?25h\x1b[?1004l\x1b[?2004l\x1b[?7h"
          "\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l")
 #: How often a request to an app whose loop is not running (yet, or any more) is tried again.
 RETRY_S = 0.05
+#: Seconds before the deadline at which ``rescue`` runs when the app has not answered ``ask``.
+RESCUE_S = 0.35
 
 
 class Leaving:
@@ -53,14 +55,20 @@ class Leaving:
             busy); RuntimeError means the app's loop is not running (not yet, or no more) and
             it is tried again every ``RETRY_S`` until the deadline.
         kill: ends the sandbox's processes at once, from any thread, taking no lock.
+        rescue: called from a thread of its own ``RESCUE_S`` before the deadline when ``ask``
+            has not returned (the app's loop is busy or stuck): writes what it can of the drafts
+            from outside the loop. The hard end does not wait for it.
         deadline: seconds from the first reason to the hard end.
         terminal: the descriptors to watch for a hang-up (default: standard input and error).
     """
 
     def __init__(self, ask: Callable[[int], None], kill: Callable[[], None], *, deadline: float = DEADLINE_S,
-                 terminal: tuple[int, ...] | None = None):
+                 terminal: tuple[int, ...] | None = None, rescue: Callable[[], None] | None = None):
         self.ask = ask
         self.kill = kill
+        self.rescue = rescue
+        self._answered = False
+        self._rescued = False
         self.deadline = deadline
         self.terminal = terminal if terminal is not None else _terminal_fds()
         #: Why the app is leaving (its exit code), once it is.
@@ -161,6 +169,12 @@ class Leaving:
                 timeout = max(0.0, self._leave_at - time.monotonic())
                 if timeout == 0.0:
                     self.hard_end()
+                if not self._rescued and not self._answered and self.rescue is not None:
+                    if timeout <= RESCUE_S:  # the app has not answered: rescue what it can
+                        self._rescued = True
+                        threading.Thread(target=self._rescue, name="tutor-leaving-rescue", daemon=True).start()
+                    else:  # wake up then
+                        timeout -= RESCUE_S
             if poller is not None:
                 ready = poller.poll(None if timeout is None else max(1, int(timeout * 1000)))
             else:
@@ -210,11 +224,19 @@ class Leaving:
         while self._leave_at is not None and time.monotonic() < self._leave_at:
             try:
                 self.ask(code)
+                self._answered = True
                 return
             except RuntimeError:  # the app's loop is not running (yet, or any more)
                 time.sleep(RETRY_S)
             except Exception:
                 return
+
+    def _rescue(self) -> None:
+        assert self.rescue is not None
+        try:
+            self.rescue()
+        except Exception:  # it races the app's own loop: whatever it could not do is lost
+            pass
 
     def hard_end(self, code: int | None = None) -> None:
         """End the sandbox's processes and this process now (any thread)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 import pytest
 
@@ -59,6 +60,8 @@ KNOWN_COST = {
     "tests/sandbox/test_fresh_install.py": 100.0,
     "tests/packs/test_verdicts.py": 60.0,
     "tests/sandbox/test_windows_emulated.py": 8.0,  # per test: one module fixture of ~12 runs, subprocess CLIs
+    "tests/e2e/test_e2e_exit.py": 95.0,  # one test: 7 rounds of starting and ending the app
+    "tests/e2e/test_leftover_check.py": 13.0,  # per test: a pytest run of its own
 }
 SPAWN_TEST_COST = 6.0
 TEST_COST = 1.0
@@ -139,6 +142,7 @@ class LongestFirst:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    mark_this_run(config)
     if loadgroup(config):
         config.option.loadscopereorder = False
         config.pluginmanager.register(LongestFirst(), "tutor-longest-first")
@@ -152,3 +156,100 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+
+
+# --------------------------------------------------------------------------- nothing left behind
+
+#: Set for the whole session to an id of its own: every process the run starts inherits it (the
+#: sandbox passes it on to its workers and spares: ``tutor.sandbox.process.PASSED_ON``), so the
+#: end-of-session check tells this run's processes from those of other runs on the machine.
+RUN_MARK = "PYTEST_TORCH_TUTOR_RUN"
+#: How long the check waits for a process that is on its way out before calling it left behind.
+LEFTOVER_GRACE_S = 5.0
+
+
+def mark_this_run(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # an xdist worker keeps its controller's mark
+        import uuid
+
+        os.environ[RUN_MARK] = uuid.uuid4().hex
+
+
+def _ancestors(pid: int) -> set[int]:
+    seen: set[int] = set()
+    while pid > 1 and pid not in seen:
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            break
+        pid = int(text[text.rindex(")") + 2:].split()[1])
+    return seen
+
+
+def _is_ours(pid: int, mark: str) -> str | None:
+    """The command line of a live torch-tutor or sandbox process carrying ``mark``, else None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read().split(b"\0")
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            argv = [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().decode("utf-8", "replace").rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+    if state == "Z" or f"{RUN_MARK}={mark}".encode() not in environ or not argv:
+        return None
+    tutorish = any(os.path.basename(a) == "torch-tutor" or "tutor.sandbox.worker" in a for a in argv) \
+        or os.path.basename(argv[0]) == "bwrap"
+    return " ".join(argv)[:300] if tutorish else None
+
+
+def leftovers(mark: str) -> dict[int, str]:
+    """This run's torch-tutor and sandbox processes that outlived the process that started them
+    (they are no descendants of this pytest: those still go with it, as its sandboxes close)."""
+    if not os.path.isdir("/proc"):
+        return {}
+    mine = os.getpid()
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == mine:
+            continue
+        command = _is_ours(int(name), mark)
+        if command is not None and mine not in _ancestors(int(name)):
+            found[int(name)] = command
+    return found
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a torch-tutor or sandbox process it started is still alive; say which,
+    then end them."""
+    import signal
+    import time
+
+    mark = os.environ.get(RUN_MARK)
+    if mark is None or hasattr(session.config, "workerinput"):  # the controller checks, once
+        return
+    deadline = time.monotonic() + LEFTOVER_GRACE_S
+    left = leftovers(mark)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = leftovers(mark)
+    if not left:
+        return
+    lines = [f"{len(left)} torch-tutor or sandbox process(es) this test run started are still "
+             f"running (ended now):"] + [f"  pid {pid}: {command}" for pid, command in sorted(left.items())]
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for line in lines:
+        if reporter is not None:
+            reporter.write_line(line, red=True, bold=True)
+        else:
+            print(line, file=sys.stderr)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

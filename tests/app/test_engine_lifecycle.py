@@ -48,3 +48,63 @@ def test_a_warm_worker_leaves_on_its_own(tmp_path):
     workers = list(engine._sandbox._all)
     assert workers and not any(worker.alive() for worker in workers)
     assert all(worker._proc.returncode == 0 for worker in workers), "asked to exit, not killed"
+
+
+def _sandbox_processes() -> set[int]:
+    """This process's descendants that are sandbox processes (bubblewrap, workers, spares, runs)."""
+    import os
+
+    parents: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            parents[int(name)] = int(fields[1])
+    found = set()
+    for pid in parents:
+        ancestor = parents.get(pid)
+        while ancestor is not None and ancestor != os.getpid():
+            ancestor = parents.get(ancestor)
+        if ancestor is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                command = handle.read()
+        except OSError:
+            continue
+        if b"tutor.sandbox.worker" in command or command.startswith(b"/usr/bin/bwrap"):
+            found.add(pid)
+    return found
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_kill_now_ends_every_sandbox_process_and_starts_none_after(tmp_path, mode):
+    """What the app does when it is ended from outside (tutor/app/leaving.py): no lock, no
+    polite exit, every worker's or spare's process group at once, and no replacement after."""
+    import os
+
+    before = _sandbox_processes()
+    engine = Engine(make_settings(tmp_path, sandbox_mode=mode))
+    engine.start()
+    sandbox = engine._sandbox
+    assert sandbox is not None and sandbox.wait_ready(300)
+    started = _sandbox_processes() - before
+    assert started
+    engine.kill_now()
+    assert sandbox.run("print(1)").status == "sandbox-failure"  # its worker is gone; none replaces it
+    deadline = time.monotonic() + 30
+    while _sandbox_processes() - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _sandbox_processes() - before
+    engine.start()
+    assert engine._sandbox is sandbox, "an engine ended from outside starts nothing new"
+    scratch = sandbox._scratch_root
+    engine.close()  # still cleans up
+    assert scratch is not None and not os.path.exists(scratch)

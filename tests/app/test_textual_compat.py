@@ -109,3 +109,25 @@ async def test_toggle_glyphs_are_textuals_own_and_plain_outside_the_range(monkey
         monkeypatch.setattr(textual_compat, "tested", lambda: False)
         plain = textual_compat.toggle_glyph(radio)
         assert plain.plain == "▐●▌" and not plain.spans
+
+
+async def test_the_linux_driver_writes_through_the_guard():
+    """Fails when Textual's driver no longer keeps its terminal stream in ``_file``."""
+    import signal
+
+    from textual.drivers.linux_driver import LinuxDriver
+
+    previous = {number: signal.getsignal(number) for number in (signal.SIGTSTP, signal.SIGCONT)}
+    try:
+        driver = textual_compat.guard_output(LinuxDriver, lambda error: None)(App())
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    assert isinstance(driver, LinuxDriver) and isinstance(driver._file, textual_compat._GuardedOutput)
+
+
+def test_outside_the_range_the_driver_is_textuals_own(monkeypatch):
+    from textual.drivers.linux_driver import LinuxDriver
+
+    monkeypatch.setattr(textual_compat, "tested", lambda: False)
+    assert textual_compat.guard_output(LinuxDriver, lambda error: None) is LinuxDriver

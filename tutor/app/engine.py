@@ -74,6 +74,18 @@ class Engine:
             except Exception:
                 pass
 
+    def kill_now(self) -> None:
+        """End the sandbox's processes at once, from any thread, taking no lock: the app is being
+        ended from outside (``tutor.app.leaving``) and ``close()`` may not come in time. No
+        sandbox starts afterwards; ``close()`` still cleans up."""
+        self._closed = True
+        sandbox = self._sandbox
+        if sandbox is not None and self._owned:
+            try:
+                sandbox.kill_now()
+            except Exception:
+                pass
+
     def cancel(self) -> None:
         """Stop the run in flight (the Stop key); harmless when nothing runs."""
         if self._sandbox is not None:

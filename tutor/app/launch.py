@@ -9,9 +9,9 @@ from __future__ import annotations
 import gc
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from tutor.core.config import Settings
 from tutor.core.discovery import FoundPack, discover
@@ -20,6 +20,8 @@ from tutor.core.progress import ProgressStore
 
 if TYPE_CHECKING:
     from tutor.app.app import TutorApp
+    from tutor.app.engine import Engine
+    from tutor.app.leaving import Leaving
 
 
 class LaunchError(Exception):
@@ -142,43 +144,53 @@ def launch(settings: Settings, target: Target) -> int:
                    start_pack=pack_id, start_lesson=lesson)
     app.start_review = target.review  # `torch-tutor review`
     store.claim()  # a second app on the same data folder is told so (store.notice)
-    restore = _flush_on_signals(app)
+    leaving = _leave_when_told(app, engine)
     try:
         app.run()
     finally:
-        restore()
         engine.close()
         store.close()
+        leaving.uninstall()
     if store.notice:  # said in the app too; repeated here so it survives the screen clearing
         print(store.notice, file=sys.stderr)
     return app.return_code or 0
 
 
-def _flush_on_signals(app: TutorApp) -> Callable[[], None]:
-    """SIGTERM and SIGHUP (the terminal closed) write every pending draft before the app goes:
-    the last keystrokes are still inside the draft debounce. Returns what puts the old
-    handlers back."""
-    import signal
+def _leave_when_told(app: TutorApp, engine: Engine) -> Leaving:
+    """SIGTERM, SIGHUP (the terminal closed), SIGINT, and a terminal that has gone end the app:
+    drafts written first, then the sandbox's processes, then the app; a hard deadline behind it
+    (``tutor.app.leaving``). Returns what gives the signals back once the app has ended."""
+    from tutor.app.leaving import Leaving
+    from tutor.app.textual_compat import guard_output
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        try:
-            app.flush_drafts()
-            app.store.retry_unsaved()
-        except Exception:  # leaving is what matters now
-            pass
-        app.exit(return_code=128 + signum)
+    def ask(code: int) -> None:  # from the watchdog's thread; RuntimeError: the loop is not running
+        app.call_from_thread(_leave_now, app, engine, code)
 
-    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        number = getattr(signal, name, None)
-        if number is not None:
-            try:
-                previous[number] = signal.signal(number, handler)
-            except (ValueError, OSError):  # not the main thread
-                pass
+    leaving = Leaving(ask, engine.kill_now, rescue=partial(_rescue_drafts, app)).install()
+    app.driver_class = guard_output(app.driver_class, leaving.terminal_gone)
+    return leaving
 
-    def restore() -> None:
-        for number, old in previous.items():
-            signal.signal(number, old)
 
-    return restore
+def _rescue_drafts(app: TutorApp) -> None:
+    """From the watchdog, just before the deadline, when the app's loop has not answered (busy
+    laying out a flood of output, or stuck): the code in every editor, read from this thread,
+    written to the progress file. It races the loop, so it comes only at the very end."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    for screen in list(app.screen_stack):
+        for editor in list(screen.query(CodeEditor)):
+            text = editor.text
+            if editor.key is not None and text != editor.original:
+                app.store.save_draft(*editor.key, text)
+
+
+def _leave_now(app: TutorApp, engine: Engine, code: int) -> None:
+    """On the app's loop: write every pending draft (the last keystrokes are still inside the
+    draft debounce), end the sandbox's processes, exit with ``code``."""
+    try:
+        app.flush_drafts()
+        app.store.retry_unsaved()
+    except Exception:  # leaving is what matters now
+        pass
+    engine.kill_now()
+    app.exit(return_code=code)

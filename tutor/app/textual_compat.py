@@ -141,3 +141,60 @@ def toggle_glyph(button: ToggleButton) -> Content:
         if isinstance(glyph, Content):
             return glyph
     return Content(button.BUTTON_LEFT + button.BUTTON_INNER + button.BUTTON_RIGHT)
+
+
+# --------------------------------------------------------------------------- a terminal that has gone
+
+
+class _GuardedOutput:
+    """The terminal stream Textual's writer thread writes to, made to never raise: once a write
+    or flush fails (the terminal has gone: EIO, EPIPE), it says so once and drops the rest.
+    Without it the writer thread died on the first failed write, its queue filled, and the app's
+    next write (its own shutdown's) waited for ever."""
+
+    def __init__(self, stream: Any, on_error: Callable[[BaseException], None]):
+        self._stream = stream
+        self._on_error = on_error
+        self.gone = False
+
+    def _failed(self, error: BaseException) -> None:
+        if not self.gone:
+            self.gone = True
+            self._on_error(error)
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return int(self._stream.write(text))
+            except (OSError, ValueError) as error:  # ValueError: the stream was closed
+                self._failed(error)
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError) as error:
+                self._failed(error)
+
+    def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding, ...
+        return getattr(self._stream, name)
+
+
+def guard_output(driver_class: type[Any], on_error: Callable[[BaseException], None]) -> type[Any]:
+    """A driver class like ``driver_class`` whose writes to the terminal never raise; the first
+    that fails calls ``on_error`` (from Textual's writer thread). Private: the driver's ``_file``,
+    the stream its writer thread writes to. Outside the tested range, or for a driver without
+    it, ``driver_class`` itself."""
+    if not tested():
+        return driver_class
+
+    class Guarded(driver_class):  # type: ignore[misc]  # a class made at run time
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            stream = getattr(self, "_file", None)
+            if stream is not None and hasattr(stream, "write"):
+                self._file = _GuardedOutput(stream, on_error)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{driver_class.__name__}"
+    return Guarded

@@ -113,6 +113,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
+        self._stopping = False  # kill_now(): start nothing more (close() still cleans up)
         self._ready = threading.Event()
         self._startup_error: str | None = None
         self._info: iso.IsolationInfo | None = None
@@ -155,7 +156,7 @@ class Sandbox:
                 # Under the lock, so close() either sees this worker's process (and kills it,
                 # which ends the readiness wait below at once) or stops it being started.
                 with self._lock:
-                    if self._closed:  # closed while warming up: start nothing more
+                    if self._closed or self._stopping:  # closed while warming up: start nothing more
                         raise SandboxUnavailable("the sandbox was closed while warming up")
                     worker.spawn()
             for worker in fresh:
@@ -240,6 +241,14 @@ class Sandbox:
         if self._owner_lock is not None:
             os.close(self._owner_lock)
             self._owner_lock = None
+
+    def kill_now(self) -> None:
+        """End every worker's or spare's processes at once, from any thread, taking no lock: the
+        app is being ended from outside (a signal, its terminal gone) and its main thread may be
+        stuck. Nothing starts afterwards; ``close()`` still removes the scratch folders."""
+        self._stopping = True
+        for worker in list(self._all):
+            worker.kill()
 
     def __enter__(self) -> "Sandbox":
         return self.start()
@@ -335,7 +344,7 @@ class Sandbox:
         """Spawn mode: start one spare (from the spawner thread) and queue it once warm; a spare
         that fails to start queues None, and the run that takes it tries again."""
         with self._lock:
-            if self._closed:
+            if self._closed or self._stopping:
                 return
         started = _SPAWNER.submit(self._spawn_one)
 
@@ -359,7 +368,7 @@ class Sandbox:
     def _spawn_one(self) -> WorkerProcess:
         worker = self._new_worker()
         with self._lock:
-            if self._closed:
+            if self._closed or self._stopping:
                 raise SandboxUnavailable("the sandbox is closed")
             worker.spawn()
         return worker
@@ -385,7 +394,7 @@ class Sandbox:
             if dead in self._all:
                 self._all.remove(dead)
             self._busy.discard(dead)
-            if self._closed:
+            if self._closed or self._stopping:
                 return None
         return _SPAWNER.submit(self._start_one).result()
 

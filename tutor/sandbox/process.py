@@ -20,6 +20,13 @@ from tutor.sandbox.limits import Limits
 
 #: How long past its wall time a worker may stay silent before the tutor gives up on it.
 _GRACE_S = 10.0
+#: Passed on to every sandbox process when set: the test suite's mark on what one run of it
+#: started (tests/conftest.py), by which its end-of-session check finds a worker left behind.
+PASSED_ON = ("PYTEST_TORCH_TUTOR_RUN",)
+
+
+def _passed_on() -> dict[str, str]:
+    return {name: os.environ[name] for name in PASSED_ON if name in os.environ}
 
 
 class WorkerDied(Exception):
@@ -105,7 +112,7 @@ class WorkerProcess:
             if child_end is not None:
                 self._proc = subprocess.Popen(
                     cmd, pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL, stdout=log,
-                    stderr=log, start_new_session=True, env=isolation.scrubbed_env(), cwd="/")
+                    stderr=log, start_new_session=True, env=isolation.scrubbed_env(_passed_on()), cwd="/")
                 child_end.close()
                 self._sock = parent_end
                 return
@@ -114,7 +121,7 @@ class WorkerProcess:
                 {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
             self._proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env=isolation.scrubbed_env(), cwd=os.path.abspath(os.sep), **group)
+                env=isolation.scrubbed_env(_passed_on()), cwd=os.path.abspath(os.sep), **group)
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._link = wire.PipeLink(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
                                    name=f"tutor-link-{self.name}")

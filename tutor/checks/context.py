@@ -1,7 +1,8 @@
 """What every check kind shares: the case namespace, seeding, time limits and error reports.
 
-A check never sees the learner's namespace itself: each case gets a shallow copy of the
-learner's globals plus ``torch``, ``nn``, ``F`` and ``np`` and the case's bindings, re-seeded,
+A check never sees the learner's namespace itself: each case gets the contract's names taken
+from the learner's globals (:func:`learner_names`), the real builtins, ``torch``, ``nn``, ``F``
+and ``np`` and the case's bindings, re-seeded,
 so one check's side effects cannot leak into the next. The seed is the check's ``seed`` when the
 pack sets one, else a fresh one per case and per run (:func:`fresh_seed`), so a submission cannot
 carry answers for inputs it predicted; a failing result names the seed, which reproduces it.
@@ -186,6 +187,20 @@ def reset_modes() -> None:
 PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, KeyboardInterrupt, SystemExit)
 
 
+def learner_names(learner_globals: dict, contract=None) -> dict:
+    """The learner's names a check's own code may see: the contract's (the names the exercise
+    asks the learner to define), taken from the submission; nothing else of the learner's module.
+    Without a contract (a payload that names none), every name but those that would shadow a
+    builtin or a dunder. A learner's module-level ``list = [...]`` or ``def range(n): ...`` then
+    never reaches the pack's ``setup``, predicates or reference workloads, which see the real
+    builtins (:data:`refs.BUILTINS`)."""
+    if refs.type_(contract) in (list, tuple):
+        wanted = {refs.str_(name) for name in contract}
+        return {name: value for name, value in learner_globals.items() if name in wanted}
+    return {name: value for name, value in learner_globals.items()
+            if not name.startswith("__") and name not in refs.BUILTIN_NAMES}
+
+
 class Case:
     """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
 
@@ -196,6 +211,7 @@ class Case:
         seed = check.get("seed")
         self.seed: int = seed if refs.type_(seed) is int else fresh_seed()
         namespace = dict(learner_globals)
+        namespace["__builtins__"] = refs.BUILTINS
         namespace.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
             namespace["np"] = refs.numpy_module

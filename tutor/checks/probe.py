@@ -9,7 +9,8 @@ parent on a descriptor the runner never had; ``tutor.grading.exercise`` turns it
 Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 
     {"version": 1, "exercise": "id", "filename": "<exercise>", "source": "the learner's code",
-     "time_budget": 8.0, "checks": [<check dicts as in tutor.core.check_models>]}
+     "time_budget": 8.0, "contract": ["names", "the", "checks", "may", "read"],
+     "checks": [<check dicts as in tutor.core.check_models>]}
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 from traceback import walk_tb as _walk_tb
 
 from tutor.checks import canary, guard, refs, render
-from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
+from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
+                                  reset_modes)
 from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
 
@@ -70,6 +72,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     started = refs.monotonic()
     namespace = dict(namespace)
     session = namespace.pop(SESSION_KEY, None)
+    namespace = learner_names(namespace, payload.get("contract"))
     repaired = set(guard.restore()) if session is None else set()
     reset_modes()
     checks = payload.get("checks") or []

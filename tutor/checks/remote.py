@@ -579,10 +579,12 @@ def ship_function(function) -> tuple:
     import marshal
 
     code = function.__code__
-    names = set(code.co_names)
-    for const in code.co_consts:  # names read by nested code (a comprehension, a lambda)
-        if refs.type_(const) is types.CodeType:
-            names.update(const.co_names)
+    names: set = set()
+    stack = [code]
+    while stack:  # names read by nested code too (a comprehension, a lambda, at any depth)
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if refs.type_(const) is types.CodeType)
     scope = function.__globals__
     values = {name: _mark(scope[name]) for name in names if name in scope and name not in ("__builtins__",)}
     cells = tuple(cell.cell_contents for cell in function.__closure__ or ())

@@ -267,12 +267,15 @@ class Server:
                     real.copy_(tensor)
 
     def rebuild_function(self, shipped):
-        """A function of the check's (a workload, a lambda) from its code and the values it reads;
-        the learner's names it uses resolve to the learner's objects here."""
+        """A function of the check's (a workload, a lambda) from its code and the values it reads
+        in the judge (the learner's names among them travel as handles to the learner's objects
+        here). Its globals are those values, torch's names and the builtins as they were before
+        the learner's code ran: nothing else of the learner's module (a ``range`` of theirs must
+        not run inside the check's reference loop)."""
         import marshal
 
         code, values, defaults, cells, name = shipped
-        scope = dict(self.namespace)
+        scope: dict = {"__builtins__": dict(refs.BUILTINS)}
         scope.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
             scope["np"] = refs.numpy_module

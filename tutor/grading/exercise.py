@@ -121,7 +121,8 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
             data["message"] = resolve(check.message, language, fallback)
         checks.append(data)
     return {"version": 1, "exercise": exercise.id, "filename": filename or exercise_filename(exercise),
-            "source": code, "time_budget": round(time_budget, 3), "checks": checks}
+            "source": code, "time_budget": round(time_budget, 3), "checks": checks,
+            "contract": [item.name for item in exercise.contract]}  # the learner's names a check sees
 
 
 def _limits_for(sandbox: "Sandbox", timeout: float | None):

@@ -99,8 +99,14 @@ def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict |
     threads = int(message.get("threads") or 0)
     if threads > 0:
         refs.set_num_threads(threads)
+    from tutor.checks.context import learner_names
+
     found = ready.get("names")
     names: dict = found if type(found) is dict else {}
+    payload = probe.get("payload")
+    # only the names a check may read are rebuilt here (the contract's; never one that would
+    # shadow a builtin in the check's own code)
+    names = learner_names(names, payload.get("contract") if type(payload) is dict else None)
     namespace = {str(name): session.decode(value, blobs, {}, {}, {}) for name, value in names.items()}
     for name in ready.get("repaired") or []:
         session.repaired.add(str(name))

@@ -18,7 +18,7 @@ import traceback
 
 from tutor.checks import guard, refs, render
 from tutor.checks.protocol import SEED_LIMIT
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunStopped
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped
 
 _walk_tb = traceback.walk_tb
 
@@ -183,8 +183,9 @@ def reset_modes() -> None:
             continue
 
 
-#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner gone.
-PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, KeyboardInterrupt, SystemExit)
+#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner
+#: gone or refused.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, KeyboardInterrupt, SystemExit)
 
 
 def learner_names(learner_globals: dict, contract=None) -> dict:

@@ -125,6 +125,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     current: list[int] = []  # the case running, for a timeout's result
     if session is not None:
         session.budget_until = started + seconds
+        session.ship = True  # every check starts shipping its functions, whatever one before it did
     try:
         # A warning raised while a check looks at the learner's values (float() of a tensor that
         # requires grad, say) is the check's doing: it must not show up as the learner's output.

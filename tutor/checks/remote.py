@@ -56,6 +56,17 @@ class RemoteRaised(Exception):
         return self.message
 
 
+class RunnerRefused(BaseException):
+    """The runner sent what the judge will not hold: more data than the judge's budget
+    (``status == "memory"``) or a message nested too deep (``"error"``). It ends the run with that
+    status: the submission's doing, never the sandbox's. A BaseException: no check catches it."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class RemoteTimeout(BaseException):
     """The runner stopped a call that ran past its budget (or the judge gave up waiting)."""
 
@@ -73,6 +84,10 @@ class Session:
     """The judge's channel to one runner. Not thread-safe: the judge is one thread."""
 
     GRACE = 1.0
+    #: The bytes of the runner's data the judge may hold for one run (decoded tensor storages,
+    #: frames being read), whatever the runner sends: a fixed budget, so a runner that describes
+    #: one 64 MiB blob as many tensors cannot make the judge decode a copy per tensor.
+    MEMORY_BUDGET = 512 * 1024 * 1024
 
     def __init__(self, sock, *, stop_fd: int | None = None, deadline: float | None = None, kill=None):
         self.sock = sock
@@ -105,6 +120,35 @@ class Session:
         self._keep: list = []
         self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
+        self.held = 0  # bytes of the runner's data decoded and kept here (see MEMORY_BUDGET)
+
+    # ------------------------------------------------------------------ the judge's memory budget
+
+    def room(self) -> int:
+        return max(self.MEMORY_BUDGET - self.held, 0)
+
+    def charge(self, nbytes: int) -> None:
+        """Count ``nbytes`` more of the runner's data held here; over the budget ends the run."""
+        self.held += nbytes
+        if self.held > self.MEMORY_BUDGET:
+            self.die()
+            raise RunnerRefused("memory", self.over_budget())
+
+    def over_budget(self) -> str:
+        return (f"your code's process sent the checker more than {self.MEMORY_BUDGET >> 20} MB of data "
+                "to hold (the checker's own memory has that limit)")
+
+    def receive(self) -> tuple[dict, list]:
+        """One frame from the runner, within the room left; a frame refused ends the run."""
+        try:
+            return protocol.recv(self.sock, self.room())
+        except protocol.FrameRefused as refused:
+            self.pending = False
+            self.die()
+            if refused.memory:
+                raise RunnerRefused("memory", self.over_budget()) from None
+            raise RunnerRefused("error", f"your code's process sent the checker {refused}, which it does "
+                                "not read") from None
 
     # ------------------------------------------------------------------ transport
 
@@ -136,7 +180,7 @@ class Session:
         self.pending = False
         try:
             self._wait(refs.monotonic() + self.GRACE)
-            answer, _ = protocol.recv(self.sock)
+            answer, _ = self.receive()
         except (RemoteTimeout, protocol.ProtocolError, OSError):
             self.die()
             return RemoteTimeout(None)
@@ -161,7 +205,7 @@ class Session:
                 self.pending = True
                 self._wait(limit)
                 self.pending = False
-                answer, data = protocol.recv(self.sock)
+                answer, data = self.receive()
                 if answer.get("op") != "callback":
                     break
                 self._callback(answer, data)
@@ -540,6 +584,7 @@ class Session:
             storage = self._storages.get(skey) if skey.startswith("s") else built.get(skey)
             if storage is None:
                 raw = data[spec["blob"]]
+                self.charge(refs.len_(raw))  # a copy per storage key: counted, whatever blob it names
                 base = refs.torch_module.frombuffer(bytearray(raw), dtype=refs.torch_module.uint8) if raw \
                     else refs.torch_module.empty(0, dtype=refs.torch_module.uint8)
                 storage = refs.t_untyped_storage(base)
@@ -757,10 +802,18 @@ def fill_mirror(session: Session, module, spec: dict, data: list, known_tensors:
     for group in ("_parameters", "_buffers"):
         for tensor in attrs[group].values():
             if tensor is not None and refs.t_device(tensor).type != "meta":
-                session._pristine[refs.id_(tensor)] = refs.storage_bytes(refs.t_untyped_storage(tensor))
+                _keep_pristine(session, tensor)
     for name, value in list(attrs.items()):
         if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta":
-            session._pristine[refs.id_(value)] = refs.storage_bytes(refs.t_untyped_storage(value))
+            _keep_pristine(session, value)
+
+
+def _keep_pristine(session: Session, tensor) -> None:
+    """The bytes a mirrored module's tensor had as the runner sent them (charged to the budget)."""
+    storage = refs.t_untyped_storage(tensor)
+    before = session._pristine.get(refs.id_(tensor))
+    session.charge(refs.storage_nbytes(storage) - (refs.len_(before) if before is not None else 0))
+    session._pristine[refs.id_(tensor)] = refs.storage_bytes(storage)
 
 
 def _fill(session: Session, attrs: dict, spec: dict, data: list, known_tensors: dict, built: dict) -> None:

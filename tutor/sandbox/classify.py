@@ -122,6 +122,14 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
         result.message = (f"Stopped after {limits.wall_time:g} s, still running. {COMPILE_NOTE}" if compiles
                           else f"Stopped after {limits.wall_time:g} s — still running; an infinite loop?")
         return result
+    refused = report.get("refused") if report else None
+    if isinstance(refused, dict) and refused.get("status") in ("memory", "error"):
+        # the judge stopped reading the program's process (and ended it): what it sent was the
+        # program's doing (too much data to hold, a message nested too deep), never a crash
+        result.status, result.signal = str(refused["status"]), None
+        what = str(refused.get("message") or "")
+        result.message = f"Stopped: {what}." if refused["status"] == "memory" else f"The checks stopped: {what}."
+        return result
     sig = result.signal
     if sig is not None:
         if sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5:

@@ -19,15 +19,17 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
     ``ctl_r``: a descriptor that becomes readable on a cancel (a socket where only sockets can be
     waited on: Windows); ``kill`` ends the runner."""
     from tutor.checks import protocol
-    from tutor.checks.remote import RunStopped, Session
+    from tutor.checks.remote import RunnerRefused, RunStopped, Session
 
     session = Session(channel, stop_fd=ctl_r, deadline=deadline, kill=kill)
     _warm_up(message.get("probe"))
     try:
         session._wait(None)
-        ready, blobs = protocol.recv(channel)
+        ready, blobs = session.receive()
     except RunStopped as stop:
         return stop.reason, None
+    except RunnerRefused as refused:  # the submission's doing: its status, not the sandbox's
+        return None, {"learner_error": None, "setup_error": None, "refused": _refused(refused)}
     except (protocol.ProtocolError, OSError):
         return None, None  # it ended (or closed its channel) before its code finished: no report
     if ready.get("op") != "ready":
@@ -43,10 +45,21 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
             report["report"] = _probe(session, probe, ready, blobs, learner_error, message)
         except RunStopped as stop:
             return stop.reason, None
+        except RunnerRefused as refused:
+            report["refused"] = _refused(refused)
+            return None, report
         except BaseException:  # noqa: BLE001 - a probe bug is reported, never fatal to the keeper
             report["probe_error"] = traceback.format_exc()
-        session.bye()
+        try:
+            session.bye()
+        except RunnerRefused as refused:  # its last (late) answer was refused
+            report["refused"] = _refused(refused)
     return None, report
+
+
+def _refused(refused) -> dict:
+    """What the report says of a runner the judge stopped reading: the run's status and why."""
+    return {"status": refused.status, "message": refused.message}
 
 
 def _warm_up(probe: object) -> None:

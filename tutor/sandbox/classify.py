@@ -23,6 +23,8 @@ _SIGNAL_WORDS = {getattr(signals, name): words for name, words in _WORDS_BY_NAME
 #: What a cancelled run reports as its signal: SIGKILL's number where there is none (Windows).
 SIGKILL = int(getattr(signals, "SIGKILL", 9))
 _CPU_SIGNALS = {int(getattr(signals, name)) for name in ("SIGKILL", "SIGXCPU") if hasattr(signals, name)}
+#: The CPU limit's own signal (at the soft limit): a stop for CPU time whatever the time reported.
+_SIGXCPU = getattr(signals, "SIGXCPU", None)
 _SIGXFSZ = getattr(signals, "SIGXFSZ", None)
 
 
@@ -132,7 +134,8 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
         return result
     sig = result.signal
     if sig is not None:
-        if sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5:
+        if (_SIGXCPU is not None and sig == _SIGXCPU) or \
+                (sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5):
             result.status = "timeout"
             result.message = (f"Stopped after using {limits.cpu_time:g} s of CPU time — a long "
                               "computation or an infinite loop?")
@@ -176,6 +179,10 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
             result.status = "error"
             if "File too large" in result.error.message:
                 result.message = f"A file grew past the {limits.file_size_mb} MB a run may write."
+            elif result.error.type == "EOFError" and "when reading a line" in result.error.message:
+                # input() at the end of an empty stdin: a run here has no keyboard
+                result.message = ("The program asked for keyboard input (input() or sys.stdin), but a run "
+                                  "here has no keyboard: put the value in the code instead.")
             elif unreadable and result.error.type == "ModuleNotFoundError":
                 # The module may well be there: the run's user cannot read it.
                 result.message = f"The import failed here because {unreadable} (see `torch-tutor doctor`)."

@@ -60,11 +60,18 @@ def sandbox(request):
     return request.getfixturevalue(f"{getattr(request, 'param', 'fork')}_sandbox")
 
 
-def _read_names(value, found: set) -> None:
+#: The check fields that hold Python (as tutor.grading.validate reads them).
+_CODE_FIELDS = {"setup", "value", "close_to", "shares_storage_with", "independent_of", "run", "module", "call",
+                "fast", "slow", "workload", "predicate", "compare", "shape", "workloads", "checks"}
+
+
+def _read_names(value, found: set, code: bool = True) -> None:
     """Every name a check's Python reads (as a pack author's contract would list them)."""
     if isinstance(value, dict):
-        for item in value.values():
-            _read_names(item, found)
+        for key, item in value.items():
+            _read_names(item, found, key in _CODE_FIELDS)
+    elif not code:
+        return
     elif isinstance(value, list):
         for item in value:
             _read_names(item, found)
@@ -85,7 +92,7 @@ def make_exercise(*checks: dict, timeout: float | None = None, contract: list[st
     full = [{"description": c["id"], **c} for c in checks]
     if contract is None:
         found: set = set()
-        _read_names(full, found)
+        _read_names({"checks": full}, found)
         contract = sorted(found - set(dir(builtins)) - {"torch", "nn", "F", "np"}) or ["f"]
     return validate(Exercise, {
         "id": "fixture", "kind": "exercise", "body": "test", "starter": "", "solution": "",

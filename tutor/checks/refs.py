@@ -63,6 +63,7 @@ BUILTIN_NAMES = frozenset(n for n in BUILTINS if not n.startswith("__"))
 # stdlib ------------------------------------------------------------------------------------
 perf_counter = time.perf_counter
 monotonic = time.monotonic
+thread_time = time.thread_time
 gc_collect = gc.collect
 re_search = re.search
 fnmatchcase = fnmatch.fnmatchcase

@@ -70,10 +70,11 @@ class RunnerRefused(BaseException):
 class RemoteTimeout(BaseException):
     """The runner stopped a call that ran past its budget (or the judge gave up waiting)."""
 
-    def __init__(self, lineno: int | None, code: str = ""):
+    def __init__(self, lineno: int | None, code: str = "", by_wall: bool = False):
         super().__init__("timeout")
         self.lineno = lineno
         self.code = code
+        self.by_wall = by_wall  # stopped at the wall-time cap, not for CPU time
 
 
 def tensor_facts(tensor) -> dict | None:
@@ -116,7 +117,12 @@ class Session:
         self.observed: list[dict] = []
         self.measure: str | None = None
         self.kept: list[int] = []
-        self.budget_until: float | None = None
+        # the check under way's time: CPU seconds (the judge's main thread's and what the runner
+        # reported for its requests, see context.TimeLimit) and a wall-time cap
+        self.budget_until: float | None = None  # the wall-time cap (monotonic)
+        self.budget_cpu: float | None = None
+        self.runner_cpu = 0.0  # CPU the runner reported for every request so far
+        self._cpu_at_start = (0.0, 0.0)  # (judge thread time, runner_cpu) when the check began
         self._keep: list = []
         self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
@@ -164,7 +170,7 @@ class Session:
             if limit is not None:
                 timeout = min(timeout, limit - now) if timeout is not None else limit - now
                 if timeout <= 0:
-                    raise RemoteTimeout(None)
+                    raise RemoteTimeout(None, by_wall=True)
             watch = [self.sock] + ([self.stop_fd] if self.stop_fd is not None else [])
             ready, _, _ = select.select(watch, [], [], timeout)
             if self.stop_fd is not None and self.stop_fd in ready:
@@ -186,10 +192,11 @@ class Session:
             return RemoteTimeout(None)
         for name in answer.get("repaired") or []:
             self.repaired.add(refs.str_(name))
+        self._count_cpu(answer, self.GRACE + (self.budget_cpu or 0.0))
         info = answer.get("timeout")
         if refs.type_(info) is dict:
             lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
-            return RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+            return RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         return None
 
     def request(self, message: dict, blobs: list | tuple = ()) -> tuple[dict, list]:
@@ -197,10 +204,13 @@ class Session:
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")
         budget = float(message.get("budget", 5.0))
+        wall = self.wall_left() if self.budget_cpu is not None else budget
+        message.setdefault("wall", wall)
         self.requests += 1
+        sent = refs.monotonic()
         try:
             protocol.send(self.sock, message, blobs)
-            limit = refs.monotonic() + budget + self.GRACE
+            limit = refs.monotonic() + wall + self.GRACE
             while True:
                 self.pending = True
                 self._wait(limit)
@@ -219,10 +229,11 @@ class Session:
             raise RunnerGone(f"your code's process ended or broke the channel ({exc})") from None
         for name in answer.get("repaired") or []:
             self.repaired.add(refs.str_(name))
+        self._count_cpu(answer, refs.monotonic() - sent)
         if "timeout" in answer:
             info = answer["timeout"] or {}
             lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
-            raise RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+            raise RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         if "error" in answer:
             raise RuntimeError(f"the runner could not serve the request: {answer['error']}")
         return answer, data
@@ -277,10 +288,38 @@ class Session:
         if self.threads is not None:  # a check that pins torch's intra-op threads (a profile)
             message["threads"] = self.threads
 
+    def start_check(self, seconds: float, wall: float) -> None:
+        """A check begins with ``seconds`` of CPU time and ``wall`` seconds of wall time at most."""
+        self.budget_cpu = seconds
+        self.budget_until = refs.monotonic() + wall
+        self._cpu_at_start = (refs.thread_time(), self.runner_cpu)
+
+    def check_cpu(self) -> float:
+        """CPU seconds the check under way has used: the judge's main thread and the runner's."""
+        judge0, runner0 = self._cpu_at_start
+        return refs.thread_time() - judge0 + self.runner_cpu - runner0
+
     def budget(self) -> float:
+        """CPU seconds the check under way has left (what a request may use)."""
         if self.budget_until is None:
             return 5.0
-        return max(self.budget_until - refs.monotonic(), 0.001)
+        if self.budget_cpu is None:
+            return max(self.budget_until - refs.monotonic(), 0.001)
+        return max(min(self.budget_cpu - self.check_cpu(), self.wall_left()), 0.001)
+
+    def wall_left(self) -> float:
+        """Wall seconds before the check's cap (or the run's end), whichever comes first."""
+        until = self.budget_until if self.budget_until is not None else refs.monotonic() + 5.0 * 3
+        if self.deadline is not None:
+            until = min(until, self.deadline - 0.2)
+        return max(until - refs.monotonic(), 0.001)
+
+    def _count_cpu(self, answer: dict, elapsed: float) -> None:
+        """Add what the runner says a request cost (its main thread's CPU time: at most the wall
+        time it took; a runner that says less only gives its own code more time, within the cap)."""
+        cpu = answer.get("cpu")
+        if refs.type_(cpu) in (int, float) and cpu == cpu:
+            self.runner_cpu += min(max(refs.float_(cpu), 0.0), elapsed)
 
     # ------------------------------------------------------------------ requests
 

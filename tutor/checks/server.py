@@ -342,14 +342,18 @@ class Server:
         """Run learner code under the request's time budget; its value, exception or timeout."""
         answer: dict = {"op": "answer"}
         storages: dict = {}
+        wall = request.get("wall")
+        limit = TimeLimit(float(request.get("budget", 5.0)),
+                          wall=float(wall) if refs.type_(wall) in (int, float) else None)
         try:
-            with TimeLimit(float(request.get("budget", 5.0))):
+            with limit:
                 try:
                     value = action()
                 except CheckTimeout:
                     raise
                 except BaseException as error:  # noqa: BLE001 - the learner's exception is the answer
                     answer["raised"] = self.raised(error)
+                    answer["cpu"] = limit.used()
                     return answer
                 if finish is not None:
                     finish(answer, value, out, storages)
@@ -357,7 +361,9 @@ class Server:
                     answer["value"] = self.encode(value, out, storages)
         except CheckTimeout as stop:
             lineno = self.learner.last_line(stop.__traceback__)
-            return {"op": "answer", "timeout": {"lineno": lineno, "code": self.learner.line(lineno)}}
+            return {"op": "answer", "cpu": limit.used(),
+                    "timeout": {"lineno": lineno, "code": self.learner.line(lineno), "by_wall": limit.by_wall}}
+        answer["cpu"] = limit.used()  # what the request cost, for the judge's count of the check's time
         return answer
 
     def raised(self, error: BaseException) -> dict:

@@ -204,11 +204,11 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
         canary_first = canary.coin()
         try:
             if canary_first:
-                canary.ask(session, kind, case.label, seed=case.seed)
+                canary.ask(session, kind, case.label, seed=case.seed, check=check)
             case.prepare()
             data = runner(check, case)
             if not canary_first:
-                canary.ask(session, kind, case.label)
+                canary.ask(session, kind, case.label, check=check)
         except canary.Tampered as lie:
             return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
                            "process, so this check cannot pass)", case=number, seed=case.seed)

@@ -86,9 +86,10 @@ def _profiles(probe: object) -> bool:
 
 #: Words in a run's code, or in its checks, that say it may reach what imports ``torch._dynamo``
 #: on first use, found on torch 2.13: the profiler, ``torch.compile``, an optimizer's ``step``,
-#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``. A run that
+#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``, the meta
+#: device (a module's first forward there imports 822 modules: 1.3 s of CPU). A run that
 #: reaches it without them still works; it pays the import itself (1.2-2.4 s of CPU).
-DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic")
+DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic", "meta")
 
 
 def needs_dynamo(message: dict) -> bool:

@@ -165,7 +165,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
 
 
 def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
-           current: list[int] | None = None) -> dict:
+           current: list | None = None) -> dict:
     kind = str(check.get("kind"))
     pinned = _pinned_threads(check, kind)
     if pinned is None:
@@ -192,7 +192,7 @@ def _pinned_threads(check: dict, kind: str) -> int | None:
 
 
 def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None,
-               current: list[int] | None = None) -> dict:
+               current: list | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):

@@ -202,7 +202,7 @@ class FrameRefused(ProtocolError):
 
 def _too_deep(message: object) -> bool:
     """Whether any container in ``message`` sits more than MAX_DEPTH levels down (no recursion)."""
-    stack = [(message, 0)]
+    stack: list[tuple[Any, int]] = [(message, 0)]
     while stack:
         value, depth = stack.pop()
         kind = type(value)

@@ -17,7 +17,7 @@ import io
 import pickle
 import select
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from tutor.checks import protocol, refs
 
@@ -319,7 +319,7 @@ class Session:
         time it took; a runner that says less only gives its own code more time, within the cap)."""
         cpu = answer.get("cpu")
         if refs.type_(cpu) in (int, float) and cpu == cpu:
-            self.runner_cpu += min(max(refs.float_(cpu), 0.0), elapsed)
+            self.runner_cpu += min(max(refs.float_(cast(float, cpu)), 0.0), elapsed)
 
     # ------------------------------------------------------------------ requests
 

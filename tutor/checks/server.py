@@ -15,7 +15,7 @@ import pickle
 import random
 import types
 import warnings
-from typing import Any
+from typing import Any, cast
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
@@ -344,7 +344,7 @@ class Server:
         storages: dict = {}
         wall = request.get("wall")
         limit = TimeLimit(float(request.get("budget", 5.0)),
-                          wall=float(wall) if refs.type_(wall) in (int, float) else None)
+                          wall=refs.float_(cast(float, wall)) if refs.type_(wall) in (int, float) else None)
         try:
             with limit:
                 try:

@@ -128,7 +128,7 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
     if isinstance(refused, dict) and refused.get("status") in ("memory", "error"):
         # the judge stopped reading the program's process (and ended it): what it sent was the
         # program's doing (too much data to hold, a message nested too deep), never a crash
-        result.status, result.signal = str(refused["status"]), None
+        result.status, result.signal = ("memory" if refused["status"] == "memory" else "error"), None
         what = str(refused.get("message") or "")
         result.message = f"Stopped: {what}." if refused["status"] == "memory" else f"The checks stopped: {what}."
         return result

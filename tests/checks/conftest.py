@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
 import os
 import textwrap
 from pathlib import Path
@@ -58,12 +60,43 @@ def sandbox(request):
     return request.getfixturevalue(f"{getattr(request, 'param', 'fork')}_sandbox")
 
 
-def make_exercise(*checks: dict, timeout: float | None = None) -> Exercise:
-    """An exercise around the given checks (descriptions default to the id)."""
+#: The check fields that hold Python (as tutor.grading.validate reads them).
+_CODE_FIELDS = {"setup", "value", "close_to", "shares_storage_with", "independent_of", "run", "module", "call",
+                "fast", "slow", "workload", "predicate", "compare", "shape", "workloads", "checks"}
+
+
+def _read_names(value, found: set, code: bool = True) -> None:
+    """Every name a check's Python reads (as a pack author's contract would list them)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _read_names(item, found, key in _CODE_FIELDS)
+    elif not code:
+        return
+    elif isinstance(value, list):
+        for item in value:
+            _read_names(item, found)
+    elif isinstance(value, str):
+        for mode in ("eval", "exec"):
+            try:
+                tree = ast.parse(textwrap.dedent(value), mode=mode)
+            except SyntaxError:
+                continue
+            found.update(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+            break
+
+
+def make_exercise(*checks: dict, timeout: float | None = None, contract: list[str] | None = None) -> Exercise:
+    """An exercise around the given checks (descriptions default to the id). Its contract lists
+    every name the checks read that is not a builtin (a check sees only the contract's names of
+    the learner's module), unless ``contract`` names them."""
     full = [{"description": c["id"], **c} for c in checks]
+    if contract is None:
+        found: set = set()
+        _read_names({"checks": full}, found)
+        contract = sorted(found - set(dir(builtins)) - {"torch", "nn", "F", "np"}) or ["f"]
     return validate(Exercise, {
         "id": "fixture", "kind": "exercise", "body": "test", "starter": "", "solution": "",
-        "contract": [{"name": "f", "signature": "f()", "description": "d"}],
+        "contract": [{"name": name, "signature": f"{name}()", "description": "d"} for name in contract],
         "hints": ["one", "two"], "checks": full, "timeout": timeout,
     })
 

@@ -31,3 +31,17 @@ def test_other_errors_keep_their_own_words():
     assert plain.status == "error" and plain.message is None
     other = dict(INDUCTOR, message="CppCompileError: C++ compile error\nerror: 'foo' was not declared")
     assert classify(_failed(other), Limits(), compiles=True).message is None
+
+
+def test_the_cpu_limits_own_signal_is_a_stop_for_cpu_time_never_a_crash():
+    """Issue 26: a busy loop under a 2 s CPU limit in spawn mode came back `killed`, "The program
+    crashed with signal 9 (SIGKILL)": the runner, PID 1 of its namespace, ignored SIGXCPU, the
+    hard limit's SIGKILL landed, and the CPU time reported (less what the runner said it spent
+    warming up) was under the limit's last half second. SIGXCPU now lands, and is read as such."""
+    import signal
+
+    raw = RawRun(verdict={"exit_code": None, "signal": int(signal.SIGXCPU), "wall_time": 2.4, "cpu_time": 1.3})
+    result = classify(raw, Limits(cpu_time=2.0))
+    assert result.status == "timeout" and "2 s of CPU time" in result.message, (result.status, result.message)
+    crashed = RawRun(verdict={"exit_code": None, "signal": int(signal.SIGKILL), "wall_time": 0.4, "cpu_time": 0.3})
+    assert classify(crashed, Limits(cpu_time=2.0)).status == "killed"

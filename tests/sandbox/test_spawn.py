@@ -100,7 +100,11 @@ def test_a_batch_never_warms_a_waiting_spare():
     ("import torch\nweight = torch.nn.Parameter(torch.ones(3))\n"
      "optimizer = torch.optim.SGD([weight], lr=0.5)\nweight.sum().backward()\n"
      "optimizer.step()\nprint(weight.tolist())\n", "[0.5, 0.5, 0.5]\n"),
-], ids=["profiler", "optimizer"])
+    # And a module's first forward on the meta device (issue 26: a reference solution's
+    # forward-on-meta check spent 1.1 s of CPU importing 822 modules, and timed out on a busy machine).
+    ("import torch\nnet = torch.nn.Linear(4, 2).to('meta')\nprint(net(torch.ones(3, 4, device='meta')).shape)\n",
+     "torch.Size([3, 2])\n"),
+], ids=["profiler", "optimizer", "meta"])
 def test_a_run_that_needs_dynamo_on_a_spare_taken_at_once_is_not_charged_for_the_warm_up(spawned, code, printed):
     """Its spare warms up before the run starts: the run's CPU time and limits are its own."""
     spawned.run("pass")  # the next spare starts now

@@ -89,12 +89,15 @@ def test_a_skipped_check_is_not_listed_among_the_failed(tmp_path):
 
 def _slow_pack(folder: Path) -> Path:
     """The scaffold's exercise with a reference solution slower than its `values` check's time
-    limit, and a profile check that bounds the calls of aten::add."""
+    limit (it spins: a check's budget is CPU time, so a sleep would not count), and a profile check that bounds the calls of aten::add."""
     scaffold(folder)
     lesson = folder / "01-first-lesson.yaml"
     text = lesson.read_text()
     text = text.replace("    solution: |\n      def bumped(t):\n          return t + 1\n",
-                        "    solution: |\n      import time\n      def bumped(t):\n          time.sleep(0.3)\n"
+                        "    solution: |\n      import time\n      def bumped(t):\n"
+                        "          start = time.process_time()\n"
+                        "          while time.process_time() - start < 0.5:  # CPU time: what a budget counts\n"
+                        "              pass\n"
                         "          return t + 1\n")
     text = text.replace("        close_to: x + 1\n", "        close_to: x + 1\n        time_limit: 0.4\n")
     text = text.replace("        independent_of: x\n", "        independent_of: x\n"

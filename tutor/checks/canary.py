@@ -89,12 +89,15 @@ def _generator(seed: int | None):
     return refs.torch_module.Generator().manual_seed(seed if seed is not None else fresh_seed())
 
 
-def ask(session, kind: str, label: str = _LABEL, seed: int | None = None) -> None:
+def ask(session, kind: str, label: str = _LABEL, seed: int | None = None, check: dict | None = None) -> None:
     """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
     check's own (its functions' file name), so the canary's code is named like the check's;
-    ``seed`` is the case's when the canary comes before the case's own requests."""
+    ``seed`` is the case's when the canary comes before the case's own requests; ``check``: the
+    check itself, whose warm-up, repeats and threads a profile or timing canary asks for, as the
+    check's own request does (no field of the request tells them apart)."""
     if session is None or not session.alive:
         return
+    check = check or {}
     generator = _generator(seed)
     if kind == "mode":
         _mode(session, label, generator)
@@ -103,11 +106,19 @@ def ask(session, kind: str, label: str = _LABEL, seed: int | None = None) -> Non
     elif kind == "memory":
         _memory(session, label)
     elif kind == "profile":
-        _profile(session, label, generator)
+        _profile(session, label, generator, *_repeats(check, 2, 5))
     elif kind == "timing":
-        _timing(session, label)
+        _timing(session, label, *_repeats(check, 3, 15))
     else:
         _tensor(session, label, generator)
+
+
+def _repeats(check: dict, warmup: int, repeat: int) -> tuple[int, int, int]:
+    """(warm-up, repeats, threads) as the check's own request asks them (its defaults as the
+    kind's: ``kinds/profile.py``, ``kinds/timing.py``)."""
+    threads = check.get("threads", 1)
+    return (check.get("warmup", warmup), check.get("repeat", repeat),
+            threads if refs.type_(threads) is int and 1 <= threads <= 256 else 1)
 
 
 def _fingerprint(value, args: tuple) -> object:
@@ -270,7 +281,7 @@ def _memory(session, label: str) -> None:
         raise Tampered("the memory reported for a result whose size the checker knows was wrong")
 
 
-def _profile(session, label: str, generator) -> None:
+def _profile(session, label: str, generator, warmup: int = 0, repeat: int = 2, threads: int = 1) -> None:
     """Two profiled runs of a workload whose counts and top operator the judge knows: a random
     number of matrix products and of exponentials, one of the two kinds large and the other
     tiny, at random. Counts are exact: a wrong count is a lie. The large kind must be the top
@@ -286,9 +297,9 @@ def _profile(session, label: str, generator) -> None:
                                            generator=generator),
               "mm": mm, "exp": exp}
     function = _function(_PROFILE, values, label)
-    runs = session.repeat("profile", [function], 0, 2)
-    if refs.type_(runs) is not list or refs.len_(runs) != 2:
-        raise Tampered("the profiles of a workload the checker knows did not come back as two runs")
+    runs = session.repeat("profile", [function], warmup, repeat, threads)
+    if refs.type_(runs) is not list or refs.len_(runs) != repeat:
+        raise Tampered(f"the profiles of a workload the checker knows did not come back as {repeat} run(s)")
     tops = []
     for run in runs:
         for op, count in (("aten::mm", mm), ("aten::exp", exp)):
@@ -300,19 +311,20 @@ def _profile(session, label: str, generator) -> None:
             if row[3] != direct:
                 raise Tampered(f"a profile of a workload that calls {op} directly {direct} time(s) said otherwise")
         tops.append(max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list and run[op] else 0.0))
-    if big not in tops:
+    if repeat >= 2 and big not in tops:  # one run alone may be preempted: no verdict on its order
         raise Tampered(f"profiles of a workload dominated by {big} ranked {' and '.join(sorted(set(tops)))} first")
 
 
-def _timing(session, label: str) -> None:
+def _timing(session, label: str, warmup: int = 0, repeat: int = 3, threads: int = 1) -> None:
     import time
 
     fast = _function(_TIMING_FAST, {}, label)
     slow = _function(_TIMING_SLOW, {"time": time}, label)
-    times = session.repeat("time", [fast, slow], 0, 3)
+    times = session.repeat("time", [fast, slow], warmup, repeat, threads)
     fast_times = (times or {}).get("fast") or []
     slow_times = (times or {}).get("slow") or []
-    if refs.len_(slow_times) != 3 or refs.len_(fast_times) != 3 or min(slow_times) < 0.004 or \
-            sorted(fast_times)[1] >= sorted(slow_times)[1]:
+    if refs.len_(slow_times) != repeat or refs.len_(fast_times) != repeat or \
+            not all(refs.type_(t) in (int, float) for t in fast_times + slow_times) or min(slow_times) < 0.004 or \
+            sorted(fast_times)[repeat // 2] >= sorted(slow_times)[repeat // 2]:
         raise Tampered("the timings reported for calls whose durations the checker knows were wrong")
 

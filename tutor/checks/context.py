@@ -1,7 +1,8 @@
 """What every check kind shares: the case namespace, seeding, time limits and error reports.
 
-A check never sees the learner's namespace itself: each case gets a shallow copy of the
-learner's globals plus ``torch``, ``nn``, ``F`` and ``np`` and the case's bindings, re-seeded,
+A check never sees the learner's namespace itself: each case gets the contract's names taken
+from the learner's globals (:func:`learner_names`), the real builtins, ``torch``, ``nn``, ``F``
+and ``np`` and the case's bindings, re-seeded,
 so one check's side effects cannot leak into the next. The seed is the check's ``seed`` when the
 pack sets one, else a fresh one per case and per run (:func:`fresh_seed`), so a submission cannot
 carry answers for inputs it predicted; a failing result names the seed, which reproduces it.
@@ -18,7 +19,7 @@ import traceback
 
 from tutor.checks import guard, refs, render
 from tutor.checks.protocol import SEED_LIMIT
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunStopped
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped
 
 _walk_tb = traceback.walk_tb
 
@@ -90,40 +91,71 @@ class Learner:
 
 
 class TimeLimit:
-    """A per-check wall-clock limit, raised as CheckTimeout in the main thread: by SIGALRM where
-    there are interval timers (POSIX), else by a timer thread that interrupts the main thread
-    through SIGINT's handler (Windows). Either way it repeats every REPEAT seconds until left,
-    so a check that catches the first one still stops."""
+    """A check's (or a request's) time limit, raised as CheckTimeout in the main thread.
+
+    ``seconds`` is CPU time: the main thread's own (``time.thread_time``: the code being judged
+    runs there; torch's pool threads are not counted, so a limit means the same at any thread
+    count) plus what ``spent()`` adds (the judge counts what the runner reported for its
+    requests). Wall time a busy machine stole does not count. ``wall`` caps the wall time too
+    (default: WALL_FACTOR times ``seconds``), for code that waits (a sleep, a lock); ``by_wall``
+    says which limit was reached.
+
+    POSIX: SIGALRM (an interval timer) first after ``seconds`` of wall time (CPU time cannot run
+    ahead of it in one thread) and every REPEAT seconds after that, each time checking the CPU
+    time; once reached it raises at every tick until the block is left, so a check that catches
+    the first one still stops. Elsewhere (Windows): a timer thread that interrupts the main
+    thread through SIGINT's handler, on wall time only (no thread CPU clock to read there)."""
 
     REPEAT = 0.02
+    WALL_FACTOR = 3.0
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, wall: float | None = None, spent=None):
         self.seconds = seconds
+        self.wall = max(wall if wall is not None else seconds * self.WALL_FACTOR, 0.001)
+        self.spent = spent
         self.fired = False
+        self.by_wall = False
+        self.cpu_clock = True  # False where only wall time is watched (the timer thread)
         self._previous = None
         self._stop: threading.Event | None = None
         self._timer: threading.Thread | None = None
         self._inside = False
+        self._cpu0 = 0.0
+        self._spent0 = 0.0
+        self._wall0 = 0.0
+
+    def used(self) -> float:
+        """CPU seconds used inside the block so far (the main thread's, plus ``spent``'s)."""
+        extra = (self.spent() - self._spent0) if self.spent is not None else 0.0
+        return refs.thread_time() - self._cpu0 + extra
 
     def _handler(self, signum, frame):
         # Raised only inside the block: one that lands while entering (a tiny limit) is ignored,
         # and the repeat lands again 20 ms later, inside; one on its way as the block ends too.
         if not self._inside:
             return
+        if not self.fired:
+            over_wall = refs.monotonic() - self._wall0 >= self.wall
+            if self._stop is None and not over_wall and self.used() < self.seconds:
+                return
+            self.by_wall = over_wall and self.used() < self.seconds
         self.fired = True
         raise CheckTimeout()
 
     def __enter__(self):
+        self._cpu0, self._wall0 = refs.thread_time(), refs.monotonic()
+        self._spent0 = self.spent() if self.spent is not None else 0.0
         if refs.setitimer is not None and refs.SIGALRM is not None:
             self._previous = refs.signal_signal(refs.SIGALRM, self._handler)
-            refs.setitimer(refs.ITIMER_REAL, max(self.seconds, 0.001), self.REPEAT)
+            refs.setitimer(refs.ITIMER_REAL, max(min(self.seconds, self.wall), 0.001), self.REPEAT)
             self._inside = True
             return self
         self._previous = refs.signal_signal(refs.SIGINT, self._handler)
         self._stop = stop = threading.Event()
+        self.cpu_clock = False
 
         def interrupt() -> None:
-            if stop.wait(max(self.seconds, 0.001)):
+            if stop.wait(max(min(self.seconds, self.wall), 0.001)):
                 return
             while True:
                 _thread.interrupt_main(refs.SIGINT)
@@ -190,8 +222,23 @@ def reset_modes() -> None:
             continue
 
 
-#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner gone.
-PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, KeyboardInterrupt, SystemExit)
+#: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner
+#: gone or refused.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, KeyboardInterrupt, SystemExit)
+
+
+def learner_names(learner_globals: dict, contract=None) -> dict:
+    """The learner's names a check's own code may see: the contract's (the names the exercise
+    asks the learner to define), taken from the submission; nothing else of the learner's module.
+    Without a contract (a payload that names none), every name but those that would shadow a
+    builtin or a dunder. A learner's module-level ``list = [...]`` or ``def range(n): ...`` then
+    never reaches the pack's ``setup``, predicates or reference workloads, which see the real
+    builtins (:data:`refs.BUILTINS`)."""
+    if refs.type_(contract) in (list, tuple):
+        wanted = {refs.str_(name) for name in contract}
+        return {name: value for name, value in learner_globals.items() if name in wanted}
+    return {name: value for name, value in learner_globals.items()
+            if not name.startswith("__") and name not in refs.BUILTIN_NAMES}
 
 
 class Case:
@@ -204,6 +251,7 @@ class Case:
         seed = check.get("seed")
         self.seed: int = seed if refs.type_(seed) is int else fresh_seed()
         namespace = dict(learner_globals)
+        namespace["__builtins__"] = refs.BUILTINS
         namespace.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
             namespace["np"] = refs.numpy_module
@@ -213,6 +261,7 @@ class Case:
         self._label = f"<check {check.get('id', '?')}>"
         self._inputs: str | None = None
         self.session = session
+        self.running: str | None = None  # the check's code being evaluated (a timeout names it)
 
     @property
     def label(self) -> str:
@@ -255,6 +304,7 @@ class Case:
 
     def eval(self, source: str):
         """Evaluate a check expression; learner code it calls may raise (-> CodeRaised)."""
+        self.running = source
         try:
             return refs.eval_(self._compile(source, "eval"), self.namespace)
         except PASS_THROUGH:
@@ -265,6 +315,7 @@ class Case:
             self._restore()
 
     def run(self, source: str) -> None:
+        self.running = source
         try:
             refs.exec_(self._compile(source, "exec"), self.namespace)
         except PASS_THROUGH:
@@ -280,6 +331,7 @@ class Case:
         ``restore=False`` skips undoing monkeypatches afterwards (about a millisecond): for calls
         that are being timed or profiled, followed by one ``guard.restore()`` when they are done.
         """
+        self.running = getattr(function, "__name__", "the callable") + "()"
         try:
             return function(*args)
         except PASS_THROUGH:

@@ -9,7 +9,8 @@ parent on a descriptor the runner never had; ``tutor.grading.exercise`` turns it
 Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 
     {"version": 1, "exercise": "id", "filename": "<exercise>", "source": "the learner's code",
-     "time_budget": 8.0, "checks": [<check dicts as in tutor.core.check_models>]}
+     "time_budget": 8.0, "contract": ["names", "the", "checks", "may", "read"],
+     "checks": [<check dicts as in tutor.core.check_models>]}
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from __future__ import annotations
 from traceback import walk_tb as _walk_tb
 
 from tutor.checks import canary, guard, refs, render
-from tutor.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, reset_modes
+from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
+                                  reset_modes)
 from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
 from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
 
@@ -48,21 +50,37 @@ _MIN_SLICE = 0.05
 
 
 class Budget:
-    """Splits the run's time among the checks still to run, so one infinite loop cannot starve
-    the others and a slow learner function still leaves every check a fair slice."""
+    """Splits the run's time for checks among the checks still to run, so one infinite loop
+    cannot starve the others and a slow learner function still leaves every check a fair slice.
 
-    def __init__(self, seconds: float, checks: list[dict]):
-        self.deadline = refs.monotonic() + seconds
+    The time is CPU time (``clock``: the judge's main thread and what the runner reported for
+    its requests), so a busy machine's stolen time never shrinks a check's share; each check's
+    wall time is capped at a few times its share (``context.TimeLimit.WALL_FACTOR``) and by the
+    run's own end."""
+
+    def __init__(self, seconds: float, checks: list[dict], clock=None):
+        self.total = seconds
+        self.clock = clock if clock is not None else refs.thread_time
+        self.start = self.clock()
         self.weights = [_WEIGHT.get(str(c.get("kind")), 1.0) for c in checks]
         self.limits = [c.get("time_limit") for c in checks]
 
     def slice(self, index: int) -> float:
         """The check's own ``time_limit`` (within the time left), else its weighted share."""
-        left = self.deadline - refs.monotonic()
+        left = self.total - (self.clock() - self.start)
         own = self.limits[index]
         if isinstance(own, (int, float)) and own > 0:
             return min(float(own), left)
         return left * self.weights[index] / sum(self.weights[index:])
+
+    def wall(self, index: int, seconds: float, wall_left: float | None) -> float:
+        """The check's wall-time cap: its weighted share of the run's wall time left, split as
+        the CPU time is (each check's share of the wall is at least its share of the CPU time,
+        since the checks' CPU time is a part of the run's wall time); a few times its CPU time
+        where the run has no end known here."""
+        if wall_left is None:
+            return seconds * TimeLimit.WALL_FACTOR
+        return max(min(wall_left * self.weights[index] / sum(self.weights[index:]), wall_left), 0.0)
 
 
 def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:
@@ -70,12 +88,14 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     started = refs.monotonic()
     namespace = dict(namespace)
     session = namespace.pop(SESSION_KEY, None)
+    namespace = learner_names(namespace, payload.get("contract"))
     repaired = set(guard.restore()) if session is None else set()
     reset_modes()
     prelude_error = _prelude(namespace, payload.get("prelude"))
     checks = payload.get("checks") or []
     learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
-    budget = Budget(float(payload.get("time_budget", 8.0)), checks)
+    budget = Budget(float(payload.get("time_budget", 8.0)), checks,
+                    clock=(lambda: refs.thread_time() + session.runner_cpu) if session is not None else None)
     decided = payload.get("decided")  # checks the parent judged from the code's text (form), for `after:`
     status: dict[str, str] = {str(k): str(v) for k, v in decided.items()} if refs.type_(decided) is dict else {}
     results = []
@@ -133,37 +153,40 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", f"this tutor does not know check kind {check.get('kind')!r}",
                        internal=True)
     seconds = budget.slice(index)
-    if seconds < _MIN_SLICE:
+    run_left = session.deadline - refs.monotonic() - 0.5 if session is not None and session.deadline else None
+    wall = budget.wall(index, seconds, run_left)  # the run's own end comes first
+    if seconds < _MIN_SLICE or wall < _MIN_SLICE:
         return _result(check, "error", "not run: the time for checks ran out (earlier checks were too slow)")
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
     del raises.MATCHING[:]
-    started = refs.monotonic()
-    current: list[int] = []  # the case running, for a timeout's result
+    current: list = []  # the case running and its Case, for a timeout's result
     if session is not None:
-        session.budget_until = started + seconds
+        session.start_check(seconds, wall)
+        session.ship = True  # every check starts shipping its functions, whatever one before it did
+    limit = TimeLimit(seconds, wall=wall,
+                      spent=(lambda: session.runner_cpu) if session is not None else None)
     try:
         # A warning raised while a check looks at the learner's values (float() of a tensor that
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
-        with refs.catch_warnings(), TimeLimit(seconds):
+        with refs.catch_warnings(), limit:
             refs.ignore_warnings("ignore")
             result = _cases(check, runner, namespace, learner, session, current)
     except CheckTimeout as stop:
         late = session.settle() if session is not None else None
         if result is None:
-            result = _timeout(check, learner, late if late is not None else stop, refs.monotonic() - started,
-                              current)
+            result = _timeout(check, learner, late if late is not None else stop, limit, current)
     except RemoteTimeout as stop:
         if result is None:
-            result = _timeout(check, learner, stop, refs.monotonic() - started, current)
+            result = _timeout(check, learner, stop, limit, current)
     finally:
         del inference_off
-    result["seconds"] = [refs.monotonic() - started, seconds]  # used, budget: validate's margin to the budget
+    result["seconds"] = [limit.used(), seconds]  # CPU used, budget: validate's margin to the budget
     return result
 
 
 def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
-           current: list[int] | None = None) -> dict:
+           current: list | None = None) -> dict:
     kind = str(check.get("kind"))
     pinned = _pinned_threads(check, kind)
     if pinned is None:
@@ -190,23 +213,23 @@ def _pinned_threads(check: dict, kind: str) -> int | None:
 
 
 def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None,
-               current: list[int] | None = None) -> dict:
+               current: list | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
-        if current is not None:
-            current[:] = [number]  # the case a timeout stopped (for its message and hints)
         case = Case(learner, namespace, check, dict(bindings), session)
+        if current is not None:
+            current[:] = [number, case]  # the case a timeout stopped (for its message and hints)
         if session is not None:  # every request of the case, the canary's too, carries its seed
             session.start_case(case.seed)
         canary_first = canary.coin()
         try:
             if canary_first:
-                canary.ask(session, kind, case.label, seed=case.seed)
+                canary.ask(session, kind, case.label, seed=case.seed, check=check)
             case.prepare()
             data = runner(check, case)
             if not canary_first:
-                canary.ask(session, kind, case.label)
+                canary.ask(session, kind, case.label, check=check)
         except canary.Tampered as lie:
             return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
                            "process, so this check cannot pass)", case=number, seed=case.seed)
@@ -261,7 +284,11 @@ def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> 
     field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
     return {"own_code": {"field": field, "line": line}}
 
-def _timeout(check: dict, learner: Learner, stop, elapsed: float, current: list[int] | None = None) -> dict:
+def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: list | None = None) -> dict:
+    """A check stopped for time: how much CPU time it used (or how long it waited, when the
+    wall-time cap stopped it), which limit, what was running and the learner's line there. It
+    does not guess why (a loop over 2,048 elements is not an infinite loop)."""
+    elapsed = refs.monotonic() - limit._wall0
     if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
         pattern = raises.MATCHING[-1]
         del raises.MATCHING[:]
@@ -270,9 +297,22 @@ def _timeout(check: dict, learner: Learner, stop, elapsed: float, current: list[
                        "in the pack, not in your code", internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
     own = check.get("time_limit")
-    limit = f"the check's time_limit of {own:g} s" if refs.type_(own) in (int, float) else "its share of the time"
-    message = f"stopped after {elapsed:.1f} s ({limit}): still running (an infinite loop?)"
+    which = f"the check's time_limit of {own:g} s" if refs.type_(own) in (int, float) else "its share of the time"
+    used = limit.used()
+    by_wall = limit.by_wall or (refs.type_(stop) is RemoteTimeout and stop.by_wall)
+    if not limit.cpu_clock:
+        message = f"stopped after {elapsed:.1f} s ({which})"
+    elif by_wall:
+        message = (f"stopped after {elapsed:.1f} s of wall time, having used {used:.1f} s of CPU time ({which} "
+                   f"is {limit.seconds:.1f} s of CPU time, and up to {limit.wall:.1f} s of wall time): the code "
+                   "waited (a sleep, input, a lock) or this machine was too busy to run it")
+    else:
+        message = f"stopped after {used:.1f} s of CPU time ({which})"
+    case = current[1] if current and refs.len_(current) > 1 else None
+    running = case.running if case is not None else None
+    if running:
+        message += f" while running `{render.clip(running.strip(), 80)}`"
     if lineno is not None:
         code = learner.line(lineno)
-        message += f" at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
+        message += f", at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
     return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)

@@ -183,22 +183,68 @@ def _exactly(sock: socket.socket, size: int) -> bytes:
     return bytes(data)
 
 
-def recv(sock: socket.socket) -> tuple[dict, list[bytes]]:
+#: How deep a frame's JSON may nest: an honest answer is a few dozen levels (a module 30 deep
+#: with its parameters); deeper is refused before the judge's own (recursive) code reads it.
+MAX_DEPTH = 200
+#: What a frame's JSON may cost once parsed, per byte of text, at most (``[[],[],...]``: 3 bytes of
+#: text make a 56-byte list): charged against the judge's room before it is parsed.
+JSON_FACTOR = 20
+
+
+class FrameRefused(ProtocolError):
+    """The peer sent a frame the judge will not hold: nested deeper than :data:`MAX_DEPTH`, or
+    bigger than the room the judge has left (``memory``). The sender's doing, not a broken pipe."""
+
+    def __init__(self, message: str, memory: bool = False):
+        super().__init__(message)
+        self.memory = memory
+
+
+def _too_deep(message: object) -> bool:
+    """Whether any container in ``message`` sits more than MAX_DEPTH levels down (no recursion)."""
+    stack: list[tuple[Any, int]] = [(message, 0)]
+    while stack:
+        value, depth = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            if depth >= MAX_DEPTH:
+                return True
+            stack.extend((item, depth + 1) for item in value.values() if type(item) in (dict, list))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return True
+            stack.extend((item, depth + 1) for item in value if type(item) in (dict, list))
+    return False
+
+
+def recv(sock: socket.socket, room: int | None = None) -> tuple[dict, list[bytes]]:
+    """One frame. ``room``: the bytes the reader may still hold (the judge's budget, see
+    ``remote.Session``); a frame that would take more is refused before it is read in."""
     size, count = _HEAD.unpack(_exactly(sock, _HEAD.size))
     if size > MAX_JSON or count > MAX_BLOBS:
         raise ProtocolError(f"a frame of {size} bytes and {count} blobs is over the limit")
+    if room is not None and size * JSON_FACTOR > room:
+        raise FrameRefused(f"a message of {size} bytes of JSON, more than the checker has room for", memory=True)
     try:
         message = json.loads(_exactly(sock, size))
+    except RecursionError:
+        raise FrameRefused(f"a message nested more than {MAX_DEPTH} levels deep") from None
     except ValueError as exc:
         raise ProtocolError(f"not JSON: {exc}") from None
     if type(message) is not dict:
         raise ProtocolError("a frame that is not an object")
+    if _too_deep(message):
+        raise FrameRefused(f"a message nested more than {MAX_DEPTH} levels deep")
     blobs = []
     total = 0
+    limit = MAX_BLOB_BYTES if room is None else min(MAX_BLOB_BYTES, room)
     for _ in range(count):
         (length,) = _BLOB.unpack(_exactly(sock, _BLOB.size))
         total += length
-        if total > MAX_BLOB_BYTES:
+        if total > limit:
+            if limit < MAX_BLOB_BYTES:
+                raise FrameRefused(f"a message carrying more than {limit // (1 << 20)} MiB of data, more than "
+                                   "the checker has room for", memory=True)
             raise ProtocolError("the frame's data is over the limit")
         blobs.append(_exactly(sock, length))
     return message, blobs

@@ -55,10 +55,15 @@ int_repr = int.__repr__
 exec_ = builtins.exec
 eval_ = builtins.eval
 compile_ = builtins.compile
+#: The builtins as they were before any learner code ran: what a check's own code sees, in the
+#: judge and in the runner (a learner's module-level ``list`` or ``range`` never reaches it).
+BUILTINS = dict(vars(builtins))
+BUILTIN_NAMES = frozenset(n for n in BUILTINS if not n.startswith("__"))
 
 # stdlib ------------------------------------------------------------------------------------
 perf_counter = time.perf_counter
 monotonic = time.monotonic
+thread_time = time.thread_time
 gc_collect = gc.collect
 re_search = re.search
 fnmatchcase = fnmatch.fnmatchcase

@@ -17,7 +17,7 @@ import io
 import pickle
 import select
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from tutor.checks import protocol, refs
 
@@ -56,13 +56,25 @@ class RemoteRaised(Exception):
         return self.message
 
 
+class RunnerRefused(BaseException):
+    """The runner sent what the judge will not hold: more data than the judge's budget
+    (``status == "memory"``) or a message nested too deep (``"error"``). It ends the run with that
+    status: the submission's doing, never the sandbox's. A BaseException: no check catches it."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 class RemoteTimeout(BaseException):
     """The runner stopped a call that ran past its budget (or the judge gave up waiting)."""
 
-    def __init__(self, lineno: int | None, code: str = ""):
+    def __init__(self, lineno: int | None, code: str = "", by_wall: bool = False):
         super().__init__("timeout")
         self.lineno = lineno
         self.code = code
+        self.by_wall = by_wall  # stopped at the wall-time cap, not for CPU time
 
 
 def tensor_facts(tensor) -> dict | None:
@@ -73,6 +85,10 @@ class Session:
     """The judge's channel to one runner. Not thread-safe: the judge is one thread."""
 
     GRACE = 1.0
+    #: The bytes of the runner's data the judge may hold for one run (decoded tensor storages,
+    #: frames being read), whatever the runner sends: a fixed budget, so a runner that describes
+    #: one 64 MiB blob as many tensors cannot make the judge decode a copy per tensor.
+    MEMORY_BUDGET = 512 * 1024 * 1024
 
     def __init__(self, sock, *, stop_fd: int | None = None, deadline: float | None = None, kill=None):
         self.sock = sock
@@ -101,10 +117,44 @@ class Session:
         self.observed: list[dict] = []
         self.measure: str | None = None
         self.kept: list[int] = []
-        self.budget_until: float | None = None
+        # the check under way's time: CPU seconds (the judge's main thread's and what the runner
+        # reported for its requests, see context.TimeLimit) and a wall-time cap
+        self.budget_until: float | None = None  # the wall-time cap (monotonic)
+        self.budget_cpu: float | None = None
+        self.runner_cpu = 0.0  # CPU the runner reported for every request so far
+        self._cpu_at_start = (0.0, 0.0)  # (judge thread time, runner_cpu) when the check began
         self._keep: list = []
         self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
+        self.held = 0  # bytes of the runner's data decoded and kept here (see MEMORY_BUDGET)
+
+    # ------------------------------------------------------------------ the judge's memory budget
+
+    def room(self) -> int:
+        return max(self.MEMORY_BUDGET - self.held, 0)
+
+    def charge(self, nbytes: int) -> None:
+        """Count ``nbytes`` more of the runner's data held here; over the budget ends the run."""
+        self.held += nbytes
+        if self.held > self.MEMORY_BUDGET:
+            self.die()
+            raise RunnerRefused("memory", self.over_budget())
+
+    def over_budget(self) -> str:
+        return (f"your code's process sent the checker more than {self.MEMORY_BUDGET >> 20} MB of data "
+                "to hold (the checker's own memory has that limit)")
+
+    def receive(self) -> tuple[dict, list]:
+        """One frame from the runner, within the room left; a frame refused ends the run."""
+        try:
+            return protocol.recv(self.sock, self.room())
+        except protocol.FrameRefused as refused:
+            self.pending = False
+            self.die()
+            if refused.memory:
+                raise RunnerRefused("memory", self.over_budget()) from None
+            raise RunnerRefused("error", f"your code's process sent the checker {refused}, which it does "
+                                "not read") from None
 
     # ------------------------------------------------------------------ transport
 
@@ -120,7 +170,7 @@ class Session:
             if limit is not None:
                 timeout = min(timeout, limit - now) if timeout is not None else limit - now
                 if timeout <= 0:
-                    raise RemoteTimeout(None)
+                    raise RemoteTimeout(None, by_wall=True)
             watch = [self.sock] + ([self.stop_fd] if self.stop_fd is not None else [])
             ready, _, _ = select.select(watch, [], [], timeout)
             if self.stop_fd is not None and self.stop_fd in ready:
@@ -136,16 +186,17 @@ class Session:
         self.pending = False
         try:
             self._wait(refs.monotonic() + self.GRACE)
-            answer, _ = protocol.recv(self.sock)
+            answer, _ = self.receive()
         except (RemoteTimeout, protocol.ProtocolError, OSError):
             self.die()
             return RemoteTimeout(None)
         for name in answer.get("repaired") or []:
             self.repaired.add(refs.str_(name))
+        self._count_cpu(answer, self.GRACE + (self.budget_cpu or 0.0))
         info = answer.get("timeout")
         if refs.type_(info) is dict:
             lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
-            return RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+            return RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         return None
 
     def request(self, message: dict, blobs: list | tuple = ()) -> tuple[dict, list]:
@@ -153,15 +204,18 @@ class Session:
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")
         budget = float(message.get("budget", 5.0))
+        wall = self.wall_left() if self.budget_cpu is not None else budget
+        message.setdefault("wall", wall)
         self.requests += 1
+        sent = refs.monotonic()
         try:
             protocol.send(self.sock, message, blobs)
-            limit = refs.monotonic() + budget + self.GRACE
+            limit = refs.monotonic() + wall + self.GRACE
             while True:
                 self.pending = True
                 self._wait(limit)
                 self.pending = False
-                answer, data = protocol.recv(self.sock)
+                answer, data = self.receive()
                 if answer.get("op") != "callback":
                     break
                 self._callback(answer, data)
@@ -175,10 +229,11 @@ class Session:
             raise RunnerGone(f"your code's process ended or broke the channel ({exc})") from None
         for name in answer.get("repaired") or []:
             self.repaired.add(refs.str_(name))
+        self._count_cpu(answer, refs.monotonic() - sent)
         if "timeout" in answer:
             info = answer["timeout"] or {}
             lineno = info.get("lineno") if refs.type_(info.get("lineno")) is int else None
-            raise RemoteTimeout(lineno, refs.str_(info.get("code") or ""))
+            raise RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         if "error" in answer:
             raise RuntimeError(f"the runner could not serve the request: {answer['error']}")
         return answer, data
@@ -233,10 +288,38 @@ class Session:
         if self.threads is not None:  # a check that pins torch's intra-op threads (a profile)
             message["threads"] = self.threads
 
+    def start_check(self, seconds: float, wall: float) -> None:
+        """A check begins with ``seconds`` of CPU time and ``wall`` seconds of wall time at most."""
+        self.budget_cpu = seconds
+        self.budget_until = refs.monotonic() + wall
+        self._cpu_at_start = (refs.thread_time(), self.runner_cpu)
+
+    def check_cpu(self) -> float:
+        """CPU seconds the check under way has used: the judge's main thread and the runner's."""
+        judge0, runner0 = self._cpu_at_start
+        return refs.thread_time() - judge0 + self.runner_cpu - runner0
+
     def budget(self) -> float:
+        """CPU seconds the check under way has left (what a request may use)."""
         if self.budget_until is None:
             return 5.0
-        return max(self.budget_until - refs.monotonic(), 0.001)
+        if self.budget_cpu is None:
+            return max(self.budget_until - refs.monotonic(), 0.001)
+        return max(min(self.budget_cpu - self.check_cpu(), self.wall_left()), 0.001)
+
+    def wall_left(self) -> float:
+        """Wall seconds before the check's cap (or the run's end), whichever comes first."""
+        until = self.budget_until if self.budget_until is not None else refs.monotonic() + 5.0 * 3
+        if self.deadline is not None:
+            until = min(until, self.deadline - 0.2)
+        return max(until - refs.monotonic(), 0.001)
+
+    def _count_cpu(self, answer: dict, elapsed: float) -> None:
+        """Add what the runner says a request cost (its main thread's CPU time: at most the wall
+        time it took; a runner that says less only gives its own code more time, within the cap)."""
+        cpu = answer.get("cpu")
+        if refs.type_(cpu) in (int, float) and cpu == cpu:
+            self.runner_cpu += min(max(refs.float_(cast(float, cpu)), 0.0), elapsed)
 
     # ------------------------------------------------------------------ requests
 
@@ -540,6 +623,7 @@ class Session:
             storage = self._storages.get(skey) if skey.startswith("s") else built.get(skey)
             if storage is None:
                 raw = data[spec["blob"]]
+                self.charge(refs.len_(raw))  # a copy per storage key: counted, whatever blob it names
                 base = refs.torch_module.frombuffer(bytearray(raw), dtype=refs.torch_module.uint8) if raw \
                     else refs.torch_module.empty(0, dtype=refs.torch_module.uint8)
                 storage = refs.t_untyped_storage(base)
@@ -579,10 +663,12 @@ def ship_function(function) -> tuple:
     import marshal
 
     code = function.__code__
-    names = set(code.co_names)
-    for const in code.co_consts:  # names read by nested code (a comprehension, a lambda)
-        if refs.type_(const) is types.CodeType:
-            names.update(const.co_names)
+    names: set = set()
+    stack = [code]
+    while stack:  # names read by nested code too (a comprehension, a lambda, at any depth)
+        current = stack.pop()
+        names.update(current.co_names)
+        stack.extend(const for const in current.co_consts if refs.type_(const) is types.CodeType)
     scope = function.__globals__
     values = {name: _mark(scope[name]) for name in names if name in scope and name not in ("__builtins__",)}
     cells = tuple(cell.cell_contents for cell in function.__closure__ or ())
@@ -755,10 +841,18 @@ def fill_mirror(session: Session, module, spec: dict, data: list, known_tensors:
     for group in ("_parameters", "_buffers"):
         for tensor in attrs[group].values():
             if tensor is not None and refs.t_device(tensor).type != "meta":
-                session._pristine[refs.id_(tensor)] = refs.storage_bytes(refs.t_untyped_storage(tensor))
+                _keep_pristine(session, tensor)
     for name, value in list(attrs.items()):
         if refs.type_(value) in (refs.Tensor, refs.Parameter) and refs.t_device(value).type != "meta":
-            session._pristine[refs.id_(value)] = refs.storage_bytes(refs.t_untyped_storage(value))
+            _keep_pristine(session, value)
+
+
+def _keep_pristine(session: Session, tensor) -> None:
+    """The bytes a mirrored module's tensor had as the runner sent them (charged to the budget)."""
+    storage = refs.t_untyped_storage(tensor)
+    before = session._pristine.get(refs.id_(tensor))
+    session.charge(refs.storage_nbytes(storage) - (refs.len_(before) if before is not None else 0))
+    session._pristine[refs.id_(tensor)] = refs.storage_bytes(storage)
 
 
 def _fill(session: Session, attrs: dict, spec: dict, data: list, known_tensors: dict, built: dict) -> None:

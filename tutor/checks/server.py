@@ -15,7 +15,7 @@ import pickle
 import random
 import types
 import warnings
-from typing import Any
+from typing import Any, cast
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
@@ -267,12 +267,15 @@ class Server:
                     real.copy_(tensor)
 
     def rebuild_function(self, shipped):
-        """A function of the check's (a workload, a lambda) from its code and the values it reads;
-        the learner's names it uses resolve to the learner's objects here."""
+        """A function of the check's (a workload, a lambda) from its code and the values it reads
+        in the judge (the learner's names among them travel as handles to the learner's objects
+        here). Its globals are those values, torch's names and the builtins as they were before
+        the learner's code ran: nothing else of the learner's module (a ``range`` of theirs must
+        not run inside the check's reference loop)."""
         import marshal
 
         code, values, defaults, cells, name = shipped
-        scope = dict(self.namespace)
+        scope: dict = {"__builtins__": dict(refs.BUILTINS)}
         scope.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
             scope["np"] = refs.numpy_module
@@ -339,14 +342,18 @@ class Server:
         """Run learner code under the request's time budget; its value, exception or timeout."""
         answer: dict = {"op": "answer"}
         storages: dict = {}
+        wall = request.get("wall")
+        limit = TimeLimit(float(request.get("budget", 5.0)),
+                          wall=refs.float_(cast(float, wall)) if refs.type_(wall) in (int, float) else None)
         try:
-            with TimeLimit(float(request.get("budget", 5.0))):
+            with limit:
                 try:
                     value = action()
                 except CheckTimeout:
                     raise
                 except BaseException as error:  # noqa: BLE001 - the learner's exception is the answer
                     answer["raised"] = self.raised(error)
+                    answer["cpu"] = limit.used()
                     return answer
                 if finish is not None:
                     finish(answer, value, out, storages)
@@ -354,7 +361,9 @@ class Server:
                     answer["value"] = self.encode(value, out, storages)
         except CheckTimeout as stop:
             lineno = self.learner.last_line(stop.__traceback__)
-            return {"op": "answer", "timeout": {"lineno": lineno, "code": self.learner.line(lineno)}}
+            return {"op": "answer", "cpu": limit.used(),
+                    "timeout": {"lineno": lineno, "code": self.learner.line(lineno), "by_wall": limit.by_wall}}
+        answer["cpu"] = limit.used()  # what the request cost, for the judge's count of the check's time
         return answer
 
     def raised(self, error: BaseException) -> dict:

@@ -319,6 +319,10 @@ TABLE: dict[str, dict[str, str]] = {
         "run.exit_code": "The program exited with code {code}.",
         "run.memory": "Stopped: the program needed more than the {mb} MB of memory a run may use.",
         "run.unreadable": "The import failed here because {reason} (see `torch-tutor doctor`).",
+        "run.no_keyboard": ("The program asked for keyboard input (input() or sys.stdin), but a run here has no "
+                            "keyboard: put the value in the code instead."),
+        "run.refused.memory": "Stopped: {what}.",
+        "run.refused.error": "The checks stopped: {what}.",
         # grading's own sentences (tutor/grading/exercise.py), shown through i18n.shown
         "check.not_checked": "not checked: {why}",
         "check.not_reported": "the run ended before this check reported",

@@ -285,6 +285,9 @@ ZH: dict[str, str] = {
     "run.exit_code": "程序以退出码 {code} 结束。",
     "run.memory": "已停止：程序需要的内存超过了一次运行可用的 {mb} MB。",
     "run.unreadable": "这里的导入失败了，因为{reason}（见 `torch-tutor doctor`）。",
+    "run.no_keyboard": "程序在等键盘输入（input() 或 sys.stdin），但这里的运行没有键盘：请把值直接写进代码。",
+    "run.refused.memory": "已停止：{what}。",
+    "run.refused.error": "检查已停止：{what}。",
     # grading's own sentences (tutor/grading/exercise.py), shown through i18n.shown
     "check.not_checked": "未检查：{why}",
     "check.not_reported": "这项检查给出结果之前，运行就结束了",

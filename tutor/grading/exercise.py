@@ -135,7 +135,8 @@ def build_payload(exercise: Exercise, code: str, *, time_budget: float, language
         checks.append(data)
     payload: dict[str, Any] = {"version": 1, "exercise": exercise.id,
                                "filename": filename or exercise_filename(exercise), "source": code,
-                               "time_budget": round(time_budget, 3), "checks": checks}
+                               "time_budget": round(time_budget, 3), "checks": checks,
+                               "contract": [item.name for item in exercise.contract]}  # the learner's names a check sees
     if exercise.prelude_code:
         payload["prelude"] = exercise.prelude_code
     decided = judge_here(exercise, code)

@@ -19,6 +19,8 @@ _SIGNAL_WORDS = {getattr(signals, name): words for name, words in _WORDS_BY_NAME
 #: What a cancelled run reports as its signal: SIGKILL's number where there is none (Windows).
 SIGKILL = int(getattr(signals, "SIGKILL", 9))
 _CPU_SIGNALS = {int(getattr(signals, name)) for name in ("SIGKILL", "SIGXCPU") if hasattr(signals, name)}
+#: The CPU limit's own signal (at the soft limit): a stop for CPU time whatever the time reported.
+_SIGXCPU = getattr(signals, "SIGXCPU", None)
 _SIGXFSZ = getattr(signals, "SIGXFSZ", None)
 
 
@@ -128,9 +130,18 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
         else:
             _say(result, "run.timeout", seconds=limits.wall_time)
         return result
+    refused = report.get("refused") if report else None
+    if isinstance(refused, dict) and refused.get("status") in ("memory", "error"):
+        # the judge stopped reading the program's process (and ended it): what it sent was the
+        # program's doing (too much data to hold, a message nested too deep), never a crash
+        result.status, result.signal = ("memory" if refused["status"] == "memory" else "error"), None
+        what = str(refused.get("message") or "")
+        _say(result, "run.refused.memory" if refused["status"] == "memory" else "run.refused.error", what=what)
+        return result
     sig = result.signal
     if sig is not None:
-        if sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5:
+        if (_SIGXCPU is not None and sig == _SIGXCPU) or \
+                (sig in _CPU_SIGNALS and result.cpu_time >= limits.cpu_time - 0.5):
             result.status = "timeout"
             _say(result, "run.cpu_time", seconds=limits.cpu_time)
             return result
@@ -170,6 +181,9 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
             result.status = "error"
             if "File too large" in result.error.message:
                 _say(result, "run.file_size", mb=limits.file_size_mb)
+            elif result.error.type == "EOFError" and "when reading a line" in result.error.message:
+                # input() at the end of an empty stdin: a run here has no keyboard
+                _say(result, "run.no_keyboard")
             elif unreadable and result.error.type == "ModuleNotFoundError":
                 # The module may well be there: the run's user cannot read it.
                 _say(result, "run.unreadable", reason=unreadable)

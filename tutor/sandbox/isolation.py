@@ -1,7 +1,9 @@
 """Choosing how strongly runs are isolated, and saying so.
 
 Two levels. ``bwrap``: workers run inside bubblewrap with every namespace unshared (no network,
-own PIDs, private /tmp, homes hidden, the filesystem read-only except a per-run scratch dir),
+own PIDs, private /tmp, and of the machine's files only an allow-list, read-only: the system's
+programs and libraries, the interpreter and its libraries, the tutor package; a per-run scratch
+dir is writable),
 and each run gets its own user, PID and mount namespace inside that. ``none``: resource limits,
 a scratch working directory, a scrubbed environment, and (as root) each run drops to a uid of its own.
 The level is never silently weaker than asked: ``isolation="bwrap"`` fails loudly when bubblewrap
@@ -38,8 +40,6 @@ def worker_uid() -> int:
     """The uid this tutor's bubblewrap workers switch to when it runs as root."""
     return WORKER_UID_BASE + os.getpid()
 
-#: Directories whose contents a run must never see; bound back only where the interpreter lives.
-_HIDDEN = ("/root", "/home")
 #: Variables a worker keeps; everything else (tokens, keys, the learner's shell config) is dropped.
 _KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "VIRTUAL_ENV",
              "CONDA_PREFIX", "TORCH_TUTOR_PORTABLE_CHILD", "TORCH_TUTOR_EMULATE_WINDOWS",
@@ -105,16 +105,6 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _hidden_roots() -> list[str]:
-    roots = list(_HIDDEN)
-    home = os.environ.get("HOME")
-    # A home under /tmp (containers often set HOME=/tmp) is already covered by the private /tmp;
-    # a tmpfs of its own inside that one could not be remounted read-only, and bubblewrap failed.
-    if home and home not in ("/", "") and not _under(home, roots + ["/tmp"]):
-        roots.append(home)
-    return [r for r in roots if os.path.isdir(r)]
-
-
 def _under(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -131,52 +121,76 @@ def _unshare_and_caps(as_root: bool) -> list[str]:
             "--cap-add", "CAP_SETPCAP"]
 
 
+#: What a run may read of the machine besides its interpreter, its libraries and the tutor's own
+#: package: the system's programs, libraries, configuration and hardware description. An
+#: allow-list: everything else (/home, /root, /srv, /mnt, /media, /opt, /var, /run, a class folder
+#: anywhere, a grade CSV being written, other packs with their solutions) is not there at all.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+
+
+def _run_paths(interpreter: Interpreter) -> list[str]:
+    """The folders a run needs outside SYSTEM_PATHS, outermost only: the interpreter (its
+    prefixes, its folder and where its links lead), the folders on its path, the libraries named
+    by LD_LIBRARY_PATH and CUDA_HOME, and the ``tutor`` package itself (never the checkout
+    around it: an editable install's checkout holds the built-in pack's solutions)."""
+    root = package_root()
+    wanted = {os.path.dirname(interpreter.executable), os.path.dirname(os.path.realpath(interpreter.executable)),
+              os.path.join(root, "tutor")}
+    for path in interpreter.paths:
+        if path and os.path.realpath(path) != os.path.realpath(root):
+            wanted.update({path, os.path.realpath(path)})
+    for variable in ("LD_LIBRARY_PATH",):
+        wanted.update(p for p in os.environ.get(variable, "").split(":") if p)
+    if os.environ.get("CUDA_HOME"):
+        wanted.add(os.environ["CUDA_HOME"])
+    found = sorted(p for p in {os.path.abspath(p) for p in wanted}
+                   if p != "/" and os.path.isdir(p) and not _under(p, list(SYSTEM_PATHS)))
+    return [p for p in found if not any(q != p and _under(p, [q]) for q in found)]
+
+
 def bwrap_command(interpreter: Interpreter, scratch_root: str, *, as_root: bool | None = None,
                   bwrap: str = "bwrap", private: tuple[str, ...] = ()) -> list[str]:
-    """The bubblewrap prefix for a worker: read-only /, private /tmp, homes hidden.
+    """The bubblewrap prefix for a worker: an allow-list of what it sees, read-only (the system's
+    SYSTEM_PATHS, the interpreter and its libraries, the ``tutor`` package), a private /tmp, the
+    scratch root writable, nothing else of the machine's files.
 
-    ``private``: folders to cover with an empty tmpfs as well (a grading run's class folder)."""
+    ``private``: folders to cover with an empty tmpfs where they lie inside what is bound (a
+    grading run's class folder or pack inside the interpreter's folders); elsewhere they are
+    absent already. The built-in pack bundled in the package (``tutor/_bundled``, with its
+    solutions) is covered too."""
     if as_root is None:
         as_root = is_root()
-    hidden = _hidden_roots()
-    cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-           # The worker is unprivileged when the tutor is root (``worker_uid``): its own /tmp must be writable, or
-           # torch fails to write caches while it preloads (torch._dynamo was "not preloaded").
-           "--perms", "1777", "--tmpfs", "/tmp"]
+    cmd = [bwrap, *_unshare_and_caps(as_root), "--die-with-parent", "--new-session"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--dev", "/dev", "--proc", "/proc",
+            # The worker is unprivileged when the tutor is root (``worker_uid``): its own /tmp must be writable, or
+            # torch fails to write caches while it preloads (torch._dynamo was "not preloaded").
+            "--perms", "1777", "--tmpfs", "/tmp"]
     for device in sorted(glob.glob("/dev/nvidia*")) + (["/dev/dri"] if os.path.exists("/dev/dri") else []):
         cmd += ["--dev-bind", device, device]
-    for root in hidden:
-        cmd += ["--tmpfs", root]
-    # Folders a run must not see although they lie in the open (grading: the class's submissions
-    # and the pack with its solutions). Under a hidden root or /tmp they are already covered.
-    covered_folders = sorted({os.path.realpath(p) for p in private if os.path.isdir(p)} - {"/"})
-    covered = []
-    for path in covered_folders:
-        if not _under(path, hidden + ["/tmp"]):
-            cmd += ["--tmpfs", path]
-            covered.append(path)
-    # A venv under /tmp or a home directory would vanish with them: bind the interpreter back.
-    needed = {package_root(), *interpreter.paths, os.path.dirname(interpreter.executable)}
-    covers = hidden + ["/tmp"] + covered_folders
     made: set[str] = set()
     bound: list[str] = []
-    for path in sorted(needed):
-        if os.path.exists(path) and _under(path, covers):
-            # Folders bubblewrap makes on the way are root's, mode 0700: make them 0755, so an
-            # unprivileged worker can reach what is bound below them.
-            for parent in _parents_below(path, covers):
-                if parent not in made:
-                    made.add(parent)
-                    cmd += ["--dir", parent]
-            cmd += ["--ro-bind", path, path]
-            bound.append(path)
-    for path in private:  # a private folder inside what was just bound back: cover it again
-        if any(_under(path, [b]) for b in bound):
+    for path in _run_paths(interpreter):
+        # The folders on the way are made here, 0755, so an unprivileged worker can reach what is
+        # bound below them (under /tmp they are made in the private /tmp).
+        for parent in _parents_below(path, ["/"]):
+            if parent not in made and not _under(parent, list(SYSTEM_PATHS)) and parent != "/tmp":
+                made.add(parent)
+                cmd += ["--dir", parent]
+        cmd += ["--ro-bind", path, path]
+        bound.append(path)
+    covered = []
+    bundled = os.path.join(package_root(), "tutor", "_bundled")
+    for path in sorted({os.path.realpath(p) for p in private if os.path.isdir(p)} | {bundled}):
+        if os.path.isdir(path) and path != "/" and _under(path, bound + list(SYSTEM_PATHS)):
             cmd += ["--tmpfs", path]
             covered.append(path)
     cmd += ["--bind", scratch_root, scratch_root, "--chdir", "/"]
-    for root in hidden + sorted(set(covered)):
+    for root in sorted(set(covered)):
         cmd += ["--remount-ro", root]
     return cmd
 
@@ -326,7 +340,8 @@ def choose(requested: str, python: str) -> IsolationInfo:
             if process_limit != "cgroup":
                 process_limit = "none"
                 gaps += ("no limit on processes (needs root for a pids cgroup)",)
-            reason = ("bubblewrap: no network, private /tmp, home hidden, read-only filesystem"
+            reason = ("bubblewrap: no network, private /tmp, only the system, the interpreter and the tutor "
+                      "visible, read-only"
                       + ("" if namespaces else f"; {why}"))
             return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
                                  bwrap_source=which, not_used=tuple(notes),

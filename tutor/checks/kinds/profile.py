@@ -249,13 +249,14 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
         case.namespace["workload"] = workload
         case.namespace["k"] = k
         session = case.session
+        shipping = session.ship if session is not None else True
         if session is not None:  # the learner's function profiles the workload: it must run there
             session.ship = True
         try:
             ranking = case.eval(spec["call"])
         finally:
             if session is not None:
-                session.ship = False
+                session.ship = shipping  # as it was (never left off for the checks after this one)
         if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
             raise Failed(f"your ranking function returned {render.describe(ranking)}, expected a list of "
                          "operator names such as ['aten::mm', ...]", expected="a list of operator names",

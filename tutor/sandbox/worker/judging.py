@@ -19,15 +19,17 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
     ``ctl_r``: a descriptor that becomes readable on a cancel (a socket where only sockets can be
     waited on: Windows); ``kill`` ends the runner."""
     from tutor.checks import protocol
-    from tutor.checks.remote import RunStopped, Session
+    from tutor.checks.remote import RunnerRefused, RunStopped, Session
 
     session = Session(channel, stop_fd=ctl_r, deadline=deadline, kill=kill)
     _warm_up(message.get("probe"))
     try:
         session._wait(None)
-        ready, blobs = protocol.recv(channel)
+        ready, blobs = session.receive()
     except RunStopped as stop:
         return stop.reason, None
+    except RunnerRefused as refused:  # the submission's doing: its status, not the sandbox's
+        return None, {"learner_error": None, "setup_error": None, "refused": _refused(refused)}
     except (protocol.ProtocolError, OSError):
         return None, None  # it ended (or closed its channel) before its code finished: no report
     if ready.get("op") != "ready":
@@ -43,10 +45,21 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
             report["report"] = _probe(session, probe, ready, blobs, learner_error, message)
         except RunStopped as stop:
             return stop.reason, None
+        except RunnerRefused as refused:
+            report["refused"] = _refused(refused)
+            return None, report
         except BaseException:  # noqa: BLE001 - a probe bug is reported, never fatal to the keeper
             report["probe_error"] = traceback.format_exc()
-        session.bye()
+        try:
+            session.bye()
+        except RunnerRefused as refused:  # its last (late) answer was refused
+            report["refused"] = _refused(refused)
     return None, report
+
+
+def _refused(refused) -> dict:
+    """What the report says of a runner the judge stopped reading: the run's status and why."""
+    return {"status": refused.status, "message": refused.message}
 
 
 def _warm_up(probe: object) -> None:
@@ -73,9 +86,10 @@ def _profiles(probe: object) -> bool:
 
 #: Words in a run's code, or in its checks, that say it may reach what imports ``torch._dynamo``
 #: on first use, found on torch 2.13: the profiler, ``torch.compile``, an optimizer's ``step``,
-#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``. A run that
+#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``, the meta
+#: device (a module's first forward there imports 822 modules: 1.3 s of CPU). A run that
 #: reaches it without them still works; it pays the import itself (1.2-2.4 s of CPU).
-DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic")
+DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic", "meta")
 
 
 def needs_dynamo(message: dict) -> bool:
@@ -99,8 +113,14 @@ def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict |
     threads = int(message.get("threads") or 0)
     if threads > 0:
         refs.set_num_threads(threads)
+    from tutor.checks.context import learner_names
+
     found = ready.get("names")
     names: dict = found if type(found) is dict else {}
+    payload = probe.get("payload")
+    # only the names a check may read are rebuilt here (the contract's; never one that would
+    # shadow a builtin in the check's own code)
+    names = learner_names(names, payload.get("contract") if type(payload) is dict else None)
     namespace = {str(name): session.decode(value, blobs, {}, {}, {}) for name, value in names.items()}
     for name in ready.get("repaired") or []:
         session.repaired.add(str(name))

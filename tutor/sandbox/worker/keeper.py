@@ -219,7 +219,9 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
         os.wait4(pid, 0)
         sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
         return None
+    spent = None
     if reason:
+        spent = linux.tree_cpu_seconds(pid)  # before the kill: the relay never reaps what it ran
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -227,7 +229,10 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     _, status, usage = os.wait4(pid, 0)
     wall = time.monotonic() - started
     swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
-    return dict(_ending(status, usage), reason=reason, wall_time=wall, swept=swept)
+    ending = _ending(status, usage)
+    if spent is not None and spent > ending["cpu_time"]:
+        ending["cpu_time"] = spent
+    return dict(ending, reason=reason, wall_time=wall, swept=swept)
 
 
 def _ending(status: int, usage: "resource.struct_rusage") -> dict:
@@ -279,11 +284,15 @@ def _start_runner(runner_end: socket.socket, containment: dict, close: set[int],
             protocol.send(runner_end, {"op": "ready", "names": {}, "learner_error": None, "repaired": [],
                                        "setup_error": f"cannot create the run's namespaces: {why}"})
             os._exit(72)
+        init_r, init_w = os.pipe()
         child = fork()
         if child:
             runner_end.close()
-            _relay(child, exit_w)
+            os.close(init_w)
+            _relay(child, exit_w, init_r)
+        os.close(init_r)
         linux.die_with_parent()
+        init_below(init_w)
     os.close(exit_w)
     try:
         runner(runner_end, containment)
@@ -291,14 +300,64 @@ def _start_runner(runner_end: socket.socket, containment: dict, close: set[int],
         os._exit(71)
 
 
-def _relay(child: int, exit_w: int | None = None) -> None:
-    """Wait for the runner and leave the way it did; first, on ``exit_w``, say how it ended.
+def init_below(status_w: int, close: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+    """Called in PID 1 of the run's namespace: stay there as a tiny init of the tutor's own and
+    run the learner's code in a child, so that signals the code sends itself behave as on a
+    normal machine (the kernel drops a signal sent to a namespace's init from inside it unless
+    init handles it: ``os.kill(os.getpid(), SIGSEGV)`` was ignored, and so was SIGXCPU at the CPU
+    limit). Returns in the child. PID 1 reaps every process of the namespace until the child
+    ends, writes the child's wait status on ``status_w`` (``_relay`` leaves with it), and exits,
+    which ends whatever the run left. It forwards nothing: the tutor only ever stops a run with
+    SIGKILL, through the relay, which ends the whole namespace."""
+    for fd in close:
+        os.close(fd)
+    child = fork()
+    if child == 0:
+        os.close(status_w)
+        linux.die_with_parent()
+        return
+    linux.set_name(b"tutor-init")
+    close_other_fds({status_w})
+    status = None
+    while True:
+        try:
+            pid, found = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+        if pid == child:
+            status = found
+            break
+    if status is not None:
+        try:
+            os.write(status_w, b"%d\n" % status)
+        except OSError:
+            pass
+    os._exit(0)
 
-    The runner is PID 1 of the run's namespace: when its wait returns, the kernel has killed and
-    reaped every process of the namespace, so the record means that nothing of the run is left.
+
+def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> None:
+    """Wait for the run's PID 1 and leave the way the learner's code did; first, on ``exit_w``,
+    say how it ended.
+
+    ``child`` is PID 1 of the run's namespace (``init_below``): when its wait returns, the kernel
+    has killed and reaped every process of the namespace, so the record means that nothing of the
+    run is left. Its CPU time and peak memory include the runner's, which it reaped; the runner's
+    wait status comes on ``init_r`` (none there: PID 1 itself was killed, and its status stands).
     The relay's own exit, which tears down the namespaces, can come after the verdict."""
     linux.set_name(b"tutor-relay")
     _, status, usage = os.wait4(child, 0)
+    if init_r is not None:
+        reported = b""
+        try:
+            while chunk := os.read(init_r, 64):
+                reported += chunk
+        except OSError:
+            pass
+        os.close(init_r)
+        if reported.strip().isdigit():
+            status = int(reported)
     if exit_w is not None:
         try:
             os.write(exit_w, json.dumps(_ending(status, usage)).encode() + b"\n")

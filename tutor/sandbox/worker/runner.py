@@ -3,6 +3,7 @@ learner's code, then whatever the tutor asked to run after it, and writes one re
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import sys
@@ -17,11 +18,12 @@ from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 
 
-def _set_limit(which: int, value: int) -> None:
+def _set_limit(which: int, value: int, hard_value: int | None = None) -> None:
     soft, hard = resource.getrlimit(which)
+    wanted = value if hard_value is None else hard_value
     if hard != resource.RLIM_INFINITY:
-        value = min(value, hard)
-    resource.setrlimit(which, (value, value))
+        value, wanted = min(value, hard), min(wanted, hard)
+    resource.setrlimit(which, (value, wanted))
 
 
 def apply_limits(limits: dict, containment: dict) -> None:
@@ -43,12 +45,15 @@ def apply_limits(limits: dict, containment: dict) -> None:
         elif containment.get("drop_uid") is not None:
             _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
     _set_limit(resource.RLIMIT_CORE, 0)
-    # Soft and hard together: as PID 1 of its namespace the runner ignores SIGXCPU, but the kernel's
-    # SIGKILL at the hard limit always lands.
     # RLIMIT_CPU counts the process's whole life: a spawn-mode runner spent seconds importing
-    # torch and warming up before its request came, so the limit is that plus the run's.
+    # torch and warming up before its request came, so the limit is that plus the run's, rounded
+    # up (whole seconds: rounded to the nearest, a loop got as little as 1.5 s of a 2 s limit and
+    # its stop read as a crash). SIGXCPU at the soft limit ends the run (the runner is no longer
+    # PID 1 of its namespace, which ignored it); the hard limit a second later is SIGKILL, for
+    # code that catches SIGXCPU.
     spent = time.process_time()
-    _set_limit(resource.RLIMIT_CPU, max(1, int(round(spent + float(limits["cpu_time"])))))
+    soft = max(1, math.ceil(spent + float(limits["cpu_time"])))
+    _set_limit(resource.RLIMIT_CPU, soft, soft + 1)
     _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"]) * mib)
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
     # Address space above what the fork already maps: torch fails cleanly ("can't allocate

@@ -37,7 +37,7 @@ from typing import Callable
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.judging import needs_dynamo
-from tutor.sandbox.worker.keeper import _relay, fork, keep
+from tutor.sandbox.worker.keeper import _relay, fork, init_below, keep
 from tutor.sandbox.worker.runner import runner, wait_for_request
 from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_preload, load_deferred, ready_message, spare_preload
 
@@ -199,13 +199,16 @@ def runner_main(config: dict) -> int:
         if why is not None:
             wire.send_frame(channel, {"op": "failed", "error": f"cannot create the run's namespaces: {why}"})
             return 72
+        init_r, init_w = os.pipe()
         child = fork()
         if child:
             channel.close()
-            _relay(child, exit_w)
+            os.close(init_w)
+            _relay(child, exit_w, init_r)
+        os.close(init_r)
         linux.die_with_parent()
-        if exit_w is not None:
-            os.close(exit_w)  # the runner never holds it
+        # PID 1 stays a tiny init of ours; the runner is its child (signals it sends itself land)
+        init_below(init_w, {exit_w} if exit_w is not None else set())
     return warm_and_run(channel, config)
 
 

@@ -106,3 +106,24 @@ def test_a_submodule_in_the_wrong_mode_is_named_readably(grade):
     nested = code.replace("net[3].eval()", "net[2][1].eval()")
     assert grade(nested, spec).checks[0].message.startswith(
         "expected every submodule in training mode, but `[2][1]` (Dropout) is in eval mode")
+
+
+def test_a_mode_the_learners_call_left_on_does_not_leak_into_the_next_case(grade):
+    """Issue 28: a learner who enters autocast and never leaves it gets an honest verdict on every
+    case: the mode their call left switched carried into the same check's next case (its setup
+    and its canary), which read the canary's forward as lying and called the check `tampered`.
+    Each case starts in the default modes, as each check does."""
+    spec = {"id": "amp", "kind": "mode", "setup": "model = nn.Sequential(nn.Linear(4, 2)); x = torch.randn(3, 4)",
+            "module": "model", "call": "predict(model, x)", "during": {"autocast": "bfloat16"},
+            "restored": False, "cases": [{"n": 1}, {"n": 2}, {"n": 3}]}
+    leaky = ("import torch\ndef predict(m, x):\n    torch.autocast('cpu', dtype=torch.bfloat16).__enter__()\n"
+             "    return m(x)\n")
+    for _ in range(3):  # the canary goes first or second at random: every order, a few times
+        check = grade(leaky, spec).checks[0]
+        assert check.status == "passed", check.message
+    grad_off = {"id": "g", "kind": "tensor", "setup": "w = torch.ones(2, requires_grad=True) * 3",
+                "value": "scale(w)", "requires_grad": True, "cases": [{"n": 1}, {"n": 2}]}
+    # set_grad_enabled(False) left on by case 0 must not make case 1's setup build `w` without grad
+    code = "import torch\ndef scale(w):\n    out = w * 2\n    torch.set_grad_enabled(False)\n    return out\n"
+    check = grade(code, grad_off).checks[0]
+    assert check.status == "passed", check.message

@@ -193,8 +193,11 @@ def _one_mode(session, label: str, inference: bool, generator) -> None:
     during = dict(before, grad_enabled=False, inference_mode=True) if inference else dict(before, grad_enabled=grad)
     after = before if inference else dict(before, grad_enabled=grad)
     seen = report.get("seen") or []
+    # A Linear's output follows an autocast the learner's own call left on (the canary asks under
+    # the modes a real question would have: that is no lie, and an honest learner's leak no tamper).
+    dtype = before.get("autocast") or "float32"
     if refs.len_(seen) != 1 or seen[0] != during or report.get("after") != after or \
-            report.get("before") != before or report.get("outputs", {}).get("Linear") != ["float32"]:
+            report.get("before") != before or report.get("outputs", {}).get("Linear") != [dtype]:
         raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
 
 

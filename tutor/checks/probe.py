@@ -217,6 +217,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):
+        if number:  # a mode the learner's call left switched stays in its own case (as in its own check)
+            reset_modes()
         case = Case(learner, namespace, check, dict(bindings), session)
         if current is not None:
             current[:] = [number, case]  # the case a timeout stopped (for its message and hints)

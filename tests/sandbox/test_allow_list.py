@@ -83,3 +83,24 @@ def test_what_a_run_needs_is_still_there(sandbox):
             " os.path.exists('/etc/passwd'))\n")
     result = sandbox.run(code)
     assert (result.status, result.stdout) == ("ok", "2.0 True True True\n"), (result.status, result.stderr)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_bubblewrap_works_for_a_tutor_installed_under_tmp(monkeypatch, tmp_path):
+    """A wheel installed in a virtual environment under /tmp (a clone there, the README's first
+    command) has its bundled pack (`tutor/_bundled`, with the solutions) covered by a tmpfs; the
+    probe bound the host's whole /tmp over it and bubblewrap failed to remount it read-only, so such
+    a tutor ran at isolation none, and doctor blamed user namespaces. The probe binds a scratch
+    folder of its own, as a real run does, and the host's /tmp stays out of sight."""
+    from tutor.sandbox import isolation
+
+    fake = Path(tempfile.mkdtemp(prefix="tt-wheel-", dir="/tmp"))
+    try:
+        (fake / "tutor" / "_bundled" / "lessons").mkdir(parents=True)
+        (fake / "tutor" / "_bundled" / "lessons" / "pack.yaml").write_text("solution: secret\n")
+        os.chmod(fake, 0o755)
+        monkeypatch.setattr(isolation, "package_root", lambda: str(fake))
+        works, _namespaces, _drops, why = isolation._try_bwrap(isolation.sys.executable)
+        assert works, why
+    finally:
+        shutil.rmtree(fake, ignore_errors=True)

@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,7 +277,17 @@ def bwrap_candidates() -> list[tuple[str, str | None, str]]:
 def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str]:
     """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not)."""
     interpreter = inspect_interpreter(python)
-    scratch = "/tmp" if os.path.isdir("/tmp") else "/"
+    # A scratch folder of its own, as a run has (pool.py): binding the host's /tmp would also lay it
+    # over a tutor installed under /tmp, whose bundled pack's cover then cannot be remounted.
+    scratch = tempfile.mkdtemp(prefix="torch-tutor-probe-")
+    os.chmod(scratch, 0o711)  # as the pool's scratch root
+    try:
+        return _try_bwrap_in(interpreter, scratch, bwrap)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, str]:
     as_root = is_root()
     attempts = [True, False] if as_root else [False]
     why = ""

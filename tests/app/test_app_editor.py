@@ -309,3 +309,23 @@ async def test_the_editor_frame_reads_in_every_theme(make_app, lesson, step_id, 
                 frame = _frame(app, kind)
                 style = app.screen.get_style_at(frame.index(words) + 2, editor.region.y)
                 assert _contrast(style) >= 4.5, (theme, words, style)
+
+
+async def test_help_scrolls_to_its_last_key_with_the_keyboard_at_80x24(make_app):
+    """A new learner's F1 at 80x24 stopped at `^c Copy`: the list sat in a box taller than the
+    dialog, so PageDown, End and Down never reached paste, undo, redo or select all. The list
+    scrolls inside the dialog and has the keys from the start."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await _editor(pilot, app)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert "Select all the code" not in screen_text(app)  # not all of it fits at 24 rows
+        await pilot.press("end")
+        text = await wait_for_text(pilot, app, "Select all the code")
+        assert "Go to the end of the code" in text and "Close" in text
+        await pilot.press("home")
+        await wait_for_text(pilot, app, "A focused editor takes ordinary keys")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert "Select all the code" not in screen_text(app)

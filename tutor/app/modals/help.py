@@ -62,10 +62,15 @@ class HelpScreen(ModalScreen[None]):
         below = self.below
         with Vertical(classes="dialog wide"):
             yield Static(t("help.title"), classes="title")
-            with VerticalScroll():
+            # Fits the dialog at any height (tutor.tcss), and has the keys from the start: Up/Down,
+            # PageUp/PageDown, Home/End reach every line of the list at 80x24.
+            with VerticalScroll(id="help-scroll"):
                 yield Static(Text(t("help.body")))
                 yield Static(key_table(below, self.app) if below is not None else "", id="keys")
             yield KeyButton(t("key.close"), id="close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll", VerticalScroll).focus()
 
     def on_button_pressed(self) -> None:
         self.dismiss()

@@ -207,7 +207,12 @@ async def test_help_lists_the_keys_of_the_screen_below(make_app):
         await pilot.press("f1")
         await settle(pilot)
         text = screen_text(app)
-        for words in ("Keys", "f5", "Run", "f6", "Check", "Hint", "Solution", "Command palette"):
+        for words in ("Keys", "f5", "Run", "f6", "Check"):
+            assert words in text
+        await pilot.press("end")  # the rest of the list, scrolled to with the keyboard
+        await settle(pilot)
+        text = screen_text(app)
+        for words in ("Hint", "Solution", "Command palette"):
             assert words in text
         await pilot.press("escape")
         await settle(pilot)

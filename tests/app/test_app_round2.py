@@ -316,3 +316,14 @@ async def test_editor_columns_at_80_is_what_the_editor_shows(make_app):
         editor.move_cursor((5, width + 2))  # two cells more: the view moves sideways
         await settle(pilot, 3)
         assert editor.scroll_x > 0
+
+
+def test_the_filter_reads_underscores_and_dashes_as_spaces():
+    """A new learner typed `inference mode` for the lesson titled `no_grad or inference_mode?` and
+    was told no lesson matches; `no grad` and `self test` find theirs too."""
+    from tutor.app.screens.home import _rank
+
+    assert _rank("inference mode", "no-grad-and-inference", "no_grad or inference_mode?", "") is not None
+    assert _rank("no grad", "no-grad-and-inference", "no_grad or inference_mode?", "") is not None
+    assert _rank("self test", "self-test", "Self-test", "") is not None
+    assert _rank("inference mode", "profiler", "Reading the profiler", "time in copies") is None

@@ -309,4 +309,12 @@ def _rank(needle: str, lesson_id: str, title: str, summary: str) -> int | None:
         return 2
     if needle in title or needle in lesson_id:
         return 1
-    return 0 if needle in summary.lower() else None
+    flat = _flat(needle)  # `inference mode` finds `inference_mode`, `self test` finds `Self-test`
+    if flat in _flat(title) or flat in _flat(lesson_id):
+        return 1
+    return 0 if needle in summary.lower() or flat in _flat(summary) else None
+
+
+def _flat(text: str) -> str:
+    """``text`` in lower case with underscores and dashes read as spaces, runs of space as one."""
+    return " ".join(text.lower().replace("_", " ").replace("-", " ").split())

@@ -45,7 +45,7 @@ TABLE: dict[str, dict[str, str]] = {
         "cmd.resume": "Resume",
         "cmd.resume.help": "Open the step where you left off",
         "cmd.language": "Language: {name} ({code})",
-        "cmd.language.help": "The tutor and the pack's text in {name}; kept for the next start",
+        "cmd.language.help": "The tutor in {name}, and each pack that has it; kept for the next start",
         "cmd.action.help": "{shortcut} on the lesson screen",
         "cmd.filter.help": "Type to narrow the lessons (ctrl+f)",
         # Textual's own palette commands, in the tutor's words

@@ -38,7 +38,7 @@ ZH: dict[str, str] = {
     "cmd.resume": "继续",
     "cmd.resume.help": "打开上次停下的那一步",
     "cmd.language": "语言 Language: {name} ({code})",
-    "cmd.language.help": "界面和课程包文字改用{name}显示；下次启动时保持",
+    "cmd.language.help": "界面改用 {name} 显示，有该语言的课程包也一并切换；下次启动时保持",
     "cmd.action.help": "课程页面上的 {shortcut}",
     "cmd.filter.help": "输入文字筛选课程（ctrl+f）",
     # Textual's own palette commands, in the tutor's words

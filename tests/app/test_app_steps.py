@@ -137,6 +137,24 @@ async def test_free_response_reveals_the_answer_with_the_solution_key_shown_on_i
         await pilot.press("ctrl+q")
 
 
+async def test_a_free_answer_is_self_graded_with_the_keyboard_alone(make_app):
+    """A new learner pressed F8, read the model answer, and pressed Enter: nothing happened (the
+    grade buttons took three Tabs to reach). Revealing moves the keys to "I got it"; Enter grades,
+    Tab goes on to "I missed it"."""
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        await pilot.press(*"the shapes say which operand")
+        await pilot.press("f8")
+        await settle(pilot)
+        assert app.focused is not None and app.focused.id == "right"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Your grade is saved: I got it" in screen_text(app)
+        assert app.store.step("mini", "basics", "why-shapes").quiz_correct is True
+        await pilot.press("ctrl+q")
+
+
 async def test_edits_are_kept_as_a_draft_and_come_back_after_a_restart(make_app, tmp_path):
     app = make_app(start_lesson="exercises")
     async with app.run_test(size=SIZE) as pilot:

@@ -64,6 +64,10 @@ class FreeQuizStep(StepView):
         from tutor.app.widgets.steps.base import reveal
 
         reveal(model)
+        buttons = self.query_one("#grade-buttons")
+        if buttons.display and self.store.step(*self.key).quiz_correct is None:
+            # the next thing to do is to grade yourself: Enter on "I got it", Tab to "I missed it"
+            self.query_one("#right", KeyButton).focus(scroll_visible=False)
 
     @on(KeyButton.Pressed, "#right, #wrong")
     def _grade(self, event: KeyButton.Pressed) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def _read_names(value, found: set, code: bool = True) -> None:
     """Every name a check's Python reads (as a pack author's contract would list them)."""
     if isinstance(value, dict):
         for key, item in value.items():
+            if key == "message" and isinstance(item, str):  # an expr message's {{ expression }}s
+                for expression in re.findall(r"\{\{(.*?)\}\}", item):
+                    _read_names(expression.strip(), found)
+                continue
             _read_names(item, found, key in _CODE_FIELDS)
     elif not code:
         return

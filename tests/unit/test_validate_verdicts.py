@@ -128,3 +128,20 @@ def test_a_reference_check_that_runs_out_of_time_is_flagged_and_repeat_shows_mar
                and "TIMEOUT in 2 of 2 runs" in line for line in lines), lines
     assert any("check 'few-adds calls aten::add': 1 calls, needs at most 2 calls: margin 2.00" in line
                for line in lines), lines
+
+
+def test_a_name_in_an_expr_messages_placeholder_must_be_declared():
+    """`{{ names() }}` in an expr check's message is evaluated like the predicate: a name it reads
+    that the contract lacks is found without a run, as in the predicate (it showed "?" instead)."""
+    from tutor.core.models import Exercise
+    from tutor.core.validation import validate as check_data
+    from tutor.grading.validate import contract_problems
+
+    exercise = check_data(Exercise, {
+        "id": "e", "kind": "exercise", "body": "b", "starter": "", "solution": "", "hints": ["h", "i"],
+        "contract": [{"name": "f", "signature": "f()", "description": "d"}],
+        "checks": [{"id": "c", "kind": "expr", "description": "d", "predicate": "f() == 1",
+                    "message": {"en": "f gave {{ f() }}; {{ seen_by(f) }}", "zh": "{{ f() }}"}}]})
+    problems = contract_problems(exercise)
+    assert [message for _, message in problems if "seen_by" in message], problems
+    assert not [message for _, message in problems if "'f'" in message], problems

@@ -12,6 +12,7 @@ import ast
 import builtins
 import difflib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from xml.etree import ElementTree
 from tutor.core import loader
 from tutor.grading.exercise import ExerciseReport, check_exercise, run_example
 from tutor.core.loader import Problem
-from tutor.core.check_models import Check, ProfileCheck
+from tutor.core.check_models import Check, ExprCheck, ProfileCheck
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
 from tutor.core.spec import format_fields, is_record
 from tutor.core.yaml_source import read_source
@@ -168,6 +169,11 @@ def _code_of(check: Check) -> list[tuple[tuple, str, str]]:
             found.append((path, value, mode))
 
     walk(check, ())
+    if isinstance(check, ExprCheck):  # `{{ expression }}` in its message is evaluated like the predicate
+        texts = check.message.values() if isinstance(check.message, dict) else [check.message]
+        for text in texts:
+            for expression in re.findall(r"\{\{(.+?)\}\}", text):
+                found.append((("message",), expression.strip(), "eval"))
     return found
 
 

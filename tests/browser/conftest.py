@@ -44,8 +44,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium per module: Playwright's sync API runs an event loop in the main thread while
+    it is open, and a session-long one made every later test that calls asyncio.run (the
+    snapshot tests, after tests/browser in a whole run) fail with "cannot be called from a
+    running event loop"."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -77,7 +77,10 @@ def test_a_lesson_an_example_a_quiz_and_an_exercise_in_a_browser(served, context
     if size is None:
         tab.page.set_viewport_size({"width": 1600, "height": 1000})
         tab.wait_for("^r Resume")
-        assert tab.size[0] > 150 and tab.size[1] > 40, tab.size
+        deadline = time.monotonic() + 60  # the page's resize message may come after the contents
+        while not (tab.size[0] > 150 and tab.size[1] > 40) and time.monotonic() < deadline:
+            tab.page.wait_for_timeout(100)
+        assert tab.size[0] > 150 and tab.size[1] > 40, tab.sizes
     else:
         assert tab.size == (80, 24)
     learn(tab)

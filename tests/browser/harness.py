@@ -72,15 +72,20 @@ class Served:
         return Path(self.err.name).read_text()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, 15)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, 9)
-                self.process.wait(timeout=30)
+        stop_group(self.process)
         self.out.close()
         self.err.close()
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """End a server started in its own session, and everything it started (its tabs' apps)."""
+    if process.poll() is None:
+        os.killpg(process.pid, 15)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, 9)
+            process.wait(timeout=30)
 
 
 class Tab:

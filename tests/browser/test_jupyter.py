@@ -8,7 +8,6 @@ Cost: one Jupyter server for the module (about 3 s to start) and one walk throug
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.harness import MINI, Tab, clean_env, command_lines, free_port
+from tests.browser.harness import MINI, Tab, clean_env, command_lines, free_port, stop_group
 from tests.browser.test_serve import learn
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -62,13 +61,7 @@ class Jupyter:
             return json.loads(response.read())
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, 15)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, 9)
-                self.process.wait(timeout=30)
+        stop_group(self.process)
         self.log.close()
 
 

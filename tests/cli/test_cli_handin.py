@@ -117,6 +117,6 @@ def test_check_of_the_unchanged_starter_is_not_an_attempt(course: dict[str, Path
 
     store = ProgressStore.open(data)
     try:
-        assert store.steps("autograd-hooks") == {}
+        assert store.steps.of_pack("autograd-hooks") == {}
     finally:
         store.close()

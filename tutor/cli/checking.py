@@ -237,9 +237,9 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
                 except (OSError, UnicodeDecodeError) as exc:
                     raise UsageError(f"cannot read {beside}: {exc}") from None
             if code is None:
-                code = store.draft(pack.id, lesson.id, earlier.id)
+                code = store.drafts.get(pack.id, lesson.id, earlier.id)
             if code is None:
-                code = store.solved_code(pack.id, lesson.id, earlier.id)
+                code = store.answers.solved_code(pack.id, lesson.id, earlier.id)
             answers.append((earlier.id, code))
         return answers
     finally:

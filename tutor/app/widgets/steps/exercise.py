@@ -98,9 +98,9 @@ class ExerciseStep(StepView):
         pack_id = self.key[0]
         answers: list[tuple[str, str | None]] = []
         for lesson, exercise in self.place.pack.used_by(self.step):
-            code = self.store.draft(pack_id, lesson.id, exercise.id)
+            code = self.store.drafts.get(pack_id, lesson.id, exercise.id)
             if code is None:
-                code = self.store.solved_code(pack_id, lesson.id, exercise.id)
+                code = self.store.answers.solved_code(pack_id, lesson.id, exercise.id)
             answers.append((exercise.id, code))
         return answers
 

@@ -9,7 +9,12 @@ never guesses at an infinite loop.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.checks.conftest import by_id
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 NAPS = "import time\ndef nap(seconds):\n    time.sleep(seconds)\n    return True\n"
 SPIN = "def spin(n):\n    total = 0\n    while True:\n        total += n\n"

@@ -26,13 +26,13 @@ def _bwrap_reason() -> str | None:
 #: (isolation, mode): both modes under bubblewrap, and the limits-only fallback in the mode Linux
 #: uses by default (spawn mode at isolation none, the macOS path, has its own tests in
 #: test_portable.py). Every test that takes ``sandbox`` runs in each (issue 13).
-#: ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix.
+#: ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix (``all`` is every setup, as by default).
 SETUPS = [("bwrap", "fork"), ("bwrap", "spawn"), ("none", "fork")]
 
 
 def setups() -> list:
-    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(",")
-    return [pytest.param(s, id=f"{s[0]}-{s[1]}") for s in SETUPS if s[1] in wanted]
+    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "").replace("all", "") or "fork,spawn"
+    return [pytest.param(s, id=f"{s[0]}-{s[1]}") for s in SETUPS if s[1] in wanted.split(",")]
 
 
 def warm_sandbox(isolation: str, mode: str) -> Sandbox:

@@ -148,8 +148,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(LongestFirst(), "tutor-longest-first")
 
 
+def runs_bwrap(item: pytest.Item) -> bool:
+    """Whether the item runs a sandbox under bubblewrap by its parameters (a setup of
+    tests/sandbox, an isolation of the forgery suite): such items carry the ``bwrap`` marker."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any("bwrap" in _param(value) for value in params.values())
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (and appends "@group" to node ids)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if runs_bwrap(item):
+            item.add_marker(pytest.mark.bwrap)
     if not loadgroup(config):
         return
     for item in items:

@@ -22,6 +22,8 @@ from tests.checks.conftest import by_id
 from tutor.core.loader import load_pack
 from tutor.grading.exercise import check_exercise
 
+pytestmark = [pytest.mark.both_modes, pytest.mark.slow]
+
 BUILTIN_PACK = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
 
 

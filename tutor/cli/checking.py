@@ -235,7 +235,7 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
                 try:
                     code = beside.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError) as exc:
-                    raise UsageError(f"cannot read {beside}: {exc}") from None
+                    raise UsageError(t("cli.cannot_read", path=beside, error=exc)) from None
             if code is None:
                 code = store.draft(pack.id, lesson.id, earlier.id)
             if code is None:

@@ -9,7 +9,7 @@ each storage counted once. RSS is offered for signals too large to miss; on a CU
 
 from __future__ import annotations
 
-from tutor.checks import modules, refs, render
+from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import MemoryData
 
@@ -197,11 +197,11 @@ def _verdict(check: MemoryData, curve: list, data: dict) -> None:
     slack = check.get("slack_per_step", 64) * (last_n - first_n)
     flat = last <= first * (1 + tolerance) + slack
     per_step = (last - first) / (last_n - first_n)
-    summary = f"{fmt_bytes(first)} at n={first_n}, {fmt_bytes(last)} at n={last_n}"
+    summary = words.say("checks.memory.summary", first=fmt_bytes(first), first_n=first_n, last=fmt_bytes(last),
+                        last_n=last_n)
     if check.get("expect", "flat") == "flat" and not flat:
-        raise Failed(f"the memory kept alive by the result grows with the number of steps: {summary} "
-                     f"(about {fmt_bytes(per_step)} more per step); expected it to stay flat",
+        raise Failed(words.say("checks.memory.grows", summary=summary, per_step=fmt_bytes(per_step)),
                      expected="flat", got=f"grows by about {fmt_bytes(per_step)} per step", data=data)
     if check.get("expect") == "grows" and flat:
-        raise Failed(f"expected the memory kept alive to grow with the number of steps, but it stays flat: {summary}",
+        raise Failed(words.say("checks.memory.flat", summary=summary),
                      expected="grows", got="flat", data=data)

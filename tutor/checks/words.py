@@ -152,6 +152,9 @@ WORDS: dict[str, str] = {
     "checks.memory.summary": "{first} at n={first_n}, {last} at n={last_n}",
     "checks.memory.grows": "the memory kept alive by the result grows with the number of steps: {summary} (about "
                            "{per_step} more per step); expected it to stay flat",
+    "checks.memory.held": "each call leaves more memory allocated as the number of steps grows, though not in what "
+                          "it returns: {summary} (about {per_step} more per step): something outside the result (a "
+                          "list of the module's, a cache) keeps it alive; expected it to stay flat",
     "checks.memory.flat": "expected the memory kept alive to grow with the number of steps, but it stays flat: "
                           "{summary}",
     # expr

@@ -635,6 +635,7 @@ ZH.update({
     # memory
     "checks.memory.summary": "n={first_n} 时 {first}，n={last_n} 时 {last}",
     "checks.memory.grows": "结果保持存活的内存随步数增长：{summary}（每步大约多 {per_step}）；预期它保持不变",
+    "checks.memory.held": "随着步数增加，每次调用都会留下更多已分配的内存，但不在它返回的结果里：{summary}（每步大约多 {per_step}）：结果之外的某个东西（模块里的一个列表、一个缓存）让它保持存活；预期它保持不变",
     "checks.memory.flat": "预期结果保持存活的内存随步数增长，但它保持不变：{summary}",
     # expr
     "checks.expr.tensor": "检查的谓词给出了一个形状为 {shape} 的张量；它必须给出单个真值（用 .all() 或 .any()）",

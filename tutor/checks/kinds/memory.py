@@ -183,10 +183,9 @@ def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
     if last <= first * (1 + tolerance) + slack + HEAP_ALLOWANCE:
         return
     per_step = (last - first) / (last_n - first_n)
-    raise Failed(f"each call leaves more memory allocated as the number of steps grows, though not in what it "
-                 f"returns: {fmt_bytes(first)} at n={first_n}, {fmt_bytes(last)} at n={last_n} (about "
-                 f"{fmt_bytes(per_step)} more per step): something outside the result (a list of the module's, "
-                 f"a cache) keeps it alive; expected it to stay flat",
+    summary = words.say("checks.memory.summary", first=fmt_bytes(first), first_n=first_n, last=fmt_bytes(last),
+                        last_n=last_n)
+    raise Failed(words.say("checks.memory.held", summary=summary, per_step=fmt_bytes(per_step)),
                  expected="flat", got=f"grows by about {fmt_bytes(per_step)} per step outside the result",
                  data=dict(data, held=held))
 

@@ -69,6 +69,7 @@ class Start(TypedDict):
     stats: bool
     serve: bool
     prelude: NotRequired[str]  # the pack's prelude, run before the learner's code
+    uses: NotRequired[list[list[str]]]  # [filename, code] of the learner's earlier answers, run after it
     uid: NotRequired[int]  # the run's own uid, where each run gets one
 
 

@@ -12,7 +12,7 @@ Standard library only: both sides import it.
 Every message is a TypedDict here, as ``vocab.py`` types the check kinds: ``send`` takes only a
 ``Message``, so mypy checks every field either side writes, and ``Request`` is what
 ``remote.Session.request`` sends and ``server.Server.answer`` dispatches on (``server.HANDLERS``).
-``tests/unit/test_protocol.py`` keeps the two sides in step: every request has a handler and a
+``tests/static/test_protocol.py`` keeps the two sides in step: every request has a handler and a
 sender, every message type is sent somewhere, and every field a side reads is one the other
 side's message has. What comes *from the runner* is still read as untrusted data (``recv``
 returns a plain dict): its type says what an honest runner sends, never what the judge may
@@ -153,6 +153,7 @@ class Answer(TypedDict, total=False):
     modes_after: dict[str, Any]  # the modes the call left switched on or off
     observed: dict[str, Any]
     kept: int
+    held: int  # what a measured call left allocated in the runner's process (``Session.heap_left``)
     numbers: Any
     repaired: list[str]
     error: str  # the request itself could not be served (a checker bug)
@@ -195,7 +196,7 @@ RunnerMessage = Union[Ready, Answer, CallBack]
 Message = Union[Start, JudgeMessage, RunnerMessage]
 
 
-#: Every request's ``op`` (``tests/unit/test_protocol.py`` checks it against the types above).
+#: Every request's ``op`` (``tests/static/test_protocol.py`` checks it against the types above).
 RequestOp = Literal["call", "getattr", "time", "profile"]
 REQUEST_OPS: tuple[str, ...] = get_args(RequestOp)
 

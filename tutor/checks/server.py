@@ -511,7 +511,7 @@ class Server:
 
 
 #: The runner's handler of each request the judge sends (``protocol.Request``, ``REQUEST_OPS``):
-#: ``tests/unit/test_protocol.py`` checks that there is one for each, and no other.
+#: ``tests/static/test_protocol.py`` checks that there is one for each, and no other.
 HANDLERS: dict[str, Callable[[Server, dict, list, list], protocol.Answer]] = {
     "call": Server.call,
     "getattr": Server.getattr_request,

@@ -14,8 +14,7 @@ import resource
 import statistics
 import time
 
-from tutor.sandbox.worker.serve import preload
-from tutor.sandbox.worker.spawn import warm_up
+from tutor.sandbox.worker.startup import preload, warm_up
 
 
 def main() -> None:

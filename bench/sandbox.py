@@ -83,7 +83,7 @@ def cpu_per_run(mode: str, runs: int) -> float:
 def cpu_back_to_back(mode: str, runs: int) -> float:
     """CPU seconds per run when each run follows the last at once, one spare or worker (as a
     ``grade`` batch or a test suite takes them): a spawn-mode judge taken at once never loads
-    what it defers (``serve.SPARE_DEFERS``). The difference between a sandbox that ran 2 runs and
+    what it defers (``startup.SPARE_DEFERS``). The difference between a sandbox that ran 2 runs and
     one that ran ``runs`` more, so what starting and closing a sandbox costs cancels out.
     Isolation none, as ``cpu_per_run``."""
     from tutor.sandbox import Sandbox

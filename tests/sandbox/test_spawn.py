@@ -12,7 +12,7 @@ import pytest
 from tests.sandbox.conftest import TEST_LIMITS, wait_for_idle
 from tutor.sandbox import Sandbox
 from tutor.sandbox.pool import resolve_mode
-from tutor.sandbox.worker.serve import IDLE_WARM_S
+from tutor.sandbox.worker.startup import IDLE_WARM_S
 
 
 @pytest.fixture(scope="module")
@@ -71,9 +71,9 @@ def test_what_a_runner_prints_while_it_warms_up_late_goes_nowhere():
     """A spare's runner warms up after it marked the end of its start-up output (the pipe
     transport drops only what came before the mark): whatever the warm-up prints must not reach
     the run, and the runner's own streams must work again afterwards."""
-    code = ("import sys\nfrom tutor.sandbox.worker import serve, spawn\n"
-            "serve.SPARE_DEFERS = ('tests.sandbox.noisy_preload',)\n"
-            "print('before', flush=True)\nspawn.warm_up()\n"
+    code = ("import sys\nfrom tutor.sandbox.worker import startup\n"
+            "startup.SPARE_DEFERS = ('tests.sandbox.noisy_preload',)\n"
+            "print('before', flush=True)\nstartup.warm_up()\n"
             "print('tests.sandbox.noisy_preload' in sys.modules and 'after')\nprint('stderr too', file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -176,9 +176,9 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
     """A spare's judge runs no learner code and needs torch._dynamo only for a profile in the judge:
     it says ready without it (1.2-1.8 s of CPU per spare taken at once, as back-to-back runs take
     them) and loads it once it has waited for its request (docs/performance.md)."""
-    code = ("import sys\nfrom tutor.sandbox.worker import serve\nserve.judge_preload([])\n"
+    code = ("import sys\nfrom tutor.sandbox.worker import startup\nstartup.judge_preload([])\n"
             "print(sorted(m for m in ('torch._dynamo', 'tutor.checks.server', 'tutor.checks.remote', 'torch.profiler')"
-            " if m in sys.modules))\nserve.load_deferred()\nprint('torch._dynamo' in sys.modules)\n")
+            " if m in sys.modules))\nstartup.load_deferred()\nprint('torch._dynamo' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.checks.remote']", "True"]

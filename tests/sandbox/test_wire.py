@@ -48,8 +48,8 @@ def test_a_pipe_link_carries_frames_both_ways():
 
     link, feed, drain = _pipe_link()
     os.write(feed, wire.encode_frame({"op": "run", "id": 1}) + wire.encode_frame({"op": "cancel", "id": 1}))
-    assert link.recv(5) == {"op": "run", "id": 1}
-    assert link.recv(5) == {"op": "cancel", "id": 1}
+    assert link.recv(5) == ({"op": "run", "id": 1}, [])
+    assert link.recv(5) == ({"op": "cancel", "id": 1}, [])
     link.send({"op": "done", "id": 1, "text": "é" * 10})
     data = os.read(drain, 1 << 16)
     assert struct.unpack("!I", data[:4])[0] == len(data) - 4 and b'"op":"done"' in data

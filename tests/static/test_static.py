@@ -66,3 +66,17 @@ def test_a_forbidden_import_breaks_a_contract(tmp_path, module, statement, forbi
     assert result.returncode != 0
     assert f"is not allowed to import {forbidden}" in result.stdout
     assert module.removesuffix(".py").replace("/", ".") in result.stdout
+
+
+def test_an_import_circle_inside_the_worker_breaks_a_contract(tmp_path):
+    """The worker's modules import one way (the judge loop over its transports over the keeper
+    and the start-up helpers): a transport reaching back for the loop is a circle, reported."""
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "tutor", copy / "tutor", ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    target = copy / "tutor/sandbox/worker/pipes.py"
+    target.write_text(target.read_text(encoding="utf-8")
+                      + "\n\ndef _sneaky():\n    from tutor.sandbox.worker import spawn\n", encoding="utf-8")
+    result = _lint_imports(copy, extra_path=copy)
+    assert result.returncode != 0
+    assert "No cycles are allowed in tutor.sandbox.worker" in result.stdout

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from tutor.checks import modules, refs, render, values
+from tutor.checks import modules, protocol, refs, render, values
 from tutor.checks.remote import RemoteRaised
 
 _RNG = random.SystemRandom()
@@ -268,7 +268,7 @@ def _module(session, label: str, generator) -> None:
                        "(its modes, settings, parameters or buffers)")
 
 
-def _modes() -> dict:
+def _modes() -> protocol.Modes:
     from tutor.checks.remote import current_modes
 
     return current_modes()

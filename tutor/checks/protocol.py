@@ -8,6 +8,15 @@ about itself in the judge.
 
 A frame is ``!II`` (JSON length, blob count), the JSON, then each blob as ``!Q`` length + bytes.
 Standard library only: both sides import it.
+
+Every message is a TypedDict here, as ``vocab.py`` types the check kinds: ``send`` takes only a
+``Message``, so mypy checks every field either side writes, and ``Request`` is what
+``remote.Session.request`` sends and ``server.Server.answer`` dispatches on (``server.HANDLERS``).
+``tests/static/test_protocol.py`` keeps the two sides in step: every request has a handler and a
+sender, every message type is sent somewhere, and every field a side reads is one the other
+side's message has. What comes *from the runner* is still read as untrusted data (``recv``
+returns a plain dict): its type says what an honest runner sends, never what the judge may
+assume.
 """
 
 from __future__ import annotations
@@ -15,7 +24,10 @@ from __future__ import annotations
 import json
 import socket
 import struct
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Union, get_args
+
+if TYPE_CHECKING:  # only in annotations, never evaluated: the child side may run Python 3.10
+    from typing_extensions import NotRequired, Required
 
 #: Every case carries a seed, and fresh ones are below this: exact in JSON, and more than any table
 #: of precomputed inputs can cover. Here, not in ``context``, so the tutor's side (``check --seed``)
@@ -41,6 +53,8 @@ class ChannelClosed(ProtocolError):
 # --------------------------------------------------------------------------- messages
 
 Modes = TypedDict("Modes", {"grad_enabled": bool, "inference_mode": bool, "autocast": "str | bool"})
+#: How a call's kept memory is measured (the memory check's ``measure``, ``auto`` resolved).
+Measure = Literal["graph", "rss", "cuda"]
 
 
 class Start(TypedDict):
@@ -51,9 +65,12 @@ class Start(TypedDict):
     filename: str
     scratch: str
     limits: dict[str, Any]
-    threads: int
+    threads: int | None
     stats: bool
     serve: bool
+    prelude: NotRequired[str]  # the pack's prelude, run before the learner's code
+    uses: NotRequired[list[list[str]]]  # [filename, code] of the learner's earlier answers, run after it
+    uid: NotRequired[int]  # the run's own uid, where each run gets one
 
 
 class Ready(TypedDict):
@@ -64,7 +81,7 @@ class Ready(TypedDict):
     learner_error: dict[str, Any] | None
     setup_error: str | None
     repaired: list[str]
-    private_mb: float | None
+    private_mb: NotRequired[float | None]
 
 
 class Observe(TypedDict, total=False):
@@ -77,15 +94,18 @@ class Observe(TypedDict, total=False):
 class Call(TypedDict, total=False):
     """judge -> runner: call ``target`` with pickled arguments and report what happened."""
 
-    op: Literal["call"]
+    op: Required[Literal["call"]]
     target: Any  # {"callee": true}: the first pickled argument; {"getattr": [handle, name]}: a method
     args: int  # blob index of the pickled (args, kwargs, known tensors, known objects)
+    tensors: list[Any]  # the pickled tensors' specs (dtype, shape, strides, storage)
+    push: list[Any]  # where the judge changed tensors of a module that lives in the runner
     modes: Modes  # the judge's grad/inference/autocast modes: the call runs under them
     budget: float  # seconds before the runner stops the call itself
+    wall: float  # wall seconds before it does (``Session.request`` sets it)
     capture: bool  # return what the call printed instead of printing it
     warnings: bool  # record the warnings the call emits (the `warns` check) and answer them
     observe: Observe
-    measure: Literal["graph", "rss", "cuda"]
+    measure: Measure
     want: Literal["value", "none"]
     case: int  # which of the judge's check cases this request belongs to (a random number)
     seed: int  # that case's seed: the runner seeds its generators at the case's first request
@@ -96,11 +116,13 @@ class Call(TypedDict, total=False):
 class Repeat(TypedDict, total=False):
     """judge -> runner: time or profile callables (warm-up first), answering the raw numbers."""
 
-    op: Literal["time", "profile"]
+    op: Required[Literal["time", "profile"]]
     args: int  # blob index of the pickled callables (the learner's handles, the check's functions)
+    tensors: list[Any]  # as in Call
     warmup: int
     repeat: int
     budget: float
+    wall: float  # as in Call
     threads: int  # intra-op threads for the measured calls (the check's `threads`, default 1)
     case: int  # as in Call
     seed: int
@@ -113,20 +135,25 @@ class GetAttr(TypedDict):
     handle: int
     name: str
     budget: float
+    wall: NotRequired[float]  # as in Call
 
 
 class Answer(TypedDict, total=False):
     """runner -> judge: the result of one request, as data."""
 
-    op: Literal["answer"]
+    op: Required[Literal["answer"]]
     value: Any
     raised: dict[str, Any]  # type, mro (names), message, lineno, text
-    timeout: dict[str, Any]  # lineno, code
+    timeout: dict[str, Any]  # lineno, code, by_wall
+    cpu: float  # the CPU seconds the request cost the runner's main thread
     printed: str
     warned: list[dict[str, Any]]  # category (name), mro (names), message: one per warning the call emitted
     writeback: dict[str, Any]  # what the call did to the arguments it received
+    refreshed: dict[str, Any]  # handle -> the module's state again (``refresh``)
+    modes_after: dict[str, Any]  # the modes the call left switched on or off
     observed: dict[str, Any]
     kept: int
+    held: int  # what a measured call left allocated in the runner's process (``Session.heap_left``)
     numbers: Any
     repaired: list[str]
     error: str  # the request itself could not be served (a checker bug)
@@ -144,8 +171,10 @@ class CallBack(TypedDict):
 class Result(TypedDict, total=False):
     """judge -> runner: what the check's function returned (pickled, like arguments), or raised."""
 
-    op: Literal["result"]
+    op: Required[Literal["result"]]
     args: int
+    tensors: list[Any]  # as in Call
+    budget: float
     raised: str
 
 
@@ -155,10 +184,27 @@ class Bye(TypedDict):
     op: Literal["bye"]
 
 
+#: What the judge asks of the runner (``remote.Session.request``); each has a handler in
+#: ``server.HANDLERS``.
+Request = Union[Call, Repeat, GetAttr]
+#: What the judge sends the runner while it serves.
+JudgeMessage = Union[Request, Result, Bye]
+#: What the runner sends the judge once its learner's code ran: one ``Ready``, then for each
+#: request an ``Answer``, with a ``CallBack`` for each call of a check's function meanwhile.
+RunnerMessage = Union[Ready, Answer, CallBack]
+#: Every message of the protocol (the keeper's ``Start`` included).
+Message = Union[Start, JudgeMessage, RunnerMessage]
+
+
+#: Every request's ``op`` (``tests/static/test_protocol.py`` checks it against the types above).
+RequestOp = Literal["call", "getattr", "time", "profile"]
+REQUEST_OPS: tuple[str, ...] = get_args(RequestOp)
+
+
 # --------------------------------------------------------------------------- framing
 
 
-def send(sock: socket.socket, message: dict, blobs: list[bytes] | tuple = ()) -> None:
+def send(sock: socket.socket, message: Message, blobs: list[bytes] | tuple = ()) -> None:
     body = json.dumps(message, separators=(",", ":"), allow_nan=True).encode("utf-8")
     parts = [_HEAD.pack(len(body), len(blobs)) + body]
     for blob in blobs:

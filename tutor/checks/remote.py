@@ -17,7 +17,7 @@ import io
 import pickle
 import select
 import types
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable, Literal, cast
 
 from tutor.checks import protocol, refs
 
@@ -115,7 +115,7 @@ class Session:
         self.warned: list[dict] = []
         self.observe: dict | None = None
         self.observed: list[dict] = []
-        self.measure: str | None = None
+        self.measure: protocol.Measure | None = None
         self.kept: list[int] = []
         self.heap_left: list[int] = []  # what each measured call left allocated in the runner's process
         # the check under way's time: CPU seconds (the judge's main thread's and what the runner
@@ -200,7 +200,10 @@ class Session:
             return RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         return None
 
-    def request(self, message: dict, blobs: list | tuple = ()) -> tuple[dict, list]:
+    def request(self, message: protocol.Request, blobs: list | tuple = ()) -> tuple[dict, list]:
+        """Send one request (``protocol.Request``; the runner's ``server.HANDLERS`` answers it)
+        and wait for its ``Answer``, running the check's functions it calls back meanwhile. The
+        answer is the runner's word: read it as untrusted data."""
         self.settle()
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")
@@ -244,7 +247,7 @@ class Session:
         it runs here, in the judge, on the arguments it was given (as data), so its side effects
         land in the check's own namespace; its result travels back like any argument."""
         function = self.callbacks.get(refs.int_(request.get("fid", -1)))
-        reply: dict = {"op": "result", "budget": self.budget()}
+        reply: protocol.Result = {"op": "result", "budget": self.budget()}
         blobs: list = []
         try:
             args = self.decode(request.get("args"), data, {}, {}, {})
@@ -283,7 +286,7 @@ class Session:
 
         self.case, self.case_seed = fresh_seed(), seed
 
-    def _stamp(self, message: dict) -> None:
+    def _stamp(self, message: protocol.Call | protocol.Repeat) -> None:
         if self.case is not None and self.case_seed is not None:
             message["case"], message["seed"] = self.case, self.case_seed
         if self.threads is not None:  # a check that pins torch's intra-op threads (a profile)
@@ -325,7 +328,7 @@ class Session:
     # ------------------------------------------------------------------ requests
 
     def call(self, target: dict, args: tuple, kwargs: dict, refresh: tuple = ()):
-        message: dict = {"op": "call", "target": target, "modes": current_modes(), "budget": self.budget()}
+        message: protocol.Call = {"op": "call", "target": target, "modes": current_modes(), "budget": self.budget()}
         blobs: list = []
         known_tensors: dict = {}
         known_objects: dict = {}
@@ -379,11 +382,11 @@ class Session:
             raise RemoteRaised(answer["raised"])
         return self.decode(answer.get("value"), data, {}, {}, {})
 
-    def repeat(self, op: str, targets: list, warmup: int, repeat: int, threads: int = 1):
+    def repeat(self, op: Literal["time", "profile"], targets: list, warmup: int, repeat: int, threads: int = 1):
         """Time (``op="time"``) or profile the callables where the learner's code lives, with
         ``threads`` intra-op threads."""
-        message: dict = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget(),
-                         "threads": threads}
+        message: protocol.Repeat = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget(),
+                                    "threads": threads}
         blobs: list = []
         shipping, self.ship = self.ship, True  # measured where the learner's code runs
         try:
@@ -451,7 +454,8 @@ class Session:
 
     # ------------------------------------------------------------------ arguments out
 
-    def pack(self, payload, blobs: list, message: dict, known_tensors: dict, known_objects: dict) -> int:
+    def pack(self, payload, blobs: list, message: protocol.Call | protocol.Repeat | protocol.Result,
+             known_tensors: dict, known_objects: dict) -> int:
         session = self
         tensors: list[dict] = []
         index: dict[str, int] = {}
@@ -731,7 +735,7 @@ def adopt_modes(modes) -> None:
         refs.torch_module.set_autocast_dtype("cpu", refs.getattr_(refs.torch_module, autocast))
 
 
-def current_modes() -> dict:
+def current_modes() -> protocol.Modes:
     on = refs.bool_(refs.autocast_enabled("cpu"))
     return {"grad_enabled": refs.bool_(refs.is_grad_enabled()),
             "inference_mode": refs.bool_(refs.is_inference_mode_enabled()),

@@ -15,7 +15,7 @@ import pickle
 import random
 import types
 import warnings
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
@@ -323,25 +323,22 @@ class Server:
     def restore(self, saved: tuple) -> None:
         self.received_storages, self.received_tensors, self.received_objects = saved
 
-    def answer(self, op: str, request: dict, blobs: list) -> tuple[dict, list]:
+    def answer(self, op: str, request: dict, blobs: list) -> tuple[protocol.Answer, list]:
+        """The answer to one request (``protocol.Request``: its handler in ``HANDLERS``)."""
         out: list = []
+        handler = HANDLERS.get(op)
         try:
-            if op == "call":
-                return self.call(request, blobs, out), out
-            if op == "getattr":
-                return self.guarded(request, lambda: refs.getattr_(self.objects[request["handle"]], request["name"]),
-                                    out), out
-            if op in ("time", "profile"):
-                return self.repeat(op, request, blobs), out
-            return {"op": "answer", "error": f"unknown request {op!r}"}, out
+            if handler is None:
+                return {"op": "answer", "error": f"unknown request {op!r}"}, out
+            return handler(self, request, blobs, out), out
         except CheckTimeout:
             return {"op": "answer", "timeout": {"lineno": None}}, []
         except Exception as bug:  # noqa: BLE001 - a request we could not serve is reported, not fatal
             return {"op": "answer", "error": f"{refs.type_(bug).__name__}: {bug}"}, []
 
-    def guarded(self, request: dict, action, out: list, finish=None) -> dict:
+    def guarded(self, request: dict, action, out: list, finish=None) -> protocol.Answer:
         """Run learner code under the request's time budget; its value, exception or timeout."""
-        answer: dict = {"op": "answer"}
+        answer: protocol.Answer = {"op": "answer"}
         storages: dict = {}
         wall = request.get("wall")
         limit = TimeLimit(float(request.get("budget", 5.0)),
@@ -373,7 +370,11 @@ class Server:
         return {"type": kind.__name__, "mro": [cls.__name__ for cls in kind.__mro__],
                 "message": explained["message"], "lineno": explained["lineno"], "text": explained["text"]}
 
-    def call(self, request: dict, blobs: list, out: list) -> dict:
+    def getattr_request(self, request: dict, blobs: list, out: list) -> protocol.Answer:
+        """``protocol.GetAttr``: an attribute of one of the learner's objects (a property runs code)."""
+        return self.guarded(request, lambda: refs.getattr_(self.objects[request["handle"]], request["name"]), out)
+
+    def call(self, request: dict, blobs: list, out: list) -> protocol.Answer:
         args, kwargs = self.arguments(request, blobs)
         if request["target"].get("callee"):
             function, args = args[0], args[1:]
@@ -490,7 +491,9 @@ class Server:
             self.case = case
             seed_all(seed)
 
-    def repeat(self, op: str, request: dict, blobs: list) -> dict:
+    def repeat(self, request: dict, blobs: list, out: list) -> protocol.Answer:
+        """``protocol.Repeat``: time or profile callables here, where the learner's code runs."""
+        op = request.get("op")
         targets, _ = self.arguments(request, blobs)
         warmup, repeat = int(request.get("warmup", 2)), int(request.get("repeat", 5))
         threads = request.get("threads", 1)
@@ -505,6 +508,16 @@ class Server:
         answer = self.guarded(dict(request, want="none"), lambda: action(), [],
                               finish=lambda answer, value, out, storages: answer.update(numbers=value))
         return answer
+
+
+#: The runner's handler of each request the judge sends (``protocol.Request``, ``REQUEST_OPS``):
+#: ``tests/static/test_protocol.py`` checks that there is one for each, and no other.
+HANDLERS: dict[str, Callable[[Server, dict, list, list], protocol.Answer]] = {
+    "call": Server.call,
+    "getattr": Server.getattr_request,
+    "time": Server.repeat,
+    "profile": Server.repeat,
+}
 
 
 class Callback:

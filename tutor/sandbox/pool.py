@@ -90,7 +90,7 @@ class Sandbox:
         mode: "auto", "fork" or "spawn" (see ``resolve_mode``).
         purpose: "interactive" (one run at a time, waiting on it) or "batch" (grading's
             throughput): what ``auto`` picks on Linux may differ between them, and a batch's
-            spawn-mode spares never warm up while they wait (``serve.SPARE_DEFERS``).
+            spawn-mode spares never warm up while they wait (``startup.SPARE_DEFERS``).
         preload: modules every worker imports before forking, beyond torch's.
         hide: folders no run may see, even where the filesystem is otherwise readable (grading
             hides the class's submissions and the pack; each run gets only its own code, over

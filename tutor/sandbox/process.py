@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import selectors
 import signal
 import socket
 import subprocess
@@ -60,7 +59,7 @@ class WorkerProcess:
         self.python = python
         #: "worker" (fork mode: serves run after run) or "judge" (spawn mode: one run, then exits).
         self.role = role
-        #: Spawn mode: whether a spare that waits for its request warms up (``serve.SPARE_DEFERS``).
+        #: Spawn mode: whether a spare that waits for its request warms up (``startup.SPARE_DEFERS``).
         self.warm_when_idle = warm_when_idle
         self.info = info
         self.scratch_root = scratch_root
@@ -68,12 +67,12 @@ class WorkerProcess:
         self.hide = hide
         self.name = name
         self.ready: dict = {}
-        self._sock: socket.socket | None = None
         #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
         #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
         #: Windows); the judge then relays the run's output as frames. Fork mode is "fds" only.
         self.transport = "fds" if wire.fd_passing() or role == "worker" else "pipes"
-        self._link: wire.PipeLink | None = None
+        #: The channel to the worker (``wire.SocketLink`` or ``wire.PipeLink``), once spawned.
+        self._link: wire.Link | None = None
         self._proc: subprocess.Popen | None = None
         self._group = None
         self._send_lock = threading.Lock()
@@ -116,7 +115,7 @@ class WorkerProcess:
                     cmd, pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL, stdout=log,
                     stderr=log, start_new_session=True, env=isolation.scrubbed_env(_passed_on()), cwd="/")
                 child_end.close()
-                self._sock = parent_end
+                self._link = wire.SocketLink(parent_end)
                 return
             # Its own process group where groups exist, so close() can end what it started.
             group = {"start_new_session": True} if hasattr(os, "setsid") else \
@@ -130,28 +129,15 @@ class WorkerProcess:
 
     def _send(self, message: dict, fds: list[int] | tuple = ()) -> None:
         """One frame to the worker (the caller holds ``_send_lock``); OSError when it is gone."""
-        if self._link is not None:
-            self._link.send(message)
-        elif self._sock is not None:
-            wire.send_frame(self._sock, message, fds)
-        else:
+        if self._link is None:
             raise OSError("the worker is not running")
-
-    def _recv(self, timeout: float | None) -> tuple[dict, list[int]]:
-        """One frame from the worker; WireError/OSError when it is gone, TimeoutError."""
-        if self._link is not None:
-            return self._link.recv(timeout), []
-        assert self._sock is not None
-        self._sock.settimeout(timeout)
-        try:
-            return wire.recv_frame(self._sock)
-        finally:
-            if self._sock is not None:
-                self._sock.settimeout(None)
+        self._link.send(message, fds)
 
     def wait_ready(self, timeout: float | None) -> dict:
         try:
-            message, fds = self._recv(timeout)
+            if self._link is None:
+                raise OSError("the worker is not running")
+            message, fds = self._link.recv(timeout)
         except (wire.WireError, OSError) as exc:
             raise WorkerDied(f"the worker did not start: {exc}; {self.log_tail()}") from None
         for fd in fds:
@@ -198,9 +184,6 @@ class WorkerProcess:
                 self._proc.wait(timeout)
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 pass
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
         if self._link is not None:
             self._link.close()
         if self._group is not None:
@@ -224,7 +207,7 @@ class WorkerProcess:
     def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False) -> RawRun:
         """Send one request and gather output, report and verdict; raises WorkerDied.
         ``cancelled`` says whether a cancel came while the request waited for this worker."""
-        if (self._sock is None and self._link is None) or not self.alive():
+        if self._link is None or not self.alive():
             raise WorkerDied("the worker is not running")
         if self._group is not None:
             self._group.set_limit(limits.processes)
@@ -237,7 +220,9 @@ class WorkerProcess:
         os.mkdir(scratch, 0o700)
         if self.info.worker_uid is not None:
             os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
-        pipes = [os.pipe() for _ in range(3)] if self._link is None else []
+        # Where descriptors travel, the run's stdout, stderr and report come on pipes of its own;
+        # elsewhere the judge relays them as frames.
+        pipes = [os.pipe() for _ in range(3)] if self._link.carries_fds else []
         with self._send_lock:
             self._run_id += 1
             self._active_id = self._run_id
@@ -255,10 +240,7 @@ class WorkerProcess:
                     os.close(w)
             if cancelled():
                 self.cancel("cancelled")
-            if self._link is not None:
-                raw = self._collect_frames(limits)
-            else:
-                raw = self._collect([r for r, _ in pipes], limits)
+            raw = self._collect([r for r, _ in pipes], limits)
         finally:
             with self._send_lock:
                 self._active_id = None
@@ -270,11 +252,14 @@ class WorkerProcess:
             _remove_tree(scratch)
         return raw
 
-    def _collect_frames(self, limits: Limits) -> RawRun:
-        """The pipe transport: the judge relays the run's stdout, stderr and report as
-        ``output`` frames (stream 0, 1, 2), then sends its verdict; the same caps apply."""
+    def _collect(self, reads: list[int], limits: Limits) -> RawRun:
+        """Gather the run's stdout, stderr and report (streams 0, 1, 2) under their caps until
+        the worker's verdict: from the run's pipes (``reads``), or, where the link carries no
+        descriptors, from the ``output`` frames the judge relays them in."""
         assert self._link is not None
         streams = _Streams(limits)
+        index = {fd: i for i, fd in enumerate(reads)}
+        watched = list(reads)
         deadline = time.monotonic() + limits.wall_time + _GRACE_S
         while True:
             remaining = deadline - time.monotonic()
@@ -282,12 +267,20 @@ class WorkerProcess:
                 self.kill()
                 raise WorkerDied(f"the worker stopped answering ({self.log_tail()})")
             try:
-                message = self._link.recv(min(remaining, 1.0))
-            except TimeoutError:
-                continue
+                ready, message = self._link.poll(watched, min(remaining, 1.0))
             except (wire.WireError, OSError) as exc:
                 self.kill()
                 raise WorkerDied(f"the worker died during the run ({exc}; {self.log_tail()})") from None
+            for fd in ready:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    watched.remove(fd)
+                elif streams.add(index[fd], chunk):
+                    watched.remove(fd)
+                    if index[fd] != 2:
+                        self.cancel("output-limit")
+            if message is None:
+                continue
             if message.get("op") == "output" and message.get("id") == self._active_id:
                 stream = message.get("stream")
                 try:
@@ -298,63 +291,19 @@ class WorkerProcess:
                     self.cancel("output-limit")
                 continue
             verdict = self._check_verdict(message)
-            return streams.raw(verdict, self)
-
-    def _collect(self, reads: list[int], limits: Limits) -> RawRun:
-        """The descriptor transport: read the run's three pipes until the worker's verdict."""
-        streams = _Streams(limits)
-        index = {fd: i for i, fd in enumerate(reads)}
-        selector = selectors.DefaultSelector()
+            break
+        # The keeper has reaped the run and everything it left: drain without blocking.
         for fd in reads:
-            selector.register(fd, selectors.EVENT_READ)
-        assert self._sock is not None
-        selector.register(self._sock, selectors.EVENT_READ)
-        deadline = time.monotonic() + limits.wall_time + _GRACE_S
-        verdict = None
-        try:
-            while verdict is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    self.kill()
-                    raise WorkerDied(f"the worker stopped answering ({self.log_tail()})")
-                for key, _ in selector.select(min(remaining, 1.0)):
-                    if key.fileobj is self._sock:
-                        verdict = self._read_verdict()
-                        break
-                    fd = key.fd
+            os.set_blocking(fd, False)
+            while not streams.over[index[fd]]:
+                try:
                     chunk = os.read(fd, 1 << 16)
-                    if not chunk:
-                        selector.unregister(fd)
-                        continue
-                    if streams.add(index[fd], chunk):
-                        selector.unregister(fd)
-                        if index[fd] != 2:
-                            self.cancel("output-limit")
-            # The keeper has reaped the run and everything it left: drain without blocking.
-            for fd in reads:
-                os.set_blocking(fd, False)
-                while not streams.over[index[fd]]:
-                    try:
-                        chunk = os.read(fd, 1 << 16)
-                    except BlockingIOError:
-                        break
-                    if not chunk:
-                        break
-                    streams.add(index[fd], chunk)
-        finally:
-            selector.close()
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                streams.add(index[fd], chunk)
         return streams.raw(verdict, self)
-
-    def _read_verdict(self) -> dict:
-        assert self._sock is not None
-        try:
-            message, fds = wire.recv_frame(self._sock)
-        except (wire.WireError, OSError) as exc:
-            self.kill()
-            raise WorkerDied(f"the worker died during the run ({exc}; {self.log_tail()})") from None
-        for fd in fds:
-            os.close(fd)
-        return self._check_verdict(message)
 
     def _check_verdict(self, message: dict) -> dict:
         if message.get("op") != "done" or message.get("id") != self._active_id:

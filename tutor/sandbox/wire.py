@@ -1,6 +1,11 @@
 """Framing shared by the tutor and its sandbox workers: length-prefixed JSON, file descriptors
-riding along as SCM_RIGHTS where the OS can pass them (``fd_passing``), and ``PipeLink`` (the same
-frames over a child's stdin and stdout, read by a thread) where it cannot: Windows.
+riding along as SCM_RIGHTS where the OS can pass them (``fd_passing``).
+
+A ``Link`` is one end of the channel between the tutor and a worker or a spare's judge, whatever
+carries it: ``SocketLink`` (a Unix socket; descriptors ride along) or ``PipeLink`` (the same
+frames over a child's stdin and stdout, read by a thread, for where descriptors cannot be passed
+and only sockets can be waited on: Windows). Both ends of that channel use them, so neither the
+tutor's ``WorkerProcess`` nor the spare's judge loop asks which transport it has.
 
 This module is imported inside the worker, which may run under another interpreter that has
 torch but none of the tutor's dependencies: standard library only.
@@ -11,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import queue
+import selectors
 import socket
 import struct
 import threading
-from typing import Sequence
+from typing import Protocol, Sequence
 
 _HEADER = struct.Struct("!I")
 #: A request carries the learner's code and a probe payload; a reply carries only metadata.
@@ -51,10 +57,77 @@ def decode_body(body: bytes | bytearray) -> dict:
     return message
 
 
+class Link(Protocol):
+    """One end of the tutor's channel to a worker (or a spare's judge), whatever carries it."""
+
+    #: Whether descriptors ride along with frames (the run's stdout, stderr and report pipes).
+    carries_fds: bool
+
+    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+        """One whole frame, from any thread; OSError when the other side is gone."""
+
+    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+        """The next frame and the descriptors that came with it; TimeoutError when none came in
+        time (nothing is lost then), WireError once the channel ended or carried garbage."""
+
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+        """Wait up to ``timeout`` for a frame or for one of ``reads`` (pipes; only where
+        ``carries_fds``) to be readable: (the readable ones, the frame or None). Descriptors that
+        come with a frame here are closed."""
+
+    def close(self) -> None:
+        ...
+
+
+def _readable(sock: socket.socket, reads: Sequence[int], timeout: float | None) -> list[int | socket.socket]:
+    with selectors.DefaultSelector() as selector:
+        selector.register(sock, selectors.EVENT_READ)
+        for fd in reads:
+            selector.register(fd, selectors.EVENT_READ)
+        return [key.fileobj for key, _ in selector.select(timeout)]  # type: ignore[misc]
+
+
+class SocketLink:
+    """Frames over a socket, descriptors riding along where the OS passes them. Sends are whole
+    frames under a lock, from any thread; one thread receives."""
+
+    carries_fds = True
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self._send_lock = threading.Lock()
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+        with self._send_lock:
+            send_frame(self.sock, message, fds)
+
+    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+        # Waits for the frame's first byte, never inside a frame: a timeout loses nothing.
+        if timeout is not None and not _readable(self.sock, (), max(0.0, timeout)):
+            raise TimeoutError("no frame in time")
+        return recv_frame(self.sock)
+
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+        ready = _readable(self.sock, reads, timeout)
+        message = None
+        if self.sock in ready:
+            message, fds = recv_frame(self.sock)
+            _close_all(fds)
+        return [fd for fd in ready if isinstance(fd, int)], message
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 class PipeLink:
     """Frames over two pipes (a child's stdin and stdout), for where neither descriptor passing
     nor ``select`` on pipes exists (Windows): a thread reads frames into a queue, so a wait with
     a timeout is a ``queue.get``. Sends are whole frames under a lock, from any thread."""
+
+    carries_fds = False
 
     def __init__(self, read_fd: int, write_fd: int, name: str = "tutor-link"):
         self.read_fd, self.write_fd = read_fd, write_fd
@@ -63,8 +136,10 @@ class PipeLink:
         self._closed = False
         threading.Thread(target=self._read_loop, name=name, daemon=True).start()
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
         """OSError when the other side is gone."""
+        if fds:
+            raise ValueError("descriptors cannot travel over pipes")
         view = memoryview(encode_frame(message))
         with self._send_lock:
             if self._closed:
@@ -72,8 +147,9 @@ class PipeLink:
             while view:
                 view = view[os.write(self.write_fd, view):]
 
-    def recv(self, timeout: float | None = None) -> dict:
-        """The next frame; TimeoutError when none came in time, WireError once the pipe ended."""
+    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+        """The next frame (never with descriptors); TimeoutError when none came in time,
+        WireError once the pipe ended."""
         try:
             item = self._frames.get(timeout=timeout)
         except queue.Empty:
@@ -81,7 +157,15 @@ class PipeLink:
         if isinstance(item, WireError):
             self._frames.put(item)  # every later recv says the same
             raise item
-        return item
+        return item, []
+
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+        if reads:
+            raise ValueError("a pipe link waits for frames only")
+        try:
+            return [], self.recv(timeout)[0]
+        except TimeoutError:
+            return [], None
 
     def close(self) -> None:
         with self._send_lock:

@@ -120,9 +120,9 @@ def fmt_bytes(count: float) -> str:
 
 def run(check: MemoryData, case: Case) -> dict:
     steps = check.get("steps") or [4, 8, 16, 32]
-    measure: str = check.get("measure", "auto")
+    measure = check.get("measure", "auto")
     curve = []
-    used = measure
+    used: str = measure
     session = case.session
     held = []  # what the learner's call left allocated in its process, result aside (graph only)
     for n in steps:

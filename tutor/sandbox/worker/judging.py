@@ -94,7 +94,7 @@ DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoi
 
 def needs_dynamo(message: dict) -> bool:
     """Whether a spawn-mode spare taken at once should warm its runner up before this run
-    (``serve.SPARE_DEFERS``), so that the run's time, limits and measurements are its own."""
+    (``startup.SPARE_DEFERS``), so that the run's time, limits and measurements are its own."""
     if _profiles(message.get("probe")):
         return True
     import json

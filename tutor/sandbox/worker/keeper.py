@@ -284,20 +284,29 @@ def _start_runner(runner_end: socket.socket, containment: dict, close: set[int],
             protocol.send(runner_end, {"op": "ready", "names": {}, "learner_error": None, "repaired": [],
                                        "setup_error": f"cannot create the run's namespaces: {why}"})
             os._exit(72)
-        init_r, init_w = os.pipe()
-        child = fork()
-        if child:
-            runner_end.close()
-            os.close(init_w)
-            _relay(child, exit_w, init_r)
-        os.close(init_r)
-        linux.die_with_parent()
-        init_below(init_w)
+        split_below_relay(runner_end, exit_w)
     os.close(exit_w)
     try:
         runner(runner_end, containment)
     finally:
         os._exit(71)
+
+
+def split_below_relay(channel: socket.socket, exit_w: int | None) -> None:
+    """Called with the run's namespaces just unshared, while this process is still one thread:
+    fork the namespace's PID 1. This process stays as the relay (``_relay``, which never returns:
+    it leaves the way the runner did, first saying how on ``exit_w``), without the runner's
+    ``channel``; the call returns in the runner, the child of the tiny init (``init_below``).
+    Fork mode's keeper and spawn mode's runner interpreter both start a run this way."""
+    init_r, init_w = os.pipe()
+    child = fork()
+    if child:
+        channel.close()
+        os.close(init_w)
+        _relay(child, exit_w, init_r)
+    os.close(init_r)
+    linux.die_with_parent()
+    init_below(init_w)
 
 
 def init_below(status_w: int, close: set[int] = frozenset()) -> None:  # type: ignore[assignment]

@@ -1,6 +1,6 @@
 """Spawn mode's pipe transport: a spare for where descriptors cannot be passed and only sockets
-can be waited on (Windows). Same roles, wire format, report and messages as ``spawn.py``; what
-differs is how the three processes reach each other:
+can be waited on (Windows). The judge loop is the same (``spawn.judge_main``), and so are the
+wire format, report and messages; what differs is how the three processes reach each other:
 
 * the tutor talks to the **judge** over the judge's stdin and stdout (``wire.PipeLink``: frames,
   read by a thread). The judge moves its stdout aside first, so nothing it prints can corrupt a
@@ -38,12 +38,8 @@ from typing import IO, Callable
 from tutor.sandbox import wire
 from tutor.sandbox.worker import windows
 from tutor.sandbox.worker.keeper import judge, runner_end_message
-from tutor.sandbox.worker.judging import needs_dynamo
-from tutor.sandbox.worker.serve import IDLE_WARM_S, judge_preload, load_deferred, ready_message
-from tutor.sandbox.worker.spawn import warm_runner
+from tutor.sandbox.worker.startup import RUNNER_START_S
 
-#: How long the judge waits for its runner to import torch and warm up.
-RUNNER_START_S = 300.0
 #: After the runner ends, how long its output may take to drain (longer only when something it
 #: started still holds the pipe, which ends with the run's job where there is one).
 DRAIN_S = 1.0
@@ -106,83 +102,63 @@ class _Relay:
             self._forward(chunk)
 
 
-def judge_main(config: dict) -> int:
-    link_out = os.dup(1)
-    os.dup2(2, 1)  # print() here goes to the log, never into a frame
-    link = wire.PipeLink(0, link_out, name="tutor-judge-link")
-    containment = config.get("containment", {})
-    started = time.perf_counter()
-    listener = socket.create_server(("127.0.0.1", 0))
-    token, marker = secrets.token_hex(16), secrets.token_hex(16)
-    runner_config = {"role": "runner", "connect": listener.getsockname()[1], "containment": containment,
-                     "preload": config.get("preload", [])}
-    group = {"start_new_session": True} if hasattr(os, "setsid") else \
-        {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-    proc = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(runner_config)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group)
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    job = None
-    relays = [_Relay(proc.stdout, 0, marker.encode()), _Relay(proc.stderr, 1, marker.encode())]
-    try:
-        job = windows.Job(proc.pid) if windows.AVAILABLE else None
-        proc.stdin.write(f"{token} {marker}\n".encode())
+class PipeTransport:
+    """The judge's side: its link to the tutor is its own stdin and stdout."""
+
+    ready_extra: dict = {"transport": "pipes"}
+
+    def __init__(self, config: dict):
+        link_out = os.dup(1)
+        os.dup2(2, 1)  # print() here goes to the log, never into a frame
+        self.tutor: wire.Link = wire.PipeLink(0, link_out, name="tutor-judge-link")
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.token, self.marker = secrets.token_hex(16), secrets.token_hex(16)
+        self.proc: subprocess.Popen | None = None
+        self.job: windows.Job | None = None
+        self.relays: list[_Relay] = []
+
+    def start_runner(self, runner_config: dict) -> None:
+        runner_config = dict(runner_config, connect=self.listener.getsockname()[1])
+        group = {"start_new_session": True} if hasattr(os, "setsid") else \
+            {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+        proc = self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tutor.sandbox.worker", json.dumps(runner_config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **group)
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.relays = [_Relay(proc.stdout, 0, self.marker.encode()), _Relay(proc.stderr, 1, self.marker.encode())]
+        self.job = windows.Job(proc.pid) if windows.AVAILABLE else None
+        proc.stdin.write(f"{self.token} {self.marker}\n".encode())
         proc.stdin.close()
-        loaded, failed = judge_preload(config.get("preload", []))  # no warm-up: ops run in the runner
-        judge_end = _accept(listener, token, proc)
-        judge_end.settimeout(RUNNER_START_S)
-        warm, _ = wire.recv_frame(judge_end)
-        judge_end.settimeout(None)
-        if warm.get("op") != "warm":
-            raise RuntimeError(f"the runner did not warm up: {warm.get('error')}")
-    except BaseException as exc:  # torch failed to import here or in the runner: say why, stop
-        _end(proc, job)
-        why = "the runner interpreter ended before it was ready" if isinstance(exc, wire.WireError) else \
-            f"{type(exc).__name__}: {exc}"
-        link.send({"op": "failed", "error": why})
-        return 1
-    finally:
-        listener.close()
-    ready = ready_message(loaded, failed, time.perf_counter() - started, "spawn")
-    ready["runner_rss_mb"] = warm.get("rss_mb")
-    ready["transport"] = "pipes"
-    link.send(ready)
-    warmed = False
-    try:
+
+    def runner_channel(self) -> socket.socket:
+        assert self.proc is not None
         try:
-            message = link.recv(timeout=IDLE_WARM_S if config.get("warm_when_idle", True) else None)
-        except TimeoutError:  # a learner is reading: warm up both
-            warm_runner(judge_end, warm, meanwhile=load_deferred)
-            warmed = True
-            message = link.recv()
-    except (wire.WireError, OSError):
-        message = {}
-    if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too
-        _end(proc, job)
-        return 0
-    if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
-        warm_runner(judge_end, warm)
-    run_id = message["id"]
-    # Past the tutor's caps (it cuts, and cancels the run) with room to spare, so it sees the overflow.
-    cap = int(message["limits"]["output_kb"]) * 1024 + 128 * 1024
-    for relay in relays:
-        relay.attach(_sender(link, run_id, relay.stream), cap)
-    ctl_judge, ctl_relay = socket.socketpair()
-    threading.Thread(target=_relay_cancels, args=(link, run_id, ctl_relay), daemon=True).start()
-    verdict = keep(proc, job, judge_end, message, ctl_judge,
-                   _sender(link, run_id, 2), relays, containment)
-    verdict.update(op="done", id=run_id)
-    try:
-        link.send(verdict)
-    except OSError:  # the tutor went away during the run
-        return 1
-    return 0
+            return _accept(self.listener, self.token, self.proc)
+        finally:
+            self.listener.close()
+
+    def end_runner(self) -> None:
+        self.listener.close()
+        if self.proc is not None:
+            _end(self.proc, self.job)
+
+    def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
+             early: Callable[[dict], None]) -> dict | None:
+        assert self.proc is not None
+        run_id = message["id"]
+        # Past the tutor's caps (it cuts, and cancels the run) with room to spare, so it sees the overflow.
+        cap = int(message["limits"]["output_kb"]) * 1024 + 128 * 1024
+        for relay in self.relays:
+            relay.attach(_sender(self.tutor, run_id, relay.stream), cap)
+        return _keep(self.proc, self.job, judge_end, message, ctl, _sender(self.tutor, run_id, 2), self.relays,
+                    containment)
 
 
-def _sender(link: wire.PipeLink, run_id: object, stream: int) -> Callable[[bytes], None]:
+def _sender(link: wire.Link, run_id: object, stream: int) -> Callable[[bytes], None]:
     return lambda data: _send_output(link, run_id, stream, data)
 
 
-def _send_output(link: wire.PipeLink, run_id: object, stream: int, data: bytes) -> None:
+def _send_output(link: wire.Link, run_id: object, stream: int, data: bytes) -> None:
     link.send({"op": "output", "id": run_id, "stream": stream, "data": base64.b64encode(data).decode("ascii")})
 
 
@@ -210,33 +186,16 @@ def _accept(listener: socket.socket, token: str, proc: subprocess.Popen) -> sock
         conn.close()
 
 
-def _relay_cancels(link: wire.PipeLink, run_id: object, ctl: socket.socket) -> None:
-    """A cancel for this run, an exit, or the tutor going away becomes a byte on ``ctl``."""
-    while True:
-        try:
-            control = link.recv()
-        except (wire.WireError, OSError):
-            control = {"op": "exit"}
-        op = control.get("op")
-        if op == "exit" or (op == "cancel" and control.get("id") == run_id):
-            try:
-                ctl.send(b"C")
-            except OSError:
-                return
-            if op == "exit":
-                return
-
-
-def keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.socket, message: dict,
-         ctl: socket.socket, write_report: Callable[[bytes], None], relays: list[_Relay],
-         containment: dict) -> dict:
+def _keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.socket, message: dict,
+          ctl: int, write_report: Callable[[bytes], None], relays: list[_Relay],
+          containment: dict) -> dict:
     """``keeper.keep`` with only what every OS has: judge, wait for the runner's end (a thread
     waits; wall time and cancels wake this one through sockets), end it and what it started,
     let its output drain. The verdict has no CPU time or peak memory: there is no ``wait4``."""
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     deadline = started + wall_time
-    reason = judge(judge_end, runner_end_message(message, containment), message, ctl.fileno(), deadline,
+    reason = judge(judge_end, runner_end_message(message, containment), message, ctl, deadline,
                    kill=proc.kill, write_report=write_report)
     ended_r, ended_w = socket.socketpair()
 
@@ -253,10 +212,10 @@ def keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.sock
         if remaining <= 0:
             reason = "timeout"
             break
-        ready, _, _ = select.select([ctl, ended_r], [], [], remaining)
+        ready, _, _ = select.select([ctl, ended_r.fileno()], [], [], remaining)
         if ctl in ready:
             reason = "cancelled"
-        elif ended_r in ready:
+        elif ended_r.fileno() in ready:
             break
     _end(proc, job)
     wall = time.monotonic() - started
@@ -281,20 +240,20 @@ def _end(proc: subprocess.Popen, job: windows.Job | None) -> None:
     proc.wait()
 
 
-def runner_main(config: dict) -> int:
-    """The runner of a pipe-transport spare: connect back, warm up, run the one request."""
+def runner_channel(config: dict) -> tuple[socket.socket, Callable[[], None]]:
+    """The runner's side: connect back and prove itself; then what marks the end of its
+    start-up output (the judge drops whatever came before it on stdout and stderr)."""
     token, marker = sys.stdin.buffer.readline().decode().split()
     channel = socket.create_connection(("127.0.0.1", int(config["connect"])))
     wire.send_frame(channel, {"op": "hello", "token": token})
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    from tutor.sandbox.worker.spawn import warm_and_run
 
-    def mark() -> None:  # the judge drops whatever came before this on stdout and stderr
+    def mark() -> None:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         os.write(1, marker.encode())
         os.write(2, marker.encode())
 
-    return warm_and_run(channel, config, mark)
+    return channel, mark

@@ -269,7 +269,7 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
     from tutor.checks import protocol
 
     serve = bool(message.get("serve")) and setup_error is None
-    ready: dict = {"op": "ready", "names": {}, "learner_error": learner_error, "setup_error": setup_error,
+    ready: protocol.Ready = {"op": "ready", "names": {}, "learner_error": learner_error, "setup_error": setup_error,
              "repaired": [], "private_mb": linux.private_memory_mb() if message.get("stats") else None}
     blobs: list = []
     server = None

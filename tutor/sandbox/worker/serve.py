@@ -12,74 +12,7 @@ import time
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.keeper import Spare, sweep
-
-#: Modules the profiler and the checks reach for: loading them per run costs about a second.
-#: ``torch._dynamo`` is what the profiler's first use imports (~800 modules, 1.2-1.8 s of CPU):
-#: paid here, before forking, not in every learner's run.
-BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
-OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
-
-#: What a spawn-mode judge does not load before it says ready: it runs no learner code, so the
-#: runner's server is not its business.
-JUDGE_LEAVES_OUT = ("tutor.checks.server",)
-#: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
-#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU, and the runner's warm-up
-#: runs one op under it). A spare that waits ``IDLE_WARM_S`` for its request (a learner reading
-#: the exercise) loads it then, in both; a spare taken at once (back-to-back runs, a ``grade``
-#: batch) loads it only where its run needs it (``judging.needs_dynamo``), before the run
-#: starts, so the run is never charged for it.
-SPARE_DEFERS = ("torch._dynamo",)
-IDLE_WARM_S = 1.0
-
-
-def preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
-    import importlib
-
-    loaded: list[str] = []
-    failed: dict[str, str] = {}
-    for name in BASE_PRELOAD:
-        importlib.import_module(name)
-        loaded.append(name)
-    _import_optional([n for n in [*OPTIONAL_PRELOAD, *extra] if n not in leave_out], loaded, failed)
-    return loaded, failed
-
-
-def _import_optional(names: list[str], loaded: list[str], failed: dict[str, str]) -> None:
-    import importlib
-
-    for name in names:
-        try:
-            importlib.import_module(name)
-            loaded.append(name)
-        except Exception as exc:  # optional: a missing probe module is not fatal
-            failed[name] = f"{type(exc).__name__}: {exc}"
-
-
-def spare_preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
-    """What an interpreter of a spawn-mode spare loads before it says ready (see ``SPARE_DEFERS``)."""
-    return preload(extra, leave_out + SPARE_DEFERS)
-
-
-def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
-    return spare_preload(extra, JUDGE_LEAVES_OUT)
-
-
-def load_deferred() -> None:
-    """What a spare's interpreter loads later (``SPARE_DEFERS``). A module that fails here fails
-    again where it is needed, and says why there."""
-    _import_optional(list(SPARE_DEFERS), [], {})
-
-
-def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:
-    """What a worker (fork mode) or a spare (spawn mode) says once it is warm."""
-    import torch
-
-    return {"op": "ready", "pid": os.getpid(), "torch": torch.__version__, "mode": mode,
-            "python": sys.version.split()[0], "executable": sys.executable,
-            "preloaded": loaded, "preload_failures": failed, "warmup_s": warmup_s,
-            "rss_mb": linux.rss_mb(), "os_helpers": linux.AVAILABLE,
-            "unenforced": linux.unenforced_limits()}
-
+from tutor.sandbox.worker.startup import preload, ready_message
 
 def serve(channel: socket.socket, containment: dict) -> None:
     spare = Spare(containment, {channel.fileno()})
@@ -139,11 +72,7 @@ def serve(channel: socket.socket, containment: dict) -> None:
 def main() -> int:
     config = json.loads(sys.argv[1])
     role = config.get("role", "worker")
-    if role != "worker":
-        if config.get("channel") == "stdio" or config.get("connect") is not None:
-            from tutor.sandbox.worker import pipes  # no descriptor passing here (Windows)
-
-            return pipes.judge_main(config) if role == "judge" else pipes.runner_main(config)
+    if role != "worker":  # an interpreter of a spawn-mode spare, over either transport
         from tutor.sandbox.worker import spawn
 
         return spawn.judge_main(config) if role == "judge" else spawn.runner_main(config)

@@ -95,15 +95,15 @@ def _warnings(pack: Pack) -> Iterator[Problem]:
             if not isinstance(text, dict):
                 continue
             missing, extra = languages - set(text), set(text) - languages
-            where = pack.locate("text", *ids, *map(str, path)) or pack.locate(*ids)
-            if where is None:
-                where = (fallback, None, None)
+            found = pack.locate("text", *ids, *map(str, path)) or pack.locate(*ids)
+            file, line, col = found if found is not None else (fallback, None, None)
             if missing:
-                yield Problem(*where, f"{label}: no {', '.join(sorted(missing))} text "
-                                      f"(falls back to {pack.languages[0]})", severity="warning")
+                yield Problem(file, line, col, f"{label}: no {', '.join(sorted(missing))} text "
+                                               f"(falls back to {pack.languages[0]})", severity="warning")
             if extra:
-                yield Problem(*where, f"{label}: text in {', '.join(sorted(extra))}, which the pack's "
-                                      f"languages ({', '.join(pack.languages)}) do not list", severity="warning")
+                yield Problem(file, line, col, f"{label}: text in {', '.join(sorted(extra))}, which the "
+                                               f"pack's languages ({', '.join(pack.languages)}) do not list",
+                              severity="warning")
 
     yield from coverage(pack_texts(pack))
     questions: dict[str, tuple[str, str]] = {}

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from app_support import MINI
+from app_support import MINI, learner_store
 from tutor.cli.main import main
 from tutor.core import i18n
 from tutor.core.progress import ProgressStore
@@ -35,12 +35,12 @@ def _run(capsys, data, *argv):
 
 
 def _seed(data_dir):
-    store = ProgressStore.open(data_dir)
-    store.set_position("mini", "exercises", "double")
-    store.visit("mini", "basics", "intro")
-    store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
-    store.save_draft("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(data_dir)
+    store.positions.set("mini", "exercises", "double")
+    store.steps.visit("mini", "basics", "intro")
+    store.answers.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    store.drafts.save("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
 
 
@@ -87,8 +87,8 @@ def test_a_bad_language_is_a_usage_error(tmp_path, capsys):
 
 
 def test_review_due_in_chinese(tmp_path, capsys):
-    store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
     month = (datetime.now() + timedelta(days=30)).isoformat(timespec="minutes")
     code, out, _ = _run(capsys, tmp_path, "--language", "zh", "review", "--due", "--at", month)

@@ -75,12 +75,16 @@ class Budget:
 
     def wall(self, index: int, seconds: float, wall_left: float | None) -> float:
         """The check's wall-time cap: its weighted share of the run's wall time left, split as
-        the CPU time is (each check's share of the wall is at least its share of the CPU time,
-        since the checks' CPU time is a part of the run's wall time); a few times its CPU time
-        where the run has no end known here."""
+        the CPU time is, and at least a few times its CPU time (``TimeLimit.WALL_FACTOR``), within
+        the run's wall time left. The run's wall time is that many times the checks' CPU budget
+        (``grading.exercise._WALL_FACTOR``), so a machine that gives the code a third of a core
+        still runs the checks to their CPU budget (it was the budget over a fixed share, and a
+        busy machine spent it first: issue 26)."""
+        capped = seconds * TimeLimit.WALL_FACTOR
         if wall_left is None:
-            return seconds * TimeLimit.WALL_FACTOR
-        return max(min(wall_left * self.weights[index] / sum(self.weights[index:]), wall_left), 0.0)
+            return capped
+        share = wall_left * self.weights[index] / sum(self.weights[index:])
+        return max(min(max(capped, share), wall_left), 0.0)
 
 
 def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:

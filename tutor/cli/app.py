@@ -63,8 +63,8 @@ def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
 
     settings = settings_from_args(args)
     store = ProgressStore.open(settings.data_path)
-    if store.notice:
-        print(store.notice, file=sys.stderr)
+    if store.storage.notice:
+        print(store.storage.notice, file=sys.stderr)
     return settings, store
 
 
@@ -88,7 +88,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print_json({"store": str(store.path) if store.path else None,
+        print_json({"store": str(store.storage.path) if store.storage.path else None,
                     "packs": [{**s.to_json(), "review": due[s.pack]} for s in summaries],
                     "unknown_packs": orphans})
         return 0
@@ -155,9 +155,9 @@ def _review_counts(store: ProgressStore, packs: list[Pack], new_per_day: int) ->
     now = time.time()
     out: dict[str, ReviewCounts] = {}
     for pack in packs:
-        due, new = store.due_counts([pack.id], now, new_per_day)
+        due, new = store.cards.due_counts([pack.id], now, new_per_day)
         upcoming = review.next_due(store, [pack], now)
-        out[pack.id] = {"due": due, "new": new, "cards": len(store.cards([pack.id])),
+        out[pack.id] = {"due": due, "new": new, "cards": len(store.cards.all([pack.id])),
                         "next": review.when(upcoming, now) if upcoming else None}
     return out
 
@@ -188,7 +188,7 @@ def cmd_reset(args: argparse.Namespace) -> int:
             if answer not in ("y", "yes"):
                 print("Nothing changed.")
                 return 1
-        if not store.persistent:  # read-only, busy or newer: _open_store has said why
+        if not store.storage.persistent:  # read-only, busy or newer: _open_store has said why
             print("Nothing was reset: the progress file cannot be written now.", file=sys.stderr)
             return 1
         import sqlite3

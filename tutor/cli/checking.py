@@ -237,9 +237,9 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
                 except (OSError, UnicodeDecodeError) as exc:
                     raise UsageError(f"cannot read {beside}: {exc}") from None
             if code is None:
-                code = store.draft(pack.id, lesson.id, earlier.id)
+                code = store.drafts.get(pack.id, lesson.id, earlier.id)
             if code is None:
-                code = store.solved_code(pack.id, lesson.id, earlier.id)
+                code = store.answers.solved_code(pack.id, lesson.id, earlier.id)
             answers.append((earlier.id, code))
         return answers
     finally:
@@ -250,17 +250,19 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
     """The check as the app's Check button records it, in the learner's data directory: an attempt,
     and when every check passed a solve whose code `torch-tutor handin` hands in. Checking the
     starter unchanged is a look at the task, not an attempt (as in the app)."""
+    from tutor.core import review
     from tutor.core.progress import ProgressStore
 
     if not report.passed and code.strip() == exercise.starter.strip():
         return
     store = ProgressStore.open(settings.data_path)
+    review.keep_first_meetings(store)  # a first pass is the exercise's first review, as in the app
     try:
-        store.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
-                             checks_passed=sum(c.status == "passed" for c in report.checks),
-                             checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
-        kept = store.persistent and store.write_error is None
-        notice = store.write_error or store.notice
+        store.answers.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
+                                     checks_passed=sum(c.status == "passed" for c in report.checks),
+                                     checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
+        kept = store.storage.persistent and store.storage.write_error is None
+        notice = store.storage.write_error or store.storage.notice
     finally:
         store.close()
     if not report.passed:

@@ -394,11 +394,11 @@ def cmd_handin(args: argparse.Namespace) -> int:
         raise UsageError("--learner must not be empty")
     store = ProgressStore.open(settings.data_path)
     try:
-        recorded = store.steps(pack.id)
+        recorded = store.steps.of_pack(pack.id)
         exercises: dict[str, tuple[str, bool]] = {}
         for lesson, exercise in pack.exercises():
-            passing = store.solved_code(pack.id, lesson.id, exercise.id)
-            code = passing if passing is not None else store.draft(pack.id, lesson.id, exercise.id)
+            passing = store.answers.solved_code(pack.id, lesson.id, exercise.id)
+            code = passing if passing is not None else store.drafts.get(pack.id, lesson.id, exercise.id)
             if code is not None:
                 exercises[exercise.id] = (code, passing is not None)
         quizzes = {f"{lesson}/{step}": {"answer": p.quiz_answer, "correct": p.quiz_correct}

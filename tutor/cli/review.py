@@ -128,7 +128,7 @@ def _optimize(args: argparse.Namespace) -> int:
                   f"card's previous review) and fitting needs {review.MIN_REVIEWS_TO_FIT} (below that, fsrs's "
                   "optimizer returns the defaults). Nothing changed; keep reviewing.")
             return 0
-        if not store.persistent:
+        if not store.storage.persistent:
             print("Nothing changed: the progress file cannot be written now.", file=sys.stderr)
             return 1
         print(f"Fitting FSRS to {counted} of your reviews (this takes a while)...", flush=True)
@@ -160,7 +160,7 @@ def _optimize(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"The optimizer's parameters are unusable ({exc}): nothing changed.", file=sys.stderr)
             return 1
-        store.set_preference(review.PARAMETERS_KEY, json.dumps(fitted))
+        store.preferences.set(review.PARAMETERS_KEY, json.dumps(fitted))
         print("From now on your reviews are scheduled with your own parameters.")
         return 0
     finally:

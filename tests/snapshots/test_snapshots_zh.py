@@ -172,7 +172,7 @@ def builtin_zh_app(tmp_path):
     def build(start_lesson: str | None = None):
         settings = make_settings(tmp_path, language="zh")
         store = ProgressStore.open(tmp_path)
-        store.set_preference("shuffle-seed", "snapshot")
+        store.preferences.set("shuffle-seed", "snapshot")
         stores.append(store)
         return TutorApp(found=[FoundPack(BUILTIN, "--pack", load_pack(BUILTIN))], store=store,
                         engine=StillEngine(settings), settings=settings, start_pack="debugging-and-speed",

@@ -71,3 +71,35 @@ def test_a_chinese_learners_journey(terminal):
     assert "未来 14 天到期的复习" in screen and "今天" in screen, screen
     assert "f1 帮助" in _footer(screen), screen
     terminal.keys("C-q")
+
+
+def test_the_built_in_pack_in_chinese(terminal):
+    """The built-in pack's own text in Chinese: a prose step, an example, an exercise with a wrong
+    fix checked for real (the pack's check descriptions and hint), and its first hint."""
+    terminal.start("open", "debugging-and-speed/reading-errors")
+    screen = terminal.wait_for("三类报错覆盖了其中的大多数")
+    assert "先看报错信息" in screen and "RuntimeError" in screen, screen
+    assert "Start with the message" not in screen and "Most PyTorch bugs" not in screen, screen
+    terminal.keys("F4")
+    screen = terminal.wait_for("运行它，读一读报错信息")  # the body comes a moment after the top bar
+    assert "一个不可能成立的矩阵乘法" in screen, screen
+    for _ in range(8):  # on to the exercise: step 10 of 17
+        terminal.keys("F4")
+        time.sleep(0.4)
+    screen = terminal.wait_for("练习：用 (out, in) 权重做投影")
+    assert "第 10/17 步" in screen, screen
+
+    screen = terminal.wait_for("编辑中")  # the editor has the keys: to the end of `return x @ w`
+    terminal.keys("C-End", "Up", "End")
+    terminal.type(".reshape(w.shape[1], w.shape[0])")  # shapes fit, the numbers are wrong
+    time.sleep(0.5)
+    terminal.keys("F6")
+    screen = terminal.wait_for("1/2 项检查通过", timeout=180)
+    terminal.keys("Escape", "PageDown")
+    screen = terminal.wait_for("只让形状对上的改法")
+    assert "结果等于 torch.nn.functional.linear(x, w)" in screen, screen
+    assert "the result equals" not in screen and "Exercise" not in screen, screen
+    terminal.keys("F7")
+    screen = terminal.wait_for("提示 1/4")
+    assert "用形状为 (4, 8) 的 x 和形状为 (3, 8) 的 w 运行初始代码" in screen, screen
+    terminal.keys("C-q")

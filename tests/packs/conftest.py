@@ -15,3 +15,9 @@ CASES_DIR = Path(__file__).resolve().parent / "cases"
 @pytest.fixture(scope="session")
 def pack():
     return load_pack(PACK_DIR)
+
+
+def en(text) -> str:
+    """The English of a pack text (the claims tests hold the English to; the Chinese says the same,
+    and tests/packs/test_pack_zh.py keeps its code, numbers and placeholders the same)."""
+    return text if isinstance(text, str) else text["en"]

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.packs.conftest import en
+
 RUNNER = Path(__file__).with_name("snippet_runner.py")
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
@@ -61,7 +63,7 @@ def _names(text: str) -> list[str]:
 
 
 def test_the_cpu_autocast_lists_are_the_installed_torchs(pack):
-    explain = " ".join(_step(pack, "autocast", "cpu-chain").explain.split())
+    explain = " ".join(en(_step(pack, "autocast", "cpu-chain").explain).split())
     follow = re.search(r"On the CPU \(this torch\), (.+?) follow their input", explain)
     upcast = re.search(r"(`[a-z_]+`(?:, `[a-z_]+`)*) is the exception: it is on the CPU's float32 list", explain)
     cuda = re.search(r"where (.+?) are on the float32 list", explain)
@@ -140,7 +142,7 @@ def test_on_one_thread_addmm_leads_the_self_time_table(pack):
     # the example profiles what this test profiles: the same model and input, on one thread
     for line in ("torch.set_num_threads(1)", "nn.Linear(512, 512), nn.ReLU(),", "x = torch.randn(256, 512)"):
         assert line in code, line
-    assert "on one thread, `addmm`" in " ".join(_step(pack, "profiler", "table").explain.split())
+    assert "on one thread, `addmm`" in " ".join(en(_step(pack, "profiler", "table").explain).split())
     [result] = _run([RANKING])
     assert result["returncode"] == 0, result["stderr"][-2000:]
     leaders = result["stdout"].split()
@@ -210,10 +212,12 @@ def test_the_distillation_and_saved_tensor_claims(pack):
     # with soft targets made inside the block; targets made after it are ordinary tensors
     assert got == {"mse on logits": "raises", "kl inside": "raises", "ce inside": "raises",
                    "kl after": "runs", "ce after": "runs"}
-    choice = next(c for c in _step(pack, "no-grad-and-inference", "which-one").choices if "teacher" in c.text)
-    assert not choice.correct and "`softmax(teacher_logits / T)`" in choice.explain
+    choice = next(c for c in _step(pack, "no-grad-and-inference", "which-one").choices if "teacher" in en(c.text))
+    assert not choice.correct and "`softmax(teacher_logits / T)`" in en(choice.explain)
     # 02, graph-growth: "more than twice the memory here: 2197 KiB instead of 972"
     assert per_tensor["returncode"] == 0, per_tensor["stderr"][-2000:]
     once, each = map(int, per_tensor["stdout"].split())
-    intro = " ".join(_step(pack, "three-traps", "graph-growth").intro.split())
+    step = _step(pack, "three-traps", "graph-growth")
+    intro = " ".join(en(step.intro).split())
     assert f"{each} KiB instead of {once}" in intro and each > 2 * once, (once, each)
+    assert f"{each} KiB，而不是 {once}" in step.intro["zh"], (once, each)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.packs.conftest import en
+
 RUNNER = Path(__file__).with_name("snippet_runner.py")
 ORDER = ("AVX2", "AVX512_CORE", "AVX512_CORE_BF16", "AVX512_CORE_AMX")
 LESSON_CLASS = {"AVX2": "none", "AVX512_CORE": "none", "AVX512_CORE_BF16": "AVX-512 BF16 without AMX",
@@ -114,9 +116,10 @@ def measured(pack):
 
 
 def test_the_lesson_names_each_class_it_is_tested_for(pack):
-    explain = " ".join(_step(pack, "autocast", "speed").explain.split())
+    explain = " ".join(en(_step(pack, "autocast", "speed").explain).split())
     for name in set(LESSON_CLASS.values()):
         assert f"**{name}**" in explain, name
+        assert f"**{name}**" in _step(pack, "autocast", "speed").explain["zh"], name
     # the sentences the measurements below hold the lesson to
     for phrase in ("autocast is slower at both shapes", "At batch 256 that wins",
                    "At batch 16 with 2048-wide layers it loses", "time in the matrix multiplies themselves"):
@@ -153,6 +156,7 @@ def test_what_the_lesson_says_for_the_class_is_what_it_measures(pack, measured, 
 def test_the_quiz_premise_is_the_lesson_case(pack):
     """q-cpu-slower describes the AVX-512 BF16 case the measurements above check."""
     quiz = _step(pack, "self-test", "q-cpu-slower")
-    assert "avx512_bf16" in quiz.question and "batch 16" in quiz.question and "2048-wide" in quiz.question
-    correct = [choice.text for choice in quiz.choices if choice.correct]
+    question = en(quiz.question)
+    assert "avx512_bf16" in question and "batch 16" in question and "2048-wide" in question
+    correct = [en(choice.text) for choice in quiz.choices if choice.correct]
     assert len(correct) == 1 and "casts" in correct[0]

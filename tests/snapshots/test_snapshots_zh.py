@@ -149,3 +149,71 @@ def test_zh_review_summary_with_charts(snap_compare, snapshot_app):
         await _review_settle(pilot, "enter", "f4", "#reveal", "1", "f4")
 
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
+
+
+# ---------------------------------------------------------------- the built-in pack in Chinese
+
+BUILTIN = __import__("pathlib").Path(__file__).parents[2] / "lessons" / "debugging-and-speed"
+
+
+@pytest.fixture
+def builtin_zh_app(tmp_path):
+    """The app on the built-in pack (not the mini one), in Chinese: the pack's own text."""
+    from conftest import StillEngine
+
+    from app_support import make_settings
+    from tutor.app.app import TutorApp
+    from tutor.core.discovery import FoundPack
+    from tutor.core.loader import load_pack
+    from tutor.core.progress import ProgressStore
+
+    stores = []
+
+    def build(start_lesson: str | None = None):
+        settings = make_settings(tmp_path, language="zh")
+        store = ProgressStore.open(tmp_path)
+        store.preferences.set("shuffle-seed", "snapshot")
+        stores.append(store)
+        return TutorApp(found=[FoundPack(BUILTIN, "--pack", load_pack(BUILTIN))], store=store,
+                        engine=StillEngine(settings), settings=settings, start_pack="debugging-and-speed",
+                        start_lesson=start_lesson)
+
+    yield build
+    for store in stores:
+        store.close()
+
+
+def test_zh_builtin_contents(snap_compare, builtin_zh_app):
+    """The table of contents: the pack's and its nine lessons' titles and summaries in Chinese."""
+    assert snap_compare(builtin_zh_app(), terminal_size=SMALL, run_before=_settle)
+
+
+def test_zh_builtin_prose(snap_compare, builtin_zh_app):
+    """A prose step with a list: Chinese paragraphs wrap by cell width, code spans stay code."""
+    assert snap_compare(builtin_zh_app("reading-errors"), terminal_size=SMALL, run_before=_settle)
+
+
+def test_zh_builtin_choice_quiz_answered_wrong(snap_compare, builtin_zh_app):
+    async def wrong(pilot):
+        await pilot.click("#choice-1")
+
+    assert snap_compare(builtin_zh_app("reading-errors"), terminal_size=SMALL,
+                        run_before=_at("inner-dims", then=wrong))
+
+
+def test_zh_builtin_exercise_with_its_checks(snap_compare, builtin_zh_app):
+    """A wrong fix checked: the pack's check descriptions and its hint, in Chinese."""
+    from tutor.grading.exercise import grade
+
+    async def show(pilot):
+        step = pilot.app.screen.step_view
+        report = grade(step.place.step, RunResult(status="ok", report={"checks": [
+            {"id": "output-shape", "status": "passed"},
+            {"id": "values", "status": "failed", "case": 1,
+             "message": "wrong value at [0, 1]: expected 1.2345, got -0.6789 (25 of 25 elements differ; "
+                        "rtol 1e-05, atol 1e-05)"}]}),
+                       language="zh", fallback="en")  # as the app's engine grades: in its language
+        await step.query_one("#result").mount(CheckReport(report, step.text, stamp="第 1 次检查，10:00:00"))
+
+    assert snap_compare(builtin_zh_app("reading-errors"), terminal_size=SMALL,
+                        run_before=_at("shape-mismatch", then=show))

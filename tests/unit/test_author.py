@@ -112,3 +112,90 @@ def test_validate_watch_revalidates_on_save(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+HALF_TRANSLATED = """\
+id: half
+title: {en: Half, zh: 一半}
+summary: {en: Some texts lack Chinese}
+steps:
+  - id: read
+    kind: prose
+    title: Plain strings are every language's text
+    body:
+      en: |
+        English only.
+  - id: pick
+    kind: quiz
+    style: choice
+    question: {en: Which?, zh: 哪个？}
+    choices:
+      - text: {en: "`x.T`", zh: "`x.T`"}
+        correct: true
+        explain: {en: Right., zh: 对。}
+      - text: {en: "`x.reshape(2, 3)`", zh: "`x.reshape(2, 3)`"}
+        explain: {en: Wrong order.}
+  - id: fix-it
+    kind: exercise
+    body: {en: Make `double` double., zh: 让 `double` 翻倍。}
+    contract:
+      - {name: double, signature: "double(t)", description: {en: returns 2 * t}}
+    starter: |
+      def double(t):
+          return t
+    solution: |
+      def double(t):
+          return 2 * t
+    hints:
+      - {en: Multiply., zh: 乘一下。}
+      - {en: By two., fr: Par deux.}
+      - {en: "`return 2 * t`", zh: "`return 2 * t`"}
+    checks:
+      - id: values
+        kind: expr
+        description: {en: doubles, zh: 翻倍}
+        predicate: torch.equal(double(torch.ones(2)), torch.full((2,), 2.0))
+        message: {en: "double(ones) gave {{double(torch.ones(2))}}"}
+        hints:
+          - {text: {en: Times two.}}
+"""
+
+
+def test_validate_points_at_every_text_a_declared_language_lacks(make_pack):
+    """Issue 29: a text written per language that lacks one the pack declares is reported at the
+    text's own file:line:col (not the step's), for every kind of learner-facing text."""
+    folder = make_pack(header=PACK_HEADER_HALF, files={"lesson.yaml": HALF_TRANSLATED})
+    out = subprocess.run([sys.executable, "-m", "tutor", "validate", "--no-run", str(folder)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr  # warnings: the pack still works
+
+    def at(fragment: str, file: str = "lesson.yaml") -> str:
+        source = (folder / file).read_text().splitlines()
+        number = next(i for i, line in enumerate(source, 1) if fragment in line)
+        return f"{folder / file}:{number}:{source[number - 1].index(fragment) + 1}: warning: "
+
+    expected = [
+        at("{en: The pack}", "pack.yaml") + "pack title: no zh text (falls back to en)",
+        at("{en: Some texts lack Chinese}") + "lesson 'half' summary: no zh text (falls back to en)",
+        at("en: |") + "step 'read' body: no zh text (falls back to en)",
+        at("{en: Wrong order.}") + "step 'pick' choice 2 explain: no zh text (falls back to en)",
+        at("{en: returns 2 * t}") + "step 'fix-it' contract 'double': no zh text (falls back to en)",
+        at("{en: By two., fr: Par deux.}") + "step 'fix-it' hint 2: no zh text (falls back to en)",
+        at("{en: By two., fr: Par deux.}") + "step 'fix-it' hint 2: text in fr, which the pack's languages "
+                                              "(en, zh) do not list",
+        at('{en: "double(ones)') + "check 'values' message: no zh text (falls back to en)",
+        at("{en: Times two.}") + "check 'values' hints[0]: no zh text (falls back to en)",
+    ]
+    reported = [line for line in out.stdout.splitlines() if "text" in line and ": warning: " in line]
+    assert reported == expected, out.stdout
+    # a plain string is every language's text; a code-only choice or hint reads the same in both
+    assert "Plain strings" not in out.stdout and "twice" not in out.stdout and "repeats" not in out.stdout
+
+
+PACK_HEADER_HALF = """\
+format_version: 1
+id: half
+title: {en: The pack}
+version: 1.0.0
+languages: [en, zh]
+"""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tutor.core.crossref import References
+from tutor.core.lint import lesson_texts, pack_texts
 from tutor.core.models import Exercise, Lesson, Pack, PackHeader
 from tutor.core.paths import PACK_FILE
 from tutor.core.problems import PackError, Problem
@@ -57,6 +58,10 @@ def load_pack(path: str | Path) -> Pack:
                 object.__setattr__(step, "_prelude", prelude)  # frozen; the pack's, given by the loader
     fields = {item.name: getattr(header, item.name) for item in dataclasses.fields(header)}
     pack = Pack(**fields, lessons=lessons)
+    for field_path, _label, text in pack_texts(header):
+        if isinstance(text, dict):
+            line, col = source.locate(field_path)
+            reading.locations[("text",) + tuple(map(str, field_path))] = (source.path, line, col)
     object.__setattr__(pack, "_locations", reading.locations)  # Pack is frozen; these are the loader's
     object.__setattr__(pack, "_root", source.path.parent)
     object.__setattr__(pack, "_sources", tuple(reading.sources))
@@ -160,6 +165,9 @@ class _Reading:
             return (source.path, *source.locate(base + path))
 
         self.locations[(lesson.id,)] = where(())
+        for path, _label, text in lesson_texts(lesson):  # where `validate` points at a text's languages
+            if isinstance(text, dict):
+                self.locations[("text", lesson.id) + tuple(map(str, path))] = where(path)
         for index, step in enumerate(lesson.steps):
             self.locations[(lesson.id, step.id)] = where(("steps", index))
             for position, check in enumerate(getattr(step, "checks", ())):

@@ -348,7 +348,9 @@ class Pack(PackHeader):
         return self._sources
 
     def locate(self, *ids: str) -> tuple[Path, int, int] | None:
-        """Where (file, line, col) a lesson, a step or a check starts: ``locate(lesson, step, check)``."""
+        """Where (file, line, col) a lesson, a step or a check starts: ``locate(lesson, step, check)``;
+        ``locate("text", lesson, *path)`` (or ``locate("text", field)`` in pack.yaml): where a text
+        written per language starts, its path as strings (``"steps", "3", "body"``)."""
         return self._locations.get(tuple(ids))
 
     def lesson(self, lesson_id: str) -> Lesson | None:

@@ -171,7 +171,7 @@ def bench_jupyter(runs: int) -> dict | None:
         from jupyter_client.manager import start_new_kernel
     except ImportError:
         return None
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
 
     def once(code: str) -> float:
         started = time.perf_counter()

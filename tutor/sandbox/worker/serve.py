@@ -99,7 +99,7 @@ def serve(channel: socket.socket, containment: dict) -> None:
         done.reap()
         os.close(pidfd)
         # Whatever escaped that keeper's sweep was reparented to us, the subreaper: every child
-        # that is neither the spare nor a keeper still finishing is a run's.
+        # that is neither a spare nor a keeper still finishing is a run's.
         sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
 
     while True:
@@ -194,7 +194,7 @@ def main() -> int:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
     linux.become_subreaper()
-    # Every run costs this process's forks and their exits: page tables, cut ~5x by huge pages.
+    # Every run costs this process's forks and their exits: page tables, cut ~3x by huge pages.
     huge = linux.collapse_huge_pages()
     ready = ready_message(loaded, failed, time.perf_counter() - started, "fork")
     ready["huge_pages_mb"] = None if huge is None else round(huge / 2**20, 1)

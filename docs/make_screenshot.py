@@ -30,7 +30,7 @@ async def shoot(out: Path) -> None:
     data = Path(tempfile.mkdtemp(prefix="tt-shot-"))
     settings = load_settings({"data_dir": str(data)}, config_file=data / "none.toml", environ={})
     store = ProgressStore.open(data)
-    store.set_position(PACK, LESSON, STEP)
+    store.positions.set(PACK, LESSON, STEP)
     folder = next(p for p in builtin_pack_dirs() if p.name == PACK)
     engine = Engine(settings)
     app = TutorApp(found=[FoundPack(folder, "built-in", load_pack(folder))], store=store, engine=engine,

@@ -56,3 +56,15 @@ async def wait_for_text(pilot, app, text: str, tries: int = 50) -> str:
         await pilot.pause(0.02)
         screen = screen_text(app)
     return screen
+
+
+def learner_store(data_dir: Path):
+    """The progress store as the app keeps it: the app subscribes the first graded meeting of
+    an item to its review card (the store itself schedules nothing), so what a test records
+    here makes the cards the app would have made."""
+    from tutor.core import review
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(data_dir)
+    review.keep_first_meetings(store)
+    return store

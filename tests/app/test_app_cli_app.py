@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from app_support import MINI
+from app_support import MINI, learner_store
 from tutor.core.progress import ProgressStore
 
 
@@ -19,12 +19,12 @@ def tutor(*args: str, data_dir, stdin: str | None = None) -> subprocess.Complete
 
 
 def _seed(data_dir):
-    store = ProgressStore.open(data_dir)
-    store.set_position("mini", "exercises", "double")
-    store.visit("mini", "basics", "intro")
-    store.save_draft("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
-    store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(data_dir)
+    store.positions.set("mini", "exercises", "double")
+    store.steps.visit("mini", "basics", "intro")
+    store.drafts.save("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
+    store.answers.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
 
 
@@ -57,7 +57,7 @@ def test_reset_asks_and_does_nothing_without_a_yes(tmp_path):
     _seed(tmp_path)
     proc = tutor("reset", "mini", data_dir=tmp_path)  # no terminal, no --yes: refuse, exit 2
     assert proc.returncode == 2 and "--yes" in proc.stderr
-    assert ProgressStore.open(tmp_path).draft("mini", "exercises", "double") is not None
+    assert ProgressStore.open(tmp_path).drafts.get("mini", "exercises", "double") is not None
 
 
 def test_reset_one_exercise_keeps_the_rest(tmp_path):
@@ -66,8 +66,8 @@ def test_reset_one_exercise_keeps_the_rest(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "exercise exercises/double" in proc.stdout
     store = ProgressStore.open(tmp_path)
-    assert store.draft("mini", "exercises", "double") is None
-    assert store.step("mini", "basics", "which-dim").quiz_correct is True
+    assert store.drafts.get("mini", "exercises", "double") is None
+    assert store.steps.get("mini", "basics", "which-dim").quiz_correct is True
 
 
 def test_reset_everything(tmp_path):
@@ -96,8 +96,8 @@ def test_global_options_work_after_the_subcommand_too(tmp_path, capsys):
 
     data = tmp_path / "data"
     store = ProgressStore.open(data)
-    store.set_position("mini", "basics", "intro")
-    store.visit("mini", "basics", "intro")
+    store.positions.set("mini", "basics", "intro")
+    store.steps.visit("mini", "basics", "intro")
     store.close()
     mini = str(MINI)
     assert main(["progress", "--data-dir", str(data), "--pack", mini]) == 0
@@ -129,8 +129,8 @@ def test_the_app_without_a_terminal_says_so_in_one_line_and_exits_2(tmp_path):
         assert "torch-tutor check" in lines[0] and "review --due" in lines[0]
         assert proc.stdout == "", argv  # nothing drawn
     store = ProgressStore.open(tmp_path)  # nothing lost, and the folder is not left marked in use
-    assert store.draft("mini", "exercises", "double") == "def double(x):\n    return x * 2\n"
-    assert store.position("mini") == ("exercises", "double")
+    assert store.drafts.get("mini", "exercises", "double") == "def double(x):\n    return x * 2\n"
+    assert store.positions.get("mini") == ("exercises", "double")
     assert store.claim() is None
     store.close()
 

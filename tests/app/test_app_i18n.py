@@ -54,11 +54,21 @@ def test_translations_keep_the_format_fields(code):
     assert not differ, f"{code}: keys whose format fields differ from English (en, {code}): {differ}"
 
 
+@pytest.mark.parametrize("code", [code for code in i18n.TABLE if code != "en"])
+def test_argparse_translations_keep_its_placeholders(code):
+    """argparse fills its sentences with %-formatting after asking for them (tutor/cli/main.py):
+    a translation must keep each placeholder, or a usage error would raise instead of printing."""
+    placeholder = re.compile(r"%(?:\([a-z_]+\))?[srd%]")
+    differ = {key: text for key, text in i18n.TABLE[code].items() if key.startswith("argparse.")
+              and sorted(placeholder.findall(text)) != sorted(placeholder.findall(i18n.TABLE["en"][key]))}
+    assert not differ, f"{code}: argparse sentences whose %-placeholders differ from English: {differ}"
+
+
 def test_chinese_is_chinese_and_keeps_key_names():
     """A zh entry that is English text copied over would pass the parity test: each one with a
     word of English must hold Chinese too (names that stay as they are excepted), and the key
     names (F4, Esc, Tab, ctrl+f) the English names are still there for the learner to press."""
-    same_everywhere = {"app.title"}
+    same_everywhere = {"app.title", "isolation.bwrap"}  # names: the tool's, and bubblewrap's program
     for key, text in i18n.TABLE["zh"].items():
         words = re.sub(r"\{[^}]*\}", "", i18n.TABLE["en"][key])  # the English without its fields
         if key in same_everywhere or not re.search(r"[A-Za-z]{2,}", words):
@@ -192,3 +202,84 @@ def test_the_scan_finds_english_where_it_is_shown(tmp_path):
     )
     found = english_outside_the_table(tmp_path)
     assert [line.split(":", 2)[1] for line in found] == ["1", "2", "3", "4", "5"], found
+
+
+# ---------------------------------------------------------------- the commands and the check engine
+#
+# The learner-facing commands print and raise their sentences; the check engine (the sandbox's
+# child, which cannot import the table) raises Failed and makes results with a said of
+# tutor/checks/words.py. A string literal with an English word in any of those places is a
+# sentence built outside the table.
+
+#: The learner-facing commands (check, run, doctor, open, progress, reset, review, serve; the
+#: usage errors of every command) and, in grading.py, handin: file -> the functions scanned (None: all).
+_COMMANDS = {"cli/checking.py": None, "cli/sandbox.py": None, "cli/app.py": None, "cli/review.py": None,
+             "cli/common.py": None, "cli/main.py": None, "cli/serve.py": None, "cli/grading.py": {"cmd_handin"}}
+#: call -> which positional arguments it shows (None: all); keyword arguments are shown unless listed below.
+_SAYING = {"print": None, "write": None, "input": None, "UsageError": None, "fail_usage": None,
+           "Failed": 1, "_result": slice(2, 3)}
+#: Keyword arguments a learner does not read as a sentence of ours: where output goes, and a check's
+#: ``expected``/``got`` (values as the check saw them; see docs/architecture.md), its data and traceback.
+_NOT_SAID = {"file", "flush", "end", "sep", "expected", "got", "data", "detail"}
+
+
+def _more_strings(node: ast.AST):
+    yield from _strings(node)
+    if isinstance(node, ast.JoinedStr):  # f"{'a sentence' if x else ''}"
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                yield from _strings(part.value)
+
+
+def english_said_outside_the_table(root: Path, files: dict[str, set[str] | None]) -> list[str]:
+    """String literals with an English word that a command prints or raises, or a check reports."""
+    found = []
+    for name, functions in files.items():
+        path = root / name
+        tree = ast.parse(path.read_text(), str(path))
+        scopes = [tree] if functions is None else [node for node in ast.walk(tree)
+                                                   if isinstance(node, ast.FunctionDef) and node.name in functions]
+        for scope in scopes:
+            for node in ast.walk(scope):
+                if not isinstance(node, ast.Call) or _called(node.func) not in _SAYING:
+                    continue
+                called = _called(node.func)
+                which = _SAYING[called]
+                shown = list(node.args) if which is None else list(node.args[:which] if isinstance(which, int)
+                                                                    else node.args[which])
+                shown += [kw.value for kw in node.keywords if kw.arg not in _NOT_SAID]
+                for argument in shown:
+                    for literal in _more_strings(argument):
+                        if re.search(r"[A-Za-z]{2,}", literal.value):
+                            found.append(f"{name}:{literal.lineno}: {called}({literal.value!r})")
+    return found
+
+
+def _engine_files() -> dict[str, set[str] | None]:
+    return {path.relative_to(TUTOR).as_posix(): None for path in sorted((TUTOR / "checks").rglob("*.py"))}
+
+
+def test_no_english_said_by_the_commands_or_the_checks_outside_the_table():
+    found = english_said_outside_the_table(TUTOR, {**_COMMANDS, **_engine_files()})
+    assert not found, "learner-visible English built outside the table:\n" + "\n".join(found)
+
+
+def test_the_scan_finds_english_the_commands_and_checks_say(tmp_path):
+    """The scan above can fail: each way a command or a check says a literal is caught."""
+    (tmp_path / "command.py").write_text(
+        "print('Nothing changed.')\n"
+        "raise UsageError(f'--at {value!r} is out of range')\n"
+        "sys.stderr.write(f\"{'interrupted' if x else ''}\\n\")\n"
+        "answer = input('Forget it? [y/N] ')\n"
+        "raise Failed(f'expected a tensor, got {got}', expected='a tensor')\n"
+        "return _result(check, 'error', 'not run: the time ran out', internal=True)\n"
+        "print(t('cli.reset.unchanged'), file=sys.stderr)\n"  # through the table: not found
+        "raise Failed(words.say('checks.shape', expected=a, got=b), expected='(4, 8)')\n"
+        "return _result(check, 'passed', summary)\n"
+    )
+    (tmp_path / "grading.py").write_text(
+        "def cmd_grade():\n    print('Graded the class')\n"  # an instructor's command: not scanned
+        "def cmd_handin():\n    raise UsageError('--learner must not be empty')\n")
+    found = english_said_outside_the_table(tmp_path, {"command.py": None, "grading.py": {"cmd_handin"}})
+    lines = sorted({tuple(line.split(":", 2)[:2]) for line in found})
+    assert lines == [("command.py", str(n)) for n in range(1, 7)] + [("grading.py", "4")], found

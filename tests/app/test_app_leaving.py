@@ -227,8 +227,8 @@ async def test_leaving_writes_the_draft_ends_the_sandbox_then_exits_with_the_cod
         await settle(pilot)
         reader = ProgressStore.open(tmp_path)
         try:
-            assert "# last words" not in (reader.draft("mini", "exercises", "double") or "")
-            app.engine.kill_now = lambda: killed.append(reader.draft("mini", "exercises", "double"))
+            assert "# last words" not in (reader.drafts.get("mini", "exercises", "double") or "")
+            app.engine.kill_now = lambda: killed.append(reader.drafts.get("mini", "exercises", "double"))
             launch._leave_now(app, app.engine, 128 + signal.SIGTERM)
             await pilot.pause()
         finally:
@@ -279,6 +279,6 @@ async def test_a_loop_that_never_answers_still_has_its_drafts_rescued_from_outsi
         await asyncio.to_thread(launch._rescue_drafts, app)  # from the watchdog's side
         reader = ProgressStore.open(tmp_path)
         try:
-            assert "# typed before the flood" in (reader.draft("mini", "exercises", "double") or "")
+            assert "# typed before the flood" in (reader.drafts.get("mini", "exercises", "double") or "")
         finally:
             reader.close()

@@ -46,8 +46,8 @@ def test_check_takes_a_title_or_a_unique_start(tmp_path, capsys):
 def test_progress_names_where_to_resume_by_title(tmp_path, capsys):
     data = tmp_path / "data"
     store = ProgressStore.open(data)
-    store.set_position("mini", "basics", "which-dim")
-    store.visit("mini", "basics", "which-dim")
+    store.positions.set("mini", "basics", "which-dim")
+    store.steps.visit("mini", "basics", "which-dim")
     store.close()
     assert main(["--data-dir", str(data), "--pack", str(MINI), "progress"]) == 0
     out = capsys.readouterr().out
@@ -144,7 +144,7 @@ async def test_three_checks_of_the_unchanged_starter_do_not_open_the_solution(ma
             await pilot.press("f6")
             await app.workers.wait_for_complete()
             await settle(pilot, 3)
-        assert app.store.step("mini", "exercises", "double").failed_checks == 0
+        assert app.store.steps.get("mini", "exercises", "double").failed_checks == 0
         await pilot.press("f8")
         await settle(pilot, 3)
         assert type(app.screen).__name__ == "LessonScreen"  # no confirmation, no solution
@@ -178,7 +178,7 @@ def test_a_gpu_step_on_a_cpu_does_not_read_as_the_learners_fault():
 async def test_contents_say_done_only_when_the_quizzes_are_answered_too(make_app, mini_pack):
     app = make_app(start_lesson="basics")
     for step in mini_pack.lessons[0].steps:  # every step of Basics seen, no quiz answered
-        app.store.visit("mini", "basics", step.id)
+        app.store.steps.visit("mini", "basics", step.id)
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         await pilot.press("f2")

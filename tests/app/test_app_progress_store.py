@@ -14,22 +14,22 @@ from app_support import MINI
 
 def test_everything_written_is_read_back_after_reopening(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.set_position("mini", "basics", "which-dim")
-    store.save_draft("mini", "exercises", "double", "def double(x):\n    return 2 * x\n")
-    store.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0, checks_total=1)
-    store.record_attempt("mini", "exercises", "double", "run", passed=True, wall_time=0.1)
-    store.use_hint("mini", "exercises", "double")
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store.positions.set("mini", "basics", "which-dim")
+    store.drafts.save("mini", "exercises", "double", "def double(x):\n    return 2 * x\n")
+    store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0, checks_total=1)
+    store.answers.record_attempt("mini", "exercises", "double", "run", passed=True, wall_time=0.1)
+    store.steps.use_hint("mini", "exercises", "double")
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
 
     again = ProgressStore.open(tmp_path)
-    assert again.notice is None and again.persistent
-    assert again.position("mini") == ("basics", "which-dim")
-    assert again.draft("mini", "exercises", "double").endswith("return 2 * x\n")
-    step = again.step("mini", "exercises", "double")
+    assert again.storage.notice is None and again.storage.persistent
+    assert again.positions.get("mini") == ("basics", "which-dim")
+    assert again.drafts.get("mini", "exercises", "double").endswith("return 2 * x\n")
+    step = again.steps.get("mini", "exercises", "double")
     assert (step.checks, step.failed_checks, step.runs, step.hints_used, step.solved) == (1, 1, 1, 1, False)
-    assert again.step("mini", "basics", "which-dim").quiz_correct is True
-    assert again.last_pack() == "mini"
+    assert again.steps.get("mini", "basics", "which-dim").quiz_correct is True
+    assert again.positions.last_pack() == "mini"
 
 
 def test_store_uses_wal_and_records_its_schema_version(tmp_path):
@@ -42,11 +42,11 @@ def test_store_uses_wal_and_records_its_schema_version(tmp_path):
 def test_a_corrupt_file_is_set_aside_with_a_message_and_a_fresh_store_starts(tmp_path):
     (tmp_path / FILE_NAME).write_bytes(b"this is not a database" * 100)
     store = ProgressStore.open(tmp_path)
-    assert store.notice and "could not be read" in store.notice
-    assert store.backup is not None and store.backup.read_bytes().startswith(b"this is not a database")
-    assert str(store.backup) in store.notice
-    store.save_draft("p", "l", "s", "x = 1")  # the fresh store works
-    assert store.draft("p", "l", "s") == "x = 1"
+    assert store.storage.notice and "could not be read" in store.storage.notice
+    assert store.storage.backup is not None and store.storage.backup.read_bytes().startswith(b"this is not a database")
+    assert str(store.storage.backup) in store.storage.notice
+    store.drafts.save("p", "l", "s", "x = 1")  # the fresh store works
+    assert store.drafts.get("p", "l", "s") == "x = 1"
 
 
 def test_a_foreign_sqlite_file_is_not_mistaken_for_progress(tmp_path):
@@ -55,39 +55,39 @@ def test_a_foreign_sqlite_file_is_not_mistaken_for_progress(tmp_path):
     conn.commit()
     conn.close()
     store = ProgressStore.open(tmp_path)
-    assert store.notice and "not a torch-tutor progress file" in store.notice
-    assert store.backup is not None and store.backup.exists()
+    assert store.storage.notice and "not a torch-tutor progress file" in store.storage.notice
+    assert store.storage.backup is not None and store.storage.backup.exists()
 
 
 def test_a_newer_file_is_left_untouched_and_copied(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.save_draft("p", "l", "s", "keep me")
-    store._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # what a newer tutor writes
+    store.drafts.save("p", "l", "s", "keep me")
+    store.storage._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # what a newer tutor writes
     store.close()
     before = (tmp_path / FILE_NAME).read_bytes()
 
     newer = ProgressStore.open(tmp_path)
-    assert not newer.persistent and "newer torch-tutor" in newer.notice
-    newer.save_draft("p", "l", "s", "not saved to the newer file")
+    assert not newer.storage.persistent and "newer torch-tutor" in newer.storage.notice
+    newer.drafts.save("p", "l", "s", "not saved to the newer file")
     newer.close()
     assert (tmp_path / FILE_NAME).read_bytes() == before
-    assert newer.backup.exists()
-    copy = sqlite3.connect(newer.backup)
+    assert newer.storage.backup.exists()
+    copy = sqlite3.connect(newer.storage.backup)
     assert copy.execute("SELECT code FROM drafts").fetchone()[0] == "keep me"
 
 
 def test_reset_forgets_one_exercise_one_pack_or_everything(tmp_path):
     store = ProgressStore.open(tmp_path)
     for pack in ("a", "b"):
-        store.set_position(pack, "l", "s1")
-        store.save_draft(pack, "l", "s1", "one")
-        store.save_draft(pack, "l", "s2", "two")
+        store.positions.set(pack, "l", "s1")
+        store.drafts.save(pack, "l", "s1", "one")
+        store.drafts.save(pack, "l", "s2", "two")
     store.reset("a", step="s1", lesson="l")
-    assert store.draft("a", "l", "s1") is None and store.draft("a", "l", "s2") == "two"
-    assert store.position("a") == ("l", "s1")  # resetting an exercise keeps where you are
+    assert store.drafts.get("a", "l", "s1") is None and store.drafts.get("a", "l", "s2") == "two"
+    assert store.positions.get("a") == ("l", "s1")  # resetting an exercise keeps where you are
     store.reset("a")
-    assert store.draft("a", "l", "s2") is None and store.position("a") is None
-    assert store.draft("b", "l", "s1") == "one"
+    assert store.drafts.get("a", "l", "s2") is None and store.positions.get("a") is None
+    assert store.drafts.get("b", "l", "s1") == "one"
     store.reset()
     assert store.packs() == []
 
@@ -96,17 +96,17 @@ def test_summary_follows_what_the_learner_did(tmp_path):
     pack = load_pack(MINI)
     store = ProgressStore.open(tmp_path)
     assert [s.state for s in store.summarize(pack).lessons] == ["new", "new"]
-    store.visit("mini", "exercises", "double", seconds=12.5)
+    store.steps.visit("mini", "exercises", "double", seconds=12.5)
     lesson = store.summarize(pack).lessons[1]
     assert (lesson.state, lesson.exercises_solved, lesson.seconds) == ("progress", 0, 12.5)
-    store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    store.answers.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
     assert store.summarize(pack).lessons[1].state == "done"
-    store.record_quiz("mini", "basics", "which-dim", "1", False)
+    store.answers.record_quiz("mini", "basics", "which-dim", "1", False)
     basics = store.summarize(pack).lessons[0]
     assert (basics.quiz_answered, basics.quiz_correct, basics.quizzes) == (1, 0, 6)
 
 
 def test_time_on_a_step_is_capped_per_visit(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.visit("p", "l", "s", seconds=10 * 3600)  # a learner who walked away
-    assert store.step("p", "l", "s").seconds == pytest.approx(15 * 60)
+    store.steps.visit("p", "l", "s", seconds=10 * 3600)  # a learner who walked away
+    assert store.steps.get("p", "l", "s").seconds == pytest.approx(15 * 60)

@@ -150,7 +150,7 @@ async def test_a_missed_prediction_shows_both_side_by_side(make_app, sandbox):
         await app.workers.wait_for_complete()
         await settle(pilot, 3)
         assert "Your prediction matches the output." in screen_text(app)
-        assert app.store.step("mini", "basics", "predict-list").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "predict-list").quiz_correct is True
 
         await _goto(pilot, app, "predict-sum")
         await pilot.press("6", "f5")
@@ -295,7 +295,7 @@ async def test_a_prediction_about_an_exception(make_app, sandbox):
         await app.workers.wait_for_complete()
         await settle(pilot, 3)
         assert "Your prediction matches the output." in screen_text(app)
-        assert app.store.step("mini", "basics", "predict-raises").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "predict-raises").quiz_correct is True
 
 
 def test_validate_prints_what_every_prediction_is_compared_with(tmp_path, capsys):

@@ -108,10 +108,10 @@ async def test_pick_all_that_apply_works_with_up_down_space_and_enter(make_app):
         await pilot.press("enter")
         await settle(pilot)
         assert "Correct." in screen_text(app)
-        assert app.store.step("mini", "basics", "which-modes").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "which-modes").quiz_correct is True
         await pilot.press("up", "space", "enter")  # a second answer, by keys alone: wrong
         await settle(pilot)
-        assert app.store.step("mini", "basics", "which-modes").quiz_correct is False
+        assert app.store.steps.get("mini", "basics", "which-modes").quiz_correct is False
 
 
 async def test_page_down_in_an_editor_longer_than_it_shows_scrolls_the_lesson(make_app):
@@ -173,8 +173,8 @@ async def test_an_answered_choice_revisited_opens_at_its_question(make_app, tmp_
         "    question: |\n      Look at this code first.\n\n      ```python\n" + code + "\n      ```\n\n"
         "      In `(4x8 and 16x2)`, which two numbers must agree?"))
     app = make_app(pack=load_pack(copy), data_dir=tmp_path / "data")
-    app.store.record_quiz("mini", "basics", "which-dim", "1", False)
-    app.store.set_position("mini", "basics", "which-dim")
+    app.store.answers.record_quiz("mini", "basics", "which-dim", "1", False)
+    app.store.positions.set("mini", "basics", "which-dim")
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot, 3)
         assert "Look at this code first." in screen_text(app)

@@ -107,11 +107,11 @@ async def test_predict_quiz_compares_the_prediction_with_the_output(make_app, sa
         await pilot.press("f5")
         await _finish(pilot, app)
         assert "The output differs from your prediction." in screen_text(app)
-        assert app.store.step("mini", "basics", "predict-sum").quiz_correct is False
+        assert app.store.steps.get("mini", "basics", "predict-sum").quiz_correct is False
         await pilot.press("backspace", "5", "f5")
         await _finish(pilot, app)
         assert "Your prediction matches the output." in screen_text(app)
-        assert app.store.step("mini", "basics", "predict-sum").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "predict-sum").quiz_correct is True
 
 
 async def test_failing_check_shows_expected_got_and_hint_then_passing_solves(make_app, sandbox):
@@ -125,7 +125,7 @@ async def test_failing_check_shows_expected_got_and_hint_then_passing_solves(mak
         text = screen_text(app)
         assert "0/1 checks passed." in text and "✗ double(x) is twice x" in text
         assert "expected:" in text and "got:" in text and "hint: Multiply by two." in text
-        assert app.store.step("mini", "exercises", "double").failed_checks == 1
+        assert app.store.steps.get("mini", "exercises", "double").failed_checks == 1
         editor.move_cursor((4, 12))
         await pilot.press(*" * 2")
         await pilot.press("f6")
@@ -133,7 +133,7 @@ async def test_failing_check_shows_expected_got_and_hint_then_passing_solves(mak
         text = screen_text(app)
         assert "The check passed. Solved!" in text and "✓ solved" in text
         assert app.screen.query_one(CheckReport).has_class("-passed")
-        progress = app.store.step("mini", "exercises", "double")
+        progress = app.store.steps.get("mini", "exercises", "double")
         assert progress.solved and progress.checks == 2
 
 

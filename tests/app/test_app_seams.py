@@ -14,6 +14,7 @@ from app_support import MINI, make_settings, screen_text, settle
 from tutor.app.engine import Engine, EngineUnavailable
 from tutor.app.state import tutor_app
 from tutor.app.widgets.steps.base import StepView
+from tutor.core import i18n
 from tutor.core.i18n import t
 
 
@@ -234,6 +235,12 @@ async def test_the_status_bar_follows_a_warm_sandbox_through_a_run(make_app, san
     engine = app.engine
     ready = t("status.sandbox.ready") + " · " + t("status.isolation", level=sandbox.isolation.level)
     assert engine.state is SandboxState.READY and engine.status_text() == ready
+    i18n.set_language("zh")  # the level's name in the language in use ("none": 无; bwrap is a program's name)
+    try:
+        level = {"none": "无"}.get(sandbox.isolation.level, sandbox.isolation.level)
+        assert engine.status_text() == "沙箱：就绪 · 隔离：" + level, engine.status_text()
+    finally:
+        i18n.set_language(None)
     assert engine.torch_version() == sandbox.worker_info["torch"] and engine.torch_version()
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)

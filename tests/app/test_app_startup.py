@@ -69,7 +69,7 @@ def test_a_second_start_loads_nothing_heavy_before_its_first_frame(tmp_path, res
         from tutor.core.progress import ProgressStore
 
         store = ProgressStore.open(tmp_path)
-        store.set_position("mini", "exercises", "double")
+        store.positions.set("mini", "exercises", "double")
         store.close()
     first, later = _start(tmp_path)
     assert first["screen"] == ("LessonScreen" if resumed else "HomeScreen")

@@ -29,13 +29,13 @@ async def test_single_choice_gives_instant_feedback_and_is_recorded(make_app):
         assert "Not quite." in text and "Those are the outer dimensions" in text  # the pick explained
         assert "The inner dimensions of a matmul must match:" not in text  # not the answer
         assert "f8 Solution" in text
-        assert app.store.step("mini", "basics", "which-dim").quiz_correct is False
+        assert app.store.steps.get("mini", "basics", "which-dim").quiz_correct is False
         await pilot.click("#choice-0")
         await settle(pilot)
         text = screen_text(app)
         assert "Correct." in text and "The inner dimensions of a matmul must match:" in text  # every choice
         assert "Those are the outer dimensions" in text and "f8 Solution" not in text
-        assert app.store.step("mini", "basics", "which-dim").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "which-dim").quiz_correct is True
 
 
 async def test_a_wrong_choice_then_the_solution_key_explains_every_choice(make_app, tmp_path):
@@ -51,7 +51,7 @@ async def test_a_wrong_choice_then_the_solution_key_explains_every_choice(make_a
         text = screen_text(app)
         assert "The inner dimensions of a matmul must match:" in text and "Those are the outer" in text
         assert "f8 Solution" not in text
-        recorded = app.store.step("mini", "basics", "which-dim")
+        recorded = app.store.steps.get("mini", "basics", "which-dim")
         assert recorded.solution_seen and recorded.quiz_correct is False
         await pilot.press("ctrl+q")
     again = make_app(start_lesson="basics", data_dir=tmp_path)  # resumed: still all explained
@@ -101,7 +101,7 @@ async def test_multiple_choice_needs_every_correct_answer(make_app):
         await pilot.click("#submit")
         await settle(pilot)
         assert "Correct." in screen_text(app)
-        assert app.store.step("mini", "basics", "which-modes").quiz_answer == "0,1"
+        assert app.store.steps.get("mini", "basics", "which-modes").quiz_answer == "0,1"
 
 
 async def test_free_response_reveals_the_answer_and_takes_a_self_grade(make_app, tmp_path):
@@ -118,7 +118,7 @@ async def test_free_response_reveals_the_answer_and_takes_a_self_grade(make_app,
         assert "Your grade is saved: I got it" in screen_text(app)
         assert "Answered earlier" not in screen_text(app)
         await pilot.press("ctrl+q")
-    recorded = ProgressStore.open(tmp_path).step("mini", "basics", "why-shapes")
+    recorded = ProgressStore.open(tmp_path).steps.get("mini", "basics", "why-shapes")
     assert recorded.quiz_answer == "the shapes say which operand" and recorded.quiz_correct is True
 
 
@@ -133,7 +133,7 @@ async def test_free_response_reveals_the_answer_with_the_solution_key_shown_on_i
         await pilot.click("#right")
         await pilot.press("f8")  # again, after the self-grade: the grade stays
         await settle(pilot)
-        assert app.store.step("mini", "basics", "why-shapes").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
         await pilot.press("ctrl+q")
 
 
@@ -151,7 +151,7 @@ async def test_a_free_answer_is_self_graded_with_the_keyboard_alone(make_app):
         await pilot.press("enter")
         await settle(pilot)
         assert "Your grade is saved: I got it" in screen_text(app)
-        assert app.store.step("mini", "basics", "why-shapes").quiz_correct is True
+        assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
         await pilot.press("ctrl+q")
 
 
@@ -165,7 +165,7 @@ async def test_edits_are_kept_as_a_draft_and_come_back_after_a_restart(make_app,
         editor.move_cursor((3, 12))
         await pilot.press(*" * 2")
         await pilot.pause(DEBOUNCE + 0.3)  # the debounce passes while the app keeps running
-        assert "return x * 2" in (app.store.draft("mini", "exercises", "double") or "")
+        assert "return x * 2" in (app.store.drafts.get("mini", "exercises", "double") or "")
         await pilot.press(*"  # more")  # typed just before quitting: quitting flushes it
         await pilot.press("ctrl+q")
     again = make_app(data_dir=tmp_path)
@@ -192,7 +192,7 @@ async def test_reset_asks_then_restores_the_starter(make_app):
         await settle(pilot)
         editor = app.screen.query_one(CodeEditor)
         assert editor.text == app.screen.place.step.starter
-        assert app.store.draft("mini", "exercises", "double") is None
+        assert app.store.drafts.get("mini", "exercises", "double") is None
 
 
 async def test_hints_are_progressive_counted_and_kept(make_app, tmp_path):
@@ -208,7 +208,7 @@ async def test_hints_are_progressive_counted_and_kept(make_app, tmp_path):
         assert "Hint 2/2" in screen_text(app)
         await pilot.press("f7")  # no third hint: a notice, no count
         await settle(pilot)
-        assert app.store.step("mini", "exercises", "double").hints_used == 2
+        assert app.store.steps.get("mini", "exercises", "double").hints_used == 2
         await pilot.press("ctrl+q")
     again = make_app(data_dir=tmp_path)
     async with again.run_test(size=SIZE) as pilot:
@@ -224,14 +224,14 @@ async def test_solution_is_locked_before_any_failed_check(make_app):
         await settle(pilot)
         assert not isinstance(app.screen, (SolutionScreen, ConfirmScreen))
         assert any("solution opens once you solve" in n.message for n in app._notifications)
-        assert not app.store.step("mini", "exercises", "double").solution_seen
+        assert not app.store.steps.get("mini", "exercises", "double").solution_seen
 
 
 async def test_solution_after_three_failed_checks_needs_a_confirmation(make_app):
     app = make_app(start_lesson="exercises")
     for _ in range(3):  # three Checks that failed, as the exercise step records them
-        app.store.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
-                                 checks_total=1)
+        app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
+                                         checks_total=1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f8")
@@ -244,12 +244,12 @@ async def test_solution_after_three_failed_checks_needs_a_confirmation(make_app)
         await pilot.click("#use")
         await settle(pilot)
         assert "return x * 2" in app.screen.query_one(CodeEditor).text
-        assert app.store.step("mini", "exercises", "double").solution_seen
+        assert app.store.steps.get("mini", "exercises", "double").solution_seen
 
 
 async def test_solution_opens_directly_once_solved(make_app):
     app = make_app(start_lesson="exercises")
-    app.store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert "✓ solved" in screen_text(app)

@@ -43,12 +43,12 @@ async def test_check_and_run_build_on_the_learners_own_earlier_answer(tmp_path, 
             await _finish(pilot, app)
             text = screen_text(app)
             assert "not there yet:" in text and "checkerboard; write them first" in text
-            store.save_draft(pack.id, "puzzles", "checkerboard", WRONG)  # what their editor holds there
+            store.drafts.save(pack.id, "puzzles", "checkerboard", WRONG)  # what their editor holds there
             await pilot.press("f6")
             await _finish(pilot, app)
             text = screen_text(app)
             assert "1/2 checks passed." in text and "not there yet" not in text
-            store.save_draft(pack.id, "puzzles", "checkerboard", RIGHT)
+            store.drafts.save(pack.id, "puzzles", "checkerboard", RIGHT)
             editor.replace_all(INVERTED + "print(inverted(2).tolist(), arange(3).tolist())\n")
             await pilot.press("f5")  # Run: the prelude (arange, where) and the answer it builds on, first
             await _finish(pilot, app)

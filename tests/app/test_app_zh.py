@@ -141,13 +141,13 @@ async def test_switching_redraws_the_review_keeping_its_verdict(make_app):
 
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 3 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 3 * DAY
         screen = await _open_review(pilot, app)
         await pilot.press("enter")  # the right choice
         await settle(pilot)
         assert "Good: back in" in screen_text(app)
-        reviews = len(app.store.reviews())
+        reviews = len(app.store.cards.reviews())
         await _pick(pilot, app, "中文")
         await settle(pilot, 3)
         assert app.screen is screen
@@ -155,7 +155,7 @@ async def test_switching_redraws_the_review_keeping_its_verdict(make_app):
         assert "复习 1/1" in text and "选择题" in text, text
         assert "良好：" in text and "天后再复习" in text, text
         assert "Good" not in text and "Review" not in text, text
-        assert screen.rating == review.GOOD and len(app.store.reviews()) == reviews
+        assert screen.rating == review.GOOD and len(app.store.cards.reviews()) == reviews
         await pilot.press("f4")  # on to the summary, in Chinese too
         await settle(pilot, 3)
         text = screen_text(app)

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from app_support import MINI
+from app_support import MINI, learner_store
 from tutor.cli.main import main
 from tutor.core import i18n
 from tutor.core.progress import ProgressStore
@@ -35,12 +35,12 @@ def _run(capsys, data, *argv):
 
 
 def _seed(data_dir):
-    store = ProgressStore.open(data_dir)
-    store.set_position("mini", "exercises", "double")
-    store.visit("mini", "basics", "intro")
-    store.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
-    store.save_draft("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(data_dir)
+    store.positions.set("mini", "exercises", "double")
+    store.steps.visit("mini", "basics", "intro")
+    store.answers.record_attempt("mini", "exercises", "double", "check", passed=True, checks_passed=1, checks_total=1)
+    store.drafts.save("mini", "exercises", "double", "def double(x):\n    return x * 2\n")
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
 
 
@@ -87,8 +87,8 @@ def test_a_bad_language_is_a_usage_error(tmp_path, capsys):
 
 
 def test_review_due_in_chinese(tmp_path, capsys):
-    store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
     month = (datetime.now() + timedelta(days=30)).isoformat(timespec="minutes")
     code, out, _ = _run(capsys, tmp_path, "--language", "zh", "review", "--due", "--at", month)
@@ -144,3 +144,108 @@ def test_language_values_as_a_locale_writes_them_and_bad_ones_with_their_line(tm
     bad.write_text('language = "../../etc"\n')
     with pytest.raises(ConfigError, match=r"config.toml:1: language: expected a language code"):
         load_settings({}, config_file=bad, environ={})
+
+
+# ---------------------------------------------------------------- every learner command, in zh
+# (usage errors, check's own sentences, doctor, review --optimize, reset, serve, handin)
+
+
+def test_check_says_what_the_checks_found_in_chinese(tmp_path):
+    """The check engine's own sentence (made in the sandbox's child) arrives in Chinese, its
+    numbers, shapes and names as the check saw them; in English without the setting."""
+    wrong = tmp_path / "double.py"
+    wrong.write_text("def double(x):\n    return x + 1\n")
+    proc = _tutor("check", "double", str(wrong), "--seed", "7", data_dir=tmp_path,
+                  env_extra={"TORCH_TUTOR_LANGUAGE": "zh"})
+    assert proc.returncode == 1, proc.stderr
+    said = next((line for line in proc.stdout.splitlines() if "值不对" in line), proc.stdout)
+    assert re.fullmatch(r"\s+值不对（位置 \[0\]）：预期 \S+，实际 \S+（3 个元素中有 3 个不同；rtol 1e-05, atol 1e-06）"
+                        r"（输入为 n=3，形状为 \(3,\) 的 x）", said), proc.stdout
+    english = _tutor("check", "double", str(wrong), "--seed", "7", data_dir=tmp_path, env_extra={})
+    assert re.fullmatch(r"\s+wrong value at \[0\]: expected \S+, got \S+ \(3 of 3 elements differ; rtol 1e-05, "
+                        r"atol 1e-06\) \(for n=3, x of shape \(3,\)\)",
+                        next((line for line in english.stdout.splitlines() if "wrong value" in line), "")), english.stdout
+
+
+@pytest.mark.parametrize("argv, chinese, english", [
+    (["check"], "缺少以下参数：EXERCISE, FILE", "the following arguments are required"),
+    (["run", "x.py", "--isolation", "walls"], "无效的选择：'walls'（可选：'auto', 'bwrap', 'none'）", "invalid choice"),
+    (["progress", "--bogus"], "无法识别的参数：--bogus", "unrecognized arguments"),
+    (["check", "double", "x.py", "--timeout", "soon"], "参数 --timeout：无效的 float 值：'soon'", "invalid float value"),
+])
+def test_usage_errors_of_argparse_in_chinese(tmp_path, capsys, monkeypatch, argv, chinese, english):
+    monkeypatch.setenv("TORCH_TUTOR_LANGUAGE", "zh")
+    with pytest.raises(SystemExit) as exit_:
+        _run(capsys, tmp_path, *argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("用法：torch-tutor ") and "：错误：" in err and chinese in err, err
+    assert english not in err and "usage:" not in err, err
+    monkeypatch.delenv("TORCH_TUTOR_LANGUAGE")
+    with pytest.raises(SystemExit):
+        _run(capsys, tmp_path, "--language", "en", *argv)
+    err = capsys.readouterr().err
+    assert err.startswith("usage: torch-tutor ") and ": error: " in err and english in err, err
+
+
+def test_a_commands_own_usage_errors_in_chinese(tmp_path, capsys):
+    code, _, err = _run(capsys, tmp_path, "--language", "zh", "review", "--at", "someday", "--due")
+    assert code == 2 and err == "torch-tutor：错误：--at 'someday' 不是日期或时间（用 ISO 8601，例如 2026-05-01T09:30）\n"
+    code, _, err = _run(capsys, tmp_path, "review", "--json", "--language", "zh")
+    assert code == 2 and err == "torch-tutor：错误：--json 要与 --due 一起使用\n", err
+    code, _, err = _run(capsys, tmp_path, "--language", "zh", "check", "nosuch", "x.py")
+    assert code == 2 and "导师能看到的课程包中没有练习 'nosuch'" in err, err
+    code, _, err = _run(capsys, tmp_path, "--language", "zh", "handin", "--learner", " ")
+    assert code == 2 and err == "torch-tutor：错误：--learner 不能为空\n", err
+    code, _, err = _run(capsys, tmp_path, "--language", "zh", "serve", "--port", "70000")
+    assert code == 2 and ("--port 70000：应在 0 到 65535 之间" in err or "textual-serve" in err), err
+
+
+def test_review_optimize_says_not_yet_in_chinese(tmp_path, capsys):
+    code, out, _ = _run(capsys, tmp_path, "--language", "zh", "review", "--optimize")
+    assert code == 0 and out.startswith("还不行：FSRS 能从你的 0 次复习中学习") and "继续复习吧。" in out, out
+
+
+def test_reset_asks_and_answers_in_chinese(tmp_path, capsys, monkeypatch):
+    _seed(tmp_path)
+    code, _, err = _run(capsys, tmp_path, "--language", "zh", "reset", "mini")  # not at a terminal
+    assert code == 2 and "reset 会清除课程包 mini 的进度、草稿和复习卡片；不在终端中运行时，请加 --yes 确认" in err, err
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    asked = []
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or "n")
+    code, out, _ = _run(capsys, tmp_path, "--language", "zh", "reset", "mini")
+    assert code == 1 and asked == ["清除课程包 mini 的进度、草稿和复习卡片？此操作无法撤销。[y/N] "] and out == "什么都没改。\n"
+    monkeypatch.setattr("builtins.input", lambda prompt: "是")
+    code, out, _ = _run(capsys, tmp_path, "--language", "zh", "reset", "mini")
+    assert code == 0 and re.fullmatch(r"已清除课程包 mini 的进度、草稿和复习卡片（\d+ 条记录）。\n", out), out
+
+
+def test_doctor_in_chinese(tmp_path):
+    proc = _tutor("doctor", data_dir=tmp_path, env_extra={"LANG": "zh_CN.UTF-8"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    heads = [line.split("：")[0].strip() for line in lines if not line.startswith("  ")]
+    assert heads[:2] == ["Python 解释器", "torch 版本"] and {"隔离", "模式", "进程数", "限制", "预热", "试运行"} <= set(heads), lines
+    isolation = next(line for line in lines if line.startswith("隔离："))
+    assert re.match(r"隔离：\s+(无|bwrap) — ", isolation), isolation
+    assert "每次运行" in proc.stdout and "墙钟时间" in proc.stdout, proc.stdout
+    for english in ("isolation:", "limits:", "warm-up:", "test run:", "each run is"):
+        assert english not in proc.stdout, (english, proc.stdout)
+
+
+def test_the_servers_lines_are_the_tables():
+    """tutor/web cannot import the table: the English lines of its server and of doctor's container
+    facts are the table's serve.* and hub.* keys; serve and doctor pass them in the learner's language."""
+    from tutor.web import hub, serve
+
+    for prefix, words in (("serve.", serve.WORDS), ("hub.", hub.WORDS)):
+        assert words == {key: i18n.TABLE["en"][prefix + key] for key in words}
+        assert {key.removeprefix(prefix) for key in i18n.TABLE["en"] if key.startswith(prefix)} == set(words)
+
+
+def test_handin_in_chinese(tmp_path, capsys):
+    _seed(tmp_path)
+    target = tmp_path / "out.tthandin"
+    code, out, _ = _run(capsys, tmp_path, "--language", "zh", "handin", "mini", "--learner", "ada",
+                        "--output", str(target))
+    assert code == 0 and out == f"已写入 {target}：1 个练习（已解出 0 个），1 个测验答案\n", out

@@ -23,12 +23,12 @@ BIG = "x = 1  # " + "typed " * 20000  # larger than the pages a nearly full file
 
 def _fill_up(store: ProgressStore) -> None:
     """Make SQLite see a full disk: the file may not grow by one more page."""
-    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
-    store._conn.execute(f"PRAGMA max_page_count = {pages}")
+    pages = store.storage._conn.execute("PRAGMA page_count").fetchone()[0]
+    store.storage._conn.execute(f"PRAGMA max_page_count = {pages}")
 
 
 def _free_up(store: ProgressStore) -> None:
-    store._conn.execute("PRAGMA max_page_count = 1073741823")
+    store.storage._conn.execute("PRAGMA max_page_count = 1073741823")
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -39,18 +39,18 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 def test_a_full_disk_keeps_the_draft_in_memory_says_so_and_retries(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.save_draft(*KEY, "small")
+    store.drafts.save(*KEY, "small")
     _fill_up(store)
-    assert store.save_draft(*KEY, BIG) is False  # no exception
-    assert "disk is full" in store.write_error
-    assert store.draft(*KEY) == BIG and store.step(*KEY).draft  # the app reads back what was typed
-    store.visit(*KEY)  # other writes fail quietly too
+    assert store.drafts.save(*KEY, BIG) is False  # no exception
+    assert "disk is full" in store.storage.write_error
+    assert store.drafts.get(*KEY) == BIG and store.steps.get(*KEY).draft  # the app reads back what was typed
+    store.steps.visit(*KEY)  # other writes fail quietly too
     _free_up(store)
-    store.set_position("mini", "exercises", "double")  # the next write that succeeds...
-    assert store.unsaved == {} and store.write_error is None  # ...writes the draft kept in memory
+    store.positions.set("mini", "exercises", "double")  # the next write that succeeds...
+    assert store.drafts.unsaved == {} and store.storage.write_error is None  # ...writes the draft kept in memory
     store.close()
     again = ProgressStore.open(tmp_path)
-    assert again.draft(*KEY) == BIG
+    assert again.drafts.get(*KEY) == BIG
     again.close()
 
 
@@ -63,17 +63,17 @@ def test_a_full_disk_on_a_real_small_filesystem(tmp_path):
         pytest.skip("cannot mount a tmpfs here")
     try:
         store = ProgressStore.open(mount)
-        store.save_draft(*KEY, "small")
+        store.drafts.save(*KEY, "small")
         with contextlib.suppress(OSError), open(mount / "filler", "wb", buffering=0) as filler:
             while True:  # until the disk is full
                 filler.write(b"\0" * 4096)
-        assert store.save_draft(*KEY, BIG) is False
-        assert store.draft(*KEY) == BIG and store.write_error
+        assert store.drafts.save(*KEY, BIG) is False
+        assert store.drafts.get(*KEY) == BIG and store.storage.write_error
         (mount / "filler").unlink()
-        assert store.retry_unsaved() is True
+        assert store.drafts.retry() is True
         store.close()
         again = ProgressStore.open(mount)
-        assert again.draft(*KEY) == BIG
+        assert again.drafts.get(*KEY) == BIG
         again.close()
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
@@ -109,8 +109,8 @@ async def test_the_app_keeps_working_on_a_full_disk_and_will_not_quit_with_unsav
         await pilot.press("ctrl+q")  # space again: the draft is written and the app quits
         await settle(pilot)
         assert not app.is_running or not isinstance(app.screen, ConfirmScreen)
-    assert app.store.unsaved == {}
-    assert BIG[:20000] in app.store.draft(*KEY)
+    assert app.store.drafts.unsaved == {}
+    assert BIG[:20000] in app.store.drafts.get(*KEY)
 
 
 # ---------------------------------------------------------------------------- read-only folder
@@ -126,8 +126,8 @@ def readonly_data(tmp_path):
                                capture_output=True).returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     store = ProgressStore.open(folder)
-    store.save_draft(*KEY, "my draft")
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store.drafts.save(*KEY, "my draft")
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
     if root:
         subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
@@ -147,10 +147,10 @@ def readonly_data(tmp_path):
 def test_a_read_only_folder_shows_progress_and_renames_nothing(readonly_data):
     before = _files(readonly_data)
     store = ProgressStore.open(readonly_data)
-    assert not store.persistent and "read-only" in store.notice
-    assert store.draft(*KEY) == "my draft"  # what is there is shown
-    store.save_draft(*KEY, "typed now")  # works in memory for this session
-    assert store.draft(*KEY) == "typed now"
+    assert not store.storage.persistent and "read-only" in store.storage.notice
+    assert store.drafts.get(*KEY) == "my draft"  # what is there is shown
+    store.drafts.save(*KEY, "typed now")  # works in memory for this session
+    assert store.drafts.get(*KEY) == "typed now"
     store.close()
     assert _files(readonly_data) == before  # nothing renamed, nothing written
 
@@ -183,38 +183,38 @@ def test_a_file_held_by_a_writer_is_waited_on_then_busy_never_moved(tmp_path):
     other.execute("INSERT INTO meta VALUES ('other', 'writer')")
     try:
         store = ProgressStore.open(tmp_path, wait=0.3)
-        assert store.notice is None  # reading is not blocked by a writer
-        assert store.save_draft(*KEY, "typed") is False
-        assert "busy" in store.write_error and store.draft(*KEY) == "typed"
+        assert store.storage.notice is None  # reading is not blocked by a writer
+        assert store.drafts.save(*KEY, "typed") is False
+        assert "busy" in store.storage.write_error and store.drafts.get(*KEY) == "typed"
         other.execute("COMMIT")
-        assert store.retry_unsaved() is True
+        assert store.drafts.retry() is True
         store.close()
     finally:
         other.close()
     assert not list(tmp_path.glob("*corrupt*"))
     again = ProgressStore.open(tmp_path)
-    assert again.draft(*KEY) == "typed"
+    assert again.drafts.get(*KEY) == "typed"
     again.close()
 
 
 def test_an_exclusively_locked_file_is_reported_busy_never_moved_aside(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.save_draft(*KEY, "keep me")
+    store.drafts.save(*KEY, "keep me")
     store.close()
     other = sqlite3.connect(tmp_path / FILE_NAME, isolation_level=None)
     other.execute("PRAGMA locking_mode=EXCLUSIVE")
     other.execute("BEGIN EXCLUSIVE")
     try:
         locked = ProgressStore.open(tmp_path, wait=0.3)
-        assert "busy" in locked.notice and not locked.persistent
-        assert locked.backup is None
+        assert "busy" in locked.storage.notice and not locked.storage.persistent
+        assert locked.storage.backup is None
         locked.close()
     finally:
         other.execute("COMMIT")
         other.close()
     assert not list(tmp_path.glob("*corrupt*"))
     again = ProgressStore.open(tmp_path)
-    assert again.notice is None and again.draft(*KEY) == "keep me"
+    assert again.storage.notice is None and again.drafts.get(*KEY) == "keep me"
     again.close()
 
 
@@ -223,7 +223,7 @@ def test_two_apps_on_one_data_folder_are_told(tmp_path):
     assert first.claim() is None
     second = ProgressStore.open(tmp_path)
     message = second.claim()
-    assert message and f"process {os.getpid()}" in message and "last one to save wins" in second.notice
+    assert message and f"process {os.getpid()}" in message and "last one to save wins" in second.storage.notice
     second.close()
     first.close()
     third = ProgressStore.open(tmp_path)
@@ -235,8 +235,8 @@ def test_two_apps_on_one_data_folder_are_told(tmp_path):
 
 def test_a_newer_file_is_backed_up_once_not_at_every_start(tmp_path):
     store = ProgressStore.open(tmp_path)
-    store.save_draft(*KEY, "keep me")
-    store._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # what a newer tutor writes
+    store.drafts.save(*KEY, "keep me")
+    store.storage._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # what a newer tutor writes
     store.close()
     for _ in range(3):
         ProgressStore.open(tmp_path).close()
@@ -245,9 +245,9 @@ def test_a_newer_file_is_backed_up_once_not_at_every_start(tmp_path):
 
 def test_wrong_typed_values_do_not_crash_progress(tmp_path, capsys):
     store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
-    store.record_attempt(*KEY, "check", passed=True)
-    store.use_hint(*KEY)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
+    store.answers.record_attempt(*KEY, "check", passed=True)
+    store.steps.use_hint(*KEY)
     store.close()
     conn = sqlite3.connect(tmp_path / FILE_NAME)
     conn.execute("UPDATE steps SET seconds='lots', hints_used='some', solution_seen=x'00ff'")

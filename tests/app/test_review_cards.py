@@ -43,7 +43,8 @@ def store(tmp_path, monkeypatch):
 
     time.tzset()
     s = ProgressStore.open(tmp_path)
-    s.clock = Clock()
+    s.cards.clock = Clock()
+    review.keep_first_meetings(s)  # as the app does (the store itself schedules nothing)
     yield s
     s.close()
     monkeypatch.delenv("TZ")
@@ -51,8 +52,8 @@ def store(tmp_path, monkeypatch):
 
 
 def _due_in(store, key) -> float:
-    card = store.card(*key)
-    return (card["due"] - store.clock.now) / DAY
+    card = store.cards.get(*key)
+    return (card["due"] - store.cards.clock.now) / DAY
 
 
 WHICH = ("mini", "basics", "which-dim")
@@ -60,22 +61,22 @@ DOUBLE = ("mini", "exercises", "double")
 
 
 def test_a_choice_answered_right_in_the_lesson_is_due_two_days_later(store, pack):
-    store.record_quiz(*WHICH, "0", True)
-    card = store.card(*WHICH)
+    store.answers.record_quiz(*WHICH, "0", True)
+    card = store.cards.get(*WHICH)
     assert card["last_review"] == T0 and card["state"] == 2  # Review state: graduated at once
     assert _due_in(store, WHICH) == pytest.approx(2.0)  # FSRS-6 default: initial stability 2.3 days
-    [log] = store.reviews()
+    [log] = store.cards.reviews()
     assert (log["rating"], log["source"], log["first"]) == (review.GOOD, "lesson", 1)
-    store.record_quiz(*WHICH, "1", False)  # later tries in the lesson are not reviews
-    assert len(store.reviews()) == 1
+    store.answers.record_quiz(*WHICH, "1", False)  # later tries in the lesson are not reviews
+    assert len(store.cards.reviews()) == 1
 
 
 def test_again_brings_a_card_back_the_same_day(store):
-    store.record_quiz(*WHICH, "1", False)
-    assert (store.card(*WHICH)["due"] - T0) == pytest.approx(600)  # the 10-minute learning step
-    store.clock.now += 600
+    store.answers.record_quiz(*WHICH, "1", False)
+    assert (store.cards.get(*WHICH)["due"] - T0) == pytest.approx(600)  # the 10-minute learning step
+    store.cards.clock.now += 600
     card = review.review(store, WHICH, review.AGAIN)
-    assert card["due"] - store.clock.now == pytest.approx(600)
+    assert card["due"] - store.cards.clock.now == pytest.approx(600)
     assert review.day_start(card["due"]) == review.day_start(T0)
 
 
@@ -83,28 +84,28 @@ def test_each_rating_schedules_as_fsrs_says(store):
     keys = {rating: ("p", "l", f"s{rating}") for rating in (1, 2, 3, 4)}
     for rating, key in keys.items():
         review.first_review(store, key, "choice", rating)
-    minutes = {r: (store.card(*k)["due"] - T0) / 60 for r, k in keys.items()}
+    minutes = {r: (store.cards.get(*k)["due"] - T0) / 60 for r, k in keys.items()}
     assert minutes[1] == pytest.approx(10) and minutes[2] == pytest.approx(15)
     assert minutes[3] / 1440 == pytest.approx(2) and minutes[4] / 1440 == pytest.approx(8)
     # a Good review on the day it is due takes it further out; Again brings it back in 10 minutes
-    store.clock.now = store.card(*keys[3])["due"]
+    store.cards.clock.now = store.cards.get(*keys[3])["due"]
     good = review.review(store, keys[3], review.GOOD)
-    assert (good["due"] - store.clock.now) / DAY > 4
+    assert (good["due"] - store.cards.clock.now) / DAY > 4
     again = review.review(store, keys[4], review.AGAIN)
-    assert again["due"] - store.clock.now == pytest.approx(600) and again["state"] == 3  # relearning
+    assert again["due"] - store.cards.clock.now == pytest.approx(600) and again["state"] == 3  # relearning
 
 
 def test_exercises_rate_by_hints_and_solution(store):
-    store.record_attempt(*DOUBLE, "check", passed=False)
-    store.use_hint(*DOUBLE)
-    store.record_attempt(*DOUBLE, "check", passed=True, code="x")
-    assert store.reviews()[-1]["rating"] == review.HARD
+    store.answers.record_attempt(*DOUBLE, "check", passed=False)
+    store.steps.use_hint(*DOUBLE)
+    store.answers.record_attempt(*DOUBLE, "check", passed=True, code="x")
+    assert store.cards.reviews()[-1]["rating"] == review.HARD
     other = ("mini", "exercises", "other")
-    store.mark_solution_seen(*other)
-    assert store.reviews()[-1]["rating"] == review.AGAIN and store.card(*other) is not None
+    store.steps.mark_solution_seen(*other)
+    assert store.cards.reviews()[-1]["rating"] == review.AGAIN and store.cards.get(*other) is not None
     clean = ("mini", "exercises", "clean")
-    store.record_attempt(*clean, "check", passed=True)
-    assert store.reviews()[-1]["rating"] == review.GOOD
+    store.answers.record_attempt(*clean, "check", passed=True)
+    assert store.cards.reviews()[-1]["rating"] == review.GOOD
 
 
 def test_quiz_ratings_and_what_quick_means():
@@ -120,8 +121,8 @@ def test_quiz_ratings_and_what_quick_means():
 
 
 def test_the_queue_holds_what_is_due_at_a_given_time(store, pack):
-    store.record_quiz(*WHICH, "0", True)
-    store.record_quiz("mini", "basics", "predict-sum", "4", False)
+    store.answers.record_quiz(*WHICH, "0", True)
+    store.answers.record_quiz("mini", "basics", "predict-sum", "4", False)
     review.sync(store, [pack])
     assert [d.item for d in review.queue(store, [pack], T0, 10)] == []
     soon = review.queue(store, [pack], T0 + 700, 10)
@@ -132,20 +133,20 @@ def test_the_queue_holds_what_is_due_at_a_given_time(store, pack):
 
 
 def test_a_changed_item_starts_again_as_new_with_a_notice(store, pack):
-    store.record_quiz(*WHICH, "0", True)
+    store.answers.record_quiz(*WHICH, "0", True)
     assert review.sync(store, [pack]) == []
     quiz = pack.lessons[0].steps[2]
     changed_quiz = dataclasses.replace(quiz, question="In `(4x8 and 16x2)`, which numbers differ?")
     lesson = dataclasses.replace(pack.lessons[0], steps=[*pack.lessons[0].steps[:2], changed_quiz,
                                                          *pack.lessons[0].steps[3:]])
     changed = dataclasses.replace(pack, lessons=[lesson, *pack.lessons[1:]])
-    store.clock.now += DAY
+    store.cards.clock.now += DAY
     notices = review.sync(store, [changed])
     assert notices == ["mini: basics/which-dim changed since you learned it; it starts again as a new review card."]
-    card = store.card(*WHICH)
-    assert card["last_review"] is None and card["generation"] == 1 and card["due"] == store.clock.now
-    assert [d.new for d in review.queue(store, [changed], store.clock.now, 10)] == [True]
-    assert len(store.reviews()) == 1  # the old review is kept
+    card = store.cards.get(*WHICH)
+    assert card["last_review"] is None and card["generation"] == 1 and card["due"] == store.cards.clock.now
+    assert [d.new for d in review.queue(store, [changed], store.cards.clock.now, 10)] == [True]
+    assert len(store.cards.reviews()) == 1  # the old review is kept
     assert review.sync(store, [changed]) == []  # said once
     # a title or explanation change is not a change of the question
     retitled = dataclasses.replace(changed_quiz, title="Renamed")
@@ -154,27 +155,27 @@ def test_a_changed_item_starts_again_as_new_with_a_notice(store, pack):
 
 
 def test_an_item_gone_from_its_pack_is_retired_never_a_crash(store, pack):
-    store.record_quiz(*WHICH, "0", True)
-    store.record_quiz("mini", "basics", "predict-sum", "5", True)
+    store.answers.record_quiz(*WHICH, "0", True)
+    store.answers.record_quiz("mini", "basics", "predict-sum", "5", True)
     lesson = dataclasses.replace(pack.lessons[0], steps=[s for s in pack.lessons[0].steps if s.id != "which-dim"])
     smaller = dataclasses.replace(pack, lessons=[lesson, *pack.lessons[1:]])
     assert review.sync(store, [smaller]) == ["mini: basics/which-dim is no longer in its pack; its review card is retired."]
     assert [d.item for d in review.queue(store, [smaller], T0 + 30 * DAY, 10)] == ["basics/predict-sum"]
-    assert store.due_counts(["mini"], T0 + 30 * DAY, 10) == (1, 0)
-    assert store.card(*WHICH)["retired"] is not None
+    assert store.cards.due_counts(["mini"], T0 + 30 * DAY, 10) == (1, 0)
+    assert store.cards.get(*WHICH)["retired"] is not None
     assert review.sync(store, [pack]) == []  # it came back (a downgrade): live again, quietly
-    assert store.card(*WHICH)["retired"] is None
+    assert store.cards.get(*WHICH)["retired"] is None
 
 
 def test_new_cards_are_capped_per_day(store):
     for i in range(5):
-        store.put_card(review._new_card(("p", "l", f"s{i}"), "choice", T0))
-    assert store.due_counts(["p"], T0, 3) == (0, 3)
+        store.cards.put(review._new_card(("p", "l", f"s{i}"), "choice", T0))
+    assert store.cards.due_counts(["p"], T0, 3) == (0, 3)
     for i in range(3):
         review.review(store, ("p", "l", f"s{i}"), review.GOOD)
-    assert store.due_counts(["p"], T0 + 60, 3) == (0, 0)  # three new ones today: that is the cap
-    assert store.due_counts(["p"], T0 + DAY, 3) == (0, 2)  # tomorrow the rest may come
-    assert store.new_allowance(T0, 0) == 0
+    assert store.cards.due_counts(["p"], T0 + 60, 3) == (0, 0)  # three new ones today: that is the cap
+    assert store.cards.due_counts(["p"], T0 + DAY, 3) == (0, 2)  # tomorrow the rest may come
+    assert store.cards.new_allowance(T0, 0) == 0
 
 
 def test_the_migration_from_the_current_release_keeps_every_row(tmp_path, pack):
@@ -187,70 +188,70 @@ def test_the_migration_from_the_current_release_keeps_every_row(tmp_path, pack):
 
     store = ProgressStore.open(tmp_path)
     try:
-        assert store.notice is None and store.persistent
+        assert store.storage.notice is None and store.storage.persistent
         for table in tables:
-            rows = sorted(store._conn.execute(f"SELECT * FROM {table}").fetchall())
+            rows = sorted(store.storage._conn.execute(f"SELECT * FROM {table}").fetchall())
             if table == "meta":
                 rows = [r for r in rows if r[0] != "schema_version"]
                 expected = [r for r in before["meta"] if r[0] != "schema_version"]
             else:
                 expected = before[table]
             assert rows == expected, table
-        assert store._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
+        assert store.storage._conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (
             str(SCHEMA_VERSION),)
-        assert store.draft(*DOUBLE).endswith("# draft\n") and store.preference("theme") == "light"
+        assert store.drafts.get(*DOUBLE).endswith("# draft\n") and store.preferences.get("theme") == "light"
         # what was met before review existed becomes new cards, capped per day
-        keys = sorted((c["pack"], c["lesson"], c["step"]) for c in store.cards())
+        keys = sorted((c["pack"], c["lesson"], c["step"]) for c in store.cards.all())
         assert keys == [("gone-pack", "l1", "q1"), ("mini", "basics", "predict-sum"),
                         ("mini", "basics", "which-dim"), ("mini", "basics", "which-modes"),
                         ("mini", "basics", "why-shapes"), ("mini", "exercises", "double")]
         assert review.sync(store, [pack]) == []
-        now = store.clock()
-        assert store.due_counts(["mini"], now, 10) == (0, 5)
-        assert store.due_counts(["mini"], now, 2) == (0, 2)
+        now = store.cards.clock()
+        assert store.cards.due_counts(["mini"], now, 10) == (0, 5)
+        assert store.cards.due_counts(["mini"], now, 2) == (0, 2)
         assert {d.kind for d in review.queue(store, [pack], now, 10)} == {"choice", "predict", "free", "exercise"}
     finally:
         store.close()
     again = ProgressStore.open(tmp_path)  # a second start migrates nothing again
-    assert len(again.cards()) == 6 and again.notice is None
+    assert len(again.cards.all()) == 6 and again.storage.notice is None
     again.close()
 
 
 def test_reset_of_a_pack_or_an_exercise_resets_its_cards(store):
-    store.record_quiz(*WHICH, "0", True)
-    store.record_attempt(*DOUBLE, "check", passed=True)
-    store.record_quiz("other", "l", "q", "0", True)
+    store.answers.record_quiz(*WHICH, "0", True)
+    store.answers.record_attempt(*DOUBLE, "check", passed=True)
+    store.answers.record_quiz("other", "l", "q", "0", True)
     store.reset("mini", step="double", lesson="exercises")
-    assert store.card(*DOUBLE) is None and store.card(*WHICH) is not None
+    assert store.cards.get(*DOUBLE) is None and store.cards.get(*WHICH) is not None
     store.reset("mini")
-    assert store.card(*WHICH) is None and store.reviews(["mini"]) == []
-    assert store.card("other", "l", "q") is not None
-    store.record_attempt(*DOUBLE, "check", passed=True)  # met again after a reset: a first review again
-    assert store.reviews(["mini"])[0]["first"] == 1
+    assert store.cards.get(*WHICH) is None and store.cards.reviews(["mini"]) == []
+    assert store.cards.get("other", "l", "q") is not None
+    store.answers.record_attempt(*DOUBLE, "check", passed=True)  # met again after a reset: a first review again
+    assert store.cards.reviews(["mini"])[0]["first"] == 1
 
 
 def test_forecast_and_retention(store, pack):
-    store.record_quiz(*WHICH, "0", True)  # due in 2 days
-    store.record_quiz("mini", "basics", "predict-sum", "4", False)  # due today
+    store.answers.record_quiz(*WHICH, "0", True)  # due in 2 days
+    store.answers.record_quiz("mini", "basics", "predict-sum", "4", False)  # due today
     review.sync(store, [pack])
     counts = review.forecast(store, [pack], T0)
     assert len(counts) == 14 and counts[0] == 1 and counts[2] == 1 and sum(counts) == 2
-    store.clock.now = T0 + 2 * DAY
+    store.cards.clock.now = T0 + 2 * DAY
     review.review(store, WHICH, review.GOOD)
     review.review(store, ("mini", "basics", "predict-sum"), review.AGAIN)
-    weeks = review.retention(store, [pack], store.clock.now)
+    weeks = review.retention(store, [pack], store.cards.clock.now)
     assert weeks[-1] == (2, 1) and sum(n for n, _ in weeks) == 2  # first meetings do not count
 
 
 def test_resetting_an_exercise_forgets_its_review_scratch_but_not_a_lookalike_lessons(store):
-    store.record_attempt(*DOUBLE, "check", passed=True)
-    scratch = store.scratch_key(*DOUBLE)
+    store.answers.record_attempt(*DOUBLE, "check", passed=True)
+    scratch = store.cards.scratch_key(*DOUBLE)
     assert scratch[1].startswith("review:") and scratch[1].endswith(":exercises")
-    store.save_draft(*scratch, "review code")
+    store.drafts.save(*scratch, "review code")
     other = ("mini", "review:1:exercises-two", "double")  # another lesson's scratch: kept
-    store.save_draft(*other, "other")
+    store.drafts.save(*other, "other")
     store.reset("mini", step="double", lesson="exercises")
-    assert store.draft(*scratch) is None and store.draft(*other) == "other"
+    assert store.drafts.get(*scratch) is None and store.drafts.get(*other) == "other"
 
 
 def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
@@ -271,9 +272,10 @@ def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
         from tutor.core.progress import ProgressStore
         pack = packcache.load(Path({str(MINI)!r}), Path({str(cache)!r}))
         store = ProgressStore.open(Path({str(tmp_path / "data")!r}))
-        store.record_attempt("mini", "exercises", "double", "check", passed=True)
+        review.keep_first_meetings(store)
+        store.answers.record_attempt("mini", "exercises", "double", "check", passed=True)
         print(review.sync(store, [pack]))
-        print(sorted((c["step"], c["content"]) for c in store.cards()))
+        print(sorted((c["step"], c["content"]) for c in store.cards.all()))
         store.close()
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -282,7 +284,7 @@ def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
     store = ProgressStore.open(tmp_path / "data")
     try:
         assert review.sync(store, [load_pack(MINI)]) == []
-        assert all(c["generation"] == 0 and c["last_review"] is not None for c in store.cards())
+        assert all(c["generation"] == 0 and c["last_review"] is not None for c in store.cards.all())
     finally:
         store.close()
 
@@ -298,12 +300,12 @@ def _with_double(pack, change):
 def test_rewording_a_checks_description_or_hint_keeps_the_card(store, pack):
     """What an exercise asks is its body, starter and what its checks assert; a check's description
     and hint are wording, like a quiz's explanations, and must not reset the learner's schedule."""
-    store.record_attempt(*DOUBLE, "check", passed=True)
+    store.answers.record_attempt(*DOUBLE, "check", passed=True)
     assert review.sync(store, [pack]) == []
     reworded = _with_double(pack, lambda s: dataclasses.replace(s, checks=[
         dataclasses.replace(c, description="doubles its input", hint="Two times x.") for c in s.checks]))
     assert review.sync(store, [reworded]) == []
-    assert store.card(*DOUBLE)["generation"] == 0 and store.card(*DOUBLE)["last_review"] is not None
+    assert store.cards.get(*DOUBLE)["generation"] == 0 and store.cards.get(*DOUBLE)["last_review"] is not None
     # what a check asserts is the item: changing it still starts the card again
     stricter = _with_double(reworded, lambda s: dataclasses.replace(s, checks=[
         dataclasses.replace(c, rtol=0.0) for c in s.checks]))
@@ -325,12 +327,12 @@ def test_a_card_hashed_by_an_earlier_release_is_kept_not_reset(store, pack):
     ]
     for old in old_ways:
         store.reset("mini")
-        store.record_attempt(*DOUBLE, "check", passed=True)
+        store.answers.record_attempt(*DOUBLE, "check", passed=True)
         digest = hashlib.sha256(json.dumps(["exercise", old], sort_keys=True, ensure_ascii=False,
                                            default=str).encode()).hexdigest()[:16]
-        card = store.card(*DOUBLE)
+        card = store.cards.get(*DOUBLE)
         card["content"] = digest
-        store.put_card(card)
+        store.cards.put(card)
         assert review.sync(store, [pack]) == []
-        card = store.card(*DOUBLE)
+        card = store.cards.get(*DOUBLE)
         assert card["generation"] == 0 and card["content"] == review.content_hash(step)

@@ -11,7 +11,7 @@ import pytest
 from tutor.cli.main import main
 from tutor.core.progress import FILE_NAME, ProgressStore
 
-from app_support import MINI
+from app_support import MINI, learner_store
 from test_review_cards import FIXTURE
 
 
@@ -22,9 +22,9 @@ def _run(capsys, data, *argv):
 
 
 def test_due_lists_what_is_due_at_a_given_time(tmp_path, capsys):
-    store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
-    store.record_quiz("mini", "basics", "predict-sum", "4", False)
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
+    store.answers.record_quiz("mini", "basics", "predict-sum", "4", False)
     store.close()
     code, out, _ = _run(capsys, tmp_path, "review", "--due", "--json")
     assert code == 0 and json.loads(out)["due"] == []
@@ -60,13 +60,13 @@ def test_progress_shows_due_counts_after_an_upgrade_from_the_current_release(tmp
 
 
 def test_reset_of_a_pack_resets_its_review_cards(tmp_path, capsys):
-    store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "0", True)
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "which-dim", "0", True)
     store.close()
     code, out, _ = _run(capsys, tmp_path, "reset", "mini", "--yes")
     assert code == 0 and "review cards" in out
     store = ProgressStore.open(tmp_path)
-    assert store.cards() == [] and store.reviews() == []
+    assert store.cards.all() == [] and store.cards.reviews() == []
     store.close()
 
 
@@ -81,8 +81,8 @@ def test_the_first_screen_loads_no_review_module(tmp_path):
     test_app_startup.SCRIPT = SCRIPT.replace(heavy, '("fsrs", "tutor.core.review", "tutor.app.screens.review", '
                                                     '"tutor.app.screens.review_chart")')
     try:
-        store = ProgressStore.open(tmp_path)
-        store.record_quiz("mini", "basics", "which-dim", "1", False)  # a card, due in 10 minutes
+        store = learner_store(tmp_path)
+        store.answers.record_quiz("mini", "basics", "which-dim", "1", False)  # a card, due in 10 minutes
         store.close()
         first, _ = test_app_startup._start(tmp_path)
         assert first["loaded"] == []
@@ -112,9 +112,9 @@ def test_pack_text_and_stored_ids_reach_the_terminal_inert(tmp_path, capsys):
     from tutor.core.loader import load_pack
 
     pack = load_pack(MINI)
-    store = ProgressStore.open(tmp_path)
-    store.record_quiz("mini", "basics", "which-dim", "1", False)
-    store.put_card(review._new_card(("mini", "basics", "gone\x1b]0;owned\x07"), "choice", 0.0))
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "which-dim", "1", False)
+    store.cards.put(review._new_card(("mini", "basics", "gone\x1b]0;owned\x07"), "choice", 0.0))
     quiz = dataclasses.replace(pack.lessons[0].steps[2], title="Evil \x1b]52;c;aGk=\x07")
     lesson = dataclasses.replace(pack.lessons[0], steps=[*pack.lessons[0].steps[:2], quiz, *pack.lessons[0].steps[3:]])
     hostile = dataclasses.replace(pack, lessons=[lesson, *pack.lessons[1:]])

@@ -24,12 +24,12 @@ def _log(store: ProgressStore, cards: int, reviews_each: int, seed: int = 7) -> 
     """A learner who remembers a bit better than FSRS's defaults expect, over months."""
     rng = random.Random(seed)
     for c in range(cards):
-        store.put_card(review._new_card(("p", "l", f"s{c}"), "choice", T0))
-        card = store.card("p", "l", f"s{c}")
+        store.cards.put(review._new_card(("p", "l", f"s{c}"), "choice", T0))
+        card = store.cards.get("p", "l", f"s{c}")
         at, interval = T0 + c * 3600, 1.0
         for _ in range(reviews_each):
             remembered = rng.random() < 0.95
-            store.log_review(card, review.GOOD if remembered else review.AGAIN, at, source="review", first=False)
+            store.cards.log_review(card, review.GOOD if remembered else review.AGAIN, at, source="review", first=False)
             interval = interval * 2.5 if remembered else 1.0
             at += interval * DAY
 
@@ -47,7 +47,7 @@ def test_too_few_reviews_changes_nothing_and_says_how_many_are_needed(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "FSRS can learn from 40 of your reviews" in out.stdout and "needs 512" in out.stdout
     store = ProgressStore.open(tmp_path)
-    assert store.preference(review.PARAMETERS_KEY) is None
+    assert store.preferences.get(review.PARAMETERS_KEY) is None
     store.close()
 
 
@@ -63,7 +63,7 @@ def test_enough_reviews_fit_the_learners_parameters_in_a_subprocess(tmp_path):
     assert "Fitting FSRS to 540 of your reviews" in out.stdout
     assert "Predicted recall at your reviews:" in out.stdout and "you actually recalled" in out.stdout
     store = ProgressStore.open(tmp_path)
-    saved = store.preference(review.PARAMETERS_KEY)
+    saved = store.preferences.get(review.PARAMETERS_KEY)
     assert "scheduled with your own parameters" in out.stdout  # this learner beats the defaults' guess
     fitted = json.loads(saved)
     assert len(fitted) == 21 and fitted != list(__import__("fsrs").scheduler.DEFAULT_PARAMETERS)

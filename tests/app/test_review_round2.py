@@ -17,10 +17,10 @@ async def test_the_open_summary_offers_cards_as_they_come_due_and_f4_or_f10_star
     bar said "review: 3 due F10"; F10 and F4 did nothing."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
+        app.store.answers.record_quiz(*WHICH, "0", True)
         screen = await _open_review(pilot, app)
         assert "Nothing to review now. Next review in 2 days." in screen_text(app)
-        app.store.clock.now = app.store.card(*WHICH)["due"] + 1  # the card comes due, screen open
+        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 1  # the card comes due, screen open
         await pilot.pause(ReviewScreen.POLL_SECONDS * 2.5)
         await settle(pilot, 3)
         text = screen_text(app)
@@ -39,15 +39,15 @@ async def test_the_open_summary_offers_cards_as_they_come_due_and_f4_or_f10_star
 async def test_f4_on_a_card_not_tried_skips_it_without_a_grade(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
-        before = len(app.store.reviews())
-        due = app.store.card(*WHICH)["due"]
+        before = len(app.store.cards.reviews())
+        due = app.store.cards.get(*WHICH)["due"]
         await pilot.press("f4")
         await settle(pilot, 3)
-        assert len(app.store.reviews()) == before  # not graded: no Again
-        assert app.store.card(*WHICH)["due"] == due  # still due
+        assert len(app.store.cards.reviews()) == before  # not graded: no Again
+        assert app.store.cards.get(*WHICH)["due"] == due  # still due
         text = screen_text(app)
         assert "1 skipped (not graded, still due)." in text
         assert "more came due" not in text and "due now" not in text  # not offered again at once
@@ -56,9 +56,9 @@ async def test_f4_on_a_card_not_tried_skips_it_without_a_grade(make_app):
 async def test_a_free_answer_in_review_is_graded_only_with_the_digits(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*FREE, "shapes", None)
-        app.store.record_quiz(*FREE, "shapes", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         await pilot.press("f8")  # reveal the model answer
         await settle(pilot)
@@ -72,15 +72,15 @@ async def test_a_prediction_right_only_after_the_output_was_shown_is_again(make_
     """A missed prediction shows the real output beside it: retyping that earned Hard."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*PREDICT, "5", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*PREDICT, "5", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         screen = await _open_review(pilot, app)
         assert screen.current.step == "predict-sum"
-        app.store.record_quiz(*screen._scratch, "6", False)  # as the step records a miss
+        app.store.answers.record_quiz(*screen._scratch, "6", False)  # as the step records a miss
         await settle(pilot)
-        app.store.record_quiz(*screen._scratch, "5", True)  # the output, retyped
+        app.store.answers.record_quiz(*screen._scratch, "5", True)  # the output, retyped
         await settle(pilot)
-        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.cards.reviews()[-1]["rating"] == review.AGAIN
     assert review.quiz_rating("predict", True, 2, 5.0) == review.AGAIN
     assert review.quiz_rating("choice", True, 2, 5.0) == review.HARD  # only the pick was explained
 
@@ -88,13 +88,13 @@ async def test_a_prediction_right_only_after_the_output_was_shown_is_again(make_
 async def test_the_summary_does_not_give_a_next_review_time_beside_cards_due_now(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + DAY
-        app.store.record_quiz(*FREE, "shapes", None)
-        app.store.record_quiz(*FREE, "shapes", True)
-        app.store.clock.now = app.store.card(*WHICH)["due"] + 60
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
         await _open_review(pilot, app)
-        app.store.clock.now = app.store.card(*FREE)["due"] + 60
+        app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60
         await pilot.press("enter", "f4")
         await settle(pilot, 3)
         text = screen_text(app)
@@ -136,21 +136,21 @@ def _store_with_every_card(pack):
     from tutor.core.progress import ProgressStore
 
     store = ProgressStore.open(Path(tempfile.mkdtemp(prefix="titles-")))
-    store.clock = lambda: T0
+    store.cards.clock = lambda: T0
     for lesson in pack.lessons:
         for step in lesson.steps:
             kind = review.item_kind(step)
             if kind is not None:
-                store.put_card(review._new_card((pack.id, lesson.id, step.id), kind, T0))
+                store.cards.put(review._new_card((pack.id, lesson.id, step.id), kind, T0))
     return store
 
 
 async def test_the_review_title_names_the_kind_in_words(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*FREE, "shapes", None)
-        app.store.record_quiz(*FREE, "shapes", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         top = screen_text(app).splitlines()[0]
         assert "Review 1/1 · Basics › In your words · written answer" in top

@@ -34,7 +34,7 @@ class Clock:
 
 def _app(make_app, **kwargs):
     app = make_app(**kwargs)
-    app.store.clock = Clock()
+    app.store.cards.clock = Clock()
     _seed_right_choice_first(app)
     return app
 
@@ -48,7 +48,7 @@ def _seed_right_choice_first(app) -> None:
     step = next(s for s in pack.lesson(WHICH[1]).steps if s.id == WHICH[2])
     seed = next(f"s{i}" for i in range(10_000)
                 if choice_order(len(step.choices), f"s{i}", WHICH)[:2] == [0, 1])
-    app.store.set_preference(SEED_PREFERENCE, seed)
+    app.store.preferences.set(SEED_PREFERENCE, seed)
 
 
 async def _open_review(pilot, app, *, seconds_on_item: float = 30.0) -> ReviewScreen:
@@ -63,8 +63,8 @@ async def _open_review(pilot, app, *, seconds_on_item: float = 30.0) -> ReviewSc
 async def test_a_choice_answered_in_the_lesson_comes_back_and_a_right_answer_is_good(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)  # met in the lesson on day 0
-        app.store.clock.now = T0 + 3 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)  # met in the lesson on day 0
+        app.store.cards.clock.now = T0 + 3 * DAY
         screen = await _open_review(pilot, app)
         text = screen_text(app)
         assert "Review 1/1" in text and "Which numbers" in text
@@ -74,9 +74,9 @@ async def test_a_choice_answered_in_the_lesson_comes_back_and_a_right_answer_is_
         await settle(pilot)
         text = screen_text(app)
         assert "Good: back in" in text
-        assert app.store.reviews()[-1]["rating"] == review.GOOD
-        assert app.store.reviews()[-1]["source"] == "review"
-        assert app.store.step(*WHICH).quiz_answer == "0"  # the lesson's record is untouched
+        assert app.store.cards.reviews()[-1]["rating"] == review.GOOD
+        assert app.store.cards.reviews()[-1]["source"] == "review"
+        assert app.store.steps.get(*WHICH).quiz_answer == "0"  # the lesson's record is untouched
         await pilot.press("f4")
         await settle(pilot, 3)
         text = screen_text(app)
@@ -87,64 +87,64 @@ async def test_a_choice_answered_in_the_lesson_comes_back_and_a_right_answer_is_
 async def test_moving_on_is_again_wrong_then_right_is_hard_and_quick_is_easy(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         await pilot.press("down", "enter")  # wrong
         await pilot.press("f4")  # moved on after a wrong answer: Again, back in 10 minutes
         await settle(pilot, 3)
-        assert app.store.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.cards.reviews()[-1]["rating"] == review.AGAIN
         assert "Session over: 1 reviewed, 0 right." in screen_text(app)
         await pilot.press("f2")
         await settle(pilot)
 
-        app.store.clock.now += 600
+        app.store.cards.clock.now += 600
         await _open_review(pilot, app)
         await pilot.press("down", "enter")  # wrong
         await settle(pilot)
         assert "Not this time" in screen_text(app)
         await pilot.press("up", "enter")  # right after a wrong try
         await settle(pilot)
-        assert app.store.reviews()[-1]["rating"] == review.HARD
+        assert app.store.cards.reviews()[-1]["rating"] == review.HARD
         assert "Hard: back in" in screen_text(app)
         await pilot.press("f2")
         await settle(pilot)
 
-        app.store.clock.now += 90 * DAY
+        app.store.cards.clock.now += 90 * DAY
         await _open_review(pilot, app, seconds_on_item=4.0)
         await pilot.press("enter")  # right at once, within 10 s
         await settle(pilot)
-        assert app.store.reviews()[-1]["rating"] == review.EASY
+        assert app.store.cards.reviews()[-1]["rating"] == review.EASY
         assert "Easy: back in" in screen_text(app)
 
 
 async def test_a_free_answer_is_rated_with_keys_one_to_four(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*FREE, "shapes", None)
-        app.store.record_quiz(*FREE, "shapes", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         await pilot.press("3")  # before the reveal, digits are typed into the answer
         await settle(pilot)
         assert app.screen.query_one("#answer").text == "3"
-        assert len(app.store.reviews()) == 1
+        assert len(app.store.cards.reviews()) == 1
         await pilot.click("#reveal")
         await settle(pilot)
         text = screen_text(app)
         assert "1 Again" in text and "4 Easy" in text
         await pilot.press("2")
         await settle(pilot)
-        assert app.store.reviews()[-1]["rating"] == review.HARD
+        assert app.store.cards.reviews()[-1]["rating"] == review.HARD
         assert app.screen.query_one("#answer").text == "3"  # the rating key was not typed
 
 
 async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_draft(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.save_draft(*DOUBLE, "# my lesson draft\n")
-        app.store.record_attempt(*DOUBLE, "check", passed=True, code="solved")
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.drafts.save(*DOUBLE, "# my lesson draft\n")
+        app.store.answers.record_attempt(*DOUBLE, "check", passed=True, code="solved")
+        app.store.cards.clock.now = T0 + 30 * DAY
         screen = await _open_review(pilot, app)
         assert screen.current.kind == "exercise"
         editor = app.screen.query_one(CodeEditor)
@@ -155,25 +155,25 @@ async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_
         scratch = screen._scratch
         await pilot.press("f2")  # away in the middle of the review, and back: nothing typed is lost
         await settle(pilot, 3)
-        assert "# review work" in (app.store.draft(*scratch) or "")
+        assert "# review work" in (app.store.drafts.get(*scratch) or "")
         screen = await _open_review(pilot, app)
         assert screen._scratch == scratch and "# review work" in app.screen.query_one(CodeEditor).text
-        assert len(app.store.reviews()) == 1  # leaving is not a rating
-        app.store.record_attempt(*scratch, "check", passed=False)  # a Check that failed
+        assert len(app.store.cards.reviews()) == 1  # leaving is not a rating
+        app.store.answers.record_attempt(*scratch, "check", passed=False)  # a Check that failed
         await settle(pilot)
         assert "F4 to move on (counts as Again)" in screen_text(app)
         await pilot.press("f4")  # gave up after a failed check: Again
         await settle(pilot, 3)
-        assert app.store.reviews()[-1]["rating"] == review.AGAIN
-        assert app.store.draft(*DOUBLE) == "# my lesson draft\n"  # the lesson's draft, untouched
-        assert app.store.solved_code(*DOUBLE) == "solved"
+        assert app.store.cards.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.drafts.get(*DOUBLE) == "# my lesson draft\n"  # the lesson's draft, untouched
+        assert app.store.answers.solved_code(*DOUBLE) == "solved"
         await pilot.press("f2")
         await settle(pilot)
-        app.store.clock.now += DAY  # the next review starts from the starter again
+        app.store.cards.clock.now += DAY  # the next review starts from the starter again
         screen = await _open_review(pilot, app)
         assert screen._scratch != scratch
         assert app.screen.query_one(CodeEditor).text == app.pack("mini").lessons[1].steps[0].starter
-        assert app.store.draft(*scratch) is None  # the finished review's scratch is forgotten
+        assert app.store.drafts.get(*scratch) is None  # the finished review's scratch is forgotten
 
 
 async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it(make_app):
@@ -181,8 +181,8 @@ async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it
     the keys and promises nothing about Esc."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_attempt(*DOUBLE, "check", passed=True, code="solved")
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_attempt(*DOUBLE, "check", passed=True, code="solved")
+        app.store.cards.clock.now = T0 + 30 * DAY
         screen = await _open_review(pilot, app)
         assert screen.current.kind == "exercise"
         editor = app.screen.query_one(CodeEditor)
@@ -199,8 +199,8 @@ async def test_a_review_answer_box_says_it_has_the_keys_but_not_that_esc_leaves_
 
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*FREE, "shapes", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         box = app.screen.query_one(AnswerBox)
         box.focus()
@@ -215,9 +215,9 @@ async def test_due_counts_on_the_contents_and_the_status_bar(make_app):
         await settle(pilot)
         assert isinstance(app.screen, HomeScreen)
         assert "Review:" not in screen_text(app)  # nothing due: nothing shown
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.record_quiz(*FREE, "x", False)
-        app.store.clock.now = T0 + 3 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.answers.record_quiz(*FREE, "x", False)
+        app.store.cards.clock.now = T0 + 3 * DAY
         app.screen.refresh_contents()
         for bar in app.screen.query("StatusBar"):
             bar.refresh_status()
@@ -236,7 +236,7 @@ async def test_due_counts_on_the_contents_and_the_status_bar(make_app):
 async def test_nothing_due_shows_when_the_next_review_is_and_the_chart(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
+        app.store.answers.record_quiz(*WHICH, "0", True)
         await _open_review(pilot, app)
         text = screen_text(app)
         assert "Nothing to review now. Next review in 2 days." in text
@@ -258,8 +258,8 @@ async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app
     the message says it is due later today (it used to read "now" over a "nothing to review")."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 3 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 3 * DAY
         await _open_review(pilot, app)
         await pilot.press("down", "enter", "f4")  # wrong, moved on: Again, back in 10 minutes
         await settle(pilot, 3)
@@ -269,13 +269,13 @@ async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app
         assert "today" in chart and "now" not in chart
         assert chart.splitlines()[1].strip() == "1"  # today's column holds it
 
-        app.store.clock.now += 60
+        app.store.cards.clock.now += 60
         await pilot.press("escape")
         await settle(pilot)
         await _open_review(pilot, app)
         assert "Nothing to review now. Next review in 9 min (1 due later today)." in screen_text(app)
 
-        app.store.clock.now = app.store.card(*WHICH)["due"] - 30  # due in 30 s: not "now" under
+        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] - 30  # due in 30 s: not "now" under
         await pilot.press("escape")  # "nothing to review now"
         await settle(pilot)
         await _open_review(pilot, app)
@@ -285,8 +285,8 @@ async def test_the_message_and_the_chart_agree_on_cards_due_later_today(make_app
 async def test_escape_goes_back_to_the_screen_the_review_was_opened_over(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 3 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 3 * DAY
         await settle(pilot)
         assert isinstance(app.screen, LessonScreen)
         await _open_review(pilot, app)
@@ -317,8 +317,8 @@ async def test_escape_from_a_review_opened_first_goes_to_the_contents(make_app):
 async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solution_key(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)
-        app.store.clock.now = T0 + 30 * DAY
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
         await _open_review(pilot, app)
         await pilot.press("down", "enter")  # wrong (this learner sees the right answer first)
         await settle(pilot)
@@ -328,8 +328,8 @@ async def test_a_wrong_choice_in_review_explains_only_the_pick_until_the_solutio
         await pilot.press("f8")  # every choice explained: rated Again
         await settle(pilot)
         assert "The inner dimensions of a matmul must match" in " ".join(screen_text(app).split())
-        assert app.store.reviews()[-1]["rating"] == review.AGAIN
-        assert app.store.step(*WHICH).solution_seen is False  # the lesson's record is untouched
+        assert app.store.cards.reviews()[-1]["rating"] == review.AGAIN
+        assert app.store.steps.get(*WHICH).solution_seen is False  # the lesson's record is untouched
 
 
 def test_the_charts_today_label_covers_no_other_day(utc):
@@ -354,15 +354,15 @@ async def test_cards_that_came_due_during_the_session_are_offered_at_its_end(mak
     opened; a card that came due meanwhile was neither offered nor counted."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.record_quiz(*WHICH, "0", True)  # day 0
-        app.store.clock.now = T0 + DAY
-        app.store.record_quiz(*FREE, "shapes", None)
-        app.store.record_quiz(*FREE, "shapes", True)  # a day later: due a day later
-        app.store.clock.now = app.store.card(*WHICH)["due"] + 60
-        assert app.store.card(*FREE)["due"] > app.store.clock.now
+        app.store.answers.record_quiz(*WHICH, "0", True)  # day 0
+        app.store.cards.clock.now = T0 + DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)  # a day later: due a day later
+        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
+        assert app.store.cards.get(*FREE)["due"] > app.store.cards.clock.now
         await _open_review(pilot, app)
         assert "Review 1/1" in screen_text(app)
-        app.store.clock.now = app.store.card(*FREE)["due"] + 60  # a long look at the question
+        app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60  # a long look at the question
         await pilot.press("enter")  # right: Good
         await settle(pilot)
         await pilot.press("f4")

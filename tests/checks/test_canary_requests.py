@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
+
 RECORD = """
 import json, sys
 _server = sys.modules["tutor.checks.server"]
@@ -46,3 +51,38 @@ def test_a_canarys_time_and_profile_requests_look_like_the_checks_own(grade):
         asked = [json.dumps(r, sort_keys=True) for r in seen if r.get("op") == op]
         assert len(asked) == 4, (op, asked)  # two cases, each a real question and a canary
         assert len(set(asked)) == 1, (op, sorted(set(asked)))
+
+
+RECORD_CALLS = """
+import json, sys
+_server = sys.modules["tutor.checks.server"]
+_real_call = _server.Server.call
+
+def _call(self, request, blobs, out):
+    shape = {k: v for k, v in request.items() if k not in ("budget", "wall", "case", "seed", "args", "tensors")}
+    shape["fields"] = sorted(request)
+    if isinstance(shape.get("observe"), dict):  # the module watched: which one changes with the case
+        shape["observe"] = dict(shape["observe"], module=sorted(shape["observe"]["module"]))
+    print("REQUEST " + json.dumps(shape, sort_keys=True))
+    return _real_call(self, request, blobs, out)
+
+_server.Server.call = _call
+"""
+SHIFT = "import torch\ndef shift(t, k):\n    return t + k\ndef serve(model, x):\n    with torch.inference_mode():\n" \
+        "        return model(x)\n" + RECORD_CALLS
+TENSOR = {"id": "values", "kind": "tensor", "setup": "x = torch.randn(r, 3)", "value": "shift(x, 2)",
+          "close_to": "x + 2", "cases": [{"r": 2}, {"r": 5}]}
+MEMORY = {"id": "mem", "kind": "memory", "setup": "x = torch.randn(3, 3)", "call": "shift(x, n)", "steps": [2, 4, 8]}
+MODE = {"id": "m", "kind": "mode", "setup": "model = nn.Linear(4, 2); x = torch.randn(3, 4)", "module": "model",
+        "call": "serve(model, x)", "during": {"inference_mode": True}, "cases": [{"r": 1}, {"r": 2}]}
+
+
+def test_a_canarys_call_requests_look_like_the_checks_own(grade):
+    """The tensor, memory and mode canaries' calls: the same fields and options as the real questions
+    (the callee travels inside the arguments, for a learner's function and the judge's alike)."""
+    for check in (TENSOR, MEMORY, MODE):
+        report = grade(SHIFT, check, timeout=60)
+        assert report.checks[0].status == "passed", report.checks[0].message
+        asked = [json.dumps(r, sort_keys=True) for r in _requests(report.run.stdout) if r.get("op") == "call"]
+        assert len(asked) >= 4, asked  # real questions and canaries
+        assert len(set(asked)) == 1, (check["id"], "\n".join(sorted(set(asked))))

@@ -9,7 +9,12 @@ never guesses at an infinite loop.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.checks.conftest import by_id
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 NAPS = "import time\ndef nap(seconds):\n    time.sleep(seconds)\n    return True\n"
 SPIN = "def spin(n):\n    total = 0\n    while True:\n        total += n\n"
@@ -23,9 +28,10 @@ def test_time_spent_waiting_is_not_cpu_time(grade):
     assert result.status == "passed", result.message
 
 
+@pytest.mark.slow  # waits out the wall-time cap: about 20 s per mode
 def test_waiting_past_the_wall_cap_is_a_timeout_that_says_so(grade):
     check = {"id": "waits", "kind": "expr", "predicate": "nap(30)", "message": "m", "time_limit": 0.4}
-    result = grade(NAPS, check, timeout=20).checks[0]
+    result = grade(NAPS, check, timeout=4).checks[0]  # the run's wall time: 3 x 4 s
     assert result.status == "timeout", result.message
     assert "of CPU time" in result.message and "waited" in result.message, result.message
     assert "infinite loop" not in result.message, result.message
@@ -44,3 +50,14 @@ def test_a_cpu_timeout_names_what_was_running_and_does_not_guess(grade):
         result.message
     assert "infinite loop" not in result.message, result.message
     assert by_id(report)["after"].status == "passed"
+
+
+def test_a_run_whose_wall_time_passes_its_timeout_is_not_stopped_while_under_its_cpu_budget(grade):
+    """The run's wall time is about three times its checks' CPU budget: a check that waits (as
+    code does on a machine that gives it no core) 1.5 times the exercise's timeout, using no CPU,
+    passes. It was `timeout` when the run's wall time was the timeout itself, so the same code was
+    `timeout` on a busy machine (or in a shard of `grade`) and not on a quiet one."""
+    check = {"id": "waits", "kind": "expr", "predicate": "nap(4.5)", "message": "m"}
+    report = grade(NAPS, check, timeout=3)
+    assert report.checks[0].status == "passed", report.checks[0].message
+    assert report.run.status == "ok", report.run.message

@@ -68,6 +68,7 @@ def test_a_missing_or_broken_earlier_answer_is_the_one_thing_asked_for(sandbox, 
                              "NameError in checkerboard.py at line 2: name 'undefined_name' is not defined")
 
 
+@pytest.mark.both_modes  # an attack on what the checks compute: the trust boundary
 def test_an_earlier_answer_cannot_change_what_the_checks_compute(sandbox, inverted):
     """The checks run the pack's prelude by themselves (its names win) and never run an earlier
     answer: one that redefines the pack's `spec_checkerboard` so that the starter's `inverted`

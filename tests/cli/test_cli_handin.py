@@ -82,6 +82,7 @@ def test_a_passing_check_is_a_solve_that_handin_and_progress_see(course: dict[st
     progress = tutor(*base, "progress", "--json", cwd=work)
     entry = next(p for p in json.loads(progress.stdout)["packs"] if p["pack"] == "autograd-hooks")
     assert sum(lesson["exercises_solved"] for lesson in entry["lessons"]) == 1
+    assert entry["review"]["cards"] == 1  # the first pass is the exercise's first review, as in the app
     text = tutor(*base, "progress", cwd=work)
     assert "No progress yet" not in text.stdout and "1/1 exercises" in text.stdout
 
@@ -117,6 +118,6 @@ def test_check_of_the_unchanged_starter_is_not_an_attempt(course: dict[str, Path
 
     store = ProgressStore.open(data)
     try:
-        assert store.steps("autograd-hooks") == {}
+        assert store.steps.of_pack("autograd-hooks") == {}
     finally:
         store.close()

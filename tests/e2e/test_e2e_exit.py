@@ -278,7 +278,7 @@ def _seed(data: Path) -> None:
     from tutor.core.progress import ProgressStore
 
     store = ProgressStore.open(data)
-    store.mark_solution_seen("mini", "exercises", "double")
+    store.steps.mark_solution_seen("mini", "exercises", "double")
     store.close()
 
 

@@ -235,10 +235,10 @@ def test_handin_writes_what_the_learner_solved_and_grade_reads_it(tmp_path):
     (lesson_a, first), (lesson_b, second) = pack.exercises()[:2]
     data = tmp_path / "data"
     store = ProgressStore.open(data)
-    store.record_attempt(pack.id, lesson_a.id, first.id, "check", passed=True, code=first.solution)
-    store.save_draft(pack.id, lesson_a.id, first.id, "# typed after solving\n")
-    store.save_draft(pack.id, lesson_b.id, second.id, second.starter + "\n# still working\n")
-    store.record_quiz(pack.id, "self-test", "q1", "B", True)
+    store.answers.record_attempt(pack.id, lesson_a.id, first.id, "check", passed=True, code=first.solution)
+    store.drafts.save(pack.id, lesson_a.id, first.id, "# typed after solving\n")
+    store.drafts.save(pack.id, lesson_b.id, second.id, second.starter + "\n# still working\n")
+    store.answers.record_quiz(pack.id, "self-test", "q1", "B", True)
     store.close()
     env = {"TORCH_TUTOR_DATA_DIR": str(data), "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}
     archive = tmp_path / "subs" / "ann.handin.zip"

@@ -31,7 +31,7 @@ def snapshot_app(tmp_path):
     def build(start_lesson: str | None = None, **flags) -> TutorApp:
         settings = make_settings(tmp_path, **flags)
         store = ProgressStore.open(tmp_path)
-        store.set_preference("shuffle-seed", "snapshot")  # choices in one fixed (shuffled) order
+        store.preferences.set("shuffle-seed", "snapshot")  # choices in one fixed (shuffled) order
         stores.append(store)
         return TutorApp(found=[FoundPack(MINI, "--pack", load_pack(MINI))], store=store,
                         engine=StillEngine(settings), settings=settings, start_pack="mini",

@@ -29,10 +29,10 @@ def utc(monkeypatch):
 def _reviewing(snapshot_app, *met):
     app = snapshot_app("basics")
     store = app.store
-    store.clock = lambda: T0
+    store.cards.clock = lambda: T0
     for key, answer, correct in met:
-        store.record_quiz(*key, answer, correct)
-    store.clock = lambda: T0 + 3 * DAY
+        store.answers.record_quiz(*key, answer, correct)
+    store.cards.clock = lambda: T0 + 3 * DAY
     return app
 
 

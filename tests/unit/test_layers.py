@@ -59,5 +59,17 @@ def test_the_child_side_imports_none_of_our_dependencies(module):
                                     "tutor.core.discovery", "tutor.core.packcache"])
 def test_core_imports_nothing_above_it(module):
     loaded = _modules_after(f"import {module}")
+    # the one exception: the check engine's sentences (tutor/checks/words.py), part of the UI table
     assert not {name for name in loaded if name.startswith(("tutor.sandbox", "tutor.grading", "tutor.app",
-                                                             "tutor.checks", "tutor.cli"))}
+                                                             "tutor.checks", "tutor.cli"))} - WORDS_ONLY
+
+
+WORDS_ONLY = {"tutor.checks", "tutor.checks.words"}
+
+
+def test_the_check_engines_words_import_nothing():
+    """tutor.core imports tutor/checks/words.py (its sentences are part of the UI table): it stays
+    a module of plain data, so tutor.core still loads nothing of the check engine with it."""
+    loaded = _modules_after("import tutor.checks.words")
+    assert {name for name in loaded if name.startswith("tutor.")} == WORDS_ONLY
+    assert {name for name in loaded if not name.startswith("tutor")} - _modules_after("pass") <= {"__future__"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core import progress
+from tutor.core.progress import storage
 from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "app" / "fixtures"
@@ -47,9 +47,9 @@ def test_a_file_from_before_user_version_keeps_every_row(tmp_path, fixture, tabl
     assert all(before[t] for t in ("meta", "position", "drafts", "quiz"))
 
     store = ProgressStore.open(tmp_path)
-    assert store.notice is None and store.persistent
-    assert store.draft("mini", "exercises", "double").endswith("# draft\n")
-    assert store.preference("theme") == "light"
+    assert store.storage.notice is None and store.storage.persistent
+    assert store.drafts.get("mini", "exercises", "double").endswith("# draft\n")
+    assert store.preferences.get("theme") == "light"
     store.close()
 
     assert _header(tmp_path / FILE_NAME) == (SCHEMA_VERSION, str(SCHEMA_VERSION))
@@ -67,8 +67,8 @@ def test_a_migrated_file_opens_without_writing_again(tmp_path):
     ProgressStore.open(tmp_path).close()
     statements: list[str] = []
     store = ProgressStore.open(tmp_path)
-    store._conn.set_trace_callback(statements.append)
-    assert store.cards() and store.reviews()
+    store.storage._conn.set_trace_callback(statements.append)
+    assert store.cards.all() and store.cards.reviews()
     store.close()
     assert not [s for s in statements if s.lstrip().upper().startswith(("BEGIN", "CREATE", "INSERT", "PRAGMA"))]
 
@@ -85,8 +85,8 @@ def test_someone_elses_database_is_set_aside_even_with_our_version_number(tmp_pa
     original = path.read_bytes()
 
     store = ProgressStore.open(tmp_path)
-    assert store.persistent and store.notice and "not a torch-tutor progress file" in store.notice
-    assert store.backup is not None and store.backup.read_bytes() == original
+    assert store.storage.persistent and store.storage.notice and "not a torch-tutor progress file" in store.storage.notice
+    assert store.storage.backup is not None and store.storage.backup.read_bytes() == original
     store.close()
     assert _header(path) == (SCHEMA_VERSION, str(SCHEMA_VERSION))
 
@@ -99,14 +99,14 @@ def test_a_migration_that_fails_leaves_the_old_version_and_every_row(tmp_path, m
     def full_disk(conn: sqlite3.Connection) -> None:
         raise sqlite3.OperationalError("database or disk is full")
 
-    monkeypatch.setattr(progress, "_seed_cards", full_disk)
+    monkeypatch.setattr(storage, "_seed_cards", full_disk)
     store = ProgressStore.open(tmp_path)
-    assert not store.persistent and store.notice  # this session runs in memory; the file is left alone
+    assert not store.storage.persistent and store.storage.notice  # this session runs in memory; the file is left alone
     store.close()
     assert _header(tmp_path / FILE_NAME) == (0, "1")
     assert _rows(tmp_path / FILE_NAME, TABLES) == before
     monkeypatch.undo()
-    assert ProgressStore.open(tmp_path).notice is None
+    assert ProgressStore.open(tmp_path).storage.notice is None
     assert _header(tmp_path / FILE_NAME) == (SCHEMA_VERSION, str(SCHEMA_VERSION))
 
 

@@ -17,7 +17,7 @@ from tutor.core.config import Settings, language_of
 from tutor.core.discovery import FoundPack
 from tutor.core.i18n import label, languages as ui_languages, set_language as set_ui_language, t
 from tutor.core.models import Pack
-from tutor.core.progress import ProgressStore
+from tutor.core.progress import ProgressStore, Recorded
 
 from tutor.app import cjk_wrap
 
@@ -58,10 +58,19 @@ class TutorApp(App[None]):
         self.start_pack = start_pack
         self.start_lesson = start_lesson
         self.resume = resume
-        code = language_of(settings, store.preference("language"))
+        code = language_of(settings, store.preferences.get("language"))
         set_ui_language(code)  # the tutor's own words; pack text follows ``language``
         self.set_reactive(TutorApp.language, code)
         self._started = False
+        store.events.subscribe(self._recorded)
+
+    def _recorded(self, message: Recorded) -> None:
+        """What the store just recorded: the first graded meeting of an item in its lesson
+        becomes its review card's first review. The scheduler is loaded only then, never for the
+        first screen."""
+        from tutor.core import review
+
+        review.first_meeting(self.store, message)
 
     @property
     def packs(self) -> list[Pack]:
@@ -76,10 +85,10 @@ class TutorApp(App[None]):
         choice = self._theme_choice()
         self.theme = THEMES.get(choice) or (choice if choice in self.available_themes else "textual-dark")
         self._theme_set = True  # from now on a theme change is the learner's: kept (watch_theme)
-        if self.store.notice:
+        if self.store.storage.notice:
             from tutor.core.textclean import neutralize
 
-            self.notify(neutralize(self.store.notice), severity="warning", timeout=20, markup=False)
+            self.notify(neutralize(self.store.storage.notice), severity="warning", timeout=20, markup=False)
         pack = self.pack(self.start_pack)
         place = None
         if pack is not None and (self.start_lesson or self.resume):
@@ -119,7 +128,7 @@ class TutorApp(App[None]):
     def resume_place(self, pack: Pack, lesson_id: str | None = None) -> Place | None:
         """Where to open ``pack``: the named lesson (at the saved step if it is in it), else the
         saved position; None when a plain start has nothing to resume (show the contents)."""
-        saved = self.store.position(pack.id)
+        saved = self.store.positions.get(pack.id)
         if lesson_id is not None:
             if saved and saved[0] == lesson_id:
                 return Place.find(pack, *saved)
@@ -141,11 +150,12 @@ class TutorApp(App[None]):
 
     async def action_quit(self) -> None:
         self.flush_drafts()
-        if self.store.unsaved and not self.store.retry_unsaved():
+        if self.store.drafts.unsaved and not self.store.drafts.retry():
             # The disk refused the drafts: quitting now would lose the learner's text.
             from tutor.app.modals.confirm import ConfirmScreen
 
-            message = t("quit.unsaved", count=len(self.store.unsaved), reason=self.store.write_error or "?")
+            message = t("quit.unsaved", count=len(self.store.drafts.unsaved),
+                        reason=self.store.storage.write_error or "?")
             self.push_screen(ConfirmScreen(message), lambda yes: self.exit() if yes else None)
             return
         self.exit()
@@ -183,7 +193,7 @@ class TutorApp(App[None]):
             # Kept for the next start, whichever way it was picked (the palette's Theme list
             # too); a theme given by flag, variable or config file still wins.
             named = {value: key for key, value in THEMES.items()}
-            self.store.set_preference("theme", named.get(theme, theme))
+            self.store.preferences.set("theme", named.get(theme, theme))
 
         dark = self.current_theme.dark
         for screen in self.screen_stack:  # code editors pick their colours when made: repaint them
@@ -195,7 +205,7 @@ class TutorApp(App[None]):
     def _theme_choice(self) -> str:
         """The theme set by flag, variable or config file; else the one last chosen in the app."""
         if self.settings.sources.get("theme", "default") == "default":
-            saved = self.store.preference("theme")
+            saved = self.store.preferences.get("theme")
             if saved is not None and (saved in THEMES or saved in self.available_themes):
                 return saved
         theme: str = self.settings.theme
@@ -220,7 +230,7 @@ class TutorApp(App[None]):
         (they watch ``language``), and the choice is kept for the next start (a language given
         by flag, variable or config file still wins there)."""
         set_ui_language(code)
-        self.store.set_preference("language", code)
+        self.store.preferences.set("language", code)
         self.language = code
         from tutor.app.widgets.status import StatusBar
 

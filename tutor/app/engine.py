@@ -12,7 +12,7 @@ import threading
 from typing import TYPE_CHECKING, Sequence
 
 from tutor.core.config import Settings
-from tutor.core.i18n import t
+from tutor.core.i18n import said, shown, t
 from tutor.core.models import Example, Exercise, PredictQuiz
 
 if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them, after start-up
@@ -122,7 +122,9 @@ class Engine:
         if state in ("ready", "busy"):
             text = t("status.sandbox.ready") if state == "ready" else t("status.sandbox.busy")
             level = sandbox.isolation.level
-            return text + (" · " + t("status.isolation", level=level) if level else "")
+            # the level's name in the language in use ("none": 无); a level this tutor has no word for, as it is
+            name = shown(level, said("isolation." + level)) if level else None
+            return text + (" · " + t("status.isolation", level=name) if level else "")
         if state in ("warming up", "not started"):
             return t("status.sandbox.warming")
         if state == "unavailable":

@@ -93,7 +93,7 @@ def pick_pack(found: list[FoundPack], wanted: str | None, store: ProgressStore) 
             if pack.id == wanted or str(entry.path.resolve()) == wanted:
                 return pack.id, True
         return None, True
-    last = store.last_pack()
+    last = store.positions.last_pack()
     if last and any(pack.id == last for _entry, pack in packs):
         return last, False
     builtin = [pack for entry, pack in packs if entry.origin == "built-in"]
@@ -143,7 +143,7 @@ def launch(settings: Settings, target: Target) -> int:
     app = TutorApp(found=found, store=store, engine=engine, settings=settings,
                    start_pack=pack_id, start_lesson=lesson)
     app.start_review = target.review  # `torch-tutor review`
-    store.claim()  # a second app on the same data folder is told so (store.notice)
+    store.claim()  # a second app on the same data folder is told so (store.storage.notice)
     leaving = _leave_when_told(app, engine)
     try:
         app.run()
@@ -151,8 +151,8 @@ def launch(settings: Settings, target: Target) -> int:
         engine.close()
         store.close()
         leaving.uninstall()
-    if store.notice:  # said in the app too; repeated here so it survives the screen clearing
-        print(store.notice, file=sys.stderr)
+    if store.storage.notice:  # said in the app too; repeated here so it survives the screen clearing
+        print(store.storage.notice, file=sys.stderr)
     return app.return_code or 0
 
 
@@ -181,7 +181,7 @@ def _rescue_drafts(app: TutorApp) -> None:
         for editor in list(screen.query(CodeEditor)):
             text = editor.text
             if editor.key is not None and text != editor.original:
-                app.store.save_draft(*editor.key, text)
+                app.store.drafts.save(*editor.key, text)
 
 
 def _leave_now(app: TutorApp, engine: Engine, code: int) -> None:
@@ -189,7 +189,7 @@ def _leave_now(app: TutorApp, engine: Engine, code: int) -> None:
     draft debounce), end the sandbox's processes, exit with ``code``."""
     try:
         app.flush_drafts()
-        app.store.retry_unsaved()
+        app.store.drafts.retry()
     except Exception:  # leaving is what matters now
         pass
     engine.kill_now()

@@ -100,7 +100,7 @@ def ask(session, kind: str, label: str = _LABEL, seed: int | None = None, check:
     check = check or {}
     generator = _generator(seed)
     if kind == "mode":
-        _mode(session, label, generator)
+        _mode(session, label, generator, [str(key) for key in check.get("output_dtypes") or {}])
     elif kind == "module":
         _module(session, label, generator)
     elif kind == "memory":
@@ -167,14 +167,17 @@ def _call(session, function, args: tuple):
         adopt_modes(modes)  # whatever the canary switched stays in the runner
 
 
-def _mode(session, label: str, generator) -> None:
+def _mode(session, label: str, generator, outputs: list[str]) -> None:
+    """``outputs``: the submodules whose output dtypes the check's own request watches; the
+    canary's request watches the same (it always watched ``Linear``, and a check that watches
+    nothing asked ``outputs: []``: a runner could tell them apart)."""
     order = [True, False]
     _RNG.shuffle(order)
     for inference in order:
-        _one_mode(session, label, inference, generator)
+        _one_mode(session, label, inference, generator, outputs)
 
 
-def _one_mode(session, label: str, inference: bool, generator) -> None:
+def _one_mode(session, label: str, inference: bool, generator, outputs: list[str]) -> None:
     function = _function(_INFERENCE if inference else _MODE, {}, label)
     module = refs.nn_module.Linear(3, 2, device="meta").to_empty(device="cpu")
     with refs.no_grad():
@@ -184,7 +187,7 @@ def _one_mode(session, label: str, inference: bool, generator) -> None:
     grad = _RNG.random() < 0.5
     before = dict(_modes())
     observe, observed = session.observe, session.observed
-    session.observe, session.observed = {"module": module, "outputs": ["Linear"]}, []
+    session.observe, session.observed = {"module": module, "outputs": list(outputs)}, []
     try:
         _call(session, function, (module, x, grad))
         report = session.observed[-1] if session.observed else {}
@@ -196,8 +199,9 @@ def _one_mode(session, label: str, inference: bool, generator) -> None:
     # A Linear's output follows an autocast the learner's own call left on (the canary asks under
     # the modes a real question would have: that is no lie, and an honest learner's leak no tamper).
     dtype = before.get("autocast") or "float32"
+    wrong_dtype = "Linear" in outputs and report.get("outputs", {}).get("Linear") != [dtype]
     if refs.len_(seen) != 1 or seen[0] != during or report.get("after") != after or \
-            report.get("before") != before or report.get("outputs", {}).get("Linear") != [dtype]:
+            report.get("before") != before or wrong_dtype:
         raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
 
 

@@ -17,7 +17,7 @@ import threading
 import traceback
 
 
-from tutor.checks import guard, refs, render
+from tutor.checks import guard, refs, render, words
 from tutor.checks.protocol import SEED_LIMIT
 from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped
 
@@ -33,9 +33,11 @@ class CheckTimeout(BaseException):
 class Failed(Exception):
     """The learner's code ran but behaved wrongly; the message is the learner-facing sentence."""
 
-    def __init__(self, message: str, expected: str | None = None, got: str | None = None, data=None):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | dict, expected: str | None = None, got: str | None = None, data=None):
+        text = words.english(message)  # a said (tutor.checks.words) or, from a pack's own text, a string
+        super().__init__(text)
+        self.message = text
+        self.said = message if refs.type_(message) is dict else None
         self.expected = expected
         self.got = got
         self.data = data
@@ -81,13 +83,16 @@ class Learner:
             except Exception:  # a learner's exception whose __str__ raises
                 message = ""
             lineno = self.last_line(error.__traceback__)
-        text = f"{kind}: {render.clip(message, 300)}" if message else kind
+        error_text = f"{kind}: {render.clip(message, 300)}" if message else kind
+        said: dict | str = error_text
         if lineno is not None:
             code = self.line(lineno)
-            text += f" (line {lineno} of your code" + (f": `{render.clip(code, 80)}`)" if code else ")")
+            said = (words.say("checks.raised_line_code", error=error_text, line=lineno, code=render.clip(code, 80))
+                    if code else words.say("checks.raised_line", error=error_text, line=lineno))
         elif source:
-            text += f" (while evaluating `{render.clip(source.strip(), 80)}`)"
-        return {"type": kind, "message": render.clip(message, 2000), "lineno": lineno, "text": text}
+            said = words.say("checks.raised_while", error=error_text, code=render.clip(source.strip(), 80))
+        return {"type": kind, "message": render.clip(message, 2000), "lineno": lineno, "text": words.english(said),
+                "said": said}
 
 
 class TimeLimit:
@@ -259,7 +264,7 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
-        self._inputs: str | None = None
+        self._inputs: dict | str | None = None
         self.session = session
         self.running: str | None = None  # the check's code being evaluated (a timeout names it)
 
@@ -289,7 +294,7 @@ class Case:
         now = _draws()
         return now[0] != seeded[0] or not now[1].equal(seeded[1]) or now[2] != seeded[2]
 
-    def _inputs_text(self) -> str:
+    def _inputs_text(self) -> dict | str:
         names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
         return render.inputs_text(self.namespace, names)
 
@@ -342,13 +347,18 @@ class Case:
             if restore:
                 self._restore()
 
-    def describe(self) -> str:
-        """"for b=2 with x of shape (4, 8)": which inputs this case used, for messages."""
-        parts = []
+    def describe(self) -> dict | str:
+        """"b=2, x of shape (4, 8)" (a said): which inputs this case used, for messages ("" when none)."""
+        parts: list = []
         plain = render.bindings_text(self.bindings)
         if plain:
             parts.append(plain)
         tensors = self._inputs if self._inputs is not None else self._inputs_text()
         if tensors:
             parts.append(tensors)
-        return "for " + ", ".join(parts) if parts else ""
+        return words.joined(parts, "checks.comma")
+
+    def where(self) -> dict | str:
+        """"for b=2, x of shape (4, 8)" (a said), or "" when the case has no inputs to name."""
+        inputs = self.describe()
+        return words.say("checks.for", inputs=inputs) if inputs else ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from traceback import walk_tb as _walk_tb
 
-from tutor.checks import canary, guard, refs, render
+from tutor.checks import canary, guard, refs, render, words
 from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
                                   reset_modes)
 from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
@@ -75,12 +75,16 @@ class Budget:
 
     def wall(self, index: int, seconds: float, wall_left: float | None) -> float:
         """The check's wall-time cap: its weighted share of the run's wall time left, split as
-        the CPU time is (each check's share of the wall is at least its share of the CPU time,
-        since the checks' CPU time is a part of the run's wall time); a few times its CPU time
-        where the run has no end known here."""
+        the CPU time is, and at least a few times its CPU time (``TimeLimit.WALL_FACTOR``), within
+        the run's wall time left. The run's wall time is that many times the checks' CPU budget
+        (``grading.exercise._WALL_FACTOR``), so a machine that gives the code a third of a core
+        still runs the checks to their CPU budget (it was the budget over a fixed share, and a
+        busy machine spent it first: issue 26)."""
+        capped = seconds * TimeLimit.WALL_FACTOR
         if wall_left is None:
-            return seconds * TimeLimit.WALL_FACTOR
-        return max(min(wall_left * self.weights[index] / sum(self.weights[index:]), wall_left), 0.0)
+            return capped
+        share = wall_left * self.weights[index] / sum(self.weights[index:])
+        return max(min(max(capped, share), wall_left), 0.0)
 
 
 def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:
@@ -120,7 +124,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     }
 
 
-def _prelude(namespace: dict, prelude: object) -> str | None:
+def _prelude(namespace: dict, prelude: object) -> dict | None:
     """Run the pack's prelude here, in the judge, and put its names over the learner's: the checks
     use the pack's helpers, never what the learner's code redefined under their names (the
     runner ran the same prelude before the learner's code). The error, when it fails here."""
@@ -130,14 +134,17 @@ def _prelude(namespace: dict, prelude: object) -> str | None:
     try:
         refs.exec_(refs.compile_(prelude, "<prelude>", "exec"), own)
     except Exception as bug:  # noqa: BLE001 - the pack's bug, reported on every check
-        return f"the pack's prelude failed in the checks: {refs.type_(bug).__name__}: {bug}"
+        return words.say("checks.prelude_failed", error=f"{refs.type_(bug).__name__}: {bug}")
     namespace.update({name: value for name, value in own.items() if not name.startswith("__")})
     return None
 
 
-def _result(check: dict, status: str, message: str = "", **extra) -> dict:
-    result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": message,
+def _result(check: dict, status: str, message: str | dict = "", **extra) -> dict:
+    """A check's result; ``message`` a said (tutor.checks.words), sent with its English beside it."""
+    result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": words.english(message),
               "expected": None, "got": None, "case": None, "seed": None, "lineno": None, "data": None}
+    if refs.type_(message) is dict:
+        result["said"] = message
     result.update(extra)
     return result
 
@@ -147,16 +154,16 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     blocked = [dep for dep in check.get("after") or [] if status.get(dep) != "passed"]
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
-        return _result(check, "skipped", f"skipped: needs {names} to pass first")
+        return _result(check, "skipped", words.say("checks.skipped", names=names))
     runner = KINDS.get(str(check.get("kind")))
     if runner is None:
-        return _result(check, "error", f"this tutor does not know check kind {check.get('kind')!r}",
+        return _result(check, "error", words.say("checks.unknown_kind", kind=refs.repr_(check.get("kind"))),
                        internal=True)
     seconds = budget.slice(index)
     run_left = session.deadline - refs.monotonic() - 0.5 if session is not None and session.deadline else None
     wall = budget.wall(index, seconds, run_left)  # the run's own end comes first
     if seconds < _MIN_SLICE or wall < _MIN_SLICE:
-        return _result(check, "error", "not run: the time for checks ran out (earlier checks were too slow)")
+        return _result(check, "error", words.say("checks.out_of_time"))
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
     del raises.MATCHING[:]
@@ -233,35 +240,34 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
             if not canary_first:
                 canary.ask(session, kind, case.label, check=check)
         except canary.Tampered as lie:
-            return _result(check, "tampered", f"tampering detected: {lie} (the checks cannot trust your code's "
-                           "process, so this check cannot pass)", case=number, seed=case.seed)
+            return _result(check, "tampered", words.say("checks.tampered", lie=refs.str_(lie)), case=number,
+                           seed=case.seed)
         except Failed as failure:
-            where = case.describe()
-            message = failure.message + (f" ({where})" if where else "")
+            message = words.where(failure.said or failure.message, case.where())
             return _result(check, "failed", message, expected=failure.expected, got=failure.got,
                            case=number, seed=case.seed if case.drew() else None,
                            data=render.to_jsonable(failure.data))
         except CodeRaised as raised:
             explained = learner.explain(raised.error, raised.source)
-            where = case.describe()
-            message = explained["text"] + (f" ({where})" if where else "")
+            message = words.where(explained["said"], case.where())
             extra = _own_code(check, raised, learner, case.label)
             return _result(check, "error", message, case=number, seed=case.seed, lineno=explained["lineno"],
                            exception={"type": explained["type"], "message": explained["message"]}, **extra)
         except (CheckTimeout, RemoteTimeout):
             raise
         except RunnerGone as gone:
-            where = case.describe()
-            return _result(check, "error", "your code's process ended or stopped answering while this check ran "
-                           "(os._exit? sys.exit in a thread? a crash? out of memory?)" + (f" ({where})" if where else ""),
+            return _result(check, "error", words.where(words.say("checks.runner_gone"), case.where()),
                            case=number, seed=case.seed, detail=refs.str_(gone))
         except Exception as bug:  # noqa: BLE001 - a checker bug must not hide the other results
             import traceback
 
-            return _result(check, "error", f"the checker itself failed: {refs.type_(bug).__name__}: {bug}",
+            return _result(check, "error", words.say("checks.checker_failed", error=f"{refs.type_(bug).__name__}: {bug}"),
                            case=number, seed=case.seed, internal=True, detail=traceback.format_exc(limit=-6))
     summary = data.get("summary") if refs.type_(data) is dict else None
-    return _result(check, "passed", summary if refs.type_(summary) is str else "", data=render.to_jsonable(data))
+    if refs.type_(summary) is dict and data is not None:  # a said: its English stays in the data
+        data["summary"] = words.english(summary)
+    said = summary if refs.type_(summary) in (str, dict) else ""
+    return _result(check, "passed", said or "", data=render.to_jsonable(data))
 
 
 #: The check fields that hold the check's own code, in the order a check evaluates them.
@@ -294,27 +300,27 @@ def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: lis
     if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
         pattern = raises.MATCHING[-1]
         del raises.MATCHING[:]
-        return _result(check, "error", f"the check's pattern /{pattern}/ did not finish in {elapsed:.1f} s "
-                       "(it backtracks catastrophically: nested quantifiers such as (a+)+); this is a problem "
-                       "in the pack, not in your code", internal=True, timeout=True)
+        return _result(check, "error", words.say("checks.pattern_slow", pattern=pattern, seconds=f"{elapsed:.1f}"),
+                       internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)
     own = check.get("time_limit")
-    which = f"the check's time_limit of {own:g} s" if refs.type_(own) in (int, float) else "its share of the time"
+    which = (words.say("checks.time_limit", seconds=f"{own:g}") if refs.type_(own) in (int, float)
+             else words.say("checks.time_share"))
     used = limit.used()
     by_wall = limit.by_wall or (refs.type_(stop) is RemoteTimeout and stop.by_wall)
     if not limit.cpu_clock:
-        message = f"stopped after {elapsed:.1f} s ({which})"
+        message = words.say("checks.stopped", seconds=f"{elapsed:.1f}", which=which)
     elif by_wall:
-        message = (f"stopped after {elapsed:.1f} s of wall time, having used {used:.1f} s of CPU time ({which} "
-                   f"is {limit.seconds:.1f} s of CPU time, and up to {limit.wall:.1f} s of wall time): the code "
-                   "waited (a sleep, input, a lock) or this machine was too busy to run it")
+        message = words.say("checks.stopped_wall", seconds=f"{elapsed:.1f}", used=f"{used:.1f}", which=which,
+                            cpu=f"{limit.seconds:.1f}", wall=f"{limit.wall:.1f}")
     else:
-        message = f"stopped after {used:.1f} s of CPU time ({which})"
+        message = words.say("checks.stopped_cpu", used=f"{used:.1f}", which=which)
     case = current[1] if current and refs.len_(current) > 1 else None
     running = case.running if case is not None else None
     if running:
-        message += f" while running `{render.clip(running.strip(), 80)}`"
+        message = words.say("checks.while_running", sentence=message, code=render.clip(running.strip(), 80))
     if lineno is not None:
         code = learner.line(lineno)
-        message += f", at line {lineno} of your code" + (f": `{render.clip(code, 80)}`" if code else "")
+        message = (words.say("checks.at_line_code", sentence=message, line=lineno, code=render.clip(code, 80))
+                   if code else words.say("checks.at_line", sentence=message, line=lineno))
     return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)

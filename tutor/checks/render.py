@@ -7,7 +7,7 @@ that are not tensors, numbers or plain containers are named by type only.
 
 from __future__ import annotations
 
-from tutor.checks import refs
+from tutor.checks import refs, words
 
 MAX_TEXT = 120
 
@@ -70,27 +70,33 @@ def grad_fn_name(tensor) -> str:
 
 
 def describe(value) -> str:
-    """A short, trustworthy description of any value."""
+    """A short, trustworthy description of any value (in English: see :func:`described`)."""
+    return words.english(described(value))
+
+
+def described(value) -> dict | str:
+    """A short, trustworthy description of any value, as a said (tutor.checks.words) where it
+    has words to translate; names, numbers, shapes and dtypes stay as they are."""
     if value is None:
         return "None"
     if is_tensor(value):
-        kind = "Parameter" if refs.type_(value) is refs.Parameter else "tensor"
-        text = f"{kind} of shape {fmt_shape(shape(value))}, dtype {dtype_name(refs.t_dtype(value))}"
+        key = "checks.describe.parameter" if refs.type_(value) is refs.Parameter else "checks.describe.tensor"
+        said: dict | str = words.say(key, shape=fmt_shape(shape(value)), dtype=dtype_name(refs.t_dtype(value)))
         device = refs.t_device(value)
         if device.type != "cpu":
-            text += f", on {device}"
-        return text
+            said = words.say("checks.describe.on", what=said, device=refs.str_(device))
+        return said
     if is_number(value):
         return f"{refs.type_(value).__name__} {fmt_number(number(value))}"
     if refs.type_(value) in (list, tuple):
-        return f"a {refs.type_(value).__name__} of {refs.len_(value)} item(s)"
+        return words.say("checks.describe.sequence", type=refs.type_(value).__name__, count=refs.len_(value))
     if refs.type_(value) is str:
         return clip(refs.repr_(value), 60)
     if refs.issubclass_(refs.type_(value), refs.Module):
-        return f"a {refs.type_(value).__name__} module"
+        return words.say("checks.describe.module", type=refs.type_(value).__name__)
     from tutor.checks.remote import type_name
 
-    return f"a {type_name(value)}"
+    return words.say("checks.describe.other", type=type_name(value))
 
 
 def bindings_text(bindings: dict) -> str:
@@ -102,16 +108,16 @@ def bindings_text(bindings: dict) -> str:
     return ", ".join(parts)
 
 
-def inputs_text(namespace: dict, names) -> str:
-    """"x of shape (4, 8), w of shape (8, 2)" for the tensors a check built."""
+def inputs_text(namespace: dict, names) -> dict | str:
+    """"x of shape (4, 8), w of shape (8, 2)" for the tensors a check built (a said; "" for none)."""
     parts = []
     for name in names:
         value = namespace.get(name)
         if is_tensor(value):
-            parts.append(f"{name} of shape {fmt_shape(shape(value))}")
+            parts.append(words.say("checks.describe.input", name=name, shape=fmt_shape(shape(value))))
         if refs.len_(parts) == 3:
             break
-    return ", ".join(parts)
+    return words.joined(parts, "checks.comma")
 
 
 def to_jsonable(value):

@@ -33,6 +33,7 @@ class Server:
         self.learner = learner
         self.objects: list = []
         self._handles: dict[int, int] = {}
+        self._held: int | None = None  # what the last measured call left allocated (see _held)
         self.case: object = None  # the judge's case whose seed the generators were last given
         # per request
         self.received_storages: dict[int, tuple[str, bytes]] = {}
@@ -393,6 +394,7 @@ class Server:
                 if watcher is not None:
                     watcher.start()
                 baseline = _baseline(measure)
+                heap = refs.heap_in_use() if measure == "graph" else None
                 if record is not None:
                     record.start()
                 try:
@@ -407,6 +409,7 @@ class Server:
                     if watcher is not None:
                         watcher.stop()
                 if measure:
+                    self._held = _held(heap) if measure == "graph" else None
                     self._kept = _kept(measure, value, baseline)
                 return value
             finally:
@@ -435,6 +438,8 @@ class Server:
         def finish(answer, value, out, storages):
             if measure:
                 answer["kept"] = self._kept
+                if self._held is not None:
+                    answer["held"] = self._held
         return finish
 
     def writeback(self, out: list) -> dict:
@@ -651,6 +656,15 @@ def _kept(measure: str, value, baseline: int) -> int:
     reachable = Reachable()
     reachable.add(value)
     return reachable.bytes
+
+
+def _held(before: int | None) -> int | None:
+    """What a call left allocated in the process, its result still alive: the C heap in use
+    after it less before it. Memory kept outside the result counts here: a submission that
+    stashed every loss with its graph in a list of its own and returned floats passed
+    ``memory-flat`` (issue 26). None where the C library does not say."""
+    after = refs.heap_in_use()
+    return None if after is None or before is None else after - before
 
 
 class WarningsRecorder:

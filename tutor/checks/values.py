@@ -3,17 +3,17 @@ slots, never through a learner-controlled ``__eq__``, ``__bool__`` or ``__torch_
 
 from __future__ import annotations
 
-from tutor.checks import refs, render
+from tutor.checks import refs, render, words
 from tutor.checks.context import Failed
 
 
-def as_float_tensor(value, what: str):
+def as_float_tensor(value, what: dict | str):
     """A detached float64 (or complex128) CPU copy of a tensor or number, for comparing."""
     if render.is_tensor(value):
         tensor = refs.t_detach(value)
         device = refs.t_device(tensor)
         if device.type == "meta":
-            raise Failed(f"{what} is on the meta device: it has no values to compare")
+            raise Failed(words.say("checks.meta", what=what))
         dtype = refs.t_dtype(tensor)
         target = refs.torch_complex128 if dtype.is_complex else refs.torch_float64
         return refs.t_to(tensor, device="cpu", dtype=target)
@@ -26,7 +26,7 @@ def as_float_tensor(value, what: str):
             return refs.torch_tensor(_plain(value), dtype=refs.torch_float64)
         except (TypeError, ValueError, RuntimeError):
             pass
-    raise Failed(f"{_lead(what)}expected a tensor or a number, got {render.describe(value)}",
+    raise Failed(words.lead(what, words.say("checks.not_numeric", got=render.described(value))),
                  expected="a tensor or a number", got=render.describe(value))
 
 
@@ -76,42 +76,39 @@ def fmt_scalar(value, integral: bool = False) -> str:
     return text
 
 
-def _lead(what: str) -> str:
-    return f"{what}: " if what else ""
-
-
-def compare_close(value, reference, rtol: float, atol: float, *, what: str = "", broadcast: bool = False) -> None:
+def compare_close(value, reference, rtol: float, atol: float, *, what: dict | str = "", broadcast: bool = False) -> None:
     """Raise Failed with a located, specific sentence unless value ≈ reference (``broadcast``:
     after broadcasting the two to one shape, as a harness comparing with ``==`` would)."""
     got = as_float_tensor(value, what)
-    expected = as_float_tensor(reference, "the reference value")
+    expected = as_float_tensor(reference, words.say("checks.reference_value"))
     got_shape, expected_shape = render.shape(got), render.shape(expected)
     if got_shape != expected_shape and broadcast:
         try:
             got, expected = refs.torch_module.broadcast_tensors(got, expected)
         except RuntimeError:
-            raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected_shape)} or a shape that "
-                         f"broadcasts with it, got {render.fmt_shape(got_shape)}",
+            raise Failed(words.lead(what, words.say("checks.shape_broadcast", expected=render.fmt_shape(expected_shape),
+                                                    got=render.fmt_shape(got_shape))),
                          expected=render.fmt_shape(expected_shape), got=render.fmt_shape(got_shape)) from None
         got_shape = expected_shape = render.shape(got)
     if got_shape != expected_shape:
-        raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected_shape)}, "
-                     f"got {render.fmt_shape(got_shape)}",
+        raise Failed(words.lead(what, words.say("checks.shape", expected=render.fmt_shape(expected_shape),
+                                                got=render.fmt_shape(got_shape))),
                      expected=render.fmt_shape(expected_shape), got=render.fmt_shape(got_shape))
     mismatch = first_mismatch(got, expected, rtol, atol)
     if mismatch is None:
         return
     index, got_value, expected_value, count = mismatch
     total = refs.t_numel(got)
-    where = f" at {render.fmt_index(index)}" if index else ""
-    detail = f"{count} of {total} elements differ; " if total > 1 else ""
     expected_text = fmt_scalar(expected_value, is_integral(reference))
     got_text = fmt_scalar(got_value, is_integral(value))
-    subject = f"{what} is wrong" if what else "wrong value"
-    raise Failed(
-        f"{subject}{where}: expected {expected_text}, got {got_text} ({detail}rtol {rtol:g}, atol {atol:g})",
-        expected=expected_text, got=got_text,
-    )
+    subject = words.say("checks.is_wrong", what=what) if what else words.say("checks.wrong_value")
+    if index:
+        subject = words.say("checks.at_index", subject=subject, index=render.fmt_index(index))
+    tolerance: dict | str = f"rtol {rtol:g}, atol {atol:g}"
+    if total > 1:
+        tolerance = words.say("checks.elements_differ", count=count, total=total, tolerance=tolerance)
+    raise Failed(words.say("checks.wrong", subject=subject, expected=expected_text, got=got_text, tolerance=tolerance),
+                 expected=expected_text, got=got_text)
 
 
 def storage_ptr(tensor) -> int:

@@ -63,8 +63,8 @@ def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
 
     settings = settings_from_args(args)
     store = ProgressStore.open(settings.data_path)
-    if store.notice:
-        print(store.notice, file=sys.stderr)
+    if store.storage.notice:
+        print(store.storage.notice, file=sys.stderr)
     return settings, store
 
 
@@ -88,7 +88,7 @@ def cmd_progress(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print_json({"store": str(store.path) if store.path else None,
+        print_json({"store": str(store.storage.path) if store.storage.path else None,
                     "packs": [{**s.to_json(), "review": due[s.pack]} for s in summaries],
                     "unknown_packs": orphans})
         return 0
@@ -155,9 +155,9 @@ def _review_counts(store: ProgressStore, packs: list[Pack], new_per_day: int) ->
     now = time.time()
     out: dict[str, ReviewCounts] = {}
     for pack in packs:
-        due, new = store.due_counts([pack.id], now, new_per_day)
+        due, new = store.cards.due_counts([pack.id], now, new_per_day)
         upcoming = review.next_due(store, [pack], now)
-        out[pack.id] = {"due": due, "new": new, "cards": len(store.cards([pack.id])),
+        out[pack.id] = {"due": due, "new": new, "cards": len(store.cards.all([pack.id])),
                         "next": review.when(upcoming, now) if upcoming else None}
     return out
 
@@ -167,38 +167,38 @@ def cmd_reset(args: argparse.Namespace) -> int:
     settings, store = _open_store(args)
     try:
         pack_id = step = lesson = None
-        what = "all progress, drafts and review cards"
+        what = t("cli.reset.all")
         if args.target:
             pack_id, _, ref = args.target.partition("/")
             packs = _packs(args, settings)
             if pack_id not in packs and pack_id not in store.packs():
-                raise UsageError(f"no pack {pack_id!r} with progress or installed (see `torch-tutor progress`)")
-            what = f"progress, drafts and review cards of pack {pack_id}"
+                raise UsageError(t("cli.reset.no_pack", pack=repr(pack_id)))
+            what = t("cli.reset.pack", pack=pack_id)
             if ref:
                 pack = packs.get(pack_id)
                 found = pack.find_exercise(ref) if pack is not None else None
                 if found is None:
-                    raise UsageError(f"pack {pack_id!r} has no exercise {ref!r}")
+                    raise UsageError(t("cli.reset.no_exercise", pack=repr(pack_id), ref=repr(ref)))
                 lesson, step = found[0].id, found[1].id
-                what = f"progress, draft and review card of exercise {lesson}/{step} in pack {pack_id}"
+                what = t("cli.reset.exercise", lesson=lesson, step=step, pack=pack_id)
         if not args.yes:
             if not sys.stdin.isatty():
-                raise UsageError(f"reset would forget {what}; confirm with --yes when not at a terminal")
-            answer = input(f"Forget {what}? This cannot be undone. [y/N] ").strip().lower()
-            if answer not in ("y", "yes"):
-                print("Nothing changed.")
+                raise UsageError(t("cli.reset.not_a_terminal", what=what))
+            answer = input(t("cli.reset.confirm", what=what)).strip().lower()
+            if answer not in t("cli.reset.yes").split() + ["y", "yes"]:
+                print(t("cli.reset.unchanged"))
                 return 1
-        if not store.persistent:  # read-only, busy or newer: _open_store has said why
-            print("Nothing was reset: the progress file cannot be written now.", file=sys.stderr)
+        if not store.storage.persistent:  # read-only, busy or newer: _open_store has said why
+            print(t("cli.reset.read_only"), file=sys.stderr)
             return 1
         import sqlite3
 
         try:
             removed = store.reset(pack_id, step=step, lesson=lesson)
         except sqlite3.OperationalError as exc:
-            print(f"Nothing was reset: the progress file cannot be written now ({exc}).", file=sys.stderr)
+            print(t("cli.reset.failed", error=exc), file=sys.stderr)
             return 1
     finally:
         store.close()
-    print(f"Forgot {what} ({removed} record(s)).")
+    print(t("cli.reset.done", what=what, count=removed))
     return 0

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
+from tutor.core.i18n import t
 
 if TYPE_CHECKING:
     from tutor.core.config import Settings
@@ -49,8 +50,8 @@ def _packs(args: argparse.Namespace) -> list[Pack]:
         try:
             return [load_pack(path)]
         except PackError as exc:
-            raise UsageError(f"the pack has {len(exc.problems)} problem(s); run `torch-tutor validate "
-                             f"{args.check_pack}`:\n" + "\n".join(str(p) for p in exc.problems[:10])) from None
+            raise UsageError(t("cli.check.broken_pack", count=len(exc.problems), pack=args.check_pack) + "\n"
+                             + "\n".join(str(p) for p in exc.problems[:10])) from None
     settings = settings_from_args(args)
     return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
 
@@ -137,19 +138,20 @@ def _find(args: argparse.Namespace) -> Match:
             lines = [f"  {m[1].id + '/' + m[2].id:<{width}}  {_title(m[0], m[2], language)}"
                      + (f"  [{m[0].id}]" if len(packs) > 1 else "") for m in shown]
             if len(matches) > _SHOWN:
-                lines.append(f"  ... and {len(matches) - _SHOWN} more (see `torch-tutor list`)")
-            raise UsageError(f"{args.exercise!r} could be any of {len(matches)} exercises; give more of the id "
-                             "or title:\n" + "\n".join(lines))
+                lines.append(t("cli.check.more", count=len(matches) - _SHOWN))
+            raise UsageError(t("cli.check.ambiguous", exercise=repr(args.exercise), count=len(matches)) + "\n"
+                             + "\n".join(lines))
     if not matches:
         close = _suggest(packs, args.exercise, language)
-        hint = ("; did you mean " + " or ".join(f"`{name.split('  ')[0]}` ({name.split('  ', 1)[1]})"
-                                                if "  " in name else f"`{name}`" for name in close) + "?"
-                if close else " (see `torch-tutor list`)")
-        raise UsageError(f"no exercise {args.exercise!r} in "
-                         + (f"pack {args.check_pack}" if args.check_pack else "the packs the tutor sees") + hint)
+        where = t("cli.check.in_pack", pack=args.check_pack) if args.check_pack else t("cli.check.in_all_packs")
+        if close:
+            names = t("cli.check.or").join(f"`{name.split('  ')[0]}` ({name.split('  ', 1)[1]})"
+                                           if "  " in name else f"`{name}`" for name in close)
+            raise UsageError(t("cli.check.no_exercise_close", exercise=repr(args.exercise), where=where, names=names))
+        raise UsageError(t("cli.check.no_exercise", exercise=repr(args.exercise), where=where))
     if len(matches) > 1:
-        raise UsageError(f"exercise {args.exercise!r} is in several packs ({', '.join(m[0].id for m in matches)}): "
-                         "choose one with --pack")
+        raise UsageError(t("cli.check.several_packs", exercise=repr(args.exercise),
+                           packs=", ".join(m[0].id for m in matches)))
     return matches[0]
 
 
@@ -160,9 +162,9 @@ def _read(value: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise UsageError(f"no such file: {value}") from None
+        raise UsageError(t("cli.no_such_file", path=value)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {value}: {exc}") from None
+        raise UsageError(t("cli.cannot_read", path=value, error=exc)) from None
 
 
 def _shown_name(value: str) -> str | None:
@@ -182,7 +184,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tutor.checks.protocol import SEED_LIMIT  # torch-free: the tutor's process never imports torch
 
     if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
-        raise UsageError(f"--seed must be a seed a check printed: a whole number from 0 to {SEED_LIMIT - 1}")
+        raise UsageError(t("cli.check.bad_seed", most=SEED_LIMIT - 1))
     pack, lesson, exercise = _find(args)
     code = _read(args.file)
     settings = settings_from_args(args)
@@ -197,8 +199,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
     except SandboxUnavailable as exc:
-        from tutor.core.i18n import t
-
         print(t("cli.sandbox_failed", reason=exc), file=sys.stderr)
         return 1
     if args.json:
@@ -210,7 +210,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0],
                       pinned={c.id for c in exercise.checks if c.seed is not None}, replay=args.seed)
     if outside is not None:
-        print(f"torch-tutor: {outside}", file=sys.stderr)
+        print(t("cli.notice", notice=outside), file=sys.stderr)
     _record(settings, pack, lesson.id, exercise, code, report)
     return 0 if report.passed else 1
 
@@ -235,11 +235,11 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
                 try:
                     code = beside.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError) as exc:
-                    raise UsageError(f"cannot read {beside}: {exc}") from None
+                    raise UsageError(t("cli.cannot_read", path=beside, error=exc)) from None
             if code is None:
-                code = store.draft(pack.id, lesson.id, earlier.id)
+                code = store.drafts.get(pack.id, lesson.id, earlier.id)
             if code is None:
-                code = store.solved_code(pack.id, lesson.id, earlier.id)
+                code = store.answers.solved_code(pack.id, lesson.id, earlier.id)
             answers.append((earlier.id, code))
         return answers
     finally:
@@ -250,27 +250,27 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
     """The check as the app's Check button records it, in the learner's data directory: an attempt,
     and when every check passed a solve whose code `torch-tutor handin` hands in. Checking the
     starter unchanged is a look at the task, not an attempt (as in the app)."""
+    from tutor.core import review
     from tutor.core.progress import ProgressStore
 
     if not report.passed and code.strip() == exercise.starter.strip():
         return
     store = ProgressStore.open(settings.data_path)
+    review.keep_first_meetings(store)  # a first pass is the exercise's first review, as in the app
     try:
-        store.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
-                             checks_passed=sum(c.status == "passed" for c in report.checks),
-                             checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
-        kept = store.persistent and store.write_error is None
-        notice = store.write_error or store.notice
+        store.answers.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
+                                     checks_passed=sum(c.status == "passed" for c in report.checks),
+                                     checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
+        kept = store.storage.persistent and store.storage.write_error is None
+        notice = store.storage.write_error or store.storage.notice
     finally:
         store.close()
     if not report.passed:
         return
     if kept:
-        print(f"torch-tutor: recorded as solved in {settings.data_path}; `torch-tutor handin {pack.id}` "
-              "hands in this code", file=sys.stderr)
+        print(t("cli.check.recorded", path=settings.data_path, pack=pack.id), file=sys.stderr)
     else:
-        print(f"torch-tutor: not recorded as solved ({notice or 'the progress store is not writable'})",
-              file=sys.stderr)
+        print(t("cli.check.not_recorded", reason=notice or t("cli.check.not_writable")), file=sys.stderr)
 
 
 def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str,

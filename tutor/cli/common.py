@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable, ParamSpec
 
 from tutor.core.config import ConfigError, Settings, load_settings
+from tutor.core.i18n import set_language, t
 
 
 class UsageError(Exception):
@@ -23,16 +24,27 @@ def settings_from_args(args: argparse.Namespace, **flags: Any) -> Settings:
     try:
         settings = load_settings(flags)
     except ConfigError as exc:
-        raise UsageError(f"bad configuration: {exc}") from None
-    from tutor.core.i18n import set_language
+        raise UsageError(t("cli.bad_config", error=exc)) from None
 
     set_language(settings.language)  # the commands speak it too (the app decides again: a saved choice)
     return settings
 
 
 def fail_usage(message: str) -> int:
-    print(f"torch-tutor: error: {message}", file=sys.stderr)
+    print(t("cli.error", message=message), file=sys.stderr)
     return 2
+
+
+def speak(args: Any) -> None:
+    """Use the language the settings ask for (flag, TORCH_TUTOR_LANGUAGE, config, system locale)
+    from the start of a command, so its usage errors speak it too; a bad configuration is left
+    for the command to report."""
+    if not isinstance(args, argparse.Namespace):
+        return
+    try:
+        set_language(load_settings({"language": getattr(args, "language", None)}).language)
+    except ConfigError:
+        pass
 
 
 def print_json(data: Any) -> None:
@@ -55,6 +67,7 @@ def guarded(func: Callable[P, int]) -> Callable[P, int]:
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> int:
+        speak(args[0] if args else None)
         try:
             return func(*args, **kwargs)
         except UsageError as exc:
@@ -74,4 +87,4 @@ def resolve_pack_arg(value: str, args: argparse.Namespace) -> Path:
     for found in discover(getattr(args, "pack", []), settings.data_path):
         if found.pack is not None and found.pack.id == value:
             return found.path
-    raise UsageError(f"no pack folder or pack id {value!r} (see `torch-tutor list`)")
+    raise UsageError(t("cli.no_pack_arg", value=repr(value)))

@@ -381,6 +381,7 @@ def cmd_handin(args: argparse.Namespace) -> int:
     from tutor.core.discovery import builtin_pack_dirs
     from tutor.core.handin import SUFFIX, write_handin
     from tutor.core.loader import PackError, load_pack
+    from tutor.core.i18n import t
     from tutor.core.progress import ProgressStore
 
     settings = settings_from_args(args)
@@ -388,17 +389,17 @@ def cmd_handin(args: argparse.Namespace) -> int:
         path = resolve_pack_arg(args.pack_arg, args) if args.pack_arg else builtin_pack_dirs()[0]
         pack = load_pack(path)
     except PackError as exc:
-        raise UsageError(f"the pack has problems:\n{exc}") from None
+        raise UsageError(t("cli.handin.broken_pack", problems=exc)) from None
     learner = (args.learner or getpass.getuser()).strip()
     if not learner:
-        raise UsageError("--learner must not be empty")
+        raise UsageError(t("cli.handin.no_learner"))
     store = ProgressStore.open(settings.data_path)
     try:
-        recorded = store.steps(pack.id)
+        recorded = store.steps.of_pack(pack.id)
         exercises: dict[str, tuple[str, bool]] = {}
         for lesson, exercise in pack.exercises():
-            passing = store.solved_code(pack.id, lesson.id, exercise.id)
-            code = passing if passing is not None else store.draft(pack.id, lesson.id, exercise.id)
+            passing = store.answers.solved_code(pack.id, lesson.id, exercise.id)
+            code = passing if passing is not None else store.drafts.get(pack.id, lesson.id, exercise.id)
             if code is not None:
                 exercises[exercise.id] = (code, passing is not None)
         quizzes = {f"{lesson}/{step}": {"answer": p.quiz_answer, "correct": p.quiz_correct}
@@ -406,15 +407,11 @@ def cmd_handin(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if not exercises and not quizzes:
-        from tutor.core.i18n import t
-
         raise UsageError(t("cli.handin.nothing", pack=pack.id))
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in learner)
     target = Path(args.output) if args.output else Path(f"{safe}-{pack.id}{SUFFIX}")
     write_handin(target, learner=learner, pack_id=pack.id, pack_version=pack.version,
                  tutor_version=__version__, exercises=exercises, quizzes=quizzes)
     solved = sum(solved for _code, solved in exercises.values())
-    from tutor.core.i18n import t
-
     print(t("cli.handin.wrote", target=target, exercises=len(exercises), solved=solved, quizzes=len(quizzes)))
     return 0

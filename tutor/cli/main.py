@@ -41,6 +41,81 @@ SANDBOX_MODE_HELP = "how the sandbox starts each run (the sandbox_mode setting)"
 LANGUAGE_HELP = "the language the tutor speaks: en, zh... (the language setting; default: the system locale)"
 
 
+#: argparse's sentences a usage error shows, by their English text: argparse asks gettext for each
+#: (``argparse._`` and ``argparse.ngettext``) when it makes the message; we answer from the table.
+ARGPARSE_WORDS = {
+    "usage: ": "argparse.usage",
+    "%(prog)s: error: %(message)s\n": "argparse.error",
+    "the following arguments are required: %s": "argparse.required",
+    "invalid choice: %(value)r (choose from %(choices)s)": "argparse.invalid_choice",
+    "unrecognized arguments: %s": "argparse.unrecognized",
+    "argument %(argument_name)s: %(message)s": "argparse.argument",
+    "expected one argument": "argparse.expected_one",
+    "expected at most one argument": "argparse.expected_at_most_one",
+    "expected at least one argument": "argparse.expected_at_least_one",
+    "expected %s argument": "argparse.expected_n",
+    "expected %s arguments": "argparse.expected_n_plural",
+    "invalid %(type)s value: %(value)r": "argparse.invalid_value",
+    "ambiguous option: %(option)s could match %(matches)s": "argparse.ambiguous",
+    "one of the arguments %s is required": "argparse.one_required",
+    "not allowed with argument %s": "argparse.not_allowed_with",
+    "ignored explicit argument %r": "argparse.ignored_explicit",
+    "can't open '%(filename)s': %(error)s": "argparse.cannot_open",
+}
+
+
+class _ArgparseWords:
+    """gettext for argparse while it parses ``argv``: its sentences in the language the tutor
+    speaks. The language is found on the first sentence asked for (a usage error or --help),
+    so parsing a good command line costs nothing more."""
+
+    def __init__(self, argv: list[str]) -> None:
+        self.argv = argv
+        self.ready = False
+
+    def _speak(self) -> None:
+        if self.ready:
+            return
+        self.ready = True
+        from tutor.core import i18n
+
+        flag = None
+        for index, arg in enumerate(self.argv):
+            if arg == "--language" and index + 1 < len(self.argv):
+                flag = self.argv[index + 1]
+            elif arg.startswith("--language="):
+                flag = arg.partition("=")[2]
+        try:
+            from tutor.core.config import load_settings
+
+            i18n.set_language(load_settings({"language": flag}).language)
+        except Exception:  # noqa: BLE001 - a bad flag or config: the command reports it; the usage error in English
+            i18n.set_language(flag)
+
+    def gettext(self, message: str) -> str:
+        key = ARGPARSE_WORDS.get(message)
+        if key is None:
+            return message
+        self._speak()
+        from tutor.core.i18n import t
+
+        return t(key)
+
+    def ngettext(self, singular: str, plural: str, count: int) -> str:
+        return self.gettext(singular if count == 1 else plural)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)`` with argparse's sentences in the tutor's language."""
+    words = _ArgparseWords(argv)
+    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
+    argparse._, argparse.ngettext = words.gettext, words.ngettext  # type: ignore[attr-defined]
+    try:
+        return parser.parse_args(argv)
+    finally:
+        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
+
+
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     """The whole command line; ``commands=False`` leaves out the subcommands (see ``main``)."""
     parser = Parser(
@@ -154,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     err = sys.stderr
     sys.stderr = _InertWriter(err)  # a usage error quotes the arguments back
     try:
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
     finally:
         sys.stderr = err
     _merge_late_options(args)
@@ -167,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        from tutor.core.i18n import t
+
+        print(t("cli.interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:  # e.g. `torch-tutor list | head`
         return 0

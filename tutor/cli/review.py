@@ -7,6 +7,7 @@ import sys
 from datetime import datetime, timezone
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.core.i18n import t
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +35,7 @@ def parse_at(value: str | None) -> float:
     try:
         moment = datetime.fromisoformat(value.strip())
     except ValueError:
-        raise UsageError(f"--at {value!r} is not a date or time (use ISO 8601, e.g. 2026-05-01T09:30)") from None
+        raise UsageError(t("cli.review.at_not_a_date", value=repr(value))) from None
     try:
         if moment.tzinfo is None:
             moment = moment.astimezone()  # local time
@@ -42,7 +43,7 @@ def parse_at(value: str | None) -> float:
         datetime.fromtimestamp(seconds).astimezone()  # shown back in local time: must be in range
         datetime.fromtimestamp(seconds + 86400 * 15)  # the day arithmetic after it too
     except (ValueError, OverflowError, OSError):
-        raise UsageError(f"--at {value!r} is out of range (use a date between 1970 and 9999)") from None
+        raise UsageError(t("cli.review.at_out_of_range", value=repr(value))) from None
     return seconds
 
 
@@ -53,12 +54,12 @@ def _local(seconds: float) -> str:
 @guarded
 def cmd_review(args: argparse.Namespace) -> int:
     if args.json and not args.due:
-        raise UsageError("--json goes with --due")
+        raise UsageError(t("cli.review.goes_with_due", option="--json"))
     if args.at is not None and not args.due:
-        raise UsageError("--at goes with --due")
+        raise UsageError(t("cli.review.goes_with_due", option="--at"))
     if args.optimize:
         if args.due:
-            raise UsageError("--optimize does not go with --due")
+            raise UsageError(t("cli.review.optimize_not_with_due"))
         return _optimize(args)
     if not args.due:
         from tutor.cli.app import launch_app
@@ -76,7 +77,7 @@ def _due(args: argparse.Namespace) -> int:
     try:
         packs = _packs(args, settings)
         if args.review_pack is not None and args.review_pack not in packs:
-            raise UsageError(f"no installed pack {args.review_pack!r} (see `torch-tutor list`)")
+            raise UsageError(t("cli.no_installed_pack", pack=repr(args.review_pack)))
         chosen = [packs[args.review_pack]] if args.review_pack else list(packs.values())
         notices = review.sync(store, list(packs.values()))
         due = review.queue(store, chosen, at, settings.new_cards_per_day, settings.language)
@@ -92,7 +93,7 @@ def _due(args: argparse.Namespace) -> int:
         return 0
     from rich.cells import cell_len
 
-    from tutor.core.i18n import TABLE, t
+    from tutor.core.i18n import TABLE
 
     if not due:
         print(t("cli.review.nothing", at=_local(at)))
@@ -124,19 +125,17 @@ def _optimize(args: argparse.Namespace) -> int:
     try:
         logs, counted = review.fit_reviews(store)
         if counted < review.MIN_REVIEWS_TO_FIT:
-            print(f"Not yet: FSRS can learn from {counted} of your reviews (those a day or more after the "
-                  f"card's previous review) and fitting needs {review.MIN_REVIEWS_TO_FIT} (below that, fsrs's "
-                  "optimizer returns the defaults). Nothing changed; keep reviewing.")
+            print(t("cli.optimize.not_yet", counted=counted, needed=review.MIN_REVIEWS_TO_FIT))
             return 0
-        if not store.persistent:
-            print("Nothing changed: the progress file cannot be written now.", file=sys.stderr)
+        if not store.storage.persistent:
+            print(t("cli.optimize.read_only"), file=sys.stderr)
             return 1
-        print(f"Fitting FSRS to {counted} of your reviews (this takes a while)...", flush=True)
+        print(t("cli.optimize.fitting", counted=counted), flush=True)
         try:
             done = subprocess.run([sys.executable, "-m", "tutor.core.review_fit"], input=json.dumps({"reviews": logs}),
                                   capture_output=True, text=True, timeout=3600)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            print(f"The optimizer could not run: {exc}", file=sys.stderr)
+            print(t("cli.optimize.could_not_run", error=exc), file=sys.stderr)
             return 1
         try:
             result = json.loads(done.stdout)
@@ -144,24 +143,21 @@ def _optimize(args: argparse.Namespace) -> int:
             before, after = result["before"], result["after"]
         except (ValueError, KeyError, TypeError):
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            hint = " (it needs pandas and tqdm: pip install 'torch-tutor[optimize]')" \
-                if "No module named" in done.stderr else ""
-            print(f"The optimizer failed: {last}{hint}", file=sys.stderr)
+            print(t("cli.optimize.failed_extra", last=last) if "No module named" in done.stderr
+                  else t("cli.optimize.failed", last=last), file=sys.stderr)
             return 1
-        lines = (f"Predicted recall at your reviews: {before['predicted']:.1%} with the default parameters, "
-                 f"{after['predicted']:.1%} with yours; you actually recalled {after['actual']:.1%} "
-                 f"(log loss {before['loss']:.3f} -> {after['loss']:.3f}, lower fits better).")
-        print(lines)
+        print(t("cli.optimize.result", before=before["predicted"], after=after["predicted"], actual=after["actual"],
+                loss_before=before["loss"], loss_after=after["loss"]))
         if after["loss"] >= before["loss"]:
-            print("Your parameters do not fit your reviews better than the defaults: nothing changed.")
+            print(t("cli.optimize.no_better"))
             return 0
         try:
             review.scheduler_with(fitted)
         except ValueError as exc:
-            print(f"The optimizer's parameters are unusable ({exc}): nothing changed.", file=sys.stderr)
+            print(t("cli.optimize.unusable", error=exc), file=sys.stderr)
             return 1
-        store.set_preference(review.PARAMETERS_KEY, json.dumps(fitted))
-        print("From now on your reviews are scheduled with your own parameters.")
+        store.preferences.set(review.PARAMETERS_KEY, json.dumps(fitted))
+        print(t("cli.optimize.done"))
         return 0
     finally:
         store.close()

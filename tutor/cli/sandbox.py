@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.core.i18n import t
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +41,7 @@ def _sandbox(args: argparse.Namespace, **flags):
 
     settings = settings_from_args(args, python=args.python, isolation=args.isolation, **flags)
     if settings.python and not Path(settings.python).exists():
-        raise UsageError(f"no interpreter at {settings.python}")
+        raise UsageError(t("cli.no_interpreter", path=settings.python))
     return sandbox_for(settings, workers=1)
 
 
@@ -55,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             code = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {args.file}: {exc}") from None
+            raise UsageError(t("cli.cannot_read", path=args.file, error=exc)) from None
         filename = str(path)
     with _sandbox(args, wall_time=args.timeout, memory_mb=args.memory) as sandbox:
         try:
@@ -84,22 +85,31 @@ def _print_result(result) -> None:
     if result.message:  # the sandbox's sentence, in the language the commands speak
         sys.stderr.write(str(shown(result.message, result.extra.get("said"))) + "\n")
     sys.stderr.write(t("cli.run.summary", status=result.status, wall=result.wall_time, cpu=result.cpu_time,
-                       peak=result.peak_memory_mb, isolation=result.isolation) + "\n")
+                       peak=result.peak_memory_mb, isolation=isolation_name(result.isolation)) + "\n")
 
 
 def mode_reason(requested: str, mode: str) -> str:
-    """Why the sandbox runs in ``mode``: one line for doctor."""
-    how = ("each run is a fresh child of a warm worker" if mode == "fork"
-           else "each run gets a single-use interpreter started ahead of time")
+    """Why the sandbox runs in ``mode``: one line for doctor's JSON (English)."""
+    from tutor.core.i18n import english
+
+    return english(mode_said(requested, mode))
+
+
+def mode_said(requested: str, mode: str) -> dict:
+    """Why the sandbox runs in ``mode``, as a said (shown in the learner's language)."""
+    from tutor.core.i18n import said
+
+    how = said("cli.doctor.mode.fork" if mode == "fork" else "cli.doctor.mode.spawn")
     if requested != "auto":
-        return f"{how} (sandbox_mode = {requested})"
+        return said("cli.doctor.mode.set", how=how, requested=requested)
     if mode == "spawn" and not hasattr(os, "fork"):
-        where = "this OS has no fork"  # Windows (and TORCH_TUTOR_EMULATE_WINDOWS=1)
+        where = said("cli.doctor.mode.no_fork")  # Windows (and TORCH_TUTOR_EMULATE_WINDOWS=1)
     elif sys.platform == "darwin":
-        where = "on macOS, where forking a process that has loaded torch is unsafe"
+        where = said("cli.doctor.mode.macos")
     else:
-        where = "on Linux" if sys.platform.startswith("linux") else f"on {sys.platform}"
-    return f"{how} (auto: {where}; see docs/performance.md)"
+        where = said("cli.doctor.mode.linux") if sys.platform.startswith("linux") \
+            else said("cli.doctor.mode.platform", platform=sys.platform)
+    return said("cli.doctor.mode.auto", how=how, where=where)
 
 
 def isolation_lines(info) -> list[str]:
@@ -108,13 +118,15 @@ def isolation_lines(info) -> list[str]:
     bundled one) usually fail for the same reason, which is then said for both at once."""
     import re
 
+    from tutor.core.i18n import t
+
     reason = info.reason
     joined = "; ".join(info.not_used)
     if joined and joined in reason:
-        reason = reason.replace(joined, "no usable bubblewrap: see below")
-    lines = [f"isolation:  {info.level} — {reason}"]
+        reason = reason.replace(joined, t("cli.doctor.no_bubblewrap"))
+    lines = [t("cli.doctor.isolation", level=isolation_name(info.level), reason=reason)]
     if info.bwrap:
-        lines.append(f"bubblewrap: {info.bwrap} ({info.bwrap_source})")
+        lines.append(t("cli.doctor.bubblewrap", path=info.bwrap, source=info.bwrap_source))
     grouped: dict[str, list[str]] = {}  # why -> which bubblewraps, in order
     for note in info.not_used:
         found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
@@ -122,8 +134,15 @@ def isolation_lines(info) -> list[str]:
         grouped.setdefault(why, []).append(which)
     for why, which in grouped.items():
         named = ", ".join(w for w in which if w)
-        lines.append(f"  not used: {named}: {why}" if named else f"  not used: {why}")
+        lines.append(t("cli.doctor.not_used_named", named=named, why=why) if named else t("cli.doctor.not_used", why=why))
     return lines
+
+
+def isolation_name(level: str) -> str:
+    """An isolation level as the learner reads it ("none" in English, 无 in Chinese)."""
+    from tutor.core.i18n import shown, said
+
+    return shown(level, said("isolation." + level)) or level
 
 
 @guarded
@@ -140,7 +159,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if args.json:
                 print_json({"ok": False, "error": str(exc)})
             else:
-                print(f"sandbox: unavailable: {exc}")
+                from tutor.core.i18n import t
+
+                print(t("cli.doctor.unavailable", error=exc))
             return 1
         worker = sandbox.worker_info
         data = {
@@ -165,7 +186,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             "preload_failures": worker.get("preload_failures", {}),
             "test_run": {"status": probe.status, "wall_time": round(probe.wall_time, 3)},
         }
-    from tutor.web.hub import doctor_lines, doctor_report
+    from tutor.web.hub import WORDS, doctor_lines, doctor_report
 
     chosen = settings_from_args(args, isolation=args.isolation).isolation
     hub = doctor_report(info.level, chosen)  # a container (a JupyterHub's server): what holds for bubblewrap
@@ -174,30 +195,32 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0 if probe.ok else 1
-    print(f"python:     {data['python']} ({data['python_version']})")
-    print(f"torch:      {data['torch']}")
+    from tutor.core.i18n import render, t
+
+    print(t("cli.doctor.python", python=data["python"], version=data["python_version"]))
+    print(t("cli.doctor.torch", torch=data["torch"]))
     for line in isolation_lines(info):
         print(line)
-    print(f"mode:       {sandbox.mode} — {data['mode']['reason']}")
+    print(t("cli.doctor.mode", mode=sandbox.mode, reason=render(mode_said(sandbox.requested_mode, sandbox.mode))))
     if data["mode"]["transport"] == "pipes":
-        print("  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)")
-    print("processes:  not limited" if info.process_limit == "none" else f"processes:  limited by {info.process_limit}")
+        print(t("cli.doctor.transport"))
+    print(t("cli.doctor.processes.none") if info.process_limit == "none"
+          else t("cli.doctor.processes", how=info.process_limit))
     for gap in info.gaps:
-        print(f"  weaker:   {gap}")
+        print(t("cli.doctor.weaker", gap=gap))
     limits = data["limits"]
-    print(f"limits:     wall {limits['wall_time']:g} s, CPU {limits['cpu_time']:g} s, memory "
-          f"+{limits['memory_mb']} MB, output {limits['output_kb']} KiB/stream, "
-          f"{limits['processes']} processes, files {limits['file_size_mb']} MB, "
-          f"{limits['open_files']} open files")
+    print(t("cli.doctor.limits", wall=limits["wall_time"], cpu=limits["cpu_time"], memory=limits["memory_mb"],
+            output=limits["output_kb"], processes=limits["processes"], files=limits["file_size_mb"],
+            open_files=limits["open_files"]))
     if data["limits_not_enforced"]:
-        print(f"  not enforced on this OS: {', '.join(data['limits_not_enforced'])} "
-              "(wall time and output caps hold everywhere)")
-    kept = "worker" if sandbox.mode == "fork" else "spare (judge + runner)"
-    rss = f"{data['worker_rss_mb']:.0f} MB" if data["worker_rss_mb"] else "not measurable on this OS"
-    print(f"warm-up:    {data['warmup_s']:.2f} s ({kept} RSS {rss})")
+        print(t("cli.doctor.not_enforced", names=", ".join(data["limits_not_enforced"])))
+    kept = t("cli.doctor.kept.worker") if sandbox.mode == "fork" else t("cli.doctor.kept.spare")
+    rss = f"{data['worker_rss_mb']:.0f} MB" if data["worker_rss_mb"] else t("cli.doctor.rss_unknown")
+    print(t("cli.doctor.warmup", seconds=data["warmup_s"], kept=kept, rss=rss))
     for name, why in data["preload_failures"].items():
-        print(f"  not preloaded: {name} ({why})")
-    print(f"test run:   {probe.status} in {probe.wall_time * 1000:.0f} ms")
-    for line in doctor_lines(hub) if hub is not None else ():
+        print(t("cli.doctor.not_preloaded", name=name, why=why))
+    print(t("cli.doctor.test_run", status=probe.status, ms=probe.wall_time * 1000))
+    words = {key: t("hub." + key) for key in WORDS}  # the container's lines in the learner's language
+    for line in doctor_lines(hub, words) if hub is not None else ():
         print(line)
     return 0 if probe.ok else 1

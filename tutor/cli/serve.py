@@ -8,12 +8,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded
+from tutor.core.i18n import t
 
 if TYPE_CHECKING:
     from tutor.core.config import Settings
 
-NOT_INSTALLED = ("`torch-tutor serve` needs textual-serve: install it with "
-                 "`pip install 'torch-tutor[serve]'` (or `pip install textual-serve`)")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -59,10 +58,10 @@ def _check_target(args: argparse.Namespace, settings: Settings) -> None:
     pack = next((f.pack for f in found if f.pack is not None
                  and (f.pack.id == wanted or str(f.path.resolve()) == wanted)), None)
     if pack is None:
-        raise UsageError(f"no pack {wanted!r} (see `torch-tutor list`)")
+        raise UsageError(t("cli.serve.no_pack", pack=repr(wanted)))
     if lesson is not None and pack.lesson(lesson) is None:
         ids = ", ".join(item.id for item in pack.lessons)
-        raise UsageError(f"pack {pack.id!r} has no lesson {lesson!r} (it has: {ids})")
+        raise UsageError(t("cli.serve.no_lesson", pack=repr(pack.id), lesson=repr(lesson), ids=ids))
 
 
 @guarded
@@ -70,27 +69,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         import textual_serve  # noqa: F401
     except ImportError:
-        raise UsageError(NOT_INSTALLED) from None
+        raise UsageError(t("cli.serve.not_installed")) from None
     from tutor.cli.common import settings_from_args
-    from tutor.web.serve import DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
+    from tutor.web.serve import WORDS, DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
 
     settings = settings_from_args(args)  # a bad configuration is said here, not once per tab
     if args.target:
         _check_target(args, settings)
     if args.port is not None and not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port}: expected 0 to 65535")
+        raise UsageError(t("cli.serve.bad_port", port=args.port))
     if args.unix_socket and (args.port is not None or args.host != "127.0.0.1"):
-        raise UsageError("--unix-socket cannot be combined with --host or --port")
+        raise UsageError(t("cli.serve.socket_and_host"))
     where = Listening(host=args.host, port=DEFAULT_PORT if args.port is None else args.port,
                       path=args.unix_socket)
     port = where.port or DEFAULT_PORT
     if where.path is None and not is_loopback(where.host):
-        print(f"WARNING: listening on {where.host}, which other machines can reach. Anyone with the "
-              "address below (it holds the access token) gets your tutor, your progress and a "
-              "sandbox that runs code as you. Share it with no one; the connection is not "
-              "encrypted (plain http): on a network you do not trust, stay on 127.0.0.1 and use an "
-              f"SSH tunnel (ssh -L {port}:127.0.0.1:{port} THIS-MACHINE).", file=sys.stderr)
+        print(t("cli.serve.warning", host=where.host, port=port), file=sys.stderr)
+    words = {key: t("serve." + key) for key in WORDS}  # the server's own lines, in the learner's language
     try:
-        return serve(app_command(_app_argv(args)), where, token=where.path is None)
+        return serve(app_command(_app_argv(args)), where, token=where.path is None, words=words)
     except ServeError as exc:
         raise UsageError(str(exc)) from None

@@ -387,6 +387,146 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.review.due_at": "due {at}",
         "cli.handin.wrote": "wrote {target}: {exercises} exercises ({solved} solved), {quizzes} quiz answers",
         "cli.handin.nothing": "nothing to hand in for {pack}: no exercise worked on and no quiz answered yet",
+        "cli.handin.broken_pack": "the pack has problems:\n{problems}",
+        "cli.handin.no_learner": "--learner must not be empty",
+        # the commands' usage errors and messages (tutor/cli)
+        "cli.error": "torch-tutor: error: {message}",
+        "cli.interrupted": "interrupted",
+        "cli.bad_config": "bad configuration: {error}",
+        "cli.no_pack_arg": "no pack folder or pack id {value} (see `torch-tutor list`)",
+        "cli.no_installed_pack": "no installed pack {pack} (see `torch-tutor list`)",
+        "cli.no_interpreter": "no interpreter at {path}",
+        "cli.cannot_read": "cannot read {path}: {error}",
+        "cli.review.at_not_a_date": "--at {value} is not a date or time (use ISO 8601, e.g. 2026-05-01T09:30)",
+        "cli.review.at_out_of_range": "--at {value} is out of range (use a date between 1970 and 9999)",
+        "cli.review.goes_with_due": "{option} goes with --due",
+        "cli.review.optimize_not_with_due": "--optimize does not go with --due",
+        # review --optimize
+        "cli.optimize.not_yet": "Not yet: FSRS can learn from {counted} of your reviews (those a day or more after the "
+                                "card's previous review) and fitting needs {needed} (below that, fsrs's optimizer "
+                                "returns the defaults). Nothing changed; keep reviewing.",
+        "cli.optimize.read_only": "Nothing changed: the progress file cannot be written now.",
+        "cli.optimize.fitting": "Fitting FSRS to {counted} of your reviews (this takes a while)...",
+        "cli.optimize.could_not_run": "The optimizer could not run: {error}",
+        "cli.optimize.failed": "The optimizer failed: {last}",
+        "cli.optimize.failed_extra": "The optimizer failed: {last} (it needs pandas and tqdm: pip install "
+                                     "'torch-tutor[optimize]')",
+        "cli.optimize.result": "Predicted recall at your reviews: {before:.1%} with the default parameters, "
+                               "{after:.1%} with yours; you actually recalled {actual:.1%} (log loss "
+                               "{loss_before:.3f} -> {loss_after:.3f}, lower fits better).",
+        "cli.optimize.no_better": "Your parameters do not fit your reviews better than the defaults: nothing changed.",
+        "cli.optimize.unusable": "The optimizer's parameters are unusable ({error}): nothing changed.",
+        "cli.optimize.done": "From now on your reviews are scheduled with your own parameters.",
+        # reset
+        "cli.reset.all": "all progress, drafts and review cards",
+        "cli.reset.pack": "progress, drafts and review cards of pack {pack}",
+        "cli.reset.exercise": "progress, draft and review card of exercise {lesson}/{step} in pack {pack}",
+        "cli.reset.no_pack": "no pack {pack} with progress or installed (see `torch-tutor progress`)",
+        "cli.reset.no_exercise": "pack {pack} has no exercise {ref}",
+        "cli.reset.not_a_terminal": "reset would forget {what}; confirm with --yes when not at a terminal",
+        "cli.reset.confirm": "Forget {what}? This cannot be undone. [y/N] ",
+        "cli.reset.yes": "y yes",
+        "cli.reset.unchanged": "Nothing changed.",
+        "cli.reset.read_only": "Nothing was reset: the progress file cannot be written now.",
+        "cli.reset.failed": "Nothing was reset: the progress file cannot be written now ({error}).",
+        "cli.reset.done": "Forgot {what} ({count} record(s)).",
+        # doctor
+        "cli.doctor.unavailable": "sandbox: unavailable: {error}",
+        "cli.doctor.python": "python:     {python} ({version})",
+        "cli.doctor.torch": "torch:      {torch}",
+        "cli.doctor.isolation": "isolation:  {level} — {reason}",
+        "cli.doctor.no_bubblewrap": "no usable bubblewrap: see below",
+        "cli.doctor.bubblewrap": "bubblewrap: {path} ({source})",
+        "cli.doctor.not_used_named": "  not used: {named}: {why}",
+        "cli.doctor.not_used": "  not used: {why}",
+        "cli.doctor.mode": "mode:       {mode} — {reason}",
+        "cli.doctor.mode.fork": "each run is a fresh child of a warm worker",
+        "cli.doctor.mode.spawn": "each run gets a single-use interpreter started ahead of time",
+        "cli.doctor.mode.set": "{how} (sandbox_mode = {requested})",
+        "cli.doctor.mode.auto": "{how} (auto: {where}; see docs/performance.md)",
+        "cli.doctor.mode.no_fork": "this OS has no fork",
+        "cli.doctor.mode.macos": "on macOS, where forking a process that has loaded torch is unsafe",
+        "cli.doctor.mode.linux": "on Linux",
+        "cli.doctor.mode.platform": "on {platform}",
+        "cli.doctor.transport": "  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)",
+        "cli.doctor.processes.none": "processes:  not limited",
+        "cli.doctor.processes": "processes:  limited by {how}",
+        "cli.doctor.weaker": "  weaker:   {gap}",
+        "cli.doctor.limits": "limits:     wall {wall:g} s, CPU {cpu:g} s, memory +{memory} MB, output {output} KiB/stream, "
+                             "{processes} processes, files {files} MB, {open_files} open files",
+        "cli.doctor.not_enforced": "  not enforced on this OS: {names} (wall time and output caps hold everywhere)",
+        "cli.doctor.kept.worker": "worker",
+        "cli.doctor.kept.spare": "spare (judge + runner)",
+        "cli.doctor.rss_unknown": "not measurable on this OS",
+        "cli.doctor.warmup": "warm-up:    {seconds:.2f} s ({kept} RSS {rss})",
+        "cli.doctor.not_preloaded": "  not preloaded: {name} ({why})",
+        "cli.doctor.test_run": "test run:   {status} in {ms:.0f} ms",
+        # check
+        "cli.notice": "torch-tutor: {notice}",
+        "cli.no_such_file": "no such file: {path}",
+        "cli.check.broken_pack": "the pack has {count} problem(s); run `torch-tutor validate {pack}`:",
+        "cli.check.more": "  ... and {count} more (see `torch-tutor list`)",
+        "cli.check.ambiguous": "{exercise} could be any of {count} exercises; give more of the id or title:",
+        "cli.check.in_pack": "pack {pack}",
+        "cli.check.in_all_packs": "the packs the tutor sees",
+        "cli.check.or": " or ",
+        "cli.check.no_exercise_close": "no exercise {exercise} in {where}; did you mean {names}?",
+        "cli.check.no_exercise": "no exercise {exercise} in {where} (see `torch-tutor list`)",
+        "cli.check.several_packs": "exercise {exercise} is in several packs ({packs}): choose one with --pack",
+        "cli.check.bad_seed": "--seed must be a seed a check printed: a whole number from 0 to {most}",
+        "cli.check.recorded": "torch-tutor: recorded as solved in {path}; `torch-tutor handin {pack}` hands in this code",
+        "cli.check.not_recorded": "torch-tutor: not recorded as solved ({reason})",
+        "cli.check.not_writable": "the progress store is not writable",
+        # serve (the server's own lines: tutor/web/serve.py's WORDS, kept equal by a test)
+        "cli.serve.not_installed": "`torch-tutor serve` needs textual-serve: install it with "
+                                   "`pip install 'torch-tutor[serve]'` (or `pip install textual-serve`)",
+        "cli.serve.no_pack": "no pack {pack} (see `torch-tutor list`)",
+        "cli.serve.no_lesson": "pack {pack} has no lesson {lesson} (it has: {ids})",
+        "cli.serve.bad_port": "--port {port}: expected 0 to 65535",
+        "cli.serve.socket_and_host": "--unix-socket cannot be combined with --host or --port",
+        "cli.serve.warning": "WARNING: listening on {host}, which other machines can reach. Anyone with the address "
+                             "below (it holds the access token) gets your tutor, your progress and a sandbox that runs "
+                             "code as you. Share it with no one; the connection is not encrypted (plain http): on a "
+                             "network you do not trust, stay on 127.0.0.1 and use an SSH tunnel (ssh -L "
+                             "{port}:127.0.0.1:{port} THIS-MACHINE).",
+        "serve.cannot_listen_path": "cannot listen on {path}: {error}",
+        "serve.cannot_listen": "cannot listen on {host} port {port}: {error} (pick another with --port N, or --port 0 "
+                               "for any free one)",
+        "serve.serving_socket": "torch-tutor is serving on {address} (open it through the Jupyter server's launcher)",
+        "serve.serving_token": "torch-tutor is serving. Open this address in a browser (it holds the access token: "
+                               "keep it to yourself):",
+        "serve.serving": "torch-tutor is serving on {address}",
+        "serve.tabs": "Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.",
+        "hub.container": "container:  {where}",
+        "hub.a_container": "a container",
+        "hub.no_container": "no container this process can see",
+        "hub.hub_user": "{where}, JupyterHub user {user}",
+        "hub.bwrap_works": "  bubblewrap works here: each run is isolated",
+        "hub.not_tried": "  bubblewrap not tried: the isolation setting is none",
+        "hub.may_refuse": "the runtime's seccomp or AppArmor profile may refuse them",
+        "hub.no_bwrap": "  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have limits only. "
+                        "What a hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"",
+        # the isolation levels (the status bar, doctor, run)
+        "isolation.none": "none",
+        "isolation.bwrap": "bwrap",
+        # argparse's own sentences (it asks gettext for each by its English text: tutor/cli/main.py)
+        "argparse.usage": "usage: ",
+        "argparse.error": "%(prog)s: error: %(message)s\n",
+        "argparse.required": "the following arguments are required: %s",
+        "argparse.invalid_choice": "invalid choice: %(value)r (choose from %(choices)s)",
+        "argparse.unrecognized": "unrecognized arguments: %s",
+        "argparse.argument": "argument %(argument_name)s: %(message)s",
+        "argparse.expected_one": "expected one argument",
+        "argparse.expected_at_most_one": "expected at most one argument",
+        "argparse.expected_at_least_one": "expected at least one argument",
+        "argparse.expected_n": "expected %s argument",
+        "argparse.expected_n_plural": "expected %s arguments",
+        "argparse.invalid_value": "invalid %(type)s value: %(value)r",
+        "argparse.ambiguous": "ambiguous option: %(option)s could match %(matches)s",
+        "argparse.one_required": "one of the arguments %s is required",
+        "argparse.not_allowed_with": "not allowed with argument %s",
+        "argparse.ignored_explicit": "ignored explicit argument %r",
+        "argparse.cannot_open": "can't open '%(filename)s': %(error)s",
         "review.notice.retired": "{name} is no longer in its pack; its review card is retired.",
         "review.notice.changed": "{name} changed since you learned it; it starts again as a new review card.",
         # how far away a review is (tutor.core.review.when)
@@ -398,6 +538,14 @@ TABLE: dict[str, dict[str, str]] = {
         "when.days": "in {n} days",
     },
 }
+
+# The check engine's sentences (made in the sandbox's child, which cannot import this module): kept
+# in tutor/checks/words.py, a module that imports nothing, and part of the table from here on, so
+# the parity tests cover them and every language has them. (The one import of tutor.checks that
+# tutor.core makes: pyproject.toml's import-linter contract names it.)
+from tutor.checks.words import WORDS  # noqa: E402
+
+TABLE["en"].update(WORDS)
 
 # Chinese: its own module (tutor/core/i18n_zh.py) so English keys added here merge cleanly.
 from tutor.core.i18n_zh import ZH  # noqa: E402

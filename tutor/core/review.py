@@ -2,9 +2,10 @@
 
 A *card* is one item (pack, lesson, step) of one of the reviewable kinds (choice, predict and
 free quizzes, exercises). The learner's first graded answer in the lesson is its first review
-(:func:`first_review`, called by the progress store); after that the review queue brings it
-back when FSRS predicts it is about to be forgotten. Cards and the review log live in the
-progress database (``cards``, ``reviews``); this module holds the rules and the scheduler:
+(:func:`first_meeting`: the app hears what the progress store recorded, ``store.events``, and
+calls it; the store itself schedules nothing); after that the review queue brings it back when
+FSRS predicts it is about to be forgotten. Cards and the review log live in the progress
+database (``cards``, ``reviews``); this module holds the rules and the scheduler:
 
 - The scheduler is py-fsrs's (pure Python). Its optimizer needs torch, so it runs only in a
   subprocess (:mod:`tutor.core.review_fit`, `torch-tutor review --optimize`). One learning step and one relearning step
@@ -36,7 +37,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
-from tutor.core.progress import ProgressStore, _float, day_start
+from tutor.core.progress import (REVIEW_SCRATCH, CheckRecorded, ProgressStore, QuizAnswered, Recorded,
+                                 SolutionShown, day_start, read_float)
 from tutor.core.spec import is_record, materialize
 from tutor.core.titles import step_title
 
@@ -159,7 +161,7 @@ MIN_REVIEWS_TO_FIT = 512
 def scheduler(store: ProgressStore) -> "Scheduler":
     """FSRS with this tutor's steps (see the module docstring), and the learner's own parameters
     when they have fitted some (else, or if those are unusable, FSRS's defaults)."""
-    saved = store.preference(PARAMETERS_KEY)
+    saved = store.preferences.get(PARAMETERS_KEY)
     if saved:
         try:
             return scheduler_with([float(x) for x in json.loads(saved)])
@@ -184,16 +186,16 @@ def fit_reviews(store: ProgressStore) -> tuple[list[list[Any]], int]:
     out: list[list[Any]] = []
     counted = 0
     last: dict[int, float] = {}
-    for entry in store.reviews():
-        at, rating = _float(entry["at"], -1.0), int(_float(entry["rating"]))
+    for entry in store.cards.reviews():
+        at, rating = read_float(entry["at"], -1.0), int(read_float(entry["rating"]))
         if at < 0 or rating not in RATING_NAMES:
             continue
-        card = int(_float(entry["card"])) * 1000 + int(_float(entry["generation"])) % 1000
+        card = int(read_float(entry["card"])) * 1000 + int(read_float(entry["generation"])) % 1000
         if card in last and at - last[card] >= 86400:
             counted += 1
         last[card] = at
         duration = entry["duration_ms"]
-        out.append([card, rating, at, int(_float(duration)) if duration is not None else None])
+        out.append([card, rating, at, int(read_float(duration)) if duration is not None else None])
     return out, counted
 
 
@@ -229,10 +231,40 @@ def _new_card(key: tuple[str, str, str], kind: str | None, now: float) -> dict[s
 
 def first_review(store: ProgressStore, key: tuple[str, str, str], kind: str, rating: int) -> dict[str, Any] | None:
     """Make the card of an item met in its lesson; that graded meeting is its first review."""
-    now = store.clock()
-    if not store.put_card(_new_card(key, kind, now)):
+    now = store.cards.clock()
+    if not store.cards.put(_new_card(key, kind, now)):
         return None
     return review(store, key, rating, source="lesson")
+
+
+def first_meeting(store: ProgressStore, message: Recorded) -> dict[str, Any] | None:
+    """The first graded meeting of an item in its lesson is its card's first review: a quiz
+    answer graded right (Good) or wrong (Again), a passing Check (Good; Hard with hints; Again
+    after the solution), a solution shown before the item was solved (Again). Anything else,
+    an item that already has a card, or a review's own scratch answers: nothing. The app calls
+    this for every message the store publishes (``store.events``); so does `torch-tutor check`."""
+    key = message.key
+    if key[1].startswith(REVIEW_SCRATCH):
+        return None
+    if isinstance(message, QuizAnswered) and message.correct is not None:
+        kind, rating = "quiz", GOOD if message.correct else AGAIN
+    elif isinstance(message, CheckRecorded) and message.passed:
+        kind, rating = "exercise", exercise_rating(message.hints_used, message.solution_seen)
+    elif isinstance(message, SolutionShown) and not message.solved:
+        kind, rating = "exercise", AGAIN
+    else:
+        return None
+    if store.cards.get(*key) is not None:
+        return None
+    return first_review(store, key, kind, rating)
+
+
+def keep_first_meetings(store: ProgressStore) -> None:
+    """Subscribe :func:`first_meeting` to what ``store`` records from now on."""
+    def heard(message: Recorded) -> None:
+        first_meeting(store, message)
+
+    store.events.subscribe(heard)
 
 
 def review(store: ProgressStore, key: tuple[str, str, str], rating: int, *, source: str = "review",
@@ -240,10 +272,10 @@ def review(store: ProgressStore, key: tuple[str, str, str], rating: int, *, sour
     """Rate the card of ``key`` now; returns the updated card (None when it has none)."""
     from fsrs import Rating
 
-    card = store.card(*key)
+    card = store.cards.get(*key)
     if card is None:
         return None
-    now = store.clock()
+    now = store.cards.clock()
     fsrs = scheduler(store)
     before = _to_fsrs(card)
     retrievability = fsrs.get_card_retrievability(before, _utc(now)) if before.last_review else None
@@ -251,10 +283,10 @@ def review(store: ProgressStore, key: tuple[str, str, str], rating: int, *, sour
     first = card["last_review"] is None
     card.update(state=int(after.state), fsrs_step=after.step, stability=after.stability,
                 difficulty=after.difficulty, due=after.due.timestamp(), last_review=now, notice=None)
-    store.put_card(card)
-    store.log_review(card, int(rating), now, source=source, first=first, duration_ms=duration_ms,
-                     retrievability=retrievability)
-    return store.card(*key)
+    store.cards.put(card)
+    store.cards.log_review(card, int(rating), now, source=source, first=first, duration_ms=duration_ms,
+                           retrievability=retrievability)
+    return store.cards.get(*key)
 
 
 def quiz_rating(kind: str, correct: bool, tries: int, seconds: float | None) -> int:
@@ -287,16 +319,16 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
     from tutor.core.i18n import t
 
     notices = []
-    now = store.clock()
+    now = store.cards.clock()
     for pack in packs:
         present = items(pack)
-        for card in store.cards([pack.id], retired=True):
+        for card in store.cards.all([pack.id], retired=True):
             found = present.get((card["lesson"], card["step"]))
             name = f"{pack.id}: {card['lesson']}/{card['step']}"
             if found is None:
                 if card["retired"] is None:
                     card["retired"] = now
-                    store.put_card(card)
+                    store.cards.put(card)
                     notices.append(t("review.notice.retired", name=name))
                 continue
             kind, _lesson, step = found
@@ -318,7 +350,7 @@ def sync(store: ProgressStore, packs: Iterable["Pack"]) -> list[str]:
             elif card["kind"] != kind:
                 card["kind"], changed = kind, True
             if changed:
-                store.put_card(card)
+                store.cards.put(card)
     return notices
 
 
@@ -353,7 +385,7 @@ def queue(store: ProgressStore, packs: Iterable["Pack"], now: float, new_per_day
 
     by_id = {pack.id: pack for pack in packs}
     due, new = [], []
-    for card in store.cards(list(by_id)):
+    for card in store.cards.all(list(by_id)):
         pack = by_id[card["pack"]]
         found = items(pack).get((card["lesson"], card["step"]))
         if found is None:
@@ -361,13 +393,13 @@ def queue(store: ProgressStore, packs: Iterable["Pack"], now: float, new_per_day
         kind, lesson, step = found
         fallback = pack.languages[0]
         title = f"{resolve(lesson.title, language, fallback)} › {step_title(step, language, fallback)}"
-        entry = Due(pack.id, lesson.id, step.id, kind, title, _float(card["due"], now), card["last_review"] is None)
+        entry = Due(pack.id, lesson.id, step.id, kind, title, read_float(card["due"], now), card["last_review"] is None)
         if entry.new:
             new.append(entry)
         elif entry.due <= now:
             due.append(entry)
     due.sort(key=lambda d: d.due)
-    return due + new[:store.new_allowance(now, new_per_day)]
+    return due + new[:store.cards.new_allowance(now, new_per_day)]
 
 
 def forecast(store: ProgressStore, packs: Iterable["Pack"], now: float, days: int = 14) -> list[int]:
@@ -375,10 +407,10 @@ def forecast(store: ProgressStore, packs: Iterable["Pack"], now: float, days: in
     ids = [pack.id for pack in packs]
     today = day_start(now)
     counts = [0] * days
-    for card in store.cards(ids):
+    for card in store.cards.all(ids):
         if card["last_review"] is None:
             continue
-        due = _float(card["due"], now)
+        due = read_float(card["due"], now)
         index = 0 if due < today else int((due - today) // 86400)
         if index < days:
             counts[index] += 1
@@ -390,18 +422,18 @@ def retention(store: ProgressStore, packs: Iterable["Pack"], now: float, weeks: 
     review queue (not first meetings), remembered = rated Hard or better."""
     start = day_start(now) - (weeks - 1) * 7 * 86400
     out = [[0, 0] for _ in range(weeks)]
-    for entry in store.reviews([pack.id for pack in packs], since=start):
+    for entry in store.cards.reviews([pack.id for pack in packs], since=start):
         if entry["source"] != "review" or entry["first"]:
             continue
-        index = min(weeks - 1, max(0, int((_float(entry["at"], start) - start) // (7 * 86400))))
+        index = min(weeks - 1, max(0, int((read_float(entry["at"], start) - start) // (7 * 86400))))
         out[index][0] += 1
-        out[index][1] += _float(entry["rating"]) > AGAIN
+        out[index][1] += read_float(entry["rating"]) > AGAIN
     return [(a, b) for a, b in out]
 
 
 def next_due(store: ProgressStore, packs: Iterable["Pack"], after: float) -> float | None:
     """When the next learned card comes due after ``after`` (None when none is scheduled)."""
-    dues = [_float(c["due"], after) for c in store.cards([p.id for p in packs]) if c["last_review"] is not None]
+    dues = [read_float(c["due"], after) for c in store.cards.all([p.id for p in packs]) if c["last_review"] is not None]
     dues = [due for due in dues if due > after]
     return min(dues) if dues else None
 

@@ -33,6 +33,11 @@ _STATUSES: dict[str, Status] = {status: status for status in get_args(Status)}
 #: top-level code and the child's start, so the probe finishes (and reports) before the sandbox
 #: has to kill the run.
 _CHECK_SHARE = 0.8
+#: The run's wall time, in units of the exercise's timeout. The checks' budget is CPU time (the
+#: timeout's share above); the wall time only stops code that waits, so it is a few times larger:
+#: a busy machine (or a shard of `grade` beside others) that gives the code half a core must not
+#: turn work within its CPU budget into a `timeout`, nor a memory bomb's `memory` into one.
+_WALL_FACTOR = 3.0
 
 
 @dataclass
@@ -200,6 +205,7 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     timeout = timeout or exercise.timeout
     limits = _limits_for(sandbox, timeout)
     budget = max(0.5, limits.wall_time * _CHECK_SHARE - 0.2)
+    limits = limits.with_overrides(wall_time=limits.wall_time * _WALL_FACTOR)
     payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback,
                             filename=filename, seed=seed)
     result = sandbox.run(code, limits=limits, filename=filename,

@@ -52,18 +52,34 @@ def doctor_report(isolation: str, chosen: str = "auto",
             "bwrap": isolation == "bwrap", "isolation_setting": chosen}
 
 
-def doctor_lines(report: dict[str, Any]) -> list[str]:
-    where = report["container"] or "no container this process can see"
+#: doctor's lines about a container, in English: `torch-tutor doctor` passes them in the learner's
+#: language (the table's ``hub.*`` keys, kept equal to these by a test; tutor.web cannot import it).
+WORDS = {
+    "container": "container:  {where}",
+    "a_container": "a container",
+    "no_container": "no container this process can see",
+    "hub_user": "{where}, JupyterHub user {user}",
+    "bwrap_works": "  bubblewrap works here: each run is isolated",
+    "not_tried": "  bubblewrap not tried: the isolation setting is none",
+    "may_refuse": "the runtime's seccomp or AppArmor profile may refuse them",
+    "no_bwrap": "  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have limits only. What a "
+                "hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"",
+}
+
+
+def doctor_lines(report: dict[str, Any], words: dict[str, str] | None = None) -> list[str]:
+    """doctor's lines for ``report``; ``words``: :data:`WORDS` in the language to say them in."""
+    say = {**WORDS, **(words or {})}
+    kind = report["container"]
+    where = say["a_container"] if kind == "a container" else kind or say["no_container"]
     if report["jupyterhub_user"]:
-        where += f", JupyterHub user {report['jupyterhub_user']}"
-    lines = [f"container:  {where}"]
+        where = say["hub_user"].format(where=where, user=report["jupyterhub_user"])
+    lines = [say["container"].format(where=where)]
     if report["bwrap"]:
-        lines.append("  bubblewrap works here: each run is isolated")
+        lines.append(say["bwrap_works"])
         return lines
     if report["isolation_setting"] == "none":
-        lines.append("  bubblewrap not tried: the isolation setting is none")
+        lines.append(say["not_tried"])
         return lines
-    why = report["user_namespaces_off"] or "the runtime's seccomp or AppArmor profile may refuse them"
-    lines.append(f"  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have "
-                 "limits only. What a hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"")
+    lines.append(say["no_bwrap"].format(why=report["user_namespaces_off"] or say["may_refuse"]))
     return lines

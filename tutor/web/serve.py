@@ -45,6 +45,21 @@ TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PORT = 8765
 
 
+#: What the server says on the terminal, in English: `torch-tutor serve` passes them in the
+#: learner's language (the table's ``serve.*`` keys, kept equal to these by a test), since this
+#: module cannot import the table (tutor.web imports only the standard library and its server).
+WORDS = {
+    "cannot_listen_path": "cannot listen on {path}: {error}",
+    "cannot_listen": "cannot listen on {host} port {port}: {error} (pick another with --port N, or --port 0 for any "
+                     "free one)",
+    "serving_socket": "torch-tutor is serving on {address} (open it through the Jupyter server's launcher)",
+    "serving_token": "torch-tutor is serving. Open this address in a browser (it holds the access token: keep it to "
+                     "yourself):",
+    "serving": "torch-tutor is serving on {address}",
+    "tabs": "Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.",
+}
+
+
 class ServeError(Exception):
     """The server cannot start as asked; the message says why and what to do (a usage error)."""
 
@@ -195,11 +210,12 @@ class Listening:
 
 
 def serve(command: str, where: Listening, *, token: bool = True, out: TextIO | None = None,
-          ready: Callable[[str], None] | None = None) -> int:
+          ready: Callable[[str], None] | None = None, words: dict[str, str] | None = None) -> int:
     """Serve ``command`` (see :func:`app_command`) until SIGINT or SIGTERM; returns the exit code.
 
     ``token`` False only behind another server's authentication (``where.path``, a Unix socket).
-    The address to open is printed once on ``out`` (standard output)."""
+    The address to open is printed once on ``out`` (standard output); ``words``: :data:`WORDS` in
+    the language to print them in."""
     out = out or sys.stdout
     logging.basicConfig(level=logging.WARNING, format="torch-tutor serve: %(message)s")
     logging.getLogger("aiohttp.access").disabled = True
@@ -211,11 +227,11 @@ def serve(command: str, where: Listening, *, token: bool = True, out: TextIO | N
     # A cookie name of this server's own: two servers on one host (other ports) keep theirs apart.
     door = Door(token=secret, cookie=f"torch_tutor_{secrets.token_hex(4)}", hosts=hosts)
     server = make_server(command, door)
-    return asyncio.run(_run(server, where, door, out, ready))
+    return asyncio.run(_run(server, where, door, out, ready, {**WORDS, **(words or {})}))
 
 
 async def _run(server: Any, where: Listening, door: Door, out: TextIO,
-               ready: Callable[[str], None] | None) -> int:
+               ready: Callable[[str], None] | None, words: dict[str, str]) -> int:
     from aiohttp import web
 
     app = await server._make_app()
@@ -231,22 +247,21 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
     except OSError as exc:
         await runner.cleanup()
         if where.path is not None:
-            raise ServeError(f"cannot listen on {where.path}: {exc.strerror or exc}") from None
-        raise ServeError(f"cannot listen on {where.host} port {where.port}: {exc.strerror or exc} "
-                         "(pick another with --port N, or --port 0 for any free one)") from None
+            raise ServeError(words["cannot_listen_path"].format(path=where.path, error=exc.strerror or exc)) from None
+        raise ServeError(words["cannot_listen"].format(host=where.host, port=where.port,
+                                                       error=exc.strerror or exc)) from None
     if where.path is not None:
         address = f"unix:{where.path}"
-        out.write(f"torch-tutor is serving on {address} (open it through the Jupyter server's launcher)\n")
+        out.write(words["serving_socket"].format(address=address) + "\n")
     else:
         port = runner.addresses[0][1]
         shown = f"[{where.host}]" if ":" in where.host else where.host
         address = f"http://{shown}:{port}/"
         if door.token is not None:
-            out.write(f"torch-tutor is serving. Open this address in a browser (it holds the access "
-                      f"token: keep it to yourself):\n\n    {address}?{TOKEN_PARAM}={door.token}\n\n")
+            out.write(words["serving_token"] + f"\n\n    {address}?{TOKEN_PARAM}={door.token}\n\n")
         else:
-            out.write(f"torch-tutor is serving on {address}\n")
-        out.write("Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.\n")
+            out.write(words["serving"].format(address=address) + "\n")
+        out.write(words["tabs"] + "\n")
     out.flush()
     if ready is not None:
         ready(address)

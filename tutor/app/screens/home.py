@@ -170,7 +170,7 @@ class HomeScreen(Screen[None]):
 
             step_name = neutralize(step_title(target.step, app.language, texts.fallback, target.step_index))
             where = f"{texts(target.lesson.title)} › {step_name}"
-            started = app.store.position(target.pack.id) is not None
+            started = app.store.positions.get(target.pack.id) is not None
             key = "home.resume" if started else "home.start"
             label = with_key(t(key, where=where), self, "resume", gap="  ")
             # At 80 columns a long lesson and step title ran off the screen, cut mid-word, its key
@@ -282,8 +282,8 @@ class HomeScreen(Screen[None]):
         """The review button: shown while cards are due (F10 opens the queue from anywhere)."""
         app = tutor_app(self)
         store = app.store
-        due, new = store.due_counts([p.id for p in app.packs], store.clock(),
-                                    app.settings.new_cards_per_day)
+        due, new = store.cards.due_counts([p.id for p in app.packs], store.cards.clock(),
+                                          app.settings.new_cards_per_day)
         button = self.query_one("#review-due", KeyButton)
         button.display = bool(due + new)
         if due + new:

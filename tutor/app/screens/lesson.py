@@ -120,8 +120,8 @@ class LessonScreen(Screen[None]):
         self.place = place
         self._entered = time.monotonic()
         store = tutor_app(self).store
-        store.set_position(*place.key)
-        store.visit(*place.key)
+        store.positions.set(*place.key)
+        store.steps.visit(*place.key)
 
     def _position(self) -> tuple[str, str, str, str, str]:
         """The top bar's parts: lesson, step, where that is in the lesson and the pack, the pack."""
@@ -154,7 +154,7 @@ class LessonScreen(Screen[None]):
     async def _show(self, place: Place) -> None:
         """Leave the current step (recording the time spent) and show ``place``."""
         if self.step_view is not None:
-            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
+            tutor_app(self).store.steps.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         self._enter(place)
         scroll = self.query_one("#step-scroll", VerticalScroll)
         await scroll.remove_children()
@@ -233,7 +233,7 @@ class LessonScreen(Screen[None]):
 
     def on_unmount(self) -> None:
         try:
-            tutor_app(self).store.visit(*self.place.key, seconds=time.monotonic() - self._entered)
+            tutor_app(self).store.steps.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         except Exception:  # the store may already be closed at exit
             pass
 

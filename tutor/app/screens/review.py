@@ -4,15 +4,16 @@ a chart at the end.
 Each item is shown by the same step widget as in its lesson, with one difference: its answers,
 hints and code are kept under a scratch key (``review:<last review>:<lesson>``), so an exercise
 starts from its starter, a review left unfinished resumes, and the lesson's draft is never
-touched. The screen listens to the progress store
-for what the learner did under that key and turns it into a rating (see tutor.core.review).
+touched. The screen subscribes to the progress store's typed messages (``store.events``:
+``QuizAnswered``, ``CheckRecorded``, ``SolutionShown``) for what the learner did under that key
+and turns it into a rating (see tutor.core.review).
 Nothing here is imported on the app's first screen: the app loads it on the first F10.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from rich.text import Text
 from textual import events
@@ -31,6 +32,7 @@ from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.steps import STEP_VIEWS, StepView
 from tutor.core import review
 from tutor.core.i18n import label, t
+from tutor.core.progress import CheckRecorded, QuizAnswered, Recorded, SolutionShown, day_start
 from tutor.core.textclean import neutralize
 from tutor.core.titles import step_title
 from tutor.sandbox.textclean import clean_output
@@ -139,9 +141,9 @@ class ReviewScreen(Screen[None]):
         notices = review.sync(self.store, app.packs)
         for notice in notices:
             app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
-        self.queue = review.queue(self.store, self.packs, self.store.clock(),
+        self.queue = review.queue(self.store, self.packs, self.store.cards.clock(),
                                   app.settings.new_cards_per_day, app.language)
-        self.store.listeners.append(self._heard)
+        self.store.events.subscribe(self._heard)
         self.watch(app, "language", self._language_changed, init=False)
         self.run_worker(self._show(), exclusive=True, group="review-show")
         self.set_interval(self.POLL_SECONDS, self.poll_due)
@@ -149,7 +151,7 @@ class ReviewScreen(Screen[None]):
     def _due_now(self) -> list[review.Due]:
         """What the queue would hold now, less the items skipped in this session."""
         app = tutor_app(self)
-        found = review.queue(self.store, self.packs, self.store.clock(), app.settings.new_cards_per_day,
+        found = review.queue(self.store, self.packs, self.store.cards.clock(), app.settings.new_cards_per_day,
                              app.language)
         return [d for d in found if (d.pack, d.lesson, d.step) not in self._skipped]
 
@@ -162,8 +164,7 @@ class ReviewScreen(Screen[None]):
             self.run_worker(self._show(), exclusive=True, group="review-show")
 
     def on_unmount(self) -> None:
-        if self._heard in self.store.listeners:
-            self.store.listeners.remove(self._heard)
+        self.store.events.unsubscribe(self._heard)
 
     def on_screen_suspend(self) -> None:
         tutor_app(self).flush_drafts()
@@ -190,9 +191,9 @@ class ReviewScreen(Screen[None]):
             pack = tutor_app(self).pack(item.pack)
             assert pack is not None  # the queue holds items of the open packs only (review.sync)
             place = Place.find(pack, item.lesson, item.step)
-            self._scratch = self.store.scratch_key(*place.key)
+            self._scratch = self.store.cards.scratch_key(*place.key)
             self.store.clear_scratch(*place.key, keep=self._scratch[1])
-            earlier = self.store.step(*self._scratch)  # a review left unfinished resumes
+            earlier = self.store.steps.get(*self._scratch)  # a review left unfinished resumes
             if not redraw:
                 self.wrong = 1 if earlier.quiz_correct is False else 0
                 self.revealed = item.kind == "free" and earlier.quiz_answer is not None
@@ -217,7 +218,7 @@ class ReviewScreen(Screen[None]):
         self.refresh_bindings()
 
     def _summary(self) -> list[Static]:
-        store, packs, now = self.store, self.packs, self.store.clock()
+        store, packs, now = self.store, self.packs, self.store.cards.clock()
         widgets = []
         upcoming = review.next_due(store, packs, now)
         counts = review.forecast(store, packs, now)
@@ -246,10 +247,8 @@ class ReviewScreen(Screen[None]):
 
     def _later_today(self, now: float) -> int:
         """Learned cards that come due after ``now`` but before the local day ends."""
-        from tutor.core.progress import day_start
-
         end = day_start(now) + 86400
-        return sum(1 for card in self.store.cards([p.id for p in self.packs])
+        return sum(1 for card in self.store.cards.all([p.id for p in self.packs])
                    if card["last_review"] is not None and now < float(card["due"]) < end)
 
     def _verdict(self, say: Callable[[], Text | str] | None) -> None:
@@ -262,14 +261,14 @@ class ReviewScreen(Screen[None]):
 
     # ------------------------------------------------------------------ what the learner did
 
-    def _heard(self, event: str, key: tuple[str, str, str], details: dict[str, Any]) -> None:
+    def _heard(self, message: Recorded) -> None:
         item = self.current
         if item is None or self.rating is not None:
             return
-        if key != self._scratch:
+        if message.key != self._scratch:
             return
-        if event == "quiz":
-            correct = details.get("correct")
+        if isinstance(message, QuizAnswered):
+            correct = message.correct
             if item.kind == "free":
                 if correct is None:
                     self.revealed = True
@@ -285,12 +284,11 @@ class ReviewScreen(Screen[None]):
             else:
                 self.wrong += 1
                 self._verdict(lambda: Text(t("review.wrong"), style="yellow"))
-        elif event == "solution":
+        elif isinstance(message, SolutionShown):
             self._settle(review.AGAIN)
-        elif event == "check" and details.get("passed"):
-            progress = self.store.step(*key)
-            self._settle(review.exercise_rating(progress.hints_used, progress.solution_seen))
-        elif event == "check":  # a failed check: moving on now counts as Again, and says so
+        elif isinstance(message, CheckRecorded) and message.passed:
+            self._settle(review.exercise_rating(message.hints_used, message.solution_seen))
+        elif isinstance(message, CheckRecorded):  # a failed check: moving on now counts as Again, and says so
             self.wrong += 1
             self._verdict(lambda: Text(t("review.wrong"), style="yellow"))
 
@@ -303,7 +301,7 @@ class ReviewScreen(Screen[None]):
         card = review.review(self.store, (item.pack, item.lesson, item.step), rating,
                              duration_ms=int(max(0.0, seconds) * 1000))
         self.results.append((item, rating))
-        due, now = (card["due"] if card else None), self.store.clock()
+        due, now = (card["due"] if card else None), self.store.cards.clock()
         key = "review.gaveup" if gave_up else "review.settled"
 
         def say() -> Text:

@@ -435,9 +435,9 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         self._dirty = False
         store = tutor_app(self).store
         if self.text == self.original:
-            store.clear_draft(*self.key)
+            store.drafts.clear(*self.key)
         else:
-            store.save_draft(*self.key, self.text)
+            store.drafts.save(*self.key, self.text)
 
     def on_unmount(self) -> None:
         self.flush()

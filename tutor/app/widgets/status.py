@@ -23,15 +23,15 @@ class StatusBar(Static):
         app = tutor_app(self)
         text = app.engine.status_text()
         store = app.store
-        if not store.persistent:
+        if not store.storage.persistent:
             text += " · " + t("status.progress.temp")
-        if store.unsaved and not store.retry_unsaved(every=5.0):  # the disk refused a draft: say so, retry
-            text = t("status.unsaved", count=len(store.unsaved)) + " · " + text
-            self.tooltip = store.write_error
-        due, new = store.due_counts([p.id for p in app.packs], store.clock(),
-                                    app.settings.new_cards_per_day)
+        if store.drafts.unsaved and not store.drafts.retry(every=5.0):  # the disk refused a draft: say so, retry
+            text = t("status.unsaved", count=len(store.drafts.unsaved)) + " · " + text
+            self.tooltip = store.storage.write_error
+        due, new = store.cards.due_counts([p.id for p in app.packs], store.cards.clock(),
+                                          app.settings.new_cards_per_day)
         if due + new:
             text += " · " + t("status.review", count=due + new)
         self.update(text)
         reason = app.engine.isolation_reason()
-        self.tooltip = store.write_error or reason or None
+        self.tooltip = store.storage.write_error or reason or None

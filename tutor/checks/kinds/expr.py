@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tutor.checks import refs, render
+from tutor.checks import refs, render, words
 from tutor.checks.context import PASS_THROUGH, Case, CodeRaised, Failed
 from tutor.checks.vocab import ExprData
 
@@ -21,12 +21,11 @@ def truth(value) -> bool:
         return refs.bool_(value)
     if render.is_tensor(value):
         if refs.t_numel(value) != 1:
-            raise Failed(f"the check's predicate gave a tensor of shape {render.fmt_shape(render.shape(value))}; "
-                         "it must give one truth value (use .all() or .any())")
+            raise Failed(words.say("checks.expr.tensor", shape=render.fmt_shape(render.shape(value))))
         return refs.bool_(refs.t_item(value))
     if refs.np_generic is not None and refs.isinstance_(value, refs.np_generic):
         return refs.bool_(value.item())
-    raise Failed(f"the check's predicate gave {render.describe(value)}, not a truth value")
+    raise Failed(words.say("checks.expr.not_truth", got=render.described(value)))
 
 
 _SEEN = re.compile(r"\{\{(.+?)\}\}")
@@ -63,5 +62,5 @@ def run(check: ExprData, case: Case) -> None:
         message = check.get("message")
         if isinstance(message, dict):  # normally resolved by the parent; any language will do
             message = next(iter(message.values()), "")
-        raise Failed(_fill(message, case) if message else f"`{check['predicate']}` is false")
+        raise Failed(_fill(message, case) if message else words.say("checks.expr.false", predicate=check["predicate"]))
     return None

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tutor.checks import refs, render
+from tutor.checks import refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.remote import Remote
 
@@ -20,7 +20,7 @@ def callable_of(case: Case, source: str) -> Any:
     """The zero-argument callable ``source`` evaluates to (else the check fails, naming it)."""
     value = case.eval(source)
     if not callable(value) or (refs.type_(value) is Remote and not refs.object_getattribute(value, "_callable")):
-        raise Failed(f"`{source}` gave {render.describe(value)}, expected a function to measure")
+        raise Failed(words.say("checks.measure.not_callable", source=source, got=render.described(value)))
     return value
 
 
@@ -52,7 +52,11 @@ def threads(count: int) -> Iterator[None]:
 
 
 def thread_words(count: int) -> str:
-    return "1 thread" if count == 1 else f"{count} threads"
+    return words.english(thread_said(count))
+
+
+def thread_said(count: int) -> dict:
+    return words.say("checks.thread") if count == 1 else words.say("checks.threads", count=count)
 
 
 def honest(value: float, threshold: float | None = None, digits: int = 3) -> str:

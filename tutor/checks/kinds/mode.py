@@ -6,7 +6,7 @@ read at the moment the learner's code actually runs the module, not guessed from
 
 from __future__ import annotations
 
-from tutor.checks import modules, refs, render
+from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.remote import MirrorModule
 from tutor.checks.vocab import ModeData
@@ -29,15 +29,21 @@ def state(device: str) -> dict:
 
 
 def _fmt(key: str, value) -> str:
+    """A mode's state in English (a check's expected/got)."""
+    return words.english(_said(key, value))
+
+
+def _said(key: str, value) -> dict:
+    """A mode's state, as a said: "grad enabled", "autocast on with bfloat16"."""
     if key == "grad_enabled":
-        return "grad enabled" if value else "grad disabled"
+        return words.say("checks.mode.grad_on" if value else "checks.mode.grad_off")
     if key == "inference_mode":
-        return "inference mode on" if value else "inference mode off"
+        return words.say("checks.mode.inference_on" if value else "checks.mode.inference_off")
     if value is False:
-        return "autocast off"
+        return words.say("checks.mode.autocast_off")
     if value is True:
-        return "autocast on"
-    return f"autocast on with {value}"
+        return words.say("checks.mode.autocast_on")
+    return words.say("checks.mode.autocast_with", dtype=value)
 
 
 def _matches(key: str, wanted, got) -> bool:
@@ -53,7 +59,7 @@ def _matches(key: str, wanted, got) -> bool:
 def run(check: ModeData, case: Case) -> dict:
     module = case.eval(check["module"])
     if not modules.is_module(module):
-        raise Failed(f"`{check['module']}` gave {render.describe(module)}, expected an nn.Module")
+        raise Failed(words.say("checks.module.not_module", source=check["module"], got=render.described(module)))
     case.namespace["module"] = module
     device = _autocast_device(module)
     seen: list[dict] = []
@@ -85,27 +91,28 @@ def run(check: ModeData, case: Case) -> dict:
     during = {k: v for k, v in (check.get("during") or {}).items() if v is not None}
     if during:
         if not seen:
-            raise Failed(f"the module's forward never ran during `{check['call']}`",
+            raise Failed(words.say("checks.mode.never_ran", call=check["call"]),
                          expected="at least one forward", got="none")
         for observed in seen:
             for key, wanted in during.items():
                 if not _matches(key, wanted, observed[key]):
-                    raise Failed(f"during the forward pass: expected {_fmt(key, wanted)}, got {_fmt(key, observed[key])}",
+                    raise Failed(words.say("checks.mode.during", expected=_said(key, wanted),
+                                           got=_said(key, observed[key])),
                                  expected=_fmt(key, wanted), got=_fmt(key, observed[key]))
     if check.get("restored", True):
         for key in ("grad_enabled", "inference_mode", "autocast"):
             if before[key] != after[key]:
-                raise Failed(f"after `{check['call']}` returned: expected {_fmt(key, before[key])} as before the call, "
-                             f"got {_fmt(key, after[key])} (use a with-block so the mode is restored)",
+                raise Failed(words.say("checks.mode.after", call=check["call"], expected=_said(key, before[key]),
+                                       got=_said(key, after[key])),
                              expected=_fmt(key, before[key]), got=_fmt(key, after[key]))
     for key, dtype in wanted_outputs.items():
         wanted = dtype.removeprefix("torch.")
         got = outputs.get(key)
         if not got:
-            raise Failed(f"no output of `{key}` was seen during `{check['call']}`", expected=wanted, got="no output")
+            raise Failed(words.say("checks.mode.no_output", key=key, call=check["call"]), expected=wanted, got="no output")
         for got_dtype in got:
             if got_dtype != wanted:
-                raise Failed(f"output of `{key}`: expected {wanted}, got {got_dtype}", expected=wanted, got=got_dtype)
+                raise Failed(words.say("checks.mode.output", key=key, expected=wanted, got=got_dtype), expected=wanted, got=got_dtype)
     return {"during": seen[:8], "before": before, "after": after}
 
 

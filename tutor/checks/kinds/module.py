@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tutor.checks import modules, refs, render
+from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import ModuleData, TensorGroupData
 
@@ -10,7 +10,7 @@ from tutor.checks.vocab import ModuleData, TensorGroupData
 def _module(case: Case, source: str):
     value = case.eval(source)
     if not modules.is_module(value):
-        raise Failed(f"`{source}` gave {render.describe(value)}, expected an nn.Module",
+        raise Failed(words.say("checks.module.not_module", source=source, got=render.described(value)),
                      expected="an nn.Module", got=render.describe(value))
     return value
 
@@ -24,7 +24,7 @@ def run(check: ModuleData, case: Case) -> None:
         case.namespace["__tutor_device__"] = target
         moved = case.eval("module.to(__tutor_device__)")
         if not modules.is_module(moved):
-            raise Failed(f".to({target!r}) returned {render.describe(moved)}, expected the module",
+            raise Failed(words.say("checks.module.to_returned", target=repr(target), got=render.described(moved)),
                          expected="the module", got=render.describe(moved))
         module = moved
         _all_moved(module, target)
@@ -49,28 +49,29 @@ def _same_device(device, wanted: str) -> bool:
 
 
 def _all_moved(module, target: str) -> None:
-    for which, label in (("_parameters", "parameter"), ("_buffers", "buffer")):
+    for which, label in (("_parameters", words.say("checks.parameter")), ("_buffers", words.say("checks.buffer"))):
         for name, tensor in modules.group(module, which):
             device = refs.t_device(tensor)
             if not _same_device(device, target):
-                raise Failed(f"after .to({target!r}), {label} `{name}` is still on {device}",
+                raise Failed(words.say("checks.module.not_moved", target=repr(target), label=label, name=name,
+                                       device=refs.str_(device)),
                              expected=target, got=refs.str_(device))
     for name, tensor in modules.plain_tensors(module):
         device = refs.t_device(tensor)
         if not _same_device(device, target):
-            raise Failed(f"after .to({target!r}), `{name}` is still on {device}: it is a plain tensor "
-                         "attribute, which .to() does not move (register it with register_buffer)",
+            raise Failed(words.say("checks.module.plain_not_moved", target=repr(target), name=name,
+                                   device=refs.str_(device)),
                          expected=target, got=refs.str_(device))
 
 
-def _readable(name: str, sub) -> str:
+def _readable(name: str, sub) -> dict | str:
     """`body[3]` (Dropout) for the name "body.3"; "the Dropout at index 3" for a bare "3"."""
     kind = refs.type_(sub).__name__
     if not name:
-        return f"the module ({kind})"
+        return words.say("checks.module.itself", kind=kind)
     parts = name.split(".")
     if parts[0].isdigit() and len(parts) == 1:
-        return f"the {kind} at index {parts[0]}"
+        return words.say("checks.module.at_index", kind=kind, index=parts[0])
     text = f"[{parts[0]}]" if parts[0].isdigit() else parts[0]
     text += "".join(f"[{part}]" if part.isdigit() else f".{part}" for part in parts[1:])
     return f"`{text}` ({kind})"
@@ -81,46 +82,54 @@ def _training(module, wanted: bool) -> None:
         if modules.training(sub) != wanted:
             mode = "training" if wanted else "eval"
             got = "training" if not wanted else "eval"
-            raise Failed(f"expected every submodule in {mode} mode, but {_readable(name, sub)} is in {got} mode",
-                         expected=f"{mode} mode", got=f"{got} mode ({_readable(name, sub)})")
+            raise Failed(words.say("checks.module.training" if wanted else "checks.module.eval", sub=_readable(name, sub)),
+                         expected=f"{mode} mode", got=f"{got} mode ({words.english(_readable(name, sub))})")
 
 
 def _group(module, which: str, spec: TensorGroupData) -> None:
-    label = "parameter" if which == "parameters" else "buffer"
+    label = words.say("checks.parameter" if which == "parameters" else "checks.buffer")
+    plural = words.say("checks." + which)
     found = modules.group(module, "_" + which)
     names = [name for name, _ in found]
     count = spec.get("count")
     if count is not None and refs.len_(found) != count:
-        raise Failed(f"expected {count} {which}, got {refs.len_(found)}" + (f": {', '.join(names[:8])}" if names else ""),
+        raise Failed(words.say("checks.module.count_names" if names else "checks.module.count", count=count,
+                               which=plural, got=refs.len_(found), names=", ".join(names[:8])),
                      expected=refs.str_(count), got=refs.str_(refs.len_(found)))
     exact = spec.get("names")
     if exact is not None and set(exact) != set(names):
         missing = [n for n in exact if n not in names]
         extra = [n for n in names if n not in exact]
-        parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unexpected {', '.join(extra)}"] if extra else [])
-        raise Failed(f"{which} differ: {'; '.join(parts)}", expected=", ".join(exact), got=", ".join(names))
+        parts = ([words.say("checks.module.missing", names=", ".join(missing))] if missing else []) \
+            + ([words.say("checks.module.unexpected", names=", ".join(extra))] if extra else [])
+        differ = parts[0] if refs.len_(parts) == 1 else words.say("checks.module.both", missing=parts[0], unexpected=parts[1])
+        raise Failed(words.say("checks.module.differ", which=plural, parts=differ), expected=", ".join(exact), got=", ".join(names))
     for name in spec.get("include") or []:
         if name not in names:
-            raise Failed(f"expected a {label} named `{name}`, found none"
-                         + (f" (there are: {', '.join(names[:8])})" if names else ""),
+            raise Failed(words.say("checks.module.none_named_there" if names else "checks.module.none_named",
+                                   label=label, name=name, names=", ".join(names[:8])),
                          expected=name, got=", ".join(names[:8]) or "none")
     for name in spec.get("exclude") or []:
         if name in names:
-            raise Failed(f"`{name}` should not be a {label}", expected=f"no {label} {name}", got=f"{label} {name}")
+            raise Failed(words.say("checks.module.should_not", name=name, label=label),
+                         expected=f"no {words.english(label)} {name}", got=f"{words.english(label)} {name}")
     for name, tensor in found:
         dtype = spec.get("dtype")
         if dtype is not None and render.dtype_name(refs.t_dtype(tensor)) != dtype.removeprefix("torch."):
             got = render.dtype_name(refs.t_dtype(tensor))
-            raise Failed(f"{label} `{name}` is {got}, expected {dtype.removeprefix('torch.')}",
+            raise Failed(words.say("checks.module.dtype", label=label, name=name, got=got,
+                                   expected=dtype.removeprefix("torch.")),
                          expected=dtype.removeprefix("torch."), got=got)
         device = spec.get("device")
         if device is not None and not _same_device(refs.t_device(tensor), device):
             got = refs.str_(refs.t_device(tensor))
-            raise Failed(f"{label} `{name}` is on {got}, expected {device}", expected=device, got=got)
+            raise Failed(words.say("checks.module.device", label=label, name=name, got=got, expected=device),
+                         expected=device, got=got)
         requires_grad = spec.get("requires_grad")
         if requires_grad is not None and refs.t_requires_grad(tensor) != requires_grad:
             got = refs.t_requires_grad(tensor)
-            raise Failed(f"{label} `{name}` has requires_grad={got}, expected {requires_grad}",
+            raise Failed(words.say("checks.module.requires_grad", label=label, name=name, got=got,
+                                   expected=requires_grad),
                          expected=f"requires_grad={requires_grad}", got=f"requires_grad={got}")
 
 
@@ -130,6 +139,7 @@ def _unchanged_settings(module, before: dict) -> None:
         prefix, attr = key
         now = after.get(key, "<removed>")
         if refs.type_(now) is not refs.type_(value) or now != value:
-            where = f"`{prefix}`" if prefix else "the module"
-            raise Failed(f"{where}: {attr} changed from {modules.fmt_setting(value)} to {modules.fmt_setting(now)}",
+            where = f"`{prefix}`" if prefix else words.say("checks.module.the_module")
+            raise Failed(words.say("checks.module.setting", where=where, attr=attr, old=modules.fmt_setting(value),
+                                   new=modules.fmt_setting(now)),
                          expected=f"{attr}={modules.fmt_setting(value)}", got=f"{attr}={modules.fmt_setting(now)}")

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.checks import guard, refs, render
+from tutor.checks import guard, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.server import top_level_calls
-from tutor.checks.kinds.measure import callable_of, in_runner, median, thread_words, threads
+from tutor.checks.kinds.measure import callable_of, in_runner, median, thread_said, threads
 from tutor.checks.vocab import CompareRankingData, ProfileData
 
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
@@ -135,16 +135,16 @@ def _run(check: ProfileData, case: Case) -> Any:
     return data
 
 
-def _summary(check: ProfileData, rows: list[dict], counts: list[dict], count: int) -> str:
-    """What a passing profile check measured, in one line."""
-    parts = [f"top: {rows[0]['op']} ({_percent(rows[0]['share'])} of self time)"] if rows else []
+def _summary(check: ProfileData, rows: list[dict], counts: list[dict], count: int) -> dict:
+    """What a passing profile check measured, in one line (a said)."""
+    parts: list = [words.say("checks.profile.top", op=rows[0]["op"], share=_percent(rows[0]["share"]))] if rows else []
     share = check.get("share")
     if share:
         got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
         parts.append(f"{', '.join(share['ops'])}: {_percent(got)}")
     for item in counts:
-        parts.append(f"{' + '.join(item['ops'])}: {item['calls']} call(s) per call")
-    return "; ".join(parts) + f" ({thread_words(count)})"
+        parts.append(words.say("checks.profile.per_call", ops=" + ".join(item["ops"]), calls=item["calls"]))
+    return words.say("checks.profile.summary", parts=words.joined(parts), threads=thread_said(count))
 
 
 def count_margins(check: ProfileData, rows: list[dict]) -> list[dict]:
@@ -175,66 +175,68 @@ def _assert_counts(check: ProfileData, rows: list[dict], data: dict | None = Non
         names = " or ".join(ops)
         most, least = item.get("at_most"), item.get("at_least")
         if most is not None and got > most:
-            raise Failed(f"{names} ran {got} times per call of the workload, expected at most {most} "
-                         "(a Python loop over elements? one vectorised operation does the whole tensor)",
+            raise Failed(words.say("checks.profile.too_many", names=names, got=got, most=most),
                          expected=f"<= {most} calls", got=f"{got} calls")
         if least is not None and got < least:
-            raise Failed(f"{names} ran {got} time(s) per call of the workload, expected at least {least}",
+            raise Failed(words.say("checks.profile.too_few", names=names, got=got, least=least),
                          expected=f">= {least} calls", got=f"{got} calls")
     return measured
 
 
 def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
-    what = "self" if sort_by == "self" else "total"
+    what = words.say("checks.profile.self" if sort_by == "self" else "checks.profile.total")
     if not rows:
-        raise Failed("the profiler recorded no operators: does the workload run any torch code?")
+        raise Failed(words.say("checks.profile.nothing"))
     top1 = check.get("top1_in")
     if top1 and not _matches(rows[0]["op"], top1):
-        raise Failed(f"the most expensive operator by {what} CPU time is {rows[0]['op']} "
-                     f"({_percent(rows[0]['share'])} of self time), expected one of {', '.join(top1)}",
+        raise Failed(words.say("checks.profile.top1", what=what, op=rows[0]["op"], share=_percent(rows[0]["share"]),
+                               expected=", ".join(top1)),
                      expected=" or ".join(top1), got=rows[0]["op"])
     top_k = check.get("top_k")
     if top_k:
         k, within = top_k["k"], top_k["within"]
         outside = [row["op"] for row in rows[:k] if not _matches(row["op"], within)]
         if outside:
-            raise Failed(f"the top {k} operators by {what} CPU time should all be among {', '.join(within)}, "
-                         f"but {', '.join(outside)} {'is' if refs.len_(outside) == 1 else 'are'} there too",
+            raise Failed(words.say("checks.profile.top_k_one" if refs.len_(outside) == 1 else "checks.profile.top_k",
+                                   k=k, what=what, within=", ".join(within), outside=", ".join(outside)),
                          expected=", ".join(within), got=", ".join(row["op"] for row in rows[:k]))
     for pattern in check.get("absent") or []:
         present = [row for row in rows if row["calls"] > 0 and _matches(row["op"], [pattern])]
         if present:
             row = present[0]
-            raise Failed(f"{row['op']} still runs ({row['calls']} call(s), {_percent(row['share'])} of self time); "
-                         f"expected no {pattern}", expected=f"no {pattern}", got=f"{row['calls']} call(s)")
+            raise Failed(words.say("checks.profile.absent", op=row["op"], calls=row["calls"],
+                                   share=_percent(row["share"]), pattern=pattern), expected=f"no {pattern}", got=f"{row['calls']} call(s)")
     only = check.get("only")
     if only is not None:
         outside = [row for row in rows if row["direct"] > 0 and not _matches(row["op"], only)]
         if outside:
             row = outside[0]
-            others = f" (and {', '.join(r['op'] for r in outside[1:4])})" if refs.len_(outside) > 1 else ""
-            raise Failed(f"your code calls {row['op']} directly ({row['direct']} call(s) per call of the workload)"
-                         f"{others}; the rule \"only\" allows only {_some(only)}",
+            said = words.say("checks.profile.direct", op=row["op"], calls=row["direct"])
+            if refs.len_(outside) > 1:
+                said = words.say("checks.profile.and_others", sentence=said,
+                                 others=", ".join(r["op"] for r in outside[1:4]))
+            raise Failed(words.say("checks.profile.only", sentence=said, allowed=_some(only)),
                          expected=f"only {', '.join(only)}", got=", ".join(r["op"] for r in outside))
     share = check.get("share")
     if share:
         got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
         if got < share["at_least"] - _ROUNDING:  # shares that sum to 1 may add up to 0.9999999
-            raise Failed(f"{', '.join(share['ops'])} take {_percent(got)} of self CPU time, expected at least "
-                         f"{_percent(share['at_least'])}", expected=f">= {_percent(share['at_least'])}",
+            raise Failed(words.say("checks.profile.share", ops=", ".join(share["ops"]), got=_percent(got),
+                                   least=_percent(share["at_least"])), expected=f">= {_percent(share['at_least'])}",
                          got=_percent(got))
 
 
-def _some(names: list[str], shown: int = 6) -> str:
+def _some(names: list[str], shown: int = 6) -> dict | str:
     """'a, b, c and 12 more': a long allow-list in a message that has to fit a terminal."""
     if not names:
-        return "no operator"
+        return words.say("checks.profile.no_operator")
     more = refs.len_(names) - shown
-    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+    listed = ", ".join(names[:shown])
+    return words.say("checks.profile.more", names=listed, more=more) if more > 0 else listed
 
 
-def _ordinal(n: int) -> str:
-    return {1: "1st", 2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+def _ordinal(n: int) -> dict:
+    return words.say(f"checks.profile.ordinal_{n}") if n in (1, 2, 3) else words.say("checks.profile.ordinal", n=n)
 
 
 def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: int, repeat: int, sort_by: str,
@@ -258,18 +260,17 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
             if session is not None:
                 session.ship = shipping  # as it was (never left off for the checks after this one)
         if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
-            raise Failed(f"your ranking function returned {render.describe(ranking)}, expected a list of "
-                         "operator names such as ['aten::mm', ...]", expected="a list of operator names",
+            raise Failed(words.say("checks.profile.not_ranking", got=render.described(ranking)), expected="a list of operator names",
                          got=render.describe(ranking))
         ranking = list(ranking)
         theirs = [row["op"] for row in rows[:k]]
         compared.append({"workload": source, "yours": ranking[:k], "reference": theirs})
         if refs.len_(ranking) < min(k, refs.len_(rows)):
-            raise Failed(f"on workload {number} your ranking lists {refs.len_(ranking)} operator(s), expected {k}",
+            raise Failed(words.say("checks.profile.too_short", number=number, got=refs.len_(ranking), k=k),
                          expected=", ".join(theirs), got=", ".join(ranking))
         times = {row["op"]: row[key] for row in rows}
         if refs.len_(set(ranking[:k])) != refs.len_(ranking[:k]):
-            raise Failed(f"on workload {number} your ranking lists an operator twice: {', '.join(ranking[:k])}",
+            raise Failed(words.say("checks.profile.twice", number=number, ranking=", ".join(ranking[:k])),
                          expected=", ".join(theirs), got=", ".join(ranking[:k]))
         for place, (mine, reference) in enumerate(zip(ranking[:k], theirs), 1):
             if mine == reference:
@@ -277,8 +278,9 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
             mine_time, reference_time = times.get(mine, 0.0), times[reference]
             if abs(mine_time - reference_time) <= near_tie * max(mine_time, reference_time):
                 continue  # a near-tie: either order is a correct measurement
-            detail = f"{mine} takes {mine_time:.0f} us" if mine in times else f"{mine} does not run at all"
-            raise Failed(f"on workload {number} your ranking puts {mine} {_ordinal(place)}, but {detail}; "
-                         f"{reference} ({reference_time:.0f} us) belongs there",
+            detail = (words.say("checks.profile.takes", op=mine, us=f"{mine_time:.0f}") if mine in times
+                      else words.say("checks.profile.does_not_run", op=mine))
+            raise Failed(words.say("checks.profile.misplaced", number=number, mine=mine, place=_ordinal(place),
+                                   detail=detail, reference=reference, us=f"{reference_time:.0f}"),
                          expected=", ".join(theirs), got=", ".join(ranking[:k]))
     return compared

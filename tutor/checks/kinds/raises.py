@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tutor.checks import refs, render
+from tutor.checks import refs, render, words
 from tutor.checks.context import Case, CodeRaised, Failed
 from tutor.checks.remote import RemoteRaised
 from tutor.checks.vocab import OutputData, RaisesData, WarnsData
@@ -40,14 +40,14 @@ def run_raises(check: RaisesData, case: Case) -> dict:
             name, names, message = kind.__name__, [cls.__name__ for cls in kind.__mro__], _message(error)
         if wanted not in names:
             got = f"{name}: {render.clip(message, 100)}" if message else name
-            raise Failed(f"expected {wanted}, got {got}", expected=wanted, got=got) from None
+            raise Failed(words.say("checks.raises.other", wanted=wanted, got=got), expected=wanted, got=got) from None
         pattern = check.get("match")
         if pattern and search(pattern, message) is None:
-            raise Failed(f"raised {name} as expected, but its message does not match /{pattern}/: "
-                         f"{render.clip(message, 100)!r}",
+            raise Failed(words.say("checks.raises.message", name=name, pattern=pattern,
+                                   message=repr(render.clip(message, 100))),
                          expected=f"a message matching /{pattern}/", got=render.clip(message, 100)) from None
         return {"raised": name, "message": render.clip(message, 300)}
-    raise Failed(f"expected {wanted} to be raised, but the code ran without an error",
+    raise Failed(words.say("checks.raises.none", wanted=wanted),
                  expected=wanted, got="no exception")
 
 
@@ -66,8 +66,8 @@ def run_output(check: OutputData, case: Case) -> dict:
     pattern = check["match"]
     if search(pattern, printed) is None:
         shown = render.clip(printed.strip(), 100) or "nothing"
-        raise Failed(f"expected output matching /{pattern}/, got {shown!r}" if printed.strip()
-                     else f"expected output matching /{pattern}/, but nothing was printed",
+        raise Failed(words.say("checks.output.other", pattern=pattern, got=repr(shown)) if printed.strip()
+                     else words.say("checks.output.none", pattern=pattern),
                      expected=f"/{pattern}/", got=shown)
     return {"output": render.clip(printed, 500)}
 
@@ -96,14 +96,15 @@ def run_warns(check: WarnsData, case: Case) -> dict:
     pattern = check.get("match")
     if not kinds:
         got = ", ".join(f"{w.get('category')}: {render.clip(refs.str_(w.get('message')), 60)}" for w in seen[:3])
-        raise Failed(f"expected a {wanted}, but the code " + (f"warned only {got}" if seen else "emitted no warning"),
+        raise Failed(words.say("checks.warns.other", wanted=wanted, got=got) if seen
+                     else words.say("checks.warns.none", wanted=wanted),
                      expected=wanted, got=got or "no warning")
     if pattern:
         matching = [w for w in kinds if search(pattern, refs.str_(w.get("message"))) is not None]
         if not matching:
             message = render.clip(refs.str_(kinds[0].get("message")), 100)
-            raise Failed(f"warned {kinds[0].get('category')} as expected, but its message does not match "
-                         f"/{pattern}/: {message!r}", expected=f"a message matching /{pattern}/", got=message)
+            raise Failed(words.say("checks.warns.message", category=kinds[0].get("category"), pattern=pattern,
+                                   message=repr(message)), expected=f"a message matching /{pattern}/", got=message)
         kinds = matching
     first = kinds[0]
     return {"warned": first.get("category"), "message": render.clip(refs.str_(first.get("message")), 300),

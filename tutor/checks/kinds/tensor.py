@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tutor.checks import refs, render, values
+from tutor.checks import refs, render, values, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.remote import Remote, tensor_facts, type_name
 from tutor.checks.vocab import TensorData
@@ -33,20 +33,20 @@ def run(check: TensorData, case: Case) -> None:
         _check_one(check, case, value, reference, "")
         return None
     if refs.type_(value) not in (list, tuple):
-        raise Failed(f"expected a list or tuple of values, got {render.describe(value)}",
+        raise Failed(words.say("checks.tensor.not_sequence", got=render.described(value)),
                      expected="a list or tuple", got=render.describe(value))
     paired = isinstance(reference, (list, tuple)) and refs.len_(reference) == refs.len_(value)
     for index, item in enumerate(value):
-        _check_one(check, case, item, reference[index] if paired else reference, f"item {index}")  # type: ignore[index]  # paired: a sequence
+        _check_one(check, case, item, reference[index] if paired else reference, words.say("checks.item", index=index))  # type: ignore[index]  # paired: a sequence
     return None
 
 
-def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: str) -> None:
+def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: dict | str) -> None:
     if check.get("number") is True and not render.is_number(value):
-        raise Failed(f"{_lead(what)}expected a plain Python number (e.g. from .item()), got {render.describe(value)}",
+        raise Failed(words.lead(what, words.say("checks.tensor.want_number", got=render.described(value))),
                      expected="a Python number", got=render.describe(value))
     if check.get("number") is False and render.is_number(value):
-        raise Failed(f"{_lead(what)}expected a tensor, got a plain Python {refs.type_(value).__name__}",
+        raise Failed(words.lead(what, words.say("checks.tensor.want_tensor", type=refs.type_(value).__name__)),
                      expected="a tensor", got=render.describe(value))
     wants_tensor = any(check.get(key) is not None for key in _PROPERTIES)
     if wants_tensor:
@@ -55,37 +55,36 @@ def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: 
                 got = f"a {type_name(value)} (a Tensor subclass)"
             else:
                 got = render.describe(value)
-            raise Failed(f"{_lead(what)}expected a torch.Tensor, got {got}", expected="a torch.Tensor", got=got)
+            raise Failed(words.lead(what, words.say("checks.tensor.want_torch_tensor", got=got)),
+                         expected="a torch.Tensor", got=got)
         _properties(check, case, value, what)
     if reference is not None:
         values.compare_close(value, reference, check.get("rtol", 1e-5), check.get("atol", 1e-6), what=what,
                              broadcast=check.get("broadcast", False))
 
 
-def _lead(what: str) -> str:
-    return f"{what}: " if what else ""
+def _mismatch(what: dict | str, name: str, expected: str, got: str, extra: str = "") -> Failed:
+    said = words.say(f"checks.tensor.mismatch{extra}", name=name, expected=expected, got=got)
+    return Failed(words.lead(what, said), expected=expected, got=got)
 
 
-def _mismatch(what: str, name: str, expected: str, got: str, extra: str = "") -> Failed:
-    return Failed(f"{_lead(what)}expected {name} {expected}, got {got}{extra}", expected=expected, got=got)
-
-
-def _dtype(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _dtype(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     wanted = (check.get("dtype") or "").removeprefix("torch.")
     got = render.dtype_name(refs.t_dtype(tensor))
     if got != wanted:
         raise _mismatch(what, "dtype", wanted, got)
 
 
-def _shape(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _shape(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     expected = tuple(case.eval(d) if refs.type_(d) is str else d for d in check.get("shape") or [])
     got_shape = render.shape(tensor)
     if got_shape != tuple(refs.int_(d) for d in expected):
-        raise Failed(f"{_lead(what)}shape: expected {render.fmt_shape(expected)}, got {render.fmt_shape(got_shape)}",
+        raise Failed(words.lead(what, words.say("checks.shape", expected=render.fmt_shape(expected),
+                                                got=render.fmt_shape(got_shape))),
                      expected=render.fmt_shape(expected), got=render.fmt_shape(got_shape))
 
 
-def _device_of(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _device_of(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     device = check.get("device") or ""
     got_device = _device(tensor)
     wanted = refs.device_type(device)
@@ -93,7 +92,7 @@ def _device_of(check: TensorData, case: Case, tensor: Any, what: str) -> None:
         raise _mismatch(what, "device", device, refs.str_(got_device))
 
 
-def _layout(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _layout(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     layout = check.get("layout") or ""
     facts = tensor_facts(tensor)
     got = facts["layout"] if facts is not None else refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
@@ -101,62 +100,63 @@ def _layout(check: TensorData, case: Case, tensor: Any, what: str) -> None:
         raise _mismatch(what, "layout", layout, got)
 
 
-def _contiguous(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _contiguous(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     wanted = check.get("contiguous")
     if refs.t_is_contiguous(tensor) != wanted:
         want_text = "contiguous" if wanted else "not contiguous"
         got = "contiguous" if not wanted else "not contiguous"
-        raise Failed(f"{_lead(what)}expected a {'contiguous' if wanted else 'non-contiguous'} tensor, got one "
-                     f"that is {got}", expected=want_text, got=got)
+        raise Failed(words.lead(what, words.say("checks.tensor.want_contiguous" if wanted
+                                                else "checks.tensor.want_non_contiguous")), expected=want_text, got=got)
 
 
-def _flag(key: str, getter: Callable[[Any], bool]) -> Callable[[TensorData, Case, Any, str], None]:
-    def check_flag(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _flag(key: str, getter: Callable[[Any], bool]) -> Callable[[TensorData, Case, Any, dict | str], None]:
+    def check_flag(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
         wanted = check.get(key)
         if getter(tensor) != wanted:
             raise _mismatch(what, key, refs.str_(wanted), refs.str_(getter(tensor)))
     return check_flag
 
 
-def _grad_fn(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     grad_fn = check.get("grad_fn") or ""
     got = render.grad_fn_name(tensor)
     if grad_fn.lower() == "none" and got != "None":
-        raise _mismatch(what, "grad_fn", "None", got, " (the result is still attached to the autograd graph)")
+        raise _mismatch(what, "grad_fn", "None", got, ".attached")
     if grad_fn.lower() == "present" and got == "None":
-        raise _mismatch(what, "grad_fn", "to be set (part of the autograd graph)", "None")
+        raise Failed(words.lead(what, words.say("checks.tensor.want_grad_fn")),
+                     expected="to be set (part of the autograd graph)", got="None")
     if grad_fn.lower() not in ("none", "present") and got != grad_fn:
         raise _mismatch(what, "grad_fn", grad_fn, got)
 
 
-def _is_inference(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _is_inference(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     is_inference = check.get("is_inference")
     if refs.t_is_inference(tensor) != is_inference:
         wanted = "an inference tensor (made under torch.inference_mode)" if is_inference else "a normal tensor"
         got = "an inference tensor" if not is_inference else "a normal tensor"
-        raise Failed(f"{_lead(what)}expected {wanted}, got {got}", expected=wanted, got=got)
+        raise Failed(words.lead(what, words.say("checks.tensor.want_inference" if is_inference
+                                                else "checks.tensor.want_normal")), expected=wanted, got=got)
 
 
-def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, str], None]:
-    def check_storage(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, dict | str], None]:
+    def check_storage(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
         source = str(check.get(key) or "")
         other = case.eval(source)
         if not render.is_tensor(other):
-            raise Failed(f"`{source}` is {render.describe(other)}, not a tensor")
+            raise Failed(words.say("checks.tensor.source_not_tensor", source=source, got=render.described(other)))
         shared = values.storage_ptr(tensor) == values.storage_ptr(other)
         if shared == must_share:
             return
         if must_share:
-            raise Failed(f"{_lead(what)}expected a view sharing memory with `{source}`, got a copy",
+            raise Failed(words.lead(what, words.say("checks.tensor.want_view", source=source)),
                          expected=f"shares memory with {source}", got="a separate copy")
-        raise Failed(f"{_lead(what)}expected a copy independent of `{source}`, got a tensor sharing its memory "
-                     f"(changing one changes the other)",
+        raise Failed(words.lead(what, words.say("checks.tensor.want_copy", source=source)),
                      expected=f"independent of {source}", got=f"shares memory with {source}")
     return check_storage
 
 
 #: field -> how it is checked, in the order the messages should come (the first mismatch is reported)
-_PROPERTIES: dict[str, Callable[[TensorData, Case, Any, str], None]] = {
+_PROPERTIES: dict[str, Callable[[TensorData, Case, Any, dict | str], None]] = {
     "dtype": _dtype,
     "shape": _shape,
     "device": _device_of,
@@ -171,7 +171,7 @@ _PROPERTIES: dict[str, Callable[[TensorData, Case, Any, str], None]] = {
 }
 
 
-def _properties(check: TensorData, case: Case, tensor: Any, what: str) -> None:
+def _properties(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     for key, verify in _PROPERTIES.items():
         if check.get(key) is not None:
             verify(check, case, tensor, what)

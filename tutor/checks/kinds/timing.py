@@ -13,9 +13,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tutor.checks import guard, refs, render
+from tutor.checks import guard, refs, render, words
 from tutor.checks.context import Case, Failed
-from tutor.checks.kinds.measure import callable_of, honest, in_runner, margin, median, thread_words, threads
+from tutor.checks.kinds.measure import callable_of, honest, in_runner, margin, median, thread_said, threads
 from tutor.checks.vocab import TimingData
 
 
@@ -46,7 +46,7 @@ def _run(check: TimingData, case: Case) -> Any:
         fast_times = [refs.float_(t) for t in (times or {}).get("fast") or []]
         slow_times = [refs.float_(t) for t in (times or {}).get("slow") or []]
         if not fast_times or not slow_times:
-            raise Failed("your code's process did not report the timings")
+            raise Failed(words.say("checks.timing.not_reported"))
         return _verdict(check, fast_times, slow_times)
     for _ in range(warmup):
         case.call(fast)
@@ -67,6 +67,14 @@ def _run(check: TimingData, case: Case) -> Any:
     return _verdict(check, fast_times, slow_times)
 
 
+def needs_said(low: float | None, high: float | None) -> dict | str:
+    """"at least 2x and at most 10x", as a said."""
+    parts = ([words.say("checks.at_least", bound=f"{low:g}x")] if low is not None else []) \
+        + ([words.say("checks.at_most", bound=f"{high:g}x")] if high is not None else [])
+    return words.say("checks.and", first=parts[0], second=parts[1]) if refs.len_(parts) == 2 else \
+        (parts[0] if parts else "")
+
+
 def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]) -> Any:
     fast_s, slow_s = median(fast_times), median(slow_times)
     ratio = slow_s / fast_s if fast_s > 0 else float("inf")
@@ -78,14 +86,16 @@ def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]
     data = {"fast_s": fast_s, "slow_s": slow_s, "ratio": ratio, "threads": count,
             "bound": {"min": low, "max": high}, "margin": margin(ratio, low, high),
             "measured": f"{honest(ratio, low if low is not None else high)}x", "needs": needs}
-    times = f"median {fast_s * 1e3:.3g} ms vs {slow_s * 1e3:.3g} ms, {thread_words(count)}"
+    times = words.say("checks.timing.times", fast=f"{fast_s * 1e3:.3g}", slow=f"{slow_s * 1e3:.3g}",
+                      threads=thread_said(count))
     if low is not None and ratio < low:
         shown = honest(ratio, low)
-        raise Failed(f"`{check['fast']}` is {shown}x as fast as `{check['slow']}` ({times}); "
-                     f"expected at least {low:g}x", expected=f">= {low:g}x", got=f"{shown}x", data=data)
+        raise Failed(words.say("checks.timing.too_slow", fast=check["fast"], slow=check["slow"], ratio=shown,
+                               times=times, low=f"{low:g}"), expected=f">= {low:g}x", got=f"{shown}x", data=data)
     if high is not None and ratio > high:
         shown = honest(ratio, high)
-        raise Failed(f"`{check['slow']}` / `{check['fast']}` time ratio is {shown}x ({times}); "
-                     f"expected at most {high:g}x", expected=f"<= {high:g}x", got=f"{shown}x", data=data)
-    data["summary"] = f"{honest(ratio, low if low is not None else high)}x ({times}; needs {needs})"
+        raise Failed(words.say("checks.timing.too_fast", fast=check["fast"], slow=check["slow"], ratio=shown,
+                               times=times, high=f"{high:g}"), expected=f"<= {high:g}x", got=f"{shown}x", data=data)
+    data["summary"] = words.say("checks.timing.summary", ratio=honest(ratio, low if low is not None else high),
+                                times=times, needs=needs_said(low, high))
     return render.to_jsonable(data)

@@ -6,7 +6,7 @@ afterwards, so the message can say where and how a tensor was modified in place.
 
 from __future__ import annotations
 
-from tutor.checks import modules, refs, render, values
+from tutor.checks import modules, refs, render, values, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import UnchangedData
 
@@ -35,7 +35,7 @@ def run(check: UnchangedData, case: Case) -> None:
     before = {}
     for name in names:
         if name not in case.namespace:
-            raise Failed(f"the check names `{name}`, but the setup did not define it")
+            raise Failed(words.say("checks.unchanged.undefined", name=name))
         before[name] = _snapshot(case.namespace[name])
     case.run(check["call"])
     for name in names:
@@ -43,16 +43,16 @@ def run(check: UnchangedData, case: Case) -> None:
     return None
 
 
-def _compare(where: str, snap, value) -> None:
+def _compare(where: dict | str, snap, value) -> None:
     kind = snap[0]
     if kind == "tensor":
         _, saved, shape, requires_grad = snap
         if not render.is_tensor(value):
-            raise Failed(f"your code replaced the caller's tensor {where} with {render.describe(value)}")
+            raise Failed(words.say("checks.unchanged.replaced", where=where, got=render.described(value)))
         shape_now = render.shape(value)
         if shape_now != shape:
-            raise Failed(f"your function resized the caller's tensor {where} in place: "
-                         f"{render.fmt_shape(shape)} -> {render.fmt_shape(shape_now)}",
+            raise Failed(words.say("checks.unchanged.resized", where=where, old=render.fmt_shape(shape),
+                                   new=render.fmt_shape(shape_now)),
                          expected=render.fmt_shape(shape), got=render.fmt_shape(shape_now))
         if refs.t_device(value).type != "meta":
             got = values.as_float_tensor(value, where)
@@ -60,30 +60,32 @@ def _compare(where: str, snap, value) -> None:
             mismatch = values.first_mismatch(got, expected, 0.0, 0.0)
             if mismatch is not None:
                 index, new, old, count = mismatch
-                at = f" at {render.fmt_index(index)}" if index else ""
-                more = f" ({count} elements changed)" if count > 1 else ""
                 integral = values.is_integral(saved)
                 old_text, new_text = values.fmt_scalar(old, integral), values.fmt_scalar(new, integral)
-                raise Failed(f"your function changed the caller's tensor {where}{at}: {old_text} -> {new_text}{more}",
+                spot = words.say("checks.at_index", subject=where, index=render.fmt_index(index)) if index else where
+                said = words.say("checks.unchanged.changed", where=spot, old=old_text, new=new_text)
+                if count > 1:
+                    said = words.say("checks.unchanged.elements_changed", sentence=said, count=count)
+                raise Failed(said,
                              expected=old_text, got=new_text)
         if refs.t_requires_grad(value) != requires_grad:
-            raise Failed(f"your function changed requires_grad of the caller's tensor {where}: "
-                         f"{requires_grad} -> {refs.t_requires_grad(value)}")
+            raise Failed(words.say("checks.unchanged.requires_grad", where=where, old=requires_grad,
+                                   new=refs.t_requires_grad(value)))
     elif kind == "ndarray":
         if refs.type_(value) is not refs.np_ndarray or value.shape != snap[1].shape or not (value == snap[1]).all():
-            raise Failed(f"your function changed the caller's array {where}")
+            raise Failed(words.say("checks.unchanged.array", where=where))
     elif kind == "seq":
         _, length, items = snap
         if refs.type_(value) not in (list, tuple) or refs.len_(value) != length:
-            count = refs.len_(value) if refs.type_(value) in (list, tuple) else render.describe(value)
-            raise Failed(f"your function changed the caller's list {where}: it had {length} item(s), now {count}")
+            count = refs.len_(value) if refs.type_(value) in (list, tuple) else render.described(value)
+            raise Failed(words.say("checks.unchanged.list", where=where, old=length, new=count))
         for index, item in enumerate(items):
-            _compare(f"{where}[{index}]", item, value[index])
+            _compare(f"{words.english(where)}[{index}]", item, value[index])
     elif kind == "dict":
         if refs.type_(value) is not dict or set(value) != set(snap[1]):
-            raise Failed(f"your function changed the keys of the caller's dict {where}")
+            raise Failed(words.say("checks.unchanged.dict", where=where))
         for key, item in snap[1].items():
-            _compare(f"{where}[{key!r}]", item, value[key])
+            _compare(f"{words.english(where)}[{key!r}]", item, value[key])
     elif kind == "module":
         _, training, params, buffers = snap
         for name, sub in modules.walk(value):
@@ -91,16 +93,19 @@ def _compare(where: str, snap, value) -> None:
             if was is not None and was != modules.training(sub):
                 now = "training" if modules.training(sub) else "eval"
                 then = "training" if was else "eval"
-                part = f" (submodule `{name}`)" if name else ""
-                raise Failed(f"your function left the caller's module {where} in {now} mode{part}; it was in "
-                             f"{then} mode (restore the mode before returning)", expected=f"{then} mode",
+                said = words.say(f"checks.unchanged.left_{now}", where=where)
+                if name:
+                    said = words.say(f"checks.unchanged.left_{now}_sub", where=where, name=name)
+                raise Failed(said, expected=f"{then} mode",
                              got=f"{now} mode")
-        for label, saved, group in (("parameter", params, "_parameters"), ("buffer", buffers, "_buffers")):
+        for label, saved, group in ((words.say("checks.parameter"), params, "_parameters"),
+                                    (words.say("checks.buffer"), buffers, "_buffers")):
             current = dict(modules.group(value, group))
             for name, item in saved.items():
                 if name not in current:
-                    raise Failed(f"your function removed {label} `{name}` from the caller's module {where}")
-                _compare(f"{label} `{name}` of {where}", item, current[name])
+                    raise Failed(words.say("checks.unchanged.removed", label=label, name=name, where=where))
+                _compare(words.say("checks.unchanged.of", label=label, name=name, where=where), item, current[name])
     elif kind == "plain":
         if refs.type_(value) is not refs.type_(snap[1]) or value != snap[1]:
-            raise Failed(f"{where} changed: {render.describe(snap[1])} -> {render.describe(value)}")
+            raise Failed(words.say("checks.unchanged.plain", where=where, old=render.described(snap[1]),
+                                   new=render.described(value)))

@@ -70,7 +70,7 @@ class ExampleStep(StepView):
         step = self.step
         if step.intro:
             yield Markdown(self.text(step.intro))
-        draft = self.store.draft(*self.key)
+        draft = self.store.drafts.get(*self.key)
         yield CodeEditor(draft if draft is not None else step.code, original=step.code, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
@@ -101,8 +101,8 @@ class ExampleStep(StepView):
         step = self.step
         mine = changed(self._ran if self._ran is not None else step.code, step.code)
         run = outcome.run
-        self.store.record_attempt(*self.key, "run", passed=run.status == "ok" if mine else outcome.matched,
-                                  wall_time=run.wall_time)
+        self.store.answers.record_attempt(*self.key, "run", passed=run.status == "ok" if mine else outcome.matched,
+                                          wall_time=run.wall_time)
         requires = step.requires or self.place.pack.requires
         if mine:
             text = render_run(run)

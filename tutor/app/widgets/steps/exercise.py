@@ -44,7 +44,7 @@ class ExerciseStep(StepView):
 
     def compose(self) -> ComposeResult:
         step = self.step
-        progress = self.store.step(*self.key)
+        progress = self.store.steps.get(*self.key)
         yield Static(Text("✓ " + t("exercise.solved"), style="bold green"), id="solved-badge",
                      classes="-shown" if progress.solved else "")
         yield Markdown(self.text(step.body), id="task")
@@ -66,7 +66,7 @@ class ExerciseStep(StepView):
         # The id is what `torch-tutor check` takes: shown where a learner working in their own
         # editor needs it.
         yield Static(Text(t("exercise.id", id=step.id), style="dim"), id="exercise-id")
-        draft = self.store.draft(*self.key)
+        draft = self.store.drafts.get(*self.key)
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
@@ -98,9 +98,9 @@ class ExerciseStep(StepView):
         pack_id = self.key[0]
         answers: list[tuple[str, str | None]] = []
         for lesson, exercise in self.place.pack.used_by(self.step):
-            code = self.store.draft(pack_id, lesson.id, exercise.id)
+            code = self.store.drafts.get(pack_id, lesson.id, exercise.id)
             if code is None:
-                code = self.store.solved_code(pack_id, lesson.id, exercise.id)
+                code = self.store.answers.solved_code(pack_id, lesson.id, exercise.id)
             answers.append((exercise.id, code))
         return answers
 
@@ -127,7 +127,7 @@ class ExerciseStep(StepView):
         if shown >= len(self.step.hints):
             self.app.notify(t("exercise.nomorehints"))
             return
-        self.store.use_hint(*self.key)
+        self.store.steps.use_hint(*self.key)
         widget = self._hint_widget(shown)
         self.query_one("#hints").mount(widget)
         reveal(widget)
@@ -147,7 +147,7 @@ class ExerciseStep(StepView):
     def do_solution(self) -> None:
         from tutor.app.modals.confirm import ConfirmScreen
 
-        progress = self.store.step(*self.key)
+        progress = self.store.steps.get(*self.key)
         if progress.solved or progress.solution_seen:
             self._show_solution()
         elif progress.failed_checks >= SOLUTION_AFTER_FAILED:
@@ -159,7 +159,7 @@ class ExerciseStep(StepView):
     def _show_solution(self) -> None:
         from tutor.app.modals.solution import SolutionScreen
 
-        self.store.mark_solution_seen(*self.key)
+        self.store.steps.mark_solution_seen(*self.key)
 
         def done(use: bool | None) -> None:
             if use:
@@ -182,7 +182,7 @@ class ExerciseStep(StepView):
         box = self._result_box(error)
         if box is None or result is None:
             return
-        self.store.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
+        self.store.answers.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
         self._runs += 1
         output = render_run(result)
         output.append("\n")
@@ -203,10 +203,10 @@ class ExerciseStep(StepView):
             # not count towards opening the solution.
             self.app.notify(t("exercise.starter_unchanged"))
         else:
-            self.store.record_attempt(*self.key, "check", passed=passed,
-                                      checks_passed=sum(c.status == "passed" for c in checks),
-                                      checks_total=len(checks), wall_time=report.run.wall_time,
-                                      code=self._checked_code)
+            self.store.answers.record_attempt(*self.key, "check", passed=passed,
+                                              checks_passed=sum(c.status == "passed" for c in checks),
+                                              checks_total=len(checks), wall_time=report.run.wall_time,
+                                              code=self._checked_code)
         if passed:
             self.query_one("#solved-badge").add_class("-shown")
         from tutor.app.widgets.report import CheckReport

@@ -54,10 +54,10 @@ def soft_join(text: str) -> str:
 
 def learner_seed(store: ProgressStore) -> str:
     """This learner's shuffle seed: made once, kept with their progress."""
-    seed = store.preference(SEED_PREFERENCE)
+    seed = store.preferences.get(SEED_PREFERENCE)
     if not seed:
         seed = secrets.token_hex(8)
-        store.set_preference(SEED_PREFERENCE, seed)
+        store.preferences.set(SEED_PREFERENCE, seed)
     return seed
 
 
@@ -203,7 +203,7 @@ class ChoiceQuizStep(StepView):
         return self.step_as(ChoiceQuiz)
     def compose(self) -> ComposeResult:
         quiz = self.step
-        earlier = _indices(self.store.step(*self.key).quiz_answer)
+        earlier = _indices(self.store.steps.get(*self.key).quiz_answer)
         yield Markdown(self.text(quiz.question))
         yield Static(t("quiz.choice.pick_many" if quiz.multiple else "quiz.choice.pick"), classes="muted")
         order = self.order
@@ -230,7 +230,7 @@ class ChoiceQuizStep(StepView):
         return inline(soft_join(self.text(self.step.choices[index].text)))
 
     def on_mount(self) -> None:
-        progress = self.store.step(*self.key)
+        progress = self.store.steps.get(*self.key)
         if progress.quiz_answer is not None:
             self._everything = bool(progress.quiz_correct) or progress.solution_seen
             self._show(_indices(progress.quiz_answer), scroll=False)
@@ -242,7 +242,7 @@ class ChoiceQuizStep(StepView):
     def do_solution(self) -> None:
         if self._last is None or self._everything:
             return
-        self.store.mark_solution_seen(*self.key)  # a review rates it Again
+        self.store.steps.mark_solution_seen(*self.key)  # a review rates it Again
         self._everything = True
         self._show(self._last)
 
@@ -260,7 +260,7 @@ class ChoiceQuizStep(StepView):
 
     def _answer(self, picked: set[int]) -> None:
         correct = {i for i, c in enumerate(self.step.choices) if c.correct}
-        self.store.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
+        self.store.answers.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
         self._everything = self._everything or picked == correct
         self._show(picked)
 

@@ -25,7 +25,7 @@ class FreeQuizStep(StepView):
         return self.step_as(FreeQuiz)
     def compose(self) -> ComposeResult:
         quiz = self.step
-        earlier = self.store.step(*self.key)
+        earlier = self.store.steps.get(*self.key)
         yield Markdown(self.text(quiz.question))
         yield AnswerBox(earlier.quiz_answer or "", soft_wrap=True, id="answer",
                         placeholder=t("quiz.free.placeholder"))
@@ -59,18 +59,18 @@ class FreeQuizStep(StepView):
         model = self.query_one("#model")
         if model.has_class("-hidden"):  # once: a second press must not undo the self-grade
             model.remove_class("-hidden")
-            self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
+            self.store.answers.record_quiz(*self.key, self.query_one("#answer", TextArea).text, None)
             self.screen.refresh_bindings()  # the solution key goes from the footer
         from tutor.app.widgets.steps.base import reveal
 
         reveal(model)
         buttons = self.query_one("#grade-buttons")
-        if buttons.display and self.store.step(*self.key).quiz_correct is None:
+        if buttons.display and self.store.steps.get(*self.key).quiz_correct is None:
             # the next thing to do is to grade yourself: Enter on "I got it", Tab to "I missed it"
             self.query_one("#right", KeyButton).focus(scroll_visible=False)
 
     @on(KeyButton.Pressed, "#right, #wrong")
     def _grade(self, event: KeyButton.Pressed) -> None:
         correct = event.button.id == "right"
-        self.store.record_quiz(*self.key, self.query_one("#answer", TextArea).text, correct)
+        self.store.answers.record_quiz(*self.key, self.query_one("#answer", TextArea).text, correct)
         self.query_one("#verdict", Static).update(self._verdict(correct, just_now=True))

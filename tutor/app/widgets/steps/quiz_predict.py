@@ -94,7 +94,7 @@ class PredictQuizStep(StepView):
 
     def compose(self) -> ComposeResult:
         quiz = self.step
-        earlier = self.store.step(*self.key)
+        earlier = self.store.steps.get(*self.key)
         yield Markdown(self.text(quiz.question))
         yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
         if quiz.raises:
@@ -122,7 +122,7 @@ class PredictQuizStep(StepView):
         raised = run_error.type.rsplit(".", 1)[-1] if run_error is not None else None
         verdict = judge(prediction, actual, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
                         raised=raised)
-        self.store.record_quiz(*self.key, prediction, verdict.right)
+        self.store.answers.record_quiz(*self.key, prediction, verdict.right)
         if verdict.right:
             output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
         else:

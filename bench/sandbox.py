@@ -1,16 +1,24 @@
-"""Sandbox speed, fork mode beside spawn mode in one run, against a cold `python -c` and Jupyter.
+"""Sandbox speed, fork mode beside spawn mode and a warm Jupyter kernel, in one run.
 
     python bench/sandbox.py [--runs 20] [--cold-runs 10] [--isolation auto] [--modes fork,spawn]
+                            [--busy] [--no-cpu]
 
-For each mode, medians of: request-to-result of a Linear forward under ``torch.profiler.profile``
-with a warm worker or spare waiting (a *warm run*); the second of two runs sent back to back (in
-spawn mode it may wait for the next spare to import torch); an empty snippet; the memory kept
-warm (fork: the worker's RSS; spawn: a spare's judge and runner interpreters); the CPU time the
-sandbox spends per run, warm-up of the spare included (from the CPU of every reaped descendant,
-less that of a sandbox that warmed up and ran nothing), once with a spare left waiting before
-each run (interactive use) and once with runs sent back to back (a ``grade`` batch). Then the same snippet as a cold
-``python -c``, a warm Jupyter kernel round trip when jupyter_client and ipykernel are installed,
-and a bare ``python -c "import torch"``'s RSS.
+Each interactive number is a median of request-to-result times, for two snippets (an empty one,
+and a Linear forward under ``torch.profiler.profile``), taken two ways:
+
+- *spaced*: each run ``SPACING_S`` after the last one's result, with every worker or spare warm
+  and waiting (a learner pressing Run, reading, pressing it again);
+- *back to back*: each run sent the moment the last one's result came (a learner pressing Run
+  twice; a ``grade`` batch): whatever the sandbox still does after a result (reaping, forking or
+  starting the next spare) is waited for here.
+
+The same four numbers come from a warm Jupyter kernel (``execute_interactive``) when
+jupyter_client and ipykernel are installed (the ``bench`` extra). With ``--busy`` every number is
+taken twice, the second time with one core kept busy by a spinning process (a build, a browser
+tab). Then: the memory kept warm (fork: the worker's RSS; spawn: a spare's judge and runner
+interpreters), the CPU time the sandbox spends per run, the spare's start included (from the CPU of
+every reaped descendant, less that of a sandbox that warmed up and ran nothing), spaced and back to
+back, a cold ``python -c`` of the snippet, and a bare ``python -c "import torch"``'s RSS.
 """
 
 from __future__ import annotations
@@ -99,35 +107,48 @@ def cpu_back_to_back(mode: str, runs: int) -> float:
     return (total(2 + runs) - total(2)) / runs
 
 
-def bench_mode(mode: str, isolation: str, runs: int) -> dict:
+SPACING_S = 0.5
+SNIPPETS = {"empty": "pass", "linear": SNIPPET}
+
+
+def _series(run_once, settle, runs: int) -> dict:
+    """Medians (ms) of ``run_once(code)``, spaced and back to back, for each snippet."""
+    found = {}
+    for name, code in SNIPPETS.items():
+        for _ in range(3):  # first runs fault in pages the worker never touched
+            settle()
+            run_once(code)
+        spaced = []
+        for _ in range(runs):
+            settle()
+            time.sleep(SPACING_S)
+            spaced.append(run_once(code))
+        settle()
+        time.sleep(SPACING_S)
+        run_once(code)
+        back = [run_once(code) for _ in range(runs)]
+        found[f"{name}_spaced_ms"] = median_ms(spaced)
+        found[f"{name}_b2b_ms"] = median_ms(back)
+    return found
+
+
+def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
     from tutor.sandbox import Sandbox
 
     with Sandbox(isolation=isolation, mode=mode) as sandbox:
         sandbox.wait_ready(300)
         info = dict(sandbox.worker_info)
-        warm, empty, second = [], [], []
-        for _ in range(3):  # first runs fault in pages the worker never touched
-            _settle(sandbox, 1)
-            _timed(sandbox, SNIPPET)
-        for _ in range(runs):
-            _settle(sandbox, 1)
-            warm.append(_timed(sandbox, SNIPPET))
-        for _ in range(runs):
-            _settle(sandbox, 1)
-            empty.append(_timed(sandbox, "pass"))
-        pairs = max(3, runs // 4)
-        for _ in range(pairs):
-            _settle(sandbox, 1)
-            _timed(sandbox, SNIPPET)
-            second.append(_timed(sandbox, SNIPPET))
+        row = _series(lambda code: _timed(sandbox, code), lambda: _settle(sandbox, 1), runs)
         _settle(sandbox, 1)
         level = sandbox.isolation.level
         warmup_s = sandbox.warmup_s
     memory = info.get("rss_mb", 0.0) + (info.get("runner_rss_mb") or 0.0)
-    return {"mode": mode, "isolation": level, "warm_ms": median_ms(warm), "empty_ms": median_ms(empty),
-            "second_ms": median_ms(second), "pairs": pairs, "memory_mb": memory,
-            "cpu_ms": cpu_per_run(mode, runs) * 1000,
-            "cpu_b2b_ms": cpu_back_to_back(mode, max(3, runs // 2)) * 1000, "warmup_s": warmup_s or 0.0}
+    row.update(mode=mode, isolation=level, memory_mb=memory, warmup_s=warmup_s or 0.0,
+               huge_mb=info.get("huge_pages_mb"))
+    if cpu:
+        row.update(cpu_ms=cpu_per_run(mode, runs) * 1000,
+                   cpu_b2b_ms=cpu_back_to_back(mode, max(3, runs // 2)) * 1000)
+    return row
 
 
 def bench_cold(runs: int) -> float:
@@ -145,23 +166,47 @@ def bare_torch_rss(runs: int = 5) -> float:
     return statistics.median(values)
 
 
-def bench_jupyter(runs: int) -> float | None:
+def bench_jupyter(runs: int) -> dict | None:
     try:
         from jupyter_client.manager import start_new_kernel
     except ImportError:
         return None
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+
+    def once(code: str) -> float:
+        started = time.perf_counter()
+        reply = client.execute_interactive(code, timeout=120, output_hook=lambda msg: None)
+        elapsed = time.perf_counter() - started
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return elapsed
+
     try:
-        client.execute_interactive(SNIPPET, timeout=120)
-        timings = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            client.execute_interactive(SNIPPET, timeout=120, output_hook=lambda msg: None)
-            timings.append(time.perf_counter() - started)
-        return median_ms(timings)
+        client.execute_interactive("import torch", timeout=120)
+        return dict(_series(once, lambda: None, runs), mode="jupyter")
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+class BusyCore:
+    """One process spinning at normal priority for as long as the block lasts."""
+
+    def __enter__(self):
+        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        time.sleep(0.2)
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _load() -> str:
+    try:
+        with open("/proc/loadavg") as handle:
+            return " ".join(handle.read().split()[:3])
+    except OSError:
+        return "?"
 
 
 def main() -> int:
@@ -170,30 +215,44 @@ def main() -> int:
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--isolation", default="auto", choices=("auto", "bwrap", "none"))
     parser.add_argument("--modes", default="fork,spawn", help="comma-separated: fork, spawn")
+    parser.add_argument("--busy", action="store_true", help="also measure with one core kept busy")
+    parser.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-run measurements")
     args = parser.parse_args()
 
-    rows = [bench_mode(mode, args.isolation, args.runs) for mode in args.modes.split(",")]
+    load_before = _load()
+    columns = []
+    for mode in args.modes.split(","):
+        columns.append((mode, bench_mode(mode, args.isolation, args.runs, cpu=not args.no_cpu)))
+        if args.busy:
+            with BusyCore():
+                columns.append((f"{mode} busy", bench_mode(mode, args.isolation, args.runs, cpu=False)))
+    jupyter = bench_jupyter(args.runs)
+    if jupyter is not None:
+        columns.append(("jupyter", jupyter))
+        if args.busy:
+            with BusyCore():
+                columns.append(("jup. busy", bench_jupyter(args.runs) or {}))
     cold = bench_cold(args.cold_runs)
     bare = bare_torch_rss()
-    jupyter = bench_jupyter(args.runs)
-    print(f"isolation: {rows[0]['isolation']}; medians of {args.runs} warm runs, {args.cold_runs} cold runs")
-    print(f"{'':38}" + "".join(f"{row['mode']:>12}" for row in rows))
+    first = columns[0][1]
+    print(f"isolation: {first['isolation']}; medians of {args.runs} runs each; load average "
+          f"{load_before} before, {_load()} after; huge pages in the fork worker: {first.get('huge_mb')} MB")
+    print(f"{'':40}" + "".join(f"{name:>11}" for name, _ in columns))
     table = [("warm-up (first worker/spare ready), s", "warmup_s", "{:.2f}"),
-             ("warm run, Linear + profiler, ms", "warm_ms", "{:.1f}"),
-             ("warm run, empty snippet, ms", "empty_ms", "{:.1f}"),
-             ("2nd of two runs back to back, ms", "second_ms", "{:.0f}"),
+             ("empty snippet, spaced, ms", "empty_spaced_ms", "{:.1f}"),
+             ("empty snippet, back to back, ms", "empty_b2b_ms", "{:.1f}"),
+             ("Linear + profiler, spaced, ms", "linear_spaced_ms", "{:.1f}"),
+             ("Linear + profiler, back to back, ms", "linear_b2b_ms", "{:.1f}"),
              ("memory kept warm (RSS), MB", "memory_mb", "{:.0f}"),
-             ("CPU per run, spare included, ms *", "cpu_ms", "{:.0f}"),
-             ("CPU per run, runs back to back, ms *", "cpu_b2b_ms", "{:.0f}")]
+             ("CPU per run, spaced, spare incl., ms *", "cpu_ms", "{:.0f}"),
+             ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}")]
     for label, key, fmt in table:
-        print(f"{label:38}" + "".join(f"{fmt.format(row[key]):>12}" for row in rows))
+        print(f"{label:40}" + "".join(f"{fmt.format(row[key]) if key in row else '':>11}" for _, row in columns))
     print("* measured at isolation none (see cpu_per_run)")
-    print(f"cold python -c, same snippet:         {cold:.0f} ms")
+    print(f"cold python -c, Linear snippet:   {cold:.0f} ms")
     if jupyter is None:
-        print("warm Jupyter kernel round trip:       not measured (jupyter_client/ipykernel not installed)")
-    else:
-        print(f"warm Jupyter kernel round trip:       {jupyter:.1f} ms")
-    print(f"bare `import torch` RSS:              {bare:.0f} MB")
+        print("warm Jupyter kernel:              not measured (pip install -e '.[bench]')")
+    print(f"bare `import torch` RSS:          {bare:.0f} MB")
     return 0
 
 

@@ -108,6 +108,9 @@ def assert_recovered(box: Sandbox) -> None:
     assert result.status == "ok", (result.status, result.message, result.error)
     assert result.stdout == "still fine\n"
     assert leftover_processes() == []
+    from tutor.sandbox.process import scratch_removed
+
+    assert scratch_removed(30.0), "a finished run's scratch folder is removed (off the request path)"
     root = Path(box._scratch_root)
     assert [p.name for p in root.iterdir() if not p.name.endswith(".log") and p.name != ".owner.lock"] == []
 

@@ -15,8 +15,11 @@ from pathlib import Path
 
 _V1_ROOT = Path("/sys/fs/cgroup/pids")
 _PARENT = "torch-tutor"
-#: bubblewrap's init, the worker, the spare keeper and runner, the running keeper.
-OVERHEAD = 6
+#: What is in the group besides the run: bubblewrap's init and the worker (2), the running keeper,
+#: its relay and the init of the run's namespace (3), two spares of four processes each (keeper,
+#: relay, init, runner: 8), and a finished run's keeper and relay still exiting (2). A run may so
+#: get up to a few processes above its limit while fewer of these exist; a fork bomb still ends.
+OVERHEAD = 15
 
 
 def _base() -> Path | None:

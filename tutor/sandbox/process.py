@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -249,7 +250,7 @@ class WorkerProcess:
                     os.close(r)
                 except OSError:
                     pass
-            _remove_tree(scratch)
+            _discard(scratch)
         return raw
 
     def _collect(self, reads: list[int], limits: Limits) -> RawRun:
@@ -357,6 +358,44 @@ class _Streams:
         return RawRun(verdict=verdict, stdout=out, stderr=err, stdout_over=self.over[0],
                       stderr_over=self.over[1], report=report, report_over=self.over[2],
                       cancel_reason=worker._cancel_reason, isolation=worker.info.level)
+
+
+_doomed: "queue.SimpleQueue[str]" = queue.SimpleQueue()
+_removing = threading.Condition()
+_pending = 0
+_remover: threading.Thread | None = None
+
+
+def _discard(path: str) -> None:
+    """Remove a finished run's scratch folder off the request path: 3.4-10 ms of wall time (0.5 ms
+    of CPU) that the result no longer waits for. Nothing of the run is left by then (its verdict
+    says so), so nothing writes there any more; ``Sandbox.close`` removes the whole scratch root,
+    whatever is still queued."""
+    global _remover, _pending
+    with _removing:
+        _pending += 1
+        if _remover is None or not _remover.is_alive():
+            _remover = threading.Thread(target=_remove_queued, name="tutor-scratch-remover", daemon=True)
+            _remover.start()
+    _doomed.put(path)
+
+
+def _remove_queued() -> None:
+    global _pending
+    while True:
+        path = _doomed.get()
+        try:
+            _remove_tree(path)
+        finally:
+            with _removing:
+                _pending -= 1
+                _removing.notify_all()
+
+
+def scratch_removed(timeout: float) -> bool:
+    """Wait until every finished run's scratch folder is removed; whether they all are."""
+    with _removing:
+        return _removing.wait_for(lambda: _pending == 0, timeout)
 
 
 def _remove_tree(path: str) -> None:

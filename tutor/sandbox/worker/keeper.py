@@ -121,23 +121,27 @@ class Spare:
             pass
 
 
-def sweep(deadline: float, session: int | None = None) -> bool:
-    """Kill and reap every process the run left behind (they were reparented to us)."""
+def sweep(deadline: float, session: int | None = None, keep: frozenset[int] = frozenset()) -> bool:
+    """Kill and reap every process the run left behind (they were reparented to us); ``keep``:
+    children of ours that are no run's leftovers (the worker's spare, keepers still exiting)."""
     me = os.getpid()
     while time.monotonic() < deadline:
         if session is not None:
             linux.kill_session(session)
         for pid in linux.children(me):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            if pid not in keep:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
         try:
             while True:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
                 if pid == 0:
                     break
         except ChildProcessError:
+            return True
+        if keep and linux.AVAILABLE and not set(linux.children(me)) - keep:
             return True
         time.sleep(0.002)
     return False

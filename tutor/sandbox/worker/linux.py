@@ -84,6 +84,52 @@ def remount_read_only(path: str) -> None:
             raise OSError(ctypes.get_errno(), f"cannot make {path} read-only")
 
 
+# --------------------------------------------------------------------------- huge pages
+
+MADV_COLLAPSE = 25  # Linux 6.1
+_HUGE = 2 * 1024 * 1024
+
+
+def collapse_huge_pages() -> int | None:
+    """Fold this process's private anonymous memory into transparent huge pages (2 MiB), once,
+    after the preload and before any fork: a fork copies, and an exit frees, one page-table entry
+    per 4 KiB page, so a torch worker's fork took 11.7-13.3 ms and its children's exits 12-14 ms;
+    with the memory collapsed, 2-3 ms each. Copy-on-write still copies 4 KiB at a time (the kernel
+    splits a huge page a child writes to). Bytes collapsed; None where the kernel cannot
+    (THP off or ``never``, a kernel before 6.1, not Linux). Best effort: a region that cannot be
+    collapsed (busy, not enough free huge pages) is left as it is."""
+    if _libc is None:
+        return None
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:
+            if "[never]" in handle.read():
+                return None
+        with open("/proc/self/maps") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    madvise = _libc.madvise
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    collapsed, tried = 0, False
+    for line in lines:
+        fields = line.split()
+        # private, writable, anonymous (no file behind it; the heap counts, the stack does not)
+        if len(fields) < 5 or fields[1][:2] != "rw" or fields[1][3] != "p" or fields[4] != "0":
+            continue
+        if len(fields) > 5 and fields[5] != "[heap]":
+            continue
+        low, high = (int(x, 16) for x in fields[0].split("-"))
+        start, end = (low + _HUGE - 1) & ~(_HUGE - 1), high & ~(_HUGE - 1)
+        if end <= start:
+            continue
+        tried = True
+        if madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_COLLAPSE) == 0:
+            collapsed += end - start
+        elif ctypes.get_errno() == 22 and collapsed == 0:  # EINVAL: no MADV_COLLAPSE here
+            return None
+    return collapsed if tried else 0
+
+
 # --------------------------------------------------------------------------- privileges
 
 

@@ -11,6 +11,7 @@ import re
 from tutor.checks import refs, render
 from tutor.checks.context import PASS_THROUGH, Case, CodeRaised, Failed
 from tutor.checks.vocab import ExprData
+from tutor.checks.kinds.kind import Kind
 
 _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
 
@@ -65,3 +66,7 @@ def run(check: ExprData, case: Case) -> None:
             message = next(iter(message.values()), "")
         raise Failed(_fill(message, case) if message else f"`{check['predicate']}` is false")
     return None
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("expr", run, canary="tensor"),)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import ModuleData, TensorGroupData
+from tutor.checks.kinds.kind import Kind
 
 
 def _module(case: Case, source: str):
@@ -133,3 +134,7 @@ def _unchanged_settings(module, before: dict) -> None:
             where = f"`{prefix}`" if prefix else "the module"
             raise Failed(f"{where}: {attr} changed from {modules.fmt_setting(value)} to {modules.fmt_setting(now)}",
                          expected=f"{attr}={modules.fmt_setting(value)}", got=f"{attr}={modules.fmt_setting(now)}")
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("module", run, canary="module"),)

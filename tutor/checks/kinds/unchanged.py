@@ -9,6 +9,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render, values
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import UnchangedData
+from tutor.checks.kinds.kind import Kind
 
 
 def _snapshot(value, depth: int = 0):
@@ -104,3 +105,7 @@ def _compare(where: str, snap, value) -> None:
     elif kind == "plain":
         if refs.type_(value) is not refs.type_(snap[1]) or value != snap[1]:
             raise Failed(f"{where} changed: {render.describe(snap[1])} -> {render.describe(value)}")
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("unchanged", run, canary="tensor"),)

@@ -72,7 +72,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise UsageError(NOT_INSTALLED) from None
     from tutor.cli.common import settings_from_args
-    from tutor.web.serve import DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
+    from tutor.web.serve import DEFAULT_PORT, Listening, app_command, is_loopback, serve
 
     settings = settings_from_args(args)  # a bad configuration is said here, not once per tab
     if args.target:
@@ -90,7 +90,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "sandbox that runs code as you. Share it with no one; the connection is not "
               "encrypted (plain http): on a network you do not trust, stay on 127.0.0.1 and use an "
               f"SSH tunnel (ssh -L {port}:127.0.0.1:{port} THIS-MACHINE).", file=sys.stderr)
-    try:
-        return serve(app_command(_app_argv(args)), where, token=where.path is None)
-    except ServeError as exc:
-        raise UsageError(str(exc)) from None
+    return serve(app_command(_app_argv(args)), where, token=where.path is None)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from tutor.core import paths
+from tutor.errors import TutorError
 
 
 def _toml() -> Any:
@@ -25,7 +26,7 @@ def _toml() -> Any:
     return tomllib
 
 
-class ConfigError(Exception):
+class ConfigError(TutorError):
     """A config file or variable that cannot be used; the message says where and why."""
 
 

@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.errors import TutorError
+
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
 #: keeper (its judge), which lives until everything of the run is reaped, so no two runs on the
 #: machine share one. A shared uid let a run kill, trace or fill the process table of any run
@@ -50,7 +52,7 @@ _KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "
 _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_", "PYTORCH_")
 
 
-class IsolationError(Exception):
+class IsolationError(TutorError):
     """Isolation was required (``isolation="bwrap"``) and is not available; says why."""
 
 

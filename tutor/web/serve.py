@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TextIO
 
+from tutor.errors import TutorError
+
 #: The environment variable each app process is started with; tutor/app/keys.py reads it.
 BROWSER_ENV = "TORCH_TUTOR_BROWSER"
 #: The query parameter of the printed address.
@@ -45,7 +47,7 @@ TEMPLATES = Path(__file__).with_name("templates")
 DEFAULT_PORT = 8765
 
 
-class ServeError(Exception):
+class ServeError(TutorError):
     """The server cannot start as asked; the message says why and what to do (a usage error)."""
 
 

@@ -324,9 +324,13 @@ def cgroup_available() -> bool:
     return cgroup.available()
 
 
+#: The isolation levels, strongest first; ``auto`` picks the strongest that works.
+LEVELS = ("bwrap", "none")
+
+
 def choose(requested: str, python: str) -> IsolationInfo:
     """Resolve ``auto``/``bwrap``/``none`` into what will actually protect the runs."""
-    if requested not in ("auto", "bwrap", "none"):
+    if requested not in ("auto", *LEVELS):
         raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
     # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.

@@ -64,3 +64,58 @@ def test_every_check_kind_has_its_section_in_the_reference(kind):
 def test_every_record_a_check_uses_is_documented():
     documented = {record for _, section in docgen.sections() for record in section}
     assert set(check_models.CHECK_RECORDS) <= documented
+
+
+# --------------------------------------------------------------------------- quiz types
+
+
+def test_every_step_and_quiz_type_has_a_view():
+    """The app picks a step's widget from STEP_VIEWS: a step record without one was a KeyError
+    when a learner reached the step."""
+    import importlib
+
+    from tutor.app.widgets.steps import STEP_VIEWS, StepView
+    from tutor.core import models
+
+    assert set(STEP_VIEWS) == set(models.STEP_RECORDS)
+    for record_class, (module, name) in STEP_VIEWS.items():
+        view = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+        assert issubclass(view, StepView), record_class.__name__
+
+
+def test_every_quiz_type_is_in_the_built_in_pack_and_reviewable():
+    """A review card's hash is taken per quiz type (tutor/core/review.py's content_hash raises
+    for a step it does not know); the built-in pack shows every type."""
+    from tutor.core import models, review
+    from tutor.core.loader import load_pack
+
+    pack = load_pack(pathlib.Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    steps = [step for lesson in pack.lessons for step in lesson.steps]
+    for record_class in models.QUIZ_RECORDS:
+        found = [step for step in steps if type(step) is record_class]
+        assert found, f"no {record_class.__name__} in the built-in pack"
+        assert review.content_hash(found[0])
+
+
+def test_every_quiz_type_has_its_section_in_the_reference():
+    from tutor.core import models
+
+    reference = docgen.reference_markdown()
+    for record_class in models.QUIZ_RECORDS:
+        assert f"#### {record_class.__name__} (`style: " in reference
+
+
+# --------------------------------------------------------------------------- isolation levels
+
+
+def test_the_isolation_levels_are_the_same_everywhere():
+    from tutor.cli.main import build_parser
+    from tutor.core.config import ISOLATION_CHOICES
+    from tutor.sandbox import isolation
+
+    assert ISOLATION_CHOICES == ("auto", *isolation.LEVELS)
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command").choices
+    for command in ("run", "doctor"):
+        option = next(a for a in commands[command]._actions if a.dest == "isolation")
+        assert tuple(option.choices) == ISOLATION_CHOICES

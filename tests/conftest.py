@@ -1,15 +1,19 @@
-"""Running the suite in parallel (pytest-xdist, ``-n 3 --dist loadgroup``; the README's command and
-CI run it serially, docs/performance.md says why).
+"""Running the suite in parallel: the README's command and CI run ``-n auto --dist loadgroup``
+(pyproject.toml's addopts; ``-n 0`` runs serially), one pytest-xdist worker per core this
+process may use, at most ``MAX_WORKERS`` (``pytest_xdist_auto_num_workers`` below).
 
 What costs seconds to set up (a warm
 sandbox of a given setup, a module's own fixture: a ``grade`` batch, an autograder bundle) is
 built once per worker that needs it, so the tests of a module that share such a thing carry an
-``xdist_group`` mark naming the module and the setup (``tests/checks/test_tensor.py=spawn``), and
+``xdist_group`` mark naming the module and the setup (``tests/checks/test_tensor.py=fork``), and
 loadgroup sends each group to one worker: a module's fixture is built once, as in a serial run,
 and a session's sandbox at most once per worker. The groups and the other tests go out longest
 first (``cost``), so that no long one starts last.
 
-One group is about the machine rather than a fixture (``SAME_USER``): see below.
+One group is about the machine rather than a fixture (``SAME_USER``): see below. What a run
+leaves behind is checked once, by the controller, after its workers are done
+(``pytest_sessionfinish``); a test's own check counts its worker's processes only
+(tests/sandbox/conftest.py, ``leftover_processes``).
 """
 
 from __future__ import annotations
@@ -50,18 +54,37 @@ AT_NONE = ("tests/sandbox/test_spawn.py::", "tests/sandbox/test_scratch_sweep.py
            "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::",
            "tests/sandbox/test_overlapping_runs.py::")
 
+#: Workers ``-n auto`` starts at most: each holds its own warm sandboxes (a few hundred MB each).
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: the cores this process may use (its CPU affinity, which a container's CPU set
+    narrows; os.cpu_count() would count the host's), at most ``MAX_WORKERS``;
+    ``TORCH_TUTOR_TEST_WORKERS`` overrides."""
+    wanted = os.environ.get("TORCH_TUTOR_TEST_WORKERS")
+    if wanted:
+        return int(wanted)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_WORKERS))
+
+
 #: Seconds a test takes, roughly, to send the longest work out first: the tests that take
-#: minutes (measured 2026-12-01 on the shared 2-core machine, under load), then a spawn-mode
-#: test (each of its runs takes a spare, two interpreters importing torch), then the rest.
+#: minutes (CI's durations of 2026-12-02 on 2 cores), then a spawn-mode test (each of its runs
+#: takes a spare, two interpreters importing torch), then the rest.
 KNOWN_COST = {
-    "tests/sandbox/test_spawn_validate.py": 400.0,
-    "tests/checks/test_stability.py": 150.0,
-    "tests/instructor/test_autograder.py": 60.0,
-    "tests/sandbox/test_fresh_install.py": 100.0,
-    "tests/packs/test_verdicts.py": 60.0,
+    "tests/e2e/test_e2e_round2.py::test_an_output_of_200000_lines": 130.0,
+    "tests/sandbox/test_spawn_validate.py": 120.0,
+    "tests/instructor/test_autograder.py": 30.0,  # per test: the bundle's venv is a module fixture
+    "tests/sandbox/test_fresh_install.py": 40.0,
+    "tests/packs/test_cpu_classes.py": 15.0,  # per test: a module fixture of every class's runs
+    "tests/packs/test_verdicts.py": 12.0,
+    "tests/checks/test_stability.py": 20.0,
     "tests/sandbox/test_windows_emulated.py": 8.0,  # per test: one module fixture of ~12 runs, subprocess CLIs
-    "tests/e2e/test_e2e_exit.py": 95.0,  # one test: 7 rounds of starting and ending the app
+    "tests/e2e/test_e2e_exit.py": 30.0,  # one test: 7 rounds of starting and ending the app
     "tests/e2e/test_leftover_check.py": 13.0,  # per test: a pytest run of its own
+    "tests/cli/test_validate_verdicts.py": 10.0,  # per test: a `validate` of a fixture pack
+    "tests/browser/": 10.0,  # per test: a tab's sandbox imports torch
 }
 SPAWN_TEST_COST = 6.0
 TEST_COST = 1.0
@@ -148,8 +171,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(LongestFirst(), "tutor-longest-first")
 
 
+def runs_bwrap(item: pytest.Item) -> bool:
+    """Whether the item runs a sandbox under bubblewrap by its parameters (a setup of
+    tests/sandbox, an isolation of the forgery suite): such items carry the ``bwrap`` marker."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any("bwrap" in _param(value) for value in params.values())
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (and appends "@group" to node ids)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if runs_bwrap(item):
+            item.add_marker(pytest.mark.bwrap)
     if not loadgroup(config):
         return
     for item in items:

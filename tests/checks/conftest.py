@@ -44,16 +44,32 @@ def spawn_sandbox():
     box.close()
 
 
+def sandbox_modes(marked_both: bool) -> list[str]:
+    """The sandbox modes a test that takes ``sandbox`` runs in (issue 31, docs/performance.md,
+    "Which tests run in both modes").
+
+    A test marked ``both_modes`` (the trust boundary: attacks, forged reports, canaries,
+    shadowing, limits, statuses of code that ends itself, the judge/runner split, fresh inputs,
+    and every kind once end to end: test_kinds_end_to_end.py) runs in fork and in spawn mode. Any
+    other (a kind's logic and wording) runs in fork mode, the cheapest real path: what spawn
+    mode could change about it is what the marked tests cover.
+
+    ``TORCH_TUTOR_TEST_MODES`` overrides: ``fork`` or ``spawn`` (every test in that mode only: a
+    quicker loop, or a port of spawn mode), ``all`` (every test in both modes: the full matrix,
+    for a change to how a run starts or reports)."""
+    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "").strip()
+    if wanted == "all":
+        return ["fork", "spawn"]
+    if wanted:
+        return [m for m in wanted.split(",") if m in ("fork", "spawn")] or ["fork"]
+    return ["fork", "spawn"] if marked_both else ["fork"]
+
+
 def pytest_generate_tests(metafunc):
-    """``sandbox`` is each sandbox mode, fork and spawn (issue 13): the engine's code is the same
-    in both, but what a fresh interpreter could change (inputs drawn at random, the random state,
-    time and memory measured in the runner, a profiler warmed up ahead) and the trust boundary
-    (hostile code, forged reports and verdicts) must behave the same in each.
-    ``TORCH_TUTOR_TEST_MODES=fork`` (or ``spawn``) narrows the matrix: a quicker loop while
-    working on the engine (docs/performance.md, "Both modes in CI")."""
+    """``sandbox`` is a sandbox mode, fork or spawn (issue 13), as ``sandbox_modes`` says."""
     if "sandbox" in metafunc.fixturenames:
-        modes = [m for m in os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(",") if m in ("fork", "spawn")]
-        metafunc.parametrize("sandbox", modes or ["fork"], indirect=True)
+        marked = metafunc.definition.get_closest_marker("both_modes") is not None
+        metafunc.parametrize("sandbox", sandbox_modes(marked), indirect=True)
 
 
 @pytest.fixture

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.checks.conftest import make_exercise
 from tutor.grading.exercise import check_exercise
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 RANKING = textwrap.dedent("""\
     import statistics

@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
+
 RECORD = """
 import json, sys
 _server = sys.modules["tutor.checks.server"]

@@ -9,7 +9,12 @@ never guesses at an infinite loop.
 
 from __future__ import annotations
 
+import pytest
+
 from tests.checks.conftest import by_id
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 NAPS = "import time\ndef nap(seconds):\n    time.sleep(seconds)\n    return True\n"
 SPIN = "def spin(n):\n    total = 0\n    while True:\n        total += n\n"
@@ -23,6 +28,7 @@ def test_time_spent_waiting_is_not_cpu_time(grade):
     assert result.status == "passed", result.message
 
 
+@pytest.mark.slow  # waits out the wall-time cap: about 20 s per mode
 def test_waiting_past_the_wall_cap_is_a_timeout_that_says_so(grade):
     check = {"id": "waits", "kind": "expr", "predicate": "nap(30)", "message": "m", "time_limit": 0.4}
     result = grade(NAPS, check, timeout=20).checks[0]

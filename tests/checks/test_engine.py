@@ -1,5 +1,7 @@
 """What every check shares: dependencies, errors at the learner's line, time limits, run failures."""
 
+import pytest
+
 from tests.checks.conftest import by_id
 
 SHAPE = {"id": "shape", "kind": "tensor", "value": "f(x)", "setup": "x = torch.ones(3)", "shape": [3]}
@@ -30,6 +32,7 @@ def test_missing_function_is_an_error_naming_the_expression(grade):
     assert check.message.startswith("NameError: name 'f' is not defined (while evaluating `f(x)`)")
 
 
+@pytest.mark.both_modes  # a limit stops the run: the sandbox's, per mode
 def test_infinite_loop_inside_a_check_stops_that_check_only(grade):
     loop = {"id": "loop", "kind": "tensor", "value": "spin()", "number": True}
     code = ("def spin():\n    while True:\n        try:\n            pass\n        except BaseException:\n"
@@ -47,6 +50,7 @@ def test_infinite_loop_inside_a_check_stops_that_check_only(grade):
     assert report.run.status == "ok" and not report.passed
 
 
+@pytest.mark.both_modes  # a limit stops the run: the sandbox's, per mode
 def test_top_level_infinite_loop_times_out_the_run(grade):
     report = grade("while True:\n    pass\n", SHAPE, timeout=2)
     assert report.run.status == "timeout"

@@ -17,6 +17,9 @@ import textwrap
 
 import pytest
 
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
+
 STARTER = textwrap.dedent("""\
     import torch
 

@@ -7,7 +7,12 @@ them. A check with ``seed`` keeps the author's fixed inputs (and says so in docs
 
 from __future__ import annotations
 
+import pytest
+
 from tests.checks.conftest import by_id
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 SORTED = {"id": "sorted", "kind": "tensor", "setup": "x = torch.randn(r, 5)", "cases": [{"r": 3}, {"r": 4}],
           "value": "f(x)", "close_to": "x.sort(dim=1, descending=True).values"}

@@ -1,5 +1,10 @@
 """Learner code that tries to fool the checks: monkeypatching torch, lying objects."""
 
+import pytest
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
+
 CLOSE = {"id": "close", "kind": "tensor", "value": "f(x)", "setup": "x = torch.ones(2, 2)", "close_to": "x * 2"}
 GRAD = {"id": "grad", "kind": "tensor", "value": "f(x)", "setup": "x = torch.ones(2, requires_grad=True)",
         "requires_grad": False, "grad_fn": "none"}

@@ -3,7 +3,12 @@ learner's in the runner, and values, callbacks and crashes cross between them fa
 
 from __future__ import annotations
 
+import pytest
+
 from tests.checks.conftest import by_id
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 
 def test_a_bound_method_of_the_check_is_called_back(grade):

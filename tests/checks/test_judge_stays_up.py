@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tutor.checks.remote import Session
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 #: Finds the runner's channel to the judge (the one socket among its descriptors) and writes a
 #: frame on it as the runner's first: ``!II`` (JSON length, blob count), JSON, blobs.

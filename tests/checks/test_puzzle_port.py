@@ -29,8 +29,9 @@ def grade(sandbox, exercise, code: str):
 
 def test_the_reference_solutions_pass_with_the_prelude(sandbox, puzzles):
     for name, exercise in puzzles.items():
+        uses = [(used, puzzles[used].solution) for used in exercise.uses]  # (validate does the same)
         for code in [exercise.solution, *exercise.solutions]:
-            report, _ = grade(sandbox, exercise, code)
+            report = check_exercise(sandbox, exercise, textwrap.dedent(code), uses=uses)
             assert report.passed, (name, [(c.id, c.status, c.message) for c in report.checks])
 
 

@@ -60,6 +60,7 @@ def test_code_that_ends_itself_before_the_checks_says_so_and_skips_them(grade, c
     assert [c.status for c in report.checks] == ["skipped", "skipped"]  # never a list of NameErrors
 
 
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
 def test_os_exit_before_the_checks_leaves_them_unchecked(grade):
     report = grade("import os\nos._exit(0)\ndef f(t):\n    return t * 2\n", VALUE, OTHER)
     assert report.run.status == "sandbox-failure" and not report.passed  # `grade` rows it as `exited`
@@ -68,10 +69,12 @@ def test_os_exit_before_the_checks_leaves_them_unchecked(grade):
                                         "before the checks could run.")
 
 
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
 def test_sys_exit_0_in_a_plain_run_is_still_a_clean_end(sandbox):
     assert sandbox.run("import sys\nprint('hi')\nsys.exit(0)\n").status == "ok"
 
 
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
 def test_code_that_ends_itself_inside_a_check(grade):
     checks = by_id(grade("import sys\ndef f(t):\n    sys.exit(0)\n", VALUE))
     assert checks["v"].status == "error" and checks["v"].message.startswith("SystemExit: 0 (line 3 of your code")
@@ -80,6 +83,7 @@ def test_code_that_ends_itself_inside_a_check(grade):
     assert report.checks[0].message.startswith("your code's process ended or stopped answering while this check ran")
 
 
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
 def test_memory_blow_up_at_import_skips_the_checks_with_the_cause(grade):
     report = grade("big = bytearray(10**12)\ndef f(t):\n    return t * 2\n", VALUE)
     assert report.run.status == "memory"
@@ -87,6 +91,7 @@ def test_memory_blow_up_at_import_skips_the_checks_with_the_cause(grade):
     assert report.checks[0].status == "skipped"
 
 
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
 def test_memory_error_inside_a_check_is_that_checks_error(grade):
     check = by_id(grade("def f(t):\n    return bytearray(10**12)\n", VALUE))["v"]
     assert check.status == "error" and check.message.startswith("MemoryError (line 2 of your code"), check.message

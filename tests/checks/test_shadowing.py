@@ -12,9 +12,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.checks.conftest import by_id, make_exercise
 from tutor.core.loader import load_pack
 from tutor.grading.exercise import check_exercise
+
+#: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
+pytestmark = pytest.mark.both_modes
 
 BUILTIN_PACK = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
 THREADS_PACK = Path(__file__).parent / "fixtures" / "threads"

@@ -36,14 +36,14 @@ def test_another_run_leaves_one(tmp_path):
 '''
 
 
-def _inner_run(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess, int | None]:
+def _inner_run(tmp_path: Path, source: str, *options: str) -> tuple[subprocess.CompletedProcess, int | None]:
     test = tmp_path / "inner" / "test_inner.py"
     test.parent.mkdir()
     test.write_text(source)
     pid_file = tmp_path / "pid"
     env = dict(os.environ, LEAK_PID_FILE=str(pid_file))
     out = subprocess.run([sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider",
-                          "-p", "tests.conftest", "--rootdir", str(test.parent), "-o", "addopts="],
+                          "-p", "tests.conftest", "--rootdir", str(test.parent), "-o", "addopts=", *options],
                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
     pid = int(pid_file.read_text()) if pid_file.exists() else None
     return out, pid
@@ -69,6 +69,18 @@ def test_a_run_that_leaves_a_tutor_behind_fails_names_it_and_ends_it(tmp_path):
     assert "1 passed" in out.stdout  # the test itself passed: the check failed the run
     assert "1 torch-tutor or sandbox process(es) this test run started are still running" in out.stdout
     assert f"pid {pid}: " in out.stdout and "torch-tutor" in out.stdout
+    assert _gone(pid)
+
+
+def test_a_parallel_run_whose_worker_leaves_a_tutor_behind_fails_names_it_and_ends_it(tmp_path):
+    """Under pytest-xdist (the README's command runs `-n auto`) the process a worker left is
+    found once the workers are done: the controller checks, and names it."""
+    out, pid = _inner_run(tmp_path, LEAK, "-n", "2", "--dist", "loadgroup")
+    assert pid is not None
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 passed" in out.stdout
+    assert "1 torch-tutor or sandbox process(es) this test run started are still running" in out.stdout
+    assert f"pid {pid}: " in out.stdout
     assert _gone(pid)
 
 

@@ -26,13 +26,13 @@ def _bwrap_reason() -> str | None:
 #: (isolation, mode): both modes under bubblewrap, and the limits-only fallback in the mode Linux
 #: uses by default (spawn mode at isolation none, the macOS path, has its own tests in
 #: test_portable.py). Every test that takes ``sandbox`` runs in each (issue 13).
-#: ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix.
+#: ``TORCH_TUTOR_TEST_MODES=fork`` or ``=spawn`` narrows the matrix (``all`` is every setup, as by default).
 SETUPS = [("bwrap", "fork"), ("bwrap", "spawn"), ("none", "fork")]
 
 
 def setups() -> list:
-    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(",")
-    return [pytest.param(s, id=f"{s[0]}-{s[1]}") for s in SETUPS if s[1] in wanted]
+    wanted = os.environ.get("TORCH_TUTOR_TEST_MODES", "").replace("all", "") or "fork,spawn"
+    return [pytest.param(s, id=f"{s[0]}-{s[1]}") for s in SETUPS if s[1] in wanted.split(",")]
 
 
 def warm_sandbox(isolation: str, mode: str) -> Sandbox:
@@ -58,8 +58,9 @@ def sandbox(request):
 def leftover_processes(*names: str, root: int | None = None) -> list[str]:
     """Processes whose name shows they came from a run (the runner sets 'tutor-run') and that
     are this test process's (``root``'s): its descendants, or orphans adopted by PID 1 (what a
-    run that got out of its worker's reach would become). Runs of other test processes
-    (pytest-xdist's other workers, anyone else's suite on the machine) are theirs to check. An
+    run that got out of its worker's reach would become) but those another pytest-xdist worker
+    of this run started. Runs of other test processes (the other workers, anyone else's suite
+    on the machine) are theirs to check. An
     orphan adopted by a subreaper above this process (systemd --user on a desktop) is not seen;
     in CI's containers PID 1 adopts orphans (tests/sandbox/test_leftovers.py)."""
     names = names or ("tutor-run",)
@@ -81,9 +82,24 @@ def leftover_processes(*names: str, root: int | None = None) -> list[str]:
         ancestor, seen = parents.get(pid, 0), 0
         while ancestor not in (0, 1, me) and seen < 4096:
             ancestor, seen = parents.get(ancestor, 0), seen + 1
-        if ancestor == me or parents.get(pid) == 1:
+        if ancestor == me or (parents.get(pid) == 1 and not _another_workers(pid)):
             found.append(f"{pid}:{comm}")
     return found
+
+
+def _another_workers(pid: int) -> bool:
+    """Whether the process was started by another pytest-xdist worker of this run (the sandbox
+    passes ``PYTEST_XDIST_WORKER`` on: ``tutor.sandbox.process.PASSED_ON``): an orphan of
+    theirs is theirs to find. Unreadable, or no worker's: it counts."""
+    mine = os.environ.get("PYTEST_XDIST_WORKER")
+    if mine is None:
+        return False
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    theirs = [e.split(b"=", 1)[1] for e in environ if e.startswith(b"PYTEST_XDIST_WORKER=")]
+    return bool(theirs) and theirs[0] != mine.encode()
 
 
 def assert_recovered(box: Sandbox) -> None:

@@ -83,3 +83,26 @@ def test_an_orphan_adopted_by_pid_1_is_found():
         for pid, _ in _named(name):
             os.kill(pid, signal.SIGKILL)
     assert _until(lambda: _named(name) == [])
+
+
+def test_an_orphan_of_another_xdist_worker_is_that_workers(monkeypatch):
+    """Under pytest-xdist, an orphan that another worker's run left (the sandbox passes
+    PYTEST_XDIST_WORKER on to what it starts) is that worker's leftover, not this one's; an
+    orphan of this worker's still counts."""
+    names = {"gw7": _name(), "gw3": _name()}
+    for worker, name in names.items():
+        subprocess.run([sys.executable, "-c", ORPHAN, name], check=True, timeout=60,
+                       env={**os.environ, "PYTEST_XDIST_WORKER": worker})
+    try:
+        assert _until(lambda: all(len(_named(n)) == 1 for n in names.values())), "the orphans did not start"
+        if any(parent != 1 for n in names.values() for _, parent in _named(n)):
+            pytest.skip("orphans are not adopted by PID 1 here")
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
+        assert leftover_processes(names["gw7"]) == []
+        (pid, _), = _named(names["gw3"])
+        assert leftover_processes(names["gw3"]) == [f"{pid}:{names['gw3']}"]
+    finally:
+        for name in names.values():
+            for pid, _ in _named(name):
+                os.kill(pid, signal.SIGKILL)
+    assert _until(lambda: all(_named(n) == [] for n in names.values()))

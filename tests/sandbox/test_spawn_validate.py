@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-@pytest.mark.skipif("spawn" not in os.environ.get("TORCH_TUTOR_TEST_MODES", "fork,spawn").split(","),
+@pytest.mark.skipif((os.environ.get("TORCH_TUTOR_TEST_MODES") or "all") not in ("all", "spawn", "fork,spawn", "spawn,fork"),
                     reason="TORCH_TUTOR_TEST_MODES leaves spawn mode out")
 def test_the_builtin_pack_validates_in_spawn_mode(tmp_path):
     # Two spares, as docs/performance.md advises for spawn mode: the next run's spare warms up

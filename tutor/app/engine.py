@@ -9,7 +9,7 @@ importing ``tutor.sandbox`` itself, and gets a plain sentence when it cannot run
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from tutor.core.config import Settings
 from tutor.core.i18n import t
@@ -154,10 +154,13 @@ class Engine:
             raise EngineUnavailable(t("sandbox.missing", reason=state))
         return sandbox
 
-    def run(self, code: str, *, timeout: float | None = None, filename: str = "snippet.py") -> RunResult:
-        """Run code and return the sandbox's RunResult (``timeout``: a step's own wall time)."""
+    def run(self, code: str, *, timeout: float | None = None, filename: str = "snippet.py",
+            prelude: str = "", uses: Sequence[tuple[str, str]] = ()) -> RunResult:
+        """Run code and return the sandbox's RunResult (``timeout``: a step's own wall time;
+        ``prelude`` and ``uses``: an exercise's pack prelude and the answers it builds on, run first)."""
         sandbox = self._require()
-        return sandbox.run(code, limits=self._limits(sandbox, timeout), filename=filename)
+        return sandbox.run(code, limits=self._limits(sandbox, timeout), filename=filename,
+                           prelude=prelude or None, uses=list(uses) or None)
 
     def run_example(self, step: Example | PredictQuiz, code: str | None = None) -> ExampleOutcome:
         """Run an example or predict-quiz step: did it give what the step expects."""
@@ -167,12 +170,12 @@ class Engine:
         return run_example(sandbox, step, code)
 
     def check(self, exercise: Exercise, code: str, *, language: str | None = None,
-              fallback: str = "en") -> ExerciseReport:
-        """Check an exercise against its checks."""
+              fallback: str = "en", uses: Sequence[tuple[str, str | None]] = ()) -> ExerciseReport:
+        """Check an exercise against its checks (``uses``: the learner's answers it builds on)."""
         sandbox = self._require()
         from tutor.grading.exercise import check_exercise
 
-        return check_exercise(sandbox, exercise, code, language=language, fallback=fallback)
+        return check_exercise(sandbox, exercise, code, language=language, fallback=fallback, uses=uses)
 
     def exercise_filename(self, exercise: Exercise) -> str:
         from tutor.grading.exercise import exercise_filename

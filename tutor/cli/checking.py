@@ -191,7 +191,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
                                     language=settings.language, fallback=pack.languages[0],
-                                    filename=_shown_name(args.file), seed=args.seed)
+                                    filename=_shown_name(args.file), seed=args.seed,
+                                    uses=_used_answers(settings, pack, exercise, args.file))
             from tutor.core.versions import floor_notice
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
@@ -212,6 +213,37 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"torch-tutor: {outside}", file=sys.stderr)
     _record(settings, pack, lesson.id, exercise, code, report)
     return 0 if report.passed else 1
+
+
+def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str) -> list[tuple[str, str | None]]:
+    """The learner's answers to the exercises ``exercise`` builds on (``uses``): the file named after
+    each beside FILE (``cumsum.py`` next to ``diag.py``), else what the learner's data directory
+    holds for it (the app's editor, or a passing `check`), else None (the report asks for it)."""
+    used = pack.used_by(exercise)
+    if not used:
+        return []
+    from tutor.core.progress import ProgressStore
+
+    folder = Path(file).parent if file != "-" else None
+    store = ProgressStore.open(settings.data_path)
+    try:
+        answers: list[tuple[str, str | None]] = []
+        for lesson, earlier in used:
+            code: str | None = None
+            beside = folder / f"{earlier.id}.py" if folder is not None else None
+            if beside is not None and beside.is_file():
+                try:
+                    code = beside.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise UsageError(f"cannot read {beside}: {exc}") from None
+            if code is None:
+                code = store.draft(pack.id, lesson.id, earlier.id)
+            if code is None:
+                code = store.solved_code(pack.id, lesson.id, earlier.id)
+            answers.append((earlier.id, code))
+        return answers
+    finally:
+        store.close()
 
 
 def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, code: str, report: ExerciseReport) -> None:

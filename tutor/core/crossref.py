@@ -37,7 +37,28 @@ class References:
             if isinstance(ident, str):
                 yield from self._first_use(self.exercise_ids, "exercise", ": exercise ids are unique in the pack",
                                            ident, source, base + ("steps", index, "id"))
+            yield from self._uses(step, source, base + ("steps", index))
             yield from _checks(step.get("checks"), source, base + ("steps", index, "checks"))
+
+    def _uses(self, step: dict[str, Any], source: Source, base: tuple[Any, ...]) -> Iterator[Problem]:
+        """``uses`` names exercises that come before this one in the pack (so answers run in an
+        order, and no two exercises use each other)."""
+        uses = step.get("uses")
+        for position, ident in enumerate(uses if isinstance(uses, list) else []):
+            if not isinstance(ident, str):
+                continue  # the schema says what is wrong with it
+            if ident == step.get("id"):
+                message = "an exercise cannot use its own answer"
+            elif ident in self.exercise_ids and ident != step.get("id"):
+                continue
+            else:
+                earlier = sorted(k for k in self.exercise_ids if k != step.get("id"))
+                close = difflib.get_close_matches(ident, earlier, n=1, cutoff=0.6)
+                message = f"'uses' names {ident!r}, which is not an exercise before this one in the pack" + (
+                    f" (did you mean {close[0]!r}?)" if close else
+                    f"; exercises before it: {', '.join(earlier)}" if earlier else "; no exercise comes before it")
+            line, col = source.locate(base + ("uses", position))
+            yield Problem(source.path, line, col, message)
 
     @staticmethod
     def _first_use(seen: dict[str, tuple[Path, int]], label: str, why: str, ident: str, source: Source,

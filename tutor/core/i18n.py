@@ -330,6 +330,10 @@ TABLE: dict[str, dict[str, str]] = {
         "grade.check": "check",
         "grade.checks": "checks",
         "grade.does_not_run": "your code does not run: {type}{where}: {message}",
+        "grade.used_does_not_run": ("your answer to '{exercise}', which this exercise builds on, does not run: "
+                                    "{type} in {exercise}.py{where}: {message}"),
+        "grade.uses_missing": ("this exercise builds on your answers to earlier exercises, and these are not "
+                               "there yet: {exercises}; write them first (or define what they define here)"),
         "grade.ended_itself": ("your code ended itself with sys.exit({code}){where}, before the checks could use "
                                "it: an exercise's file must run to its end"),
         "grade.out_of_memory": "your code ran out of memory{where}, before the checks could use it: {message}",

@@ -295,6 +295,8 @@ ZH: dict[str, str] = {
     "grade.check": "项检查",
     "grade.checks": "项检查",
     "grade.does_not_run": "你的代码无法运行：{type}{where}：{message}",
+    "grade.used_does_not_run": "本练习建立在你对“{exercise}”的答案之上，而那个答案无法运行：{exercise}.py{where}出现 {type}：{message}",
+    "grade.uses_missing": "本练习建立在你之前几道练习的答案之上，但这些答案还没有：{exercises}；请先完成它们（或在这里定义它们所定义的名字）",
     "grade.ended_itself": "你的代码{where}用 sys.exit({code}) 自行结束了，检查还没来得及使用它：练习的文件必须运行到结尾",
     "grade.out_of_memory": "你的代码{where}耗尽了内存，检查还没来得及使用它：{message}",
     "grade.no_results": "运行结束（{status}），没有检查结果",

@@ -252,6 +252,12 @@ class Exercise(StepBase):
     prelude: Annotated[
         bool, Meta("false: this exercise's code and checks run without the pack's prelude")
     ] = True
+    uses: Annotated[
+        list[Id],
+        Meta("ids of earlier exercises of the pack whose answers this one builds on: the learner's own "
+             "answer to each (and to what it uses) runs after the prelude and before this code, in the "
+             "sandbox only; a missing one is the one thing the report asks for"),
+    ] = field(default_factory=list)
     _prelude: str | None = hidden(default=None)
 
     @property
@@ -358,6 +364,20 @@ class Pack(PackHeader):
 
     def exercises(self) -> list[tuple[Lesson, Exercise]]:
         return [(lesson, step) for lesson in self.lessons for step in lesson.steps if isinstance(step, Exercise)]
+
+    def used_by(self, exercise: Exercise) -> list[tuple[Lesson, Exercise]]:
+        """The earlier exercises whose answers ``exercise``'s code runs after: its ``uses`` and
+        theirs, each once, in the pack's order (the order they run in)."""
+        wanted: set[str] = set()
+        todo = list(exercise.uses)
+        known = {ex.id: ex for _lesson, ex in self.exercises()}
+        while todo:
+            ident = todo.pop()
+            if ident in wanted or ident not in known or ident == exercise.id:
+                continue
+            wanted.add(ident)
+            todo.extend(known[ident].uses)
+        return [(lesson, ex) for lesson, ex in self.exercises() if ex.id in wanted]
 
     def find_exercise(self, ref: str) -> tuple[Lesson, Exercise] | None:
         """``exercise-id`` (unique in the pack) or ``lesson-id/exercise-id``."""

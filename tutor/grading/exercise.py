@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
 from tutor.core import safe_regex
 from tutor.core import form
@@ -164,9 +164,20 @@ def _limits_for(sandbox: "Sandbox", timeout: float | None):
     return step_limits(sandbox.limits, timeout)
 
 
+#: The learner's answer to an exercise another one ``uses``: (its exercise id, its code, or None
+#: where the learner has none).
+UsedAnswer = tuple[str, "str | None"]
+
+
+def used_runs(uses: "Sequence[UsedAnswer]") -> list[tuple[str, str]]:
+    """What the runner runs before the learner's code: ``(filename, code)`` of each answer there is."""
+    return [(f"{ident}.py", code) for ident, code in uses if code is not None]
+
+
 def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,
                    language: str | None = None, fallback: str = "en",
-                   filename: str | None = None, seed: int | None = None) -> ExerciseReport:
+                   filename: str | None = None, seed: int | None = None,
+                   uses: "Sequence[UsedAnswer]" = ()) -> ExerciseReport:
     """Run ``code`` as the learner's solution of ``exercise`` and grade it (blocking).
 
     Args:
@@ -178,6 +189,9 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
             ``exercise_filename``.
         seed: draw the inputs of every check that has no seed of its own from this one, as a
             failing case reported it (`check --seed`): the same inputs again, to debug with.
+        uses: the learner's answers to the exercises this one builds on (``Pack.used_by``, in
+            that order): run before ``code`` in the sandbox's runner only, never in the judge. One
+            that is missing (None) is the report's cause when the code does not pass without it.
     """
     from tutor.sandbox import ProbeSpec
 
@@ -190,8 +204,10 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
                             filename=filename, seed=seed)
     result = sandbox.run(code, limits=limits, filename=filename,
                          probe=ProbeSpec(PROBE_MODULE, PROBE_FUNCTION, payload),
-                         **({"prelude": exercise.prelude_code} if exercise.prelude_code else {}))
-    return grade(exercise, result, language=language, fallback=fallback, decided=judge_here(exercise, code))
+                         **({"prelude": exercise.prelude_code} if exercise.prelude_code else {}),
+                         **({"uses": used_runs(uses)} if used_runs(uses) else {}))
+    return grade(exercise, result, language=language, fallback=fallback, decided=judge_here(exercise, code),
+                 uses=uses)
 
 
 def _seconds(value: Any) -> tuple[float, float] | None:
@@ -202,9 +218,11 @@ def _seconds(value: Any) -> tuple[float, float] | None:
 
 
 def grade(exercise: Exercise, result: "RunResult", *, language: str | None = None,
-          fallback: str = "en", decided: dict[str, dict[str, Any]] | None = None) -> ExerciseReport:
+          fallback: str = "en", decided: dict[str, dict[str, Any]] | None = None,
+          uses: "Sequence[UsedAnswer]" = ()) -> ExerciseReport:
     """Turn a run's report into typed results (also for a run that never reported). ``decided``:
-    the results of the checks judged before the run (``judge_here``)."""
+    the results of the checks judged before the run (``judge_here``); ``uses``: the answers the
+    run built on (a missing one, or one that does not run, is the cause to fix first)."""
     specs = {check.id: check for check in exercise.checks}
     report = result.report if isinstance(result.report, dict) else None
     raw_checks: dict[Any, dict[str, Any]] = {c.get("id"): c for c in (report or {}).get("checks", [])
@@ -241,7 +259,11 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]
-    cause_said = _does_not_run(result)
+    cause_said = _used_does_not_run(result, uses) or _does_not_run(result)
+    if cause_said is None and not all(c.passed for c in checks):
+        missing = [ident for ident, used in uses if used is None]
+        if missing:
+            cause_said = said("grade.uses_missing", exercises=", ".join(missing))
     cause = _english(cause_said) if cause_said is not None else None
     if cause is not None:  # nothing the checks said is about the exercise: they only lacked the code
         checks = [c if c.passed or c.kind in PARENT_KINDS and c.status != "skipped"
@@ -301,6 +323,18 @@ def _does_not_run(result: "RunResult") -> dict | None:
     if kind not in DOES_NOT_RUN:
         return None
     return said("grade.does_not_run", type=error.type, where=_where(error), message=_clip(error.message))
+
+
+def _used_does_not_run(result: "RunResult", uses: "Sequence[UsedAnswer]") -> dict | None:
+    """The error of an answer this one builds on (its own file's frames name it), said as that."""
+    error = result.error
+    if error is None:
+        return None
+    for ident, code in uses:
+        if code is not None and f'File "{ident}.py"' in (error.traceback or ""):
+            return said("grade.used_does_not_run", exercise=ident, type=error.type,
+                        where=_where(error), message=_clip(error.message))
+    return None
 
 
 def does_not_run(result: "RunResult") -> str | None:

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
 from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
@@ -548,9 +548,12 @@ class GradeCache:
         return db
 
     @staticmethod
-    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict[str, Any], torch: str = "") -> CacheKey:
+    def key(exercise: Exercise, code: str, *, fingerprint: str, limits: dict[str, Any], torch: str = "",
+            uses: Sequence[tuple[str, str | None]] = ()) -> CacheKey:
         parts = {"exercise": fingerprint, "engine": f"{engine_fingerprint()} torch {torch}",
                  "limits": json.dumps(limits, sort_keys=True)}
+        if uses:  # the learner's answers this exercise builds on are part of what runs
+            parts["uses"] = hashlib.sha256(json.dumps(list(uses)).encode("utf-8", "surrogatepass")).hexdigest()
         submission = hashlib.sha256(exercise.id.encode() + b"\0" + code.encode("utf-8", "surrogatepass"))
         digest = hashlib.sha256(submission.digest())
         for name in sorted(parts):
@@ -807,6 +810,12 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
             if progress is not None:
                 progress(row, done, len(subs))
 
+    # The answers an exercise builds on (``uses``) are the same learner's hand-ins of those exercises.
+    answers = {(s.learner, s.exercise): s.code for s in subs if s.status is None and s.code is not None}
+
+    def used(sub: Submission, exercise: Exercise) -> list[tuple[str, str | None]]:
+        return [(earlier.id, answers.get((sub.learner, earlier.id))) for _lesson, earlier in pack.used_by(exercise)]
+
     def one(index: int) -> None:
         sub = subs[index]
         if sub.exercise in quizzes and sub.status is None and sub.answer is not None:
@@ -828,7 +837,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
         if cache is not None and cache.usable:
             limits = _limits_for(sandbox, exercise.timeout).to_dict() | {"isolation": isolation}
             key = GradeCache.key(exercise, sub.code, fingerprint=fingerprints[sub.exercise], limits=limits,
-                                 torch=torch)
+                                 torch=torch, uses=used(sub, exercise))
             hit, why = cache.get(key)
             if hit is not None:
                 hit.update(learner=sub.learner, origin=sub.origin, cached=True, why_not_cached="")
@@ -838,7 +847,8 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
                 return
         started = time.monotonic()
         try:
-            report = check_exercise(sandbox, exercise, sub.code, language=language, fallback=fallback)
+            report = check_exercise(sandbox, exercise, sub.code, language=language, fallback=fallback,
+                                    uses=used(sub, exercise))
         except Exception as exc:  # the batch goes on; the row says what broke
             finish(index, Row(sub.learner, sub.exercise, False, 0, len(exercise.checks), "sandbox-failure",
                               f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin,

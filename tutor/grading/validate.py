@@ -138,7 +138,9 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
                                    skipped=True))
                     continue
             if isinstance(step, Exercise):
-                for run in _exercise_runs(lesson.id, index, step, sandbox, locator):
+                uses: list[tuple[str, str | None]] = [(earlier.id, earlier.solution)
+                                                      for _lesson, earlier in pack.used_by(step)]
+                for run in _exercise_runs(lesson.id, index, step, sandbox, locator, uses):
                     record(run)
             elif isinstance(step, (Example, PredictQuiz)):
                 record(_example_run(lesson.id, index, step, sandbox, locator))
@@ -380,13 +382,16 @@ def _has_cuda(sandbox: "Sandbox") -> bool:
     return result.status == "ok" and result.stdout.strip() == "True"
 
 
-def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbox", locator: _Locator):
+def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbox", locator: _Locator,
+                   uses: list[tuple[str, str | None]]):
+    """The starter, the solution and every other solution of ``exercise``, each built on the
+    reference solutions of the exercises it ``uses``."""
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
     started = time.perf_counter()
-    starter = check_exercise(sandbox, exercise, exercise.starter)
+    starter = check_exercise(sandbox, exercise, exercise.starter, uses=uses)
     starter_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, exercise.solution)
+    report = check_exercise(sandbox, exercise, exercise.solution, uses=uses)
     solution_seconds = time.perf_counter() - started
     # a check whose own code fails on the reference solution is the pack's bug: reported as the
     # check's, at its place in the YAML, and never counted as the solution's or the starter's failure
@@ -454,15 +459,15 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
     yield StepRun(lesson, exercise.id, "solution", not problems, summary, solution_seconds, problems,
                   measured=_measured(report, exercise), budgets=_budgets(report), timeouts=timeouts)
     for number, code in enumerate(exercise.solutions):
-        yield _other_solution(lesson, index, exercise, number, code, sandbox, locator)
+        yield _other_solution(lesson, index, exercise, number, code, sandbox, locator, uses)
 
 
 def _other_solution(lesson: str, index: int, exercise: Exercise, number: int, code: str, sandbox: "Sandbox",
-                    locator: _Locator) -> StepRun:
+                    locator: _Locator, uses: list[tuple[str, str | None]]) -> StepRun:
     """One more reference solution (``solutions[number]``): it too must pass every check."""
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
     started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, code)
+    report = check_exercise(sandbox, exercise, code, uses=uses)
     seconds = time.perf_counter() - started
     name = f"solutions[{number}]"
     problems = []

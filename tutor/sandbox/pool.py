@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import weakref
-from typing import Literal
+from typing import Any, Literal
 
 from tutor.errors import TutorError
 from tutor.sandbox import isolation as iso
@@ -269,7 +269,8 @@ class Sandbox:
 
     def run(self, code: str, limits: Limits | None = None, filename: str = "<snippet>",
             probe: ProbeSpec | None = None, *, stats: bool = False,
-            threads: int | None = None, prelude: str | None = None) -> RunResult:
+            threads: int | None = None, prelude: str | None = None,
+            uses: list[tuple[str, str]] | None = None) -> RunResult:
         """Run ``code`` in a fresh child and wait for the result (blocking, thread-safe).
 
         Args:
@@ -279,6 +280,8 @@ class Sandbox:
             stats: also measure the child's private memory (costs a few milliseconds).
             threads: torch intra-op threads for the run (default: the CPUs this process may use).
             prelude: the pack's code, run before ``code`` in the same namespace (as ``<prelude>``).
+            uses: ``(filename, code)`` of the learner's answers to earlier exercises, run after the
+                prelude and before ``code`` in the same namespace, in the runner only.
         """
         limits = limits or self.limits
         cancels = self._cancels
@@ -293,10 +296,12 @@ class Sandbox:
             self._refill()
         with self._lock:
             self._busy.add(worker)
-        request = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
+        request: dict[str, Any] = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
                    "stats": stats, "threads": threads or usable_cpus()}
         if prelude:
             request["prelude"] = prelude
+        if uses:
+            request["uses"] = [[name, text] for name, text in uses]
         kept: WorkerProcess | None = worker
         try:
             raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)

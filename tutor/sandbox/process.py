@@ -22,8 +22,10 @@ from tutor.sandbox.limits import Limits
 #: How long past its wall time a worker may stay silent before the tutor gives up on it.
 _GRACE_S = 10.0
 #: Passed on to every sandbox process when set: the test suite's mark on what one run of it
-#: started (tests/conftest.py), by which its end-of-session check finds a worker left behind.
-PASSED_ON = ("PYTEST_TORCH_TUTOR_RUN",)
+#: started (tests/conftest.py), by which its end-of-session check finds a worker left behind, and
+#: the pytest-xdist worker that started it (tests/sandbox/conftest.py, ``leftover_processes``: a
+#: worker's check of what a run left behind counts no other worker's runs).
+PASSED_ON = ("PYTEST_TORCH_TUTOR_RUN", "PYTEST_XDIST_WORKER")
 
 
 def _passed_on() -> dict[str, str]:

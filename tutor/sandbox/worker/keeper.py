@@ -397,6 +397,8 @@ def runner_end_message(message: dict, containment: dict) -> dict:
              "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
     if message.get("prelude"):
         start["prelude"] = message["prelude"]
+    if message.get("uses"):
+        start["uses"] = message["uses"]
     if containment.get("drop_uid") == "per-run":
         start["uid"] = int(containment["uid_base"]) + os.getpid()
     return start

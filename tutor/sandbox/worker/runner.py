@@ -223,10 +223,13 @@ def _set_up(message: dict, containment: dict) -> str | None:
 
 
 def _run_learner_code(code: str, filename: str, prelude: str | None = None,
-                      checked: bool = False) -> tuple[dict, dict | None]:
+                      checked: bool = False, uses: list | None = None) -> tuple[dict, dict | None]:
     """Execute the learner's code as ``__main__`` (after the pack's ``prelude``, in the same
     namespace); its namespace and its error, if any. ``checked``: checks follow, so even
-    ``sys.exit(0)`` is an error (the file did not run to its end); in a plain run it is a clean end."""
+    ``sys.exit(0)`` is an error (the file did not run to its end); in a plain run it is a clean end.
+    ``uses``: the learner's own answers to earlier exercises, ``[filename, code]`` pairs, run after
+    the prelude and before ``code`` in the same namespace (each with ``__name__`` set to its file's
+    stem, so its ``if __name__ == "__main__":`` block stays quiet); an error in one is the learner's."""
     learner_error = None
     namespace = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     # As `python FILE` with no arguments: the worker's own command line (its configuration) is not
@@ -240,6 +243,15 @@ def _run_learner_code(code: str, filename: str, prelude: str | None = None,
         if prelude:
             linecache.cache["<prelude>"] = (len(prelude), None, prelude.splitlines(True), "<prelude>")
             exec(compile(prelude, "<prelude>", "exec", dont_inherit=True), namespace)
+        for used_name, used_code in uses or ():
+            linecache.cache[used_name] = (len(used_code), None, used_code.splitlines(True), used_name)
+            namespace["__name__"], namespace["__file__"] = used_name.rsplit(".", 1)[0], used_name
+            try:
+                exec(compile(used_code, used_name, "exec", dont_inherit=True), namespace)
+            except BaseException as exc:
+                return namespace, _learner_error(exc, used_name)
+            finally:
+                namespace["__name__"], namespace["__file__"] = "__main__", filename
         exec(compile(code, filename, "exec", dont_inherit=True), namespace)
     except SystemExit as exc:
         if checked or exc.code not in (None, 0):
@@ -278,6 +290,14 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
         _flush_streams()
 
 
+def _uses(value: object) -> list:
+    """The request's ``uses`` as ``[filename, code]`` pairs of strings (anything else: none)."""
+    if type(value) is not list:
+        return []
+    return [item for item in value
+            if type(item) is list and len(item) == 2 and all(type(part) is str for part in item)]
+
+
 def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None) -> None:
     message = _take_request(channel, request)
     channel = _hide_channel(channel)
@@ -289,7 +309,8 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
         prelude = message.get("prelude")
         namespace, learner_error = _run_learner_code(message["code"], filename,
                                                      prelude if type(prelude) is str else None,
-                                                     checked=bool(message.get("serve")))
+                                                     checked=bool(message.get("serve")),
+                                                     uses=_uses(message.get("uses")))
     _flush_streams()
     after_learner_code(channel, message, namespace, learner_error, setup_error)
     os._exit(1 if (learner_error or setup_error) else 0)

@@ -92,20 +92,34 @@ class ExerciseStep(StepView):
 
     # ------------------------------------------------------------------ actions
 
+    def used_answers(self) -> list[tuple[str, str | None]]:
+        """The learner's answers to the exercises this one builds on (``uses``), in the order they
+        run: what their editor holds for each (a draft), else the code that solved it, else None."""
+        pack_id = self.key[0]
+        answers: list[tuple[str, str | None]] = []
+        for lesson, exercise in self.place.pack.used_by(self.step):
+            code = self.store.draft(pack_id, lesson.id, exercise.id)
+            if code is None:
+                code = self.store.solved_code(pack_id, lesson.id, exercise.id)
+            answers.append((exercise.id, code))
+        return answers
+
     @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         code, step = self.editor.text, self.step
+        uses = [(f"{ident}.py", used) for ident, used in self.used_answers() if used is not None]
         self.start_run(lambda: self.engine.run(code, timeout=step.timeout,
-                                               filename=self.engine.exercise_filename(step)))
+                                               filename=self.engine.exercise_filename(step),
+                                               prelude=step.prelude_code, uses=uses))
 
     @on(KeyButton.Pressed, "#check")
     def do_check(self) -> None:
         code = self.editor.text
         self._checked_code = code
         self.editor.flush()
-        step, texts = self.step, self.text
+        step, texts, uses = self.step, self.text, self.used_answers()
         self.start_check(lambda: self.engine.check(step, code, language=texts.language,
-                                                   fallback=texts.fallback))
+                                                   fallback=texts.fallback, uses=uses))
 
     @on(KeyButton.Pressed, "#hint")
     def do_hint(self) -> None:

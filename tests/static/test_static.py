@@ -34,6 +34,7 @@ def test_every_layer_contract_is_kept():
     assert "BROKEN" not in result.stdout
 
 
+@pytest.mark.slow  # a cold mypy: 14-60 s
 def test_mypy_finds_no_errors(request: pytest.FixtureRequest, tmp_path: Path):
     cache_provider = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     cache = cache_provider.mkdir("mypy") if cache_provider is not None else tmp_path

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from tutor.core.config import Settings
 from tutor.core.i18n import said, shown, t
 from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.errors import TutorError
 
 if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them, after start-up
     from tutor.grading.exercise import ExampleOutcome, ExerciseReport
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them,
     from tutor.sandbox.result import RunResult
 
 
-class EngineUnavailable(Exception):
+class EngineUnavailable(TutorError):
     """Running code is not possible here; the message says why in the learner's terms."""
 
 
@@ -50,11 +51,8 @@ class Engine:
         with self._lock:
             if self._sandbox is not None or self._error is not None or self._closed:
                 return
-            try:
-                from tutor.grading.sandboxes import sandbox_for
-            except ImportError as exc:
-                self._error = t("engine.no_sandbox", reason=exc.name or exc)
-                return
+            from tutor.grading.sandboxes import sandbox_for
+
             try:
                 self._sandbox = sandbox_for(self.settings)
                 self._sandbox.start()
@@ -99,7 +97,7 @@ class Engine:
 
     @property
     def state(self) -> SandboxState | None:
-        """The sandbox's state; None before one exists (not built yet, or this build has none)."""
+        """The sandbox's state; None before one exists (not built yet, or it failed to build)."""
         return self._sandbox.state if self._sandbox is not None else None
 
     def _warm(self) -> Sandbox | None:
@@ -169,27 +167,21 @@ class Engine:
     def run_example(self, step: Example | PredictQuiz, code: str | None = None) -> ExampleOutcome:
         """Run an example or predict-quiz step: did it give what the step expects."""
         sandbox = self._require()
-        try:
-            from tutor.grading.exercise import run_example
-        except ImportError as exc:
-            raise _no_grading(exc) from None
+        from tutor.grading.exercise import run_example
+
         return run_example(sandbox, step, code)
 
     def check(self, exercise: Exercise, code: str, *, language: str | None = None,
               fallback: str = "en", uses: Sequence[tuple[str, str | None]] = ()) -> ExerciseReport:
         """Check an exercise against its checks (``uses``: the learner's answers it builds on)."""
         sandbox = self._require()
-        try:
-            from tutor.grading.exercise import check_exercise
-        except ImportError as exc:
-            raise _no_grading(exc) from None
+        from tutor.grading.exercise import check_exercise
+
         return check_exercise(sandbox, exercise, code, language=language, fallback=fallback, uses=uses)
 
     def exercise_filename(self, exercise: Exercise) -> str:
-        try:
-            from tutor.grading.exercise import exercise_filename
-        except ImportError as exc:
-            raise _no_grading(exc) from None
+        from tutor.grading.exercise import exercise_filename
+
         return exercise_filename(exercise)
 
     @staticmethod
@@ -197,7 +189,3 @@ class Engine:
         from tutor.sandbox.limits import step_limits
 
         return step_limits(sandbox.limits, timeout)
-
-
-def _no_grading(exc: ImportError) -> EngineUnavailable:
-    return EngineUnavailable(t("sandbox.missing", reason=t("engine.no_checks", reason=exc)))

@@ -17,6 +17,7 @@ from tutor.core.config import Settings
 from tutor.core.discovery import FoundPack, discover
 from tutor.core.i18n import set_language
 from tutor.core.progress import ProgressStore
+from tutor.errors import TutorError
 
 if TYPE_CHECKING:
     from tutor.app.app import TutorApp
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from tutor.app.leaving import Leaving
 
 
-class LaunchError(Exception):
+class LaunchError(TutorError):
     """The target names no pack or lesson that exists; the message says which (a usage error)."""
 
 

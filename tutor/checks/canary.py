@@ -21,6 +21,7 @@ from __future__ import annotations
 import random
 
 from tutor.checks import modules, protocol, refs, render, values
+from tutor.checks.kinds import REGISTRY
 from tutor.checks.remote import RemoteRaised
 
 _RNG = random.SystemRandom()
@@ -95,22 +96,11 @@ def ask(session, kind: str, label: str = _LABEL, seed: int | None = None, check:
     ``seed`` is the case's when the canary comes before the case's own requests; ``check``: the
     check itself, whose warm-up, repeats and threads a profile or timing canary asks for, as the
     check's own request does (no field of the request tells them apart)."""
-    if session is None or not session.alive:
+    if not session.alive:
         return
     check = check or {}
     generator = _generator(seed)
-    if kind == "mode":
-        _mode(session, label, generator, [str(key) for key in check.get("output_dtypes") or {}])
-    elif kind == "module":
-        _module(session, label, generator)
-    elif kind == "memory":
-        _memory(session, label)
-    elif kind == "profile":
-        _profile(session, label, generator, *_repeats(check, 2, 5))
-    elif kind == "timing":
-        _timing(session, label, *_repeats(check, 3, 15))
-    else:
-        _tensor(session, label, generator)
+    CANARIES[REGISTRY[kind].canary](session, label, generator, check)
 
 
 def _repeats(check: dict, warmup: int, repeat: int) -> tuple[int, int, int]:
@@ -335,3 +325,15 @@ def _timing(session, label: str, warmup: int = 0, repeat: int = 3, threads: int 
             sorted(fast_times)[repeat // 2] >= sorted(slow_times)[repeat // 2]:
         raise Tampered("the timings reported for calls whose durations the checker knows were wrong")
 
+
+#: canary name -> ``ask(session, label, generator, check)``; each kind names its own
+#: (``Kind.canary`` in tutor/checks/kinds/), so a new kind never gets one it did not choose.
+CANARIES = {
+    "tensor": lambda session, label, generator, check: _tensor(session, label, generator),
+    "mode": lambda session, label, generator, check: _mode(session, label, generator,
+                                                           [str(key) for key in check.get("output_dtypes") or {}]),
+    "module": lambda session, label, generator, check: _module(session, label, generator),
+    "memory": lambda session, label, generator, check: _memory(session, label),
+    "profile": lambda session, label, generator, check: _profile(session, label, generator, *_repeats(check, 2, 5)),
+    "timing": lambda session, label, generator, check: _timing(session, label, *_repeats(check, 3, 15)),
+}

@@ -17,9 +17,9 @@ import threading
 import traceback
 
 
-from tutor.checks import guard, refs, render, words
+from tutor.checks import refs, render, words
 from tutor.checks.protocol import SEED_LIMIT
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session
 
 _walk_tb = traceback.walk_tb
 
@@ -249,7 +249,7 @@ def learner_names(learner_globals: dict, contract=None) -> dict:
 class Case:
     """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
 
-    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict, session=None):
+    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict, session: Session):
         self.learner = learner
         self.check = check
         self.bindings = bindings
@@ -276,7 +276,7 @@ class Case:
     def prepare(self) -> None:
         seed_all(self.seed)
         self._seeded = _draws()
-        if self.session is not None and self.session.case_seed != self.seed:
+        if self.session.case_seed != self.seed:
             # the learner's code draws from the runner's generators: seeded the same way, at the
             # case's first request (the probe starts the case before its canary, so this is a fallback)
             self.session.start_case(self.seed)
@@ -298,12 +298,6 @@ class Case:
         names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
         return render.inputs_text(self.namespace, names)
 
-    def _restore(self) -> None:
-        """Undo monkeypatching after code ran here. In the judge only the pack's code runs (the
-        learner's runs in the runner, which restores its own torch after every request)."""
-        if self.session is None:
-            guard.restore()
-
     def _compile(self, source: str, mode: str):
         return refs.compile_(source, self._label, mode)
 
@@ -316,8 +310,6 @@ class Case:
             raise
         except BaseException as error:  # noqa: BLE001 - the learner's exception is the result
             raise CodeRaised(error, source) from None
-        finally:
-            self._restore()
 
     def run(self, source: str) -> None:
         self.running = source
@@ -327,15 +319,11 @@ class Case:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, source) from None
-        finally:
-            self._restore()
 
-    def call(self, function, *args, restore: bool = True):
-        """Call something the learner gave us (a workload, a ranking function).
-
-        ``restore=False`` skips undoing monkeypatches afterwards (about a millisecond): for calls
-        that are being timed or profiled, followed by one ``guard.restore()`` when they are done.
-        """
+    def call(self, function, *args):
+        """Call something the learner gave us (a workload, a ranking function). Nothing to undo
+        here afterwards: only the pack's code runs in the judge (the learner's runs in the runner,
+        which restores its own torch after every request)."""
         self.running = getattr(function, "__name__", "the callable") + "()"
         try:
             return function(*args)
@@ -343,9 +331,6 @@ class Case:
             raise
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None
-        finally:
-            if restore:
-                self._restore()
 
     def describe(self) -> dict | str:
         """"b=2, x of shape (4, 8)" (a said): which inputs this case used, for messages ("" when none)."""

@@ -17,35 +17,24 @@ from __future__ import annotations
 
 from traceback import walk_tb as _walk_tb
 
-from tutor.checks import canary, guard, refs, render, words
+from tutor.checks import canary, refs, render, words
 from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
                                   reset_modes)
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone
-from tutor.checks.kinds import expr, memory, mode, module, profile, raises, tensor, timing, unchanged
+from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, Session
+from tutor.checks.kinds import REGISTRY, raises
 
 REPORT_VERSION = 1
 #: Where the keeper puts the judge's session in the namespace it hands to the probe.
 SESSION_KEY = "__tutor_session__"
 
-KINDS = {
-    "tensor": tensor.run,
-    "module": module.run,
-    "mode": mode.run,
-    "unchanged": unchanged.run,
-    "raises": raises.run_raises,
-    "output": raises.run_output,
-    "memory": memory.run,
-    "profile": profile.run,
-    "timing": timing.run,
-    "warns": raises.run_warns,
-    "expr": expr.run,
-}
-
+#: kind -> the function that runs its checks (every table here is built from the kinds'
+#: declarations: tutor/checks/kinds/__init__.py)
+KINDS = {name: kind.run for name, kind in REGISTRY.items()}
 #: Kinds whose cases (canaries included) run with this many intra-op threads in both processes:
 #: a profile is ranked by self time, which a thread barrier on a busy machine distorts.
-_THREADS = {"profile": 1, "timing": 1}
+_THREADS = {name: kind.threads for name, kind in REGISTRY.items() if kind.threads is not None}
 #: Kinds that repeat a workload get a bigger share of the time left.
-_WEIGHT = {"profile": 4.0, "timing": 4.0, "memory": 3.0}
+_WEIGHT = {name: kind.weight for name, kind in REGISTRY.items() if kind.weight != 1.0}
 _MIN_SLICE = 0.05
 
 
@@ -91,15 +80,14 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     """Run every check in ``payload`` against the learner's ``namespace``; never raises."""
     started = refs.monotonic()
     namespace = dict(namespace)
-    session = namespace.pop(SESSION_KEY, None)
+    session: Session = namespace.pop(SESSION_KEY)  # the keeper always puts it there
     namespace = learner_names(namespace, payload.get("contract"))
-    repaired = set(guard.restore()) if session is None else set()
     reset_modes()
     prelude_error = _prelude(namespace, payload.get("prelude"))
     checks = payload.get("checks") or []
     learner = Learner(payload.get("filename", "<snippet>"), payload.get("source"))
     budget = Budget(float(payload.get("time_budget", 8.0)), checks,
-                    clock=(lambda: refs.thread_time() + session.runner_cpu) if session is not None else None)
+                    clock=lambda: refs.thread_time() + session.runner_cpu)
     decided = payload.get("decided")  # checks the parent judged from the code's text (form), for `after:`
     status: dict[str, str] = {str(k): str(v) for k, v in decided.items()} if refs.type_(decided) is dict else {}
     results = []
@@ -110,17 +98,15 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
             result = _run_one(check, index, namespace, learner, budget, status, session)
         status[check.get("id", "")] = result["status"]
         results.append(result)
-        if session is None:  # the judge runs no learner code: nothing of the learner's to undo here
-            repaired.update(guard.restore())
         reset_modes()
     return {
         "version": REPORT_VERSION,
         "exercise": payload.get("exercise"),
         "checks": results,
         "learner_error": learner_error,
-        "tampered": sorted(repaired | (guard.REPAIRED if session is None else session.repaired)),
+        "tampered": sorted(session.repaired),
         "elapsed": refs.monotonic() - started,
-        "requests": session.requests if session is not None else 0,
+        "requests": session.requests,
     }
 
 
@@ -150,7 +136,7 @@ def _result(check: dict, status: str, message: str | dict = "", **extra) -> dict
 
 
 def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget: Budget,
-             status: dict[str, str], session=None) -> dict:
+             status: dict[str, str], session: Session) -> dict:
     blocked = [dep for dep in check.get("after") or [] if status.get(dep) != "passed"]
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
@@ -160,7 +146,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", words.say("checks.unknown_kind", kind=refs.repr_(check.get("kind"))),
                        internal=True)
     seconds = budget.slice(index)
-    run_left = session.deadline - refs.monotonic() - 0.5 if session is not None and session.deadline else None
+    run_left = session.deadline - refs.monotonic() - 0.5 if session.deadline else None
     wall = budget.wall(index, seconds, run_left)  # the run's own end comes first
     if seconds < _MIN_SLICE or wall < _MIN_SLICE:
         return _result(check, "error", words.say("checks.out_of_time"))
@@ -168,11 +154,10 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     result = None
     del raises.MATCHING[:]
     current: list = []  # the case running and its Case, for a timeout's result
-    if session is not None:
-        session.start_check(seconds, wall)
-        session.ship = True  # every check starts shipping its functions, whatever one before it did
+    session.start_check(seconds, wall)
+    session.ship = True  # every check starts shipping its functions, whatever one before it did
     limit = TimeLimit(seconds, wall=wall,
-                      spent=(lambda: session.runner_cpu) if session is not None else None)
+                      spent=lambda: session.runner_cpu)
     try:
         # A warning raised while a check looks at the learner's values (float() of a tensor that
         # requires grad, say) is the check's doing: it must not show up as the learner's output.
@@ -180,7 +165,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
             refs.ignore_warnings("ignore")
             result = _cases(check, runner, namespace, learner, session, current)
     except CheckTimeout as stop:
-        late = session.settle() if session is not None else None
+        late = session.settle()
         if result is None:
             result = _timeout(check, learner, late if late is not None else stop, limit, current)
     except RemoteTimeout as stop:
@@ -192,7 +177,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
+def _cases(check: dict, runner, namespace: dict, learner: Learner, session: Session,
            current: list | None = None) -> dict:
     kind = str(check.get("kind"))
     pinned = _pinned_threads(check, kind)
@@ -200,14 +185,12 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner, session=None,
         return _each_case(check, kind, runner, namespace, learner, session, current)
     threads = refs.get_num_threads()
     refs.set_num_threads(pinned)
-    if session is not None:  # the learner's code, in the runner, with as many
-        session.threads = pinned
+    session.threads = pinned  # the learner's code, in the runner, with as many
     try:
         return _each_case(check, kind, runner, namespace, learner, session, current)
     finally:
         refs.set_num_threads(threads)
-        if session is not None:
-            session.threads = None
+        session.threads = None
 
 
 def _pinned_threads(check: dict, kind: str) -> int | None:
@@ -219,7 +202,7 @@ def _pinned_threads(check: dict, kind: str) -> int | None:
     return count if refs.type_(count) is int and 1 <= count <= 256 else _THREADS[kind]
 
 
-def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session=None,
+def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session: Session,
                current: list | None = None) -> dict:
     cases = check.get("cases") or [{}]
     data = None
@@ -229,8 +212,7 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
         case = Case(learner, namespace, check, dict(bindings), session)
         if current is not None:
             current[:] = [number, case]  # the case a timeout stopped (for its message and hints)
-        if session is not None:  # every request of the case, the canary's too, carries its seed
-            session.start_case(case.seed)
+        session.start_case(case.seed)  # every request of the case, the canary's too, carries its seed
         canary_first = canary.coin()
         try:
             if canary_first:

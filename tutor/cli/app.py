@@ -48,14 +48,10 @@ def launch_app(args: argparse.Namespace, target: str | None = None, *, review: s
     """Open the app from the command line: settings from flags and configuration, the target
     ``PACK[/LESSON]`` (with ``--pack`` folders), the review queue when ``review`` is not None."""
     from tutor.app import run_app
-    from tutor.app.launch import LaunchError, Target
+    from tutor.app.launch import Target
 
     settings = settings_from_args(args)
-    try:
-        return run_app(settings, Target(packs=tuple(getattr(args, "pack", None) or ()), target=target,
-                                        review=review))
-    except LaunchError as exc:
-        raise UsageError(str(exc)) from None
+    return run_app(settings, Target(packs=tuple(getattr(args, "pack", None) or ()), target=target, review=review))
 
 
 def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:

@@ -17,20 +17,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--title", help="the pack's title (default: from the folder name)")
     p.add_argument("--author", help="the author's name (default: your user name)")
     p.set_defaults(func=cmd_new)
-    from tutor.cli.grading import register as register_grading
-
-    register_grading(subparsers)
 
 
 @guarded
 def cmd_new(args: argparse.Namespace) -> int:
-    from tutor.core.scaffold import ScaffoldError, scaffold
+    from tutor.core.scaffold import scaffold  # a ScaffoldError is a TutorError: guarded reports it
 
     folder = Path(args.folder)
     try:
         written = scaffold(folder, title=args.title, author=args.author)
-    except ScaffoldError as exc:
-        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {folder}: {exc.strerror or exc}") from None
     for path in written:

@@ -52,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 @guarded
 def cmd_autograder(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.grading.autograder import (AutograderError, build_gradescope_bundle, classroom_scale,
+    from tutor.grading.autograder import (build_gradescope_bundle, classroom_scale,
                                        classroom_total, github_classroom, torch_version)
     from tutor.core.loader import PackError, load_pack
 
@@ -99,8 +99,6 @@ def cmd_autograder(args: argparse.Namespace) -> int:
                   f"{points}), .github/classroom/autograding.json, .torch-tutor/ (the pack without its solutions, "
                   f"and the torch-tutor wheel)" + (f" and {starters} starter file(s)" if starters else "") + kept
                   + ". Commit them to the assignment's starter repository.")
-    except AutograderError as exc:
-        raise UsageError(str(exc)) from None
     except OSError as exc:
         print(f"torch-tutor: error: cannot write: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -11,10 +11,11 @@ from typing import Any, Callable, ParamSpec
 
 from tutor.core.config import ConfigError, Settings, load_settings
 from tutor.core.i18n import set_language, t
+from tutor.errors import TutorError
 
 
-class UsageError(Exception):
-    """Bad arguments: reported in one line, exit code 2."""
+class UsageError(TutorError):
+    """Bad arguments: reported in one line, exit code 2 (as every ``TutorError`` is)."""
 
 
 def settings_from_args(args: argparse.Namespace, **flags: Any) -> Settings:
@@ -62,15 +63,16 @@ P = ParamSpec("P")
 
 
 def guarded(func: Callable[P, int]) -> Callable[P, int]:
-    """Turn UsageError into exit 2 with one line, for every command handler (the handler's own
-    signature is kept, so a call with the wrong arguments is a type error)."""
+    """Turn a ``TutorError`` (a ``UsageError``, a bad pack, roster, port...) into exit 2 with one
+    line, for every command handler (the handler's own signature is kept, so a call with the
+    wrong arguments is a type error); ``main`` does the same for whatever runs outside one."""
 
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> int:
         speak(args[0] if args else None)
         try:
             return func(*args, **kwargs)
-        except UsageError as exc:
+        except TutorError as exc:
             return fail_usage(str(exc))
 
     return wrapper

@@ -98,10 +98,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("-o", "--output", metavar="FILE", help="where to write the archive")
     p.set_defaults(func=cmd_handin)
 
-    from tutor.cli.autograder import register as register_autograder
-
-    register_autograder(subparsers)
-
 
 def _outputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--csv", metavar="FILE", help="write the rows as CSV (written as rows finish)")
@@ -170,7 +166,7 @@ def _num(value: float) -> str:
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
     from tutor.grading import output as gradeout
-    from tutor.grading.gradebook import (LIMIT_DECIDED, GradeCache, RosterError, collect, grade_all, item_order,
+    from tutor.grading.gradebook import (LIMIT_DECIDED, GradeCache, collect, grade_all, item_order,
                                       load_roster, parse_deadline, parse_shard, shard_of)
     from tutor.core.loader import PackError, load_pack
 
@@ -191,10 +187,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
                              f"not {args.deadline!r}") from None
     roster = None
     if args.roster:
-        try:
-            roster = load_roster(Path(args.roster))
-        except RosterError as exc:
-            raise UsageError(str(exc)) from None
+        roster = load_roster(Path(args.roster))
     settings = settings_from_args(args, workers=args.workers)
     try:
         pack = load_pack(resolve_pack_arg(args.pack_arg, args))
@@ -354,14 +347,11 @@ def _title(pack: Pack) -> str:
 
 @guarded
 def cmd_merge(args: argparse.Namespace) -> int:
-    from tutor.grading.output import MergeError, merge_shards
+    from tutor.grading.output import merge_shards
 
     if not any((args.csv, args.json, args.junit, args.totals, args.feedback)):
         raise UsageError("say what to write: --csv, --json, --junit, --totals and/or --feedback")
-    try:
-        meta, rows = merge_shards([Path(p) for p in args.shards])
-    except MergeError as exc:
-        raise UsageError(str(exc)) from None
+    meta, rows = merge_shards([Path(p) for p in args.shards])
     errors = write_outputs(args, meta, rows)
     learners = len({r.learner for r in rows if r.exercise in set(meta["items"])})
     print(f"merged {len(args.shards)} shards: {len(rows)} rows of {learners} learners, "

@@ -8,13 +8,17 @@ import sys
 from typing import Any, Callable, TextIO
 
 from tutor import __version__
+from tutor.errors import TutorError
 
-#: Modules with a ``register(subparsers)`` function, in the order their commands are listed.
+#: Every module with a ``register(subparsers)`` function, in the order their commands are listed
+#: (tests/cli/test_command_modules.py keeps the list whole).
 COMMAND_MODULES = (
     "tutor.cli.packs",
     "tutor.cli.settings",
     "tutor.cli.checking",
     "tutor.cli.author",
+    "tutor.cli.grading",
+    "tutor.cli.autograder",
     "tutor.cli.app",
     "tutor.cli.review",
     "tutor.cli.sandbox",
@@ -241,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     restore = _inert_output(getattr(args, "command", None))
     try:
         return int(handler(args) or 0)
+    except TutorError as exc:  # the one place a failure the user can act on becomes its line
+        from tutor.cli.common import fail_usage
+
+        return fail_usage(str(exc))
     except KeyboardInterrupt:
         from tutor.core.i18n import t
 

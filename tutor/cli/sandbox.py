@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.core.config import ISOLATION_CHOICES
 from tutor.core.i18n import t
 
 
@@ -23,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, metavar="S", help="wall-time limit in seconds")
     p.add_argument("--memory", type=int, metavar="MB", help="memory limit above the worker's baseline")
     p.add_argument("--python", metavar="PATH", help="interpreter with torch for the workers")
-    p.add_argument("--isolation", choices=("auto", "bwrap", "none"), help="isolation level")
+    p.add_argument("--isolation", choices=ISOLATION_CHOICES, help="isolation level")
     p.set_defaults(func=cmd_run)
 
     d = subparsers.add_parser(
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "force and why, the limits, and how long warming up took.")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--python", metavar="PATH", help="interpreter with torch for the workers")
-    d.add_argument("--isolation", choices=("auto", "bwrap", "none"), help="isolation level")
+    d.add_argument("--isolation", choices=ISOLATION_CHOICES, help="isolation level")
     d.set_defaults(func=cmd_doctor)
 
 

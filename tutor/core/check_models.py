@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import field
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 from tutor.core.spec import Meta, record
 from tutor.core.text import Text
@@ -95,6 +95,15 @@ class CheckHint:
 
 @record
 class CheckBase:
+    # The fields every check has; a kind's record adds its own and its ``kind`` tag. (No
+    # docstring: the reference in docs/authoring.md shows a record's docstring.)
+    #: names the kind binds for its own expressions (besides the case's), e.g. `module`; what
+    #: ``validate`` does not ask the contract to declare
+    BINDS: ClassVar[frozenset[str]] = frozenset()
+    #: the kind measures (time, memory, a profile) and reports a margin to its bound, which
+    #: ``validate --repeat`` collects
+    MEASURES: ClassVar[bool] = False
+
     id: Annotated[CheckId, Meta("unique within the exercise")]
     description: Annotated[Text, Meta("what the check asks, in the learner's terms")]
     hint: Annotated[Text | None, Meta("shown when this check fails (unless an entry of `hints` applies)")] = None
@@ -188,6 +197,8 @@ class TensorGroup:
 class ModuleCheck(CheckBase):
     """A module's mode, parameters and buffers, optionally after moving it or calling code."""
 
+    BINDS = frozenset({"module"})
+
     kind: Literal["module"]
     value: Annotated[str, _expr("expression giving the module, e.g. Net(width=16, depth=3)")]
     to: Annotated[str | None, Meta("call .to(this) first, e.g. meta; the result is checked")] = None
@@ -216,6 +227,8 @@ class ModeState:
 @record
 class ModeCheck(CheckBase):
     """Grad, inference and autocast state seen inside a module's forward, and afterwards."""
+
+    BINDS = frozenset({"module"})
 
     kind: Literal["mode"]
     module: Annotated[str, _expr("expression giving the module; bound as `module` for `call`")]
@@ -270,6 +283,9 @@ def _increasing(steps: list[int]) -> list[int]:
 @record
 class MemoryCheck(CheckBase):
     """Memory kept alive by what a call returns, as the number of steps grows."""
+
+    BINDS = frozenset({"n"})
+    MEASURES = True
 
     kind: Literal["memory"]
     call: Annotated[str, _expr("expression using `n` (the number of steps), e.g. log_losses(model, batches(n))")]
@@ -353,6 +369,9 @@ class CompareRanking:
 class ProfileCheck(CheckBase):
     """Operators ranked by CPU time for a workload, measured robustly (warm-up, median of runs)."""
 
+    BINDS = frozenset({"workload", "k"})
+    MEASURES = True
+
     kind: Literal["profile"]
     workload: Annotated[str | None, _expr("expression giving a zero-argument callable")] = None
     sort_by: Literal["self", "total"] = "self"
@@ -397,6 +416,8 @@ class Ratio:
 @record
 class TimingCheck(CheckBase):
     """slow/fast time ratio (medians after warm-up), asserted only as a range with slack."""
+
+    MEASURES = True
 
     kind: Literal["timing"]
     fast: Annotated[str, _expr("expression giving a zero-argument callable")]
@@ -477,12 +498,8 @@ class FormRules:
 
 
 @record
-class FormCheck(CheckBase):
-    """Rules about how the code is written, read from its syntax tree (judged without running it).
-
-    Opt-in, for exercises about the form of code (one line, no loops, only these torch functions).
-    Judged by the tutor from the source text, outside any process the learner's code runs in.
-    """
+class _FormCheckHead(CheckBase):
+    """The keys of a `form` check that come before its rules (FormCheck's fields, in order)."""
 
     kind: Literal["form"]
     function: Annotated[
@@ -491,16 +508,18 @@ class FormCheck(CheckBase):
         Meta("the rules apply to the body of this top-level function (its docstring aside); default: the "
              "whole file"),
     ] = None
-    max_lines: _MaxLines = None
-    max_statements: _MaxStatements = None
-    max_line_length: _MaxLineLength = None
-    loops: _Loops = True
-    comprehensions: _Comprehensions = True
-    imports: _Imports = True
-    torch_allow: _TorchAllow = None
-    torch_deny: _TorchDeny = None
-    names_deny: _NamesDeny = None
-    attributes_deny: _AttributesDeny = None
+
+
+@record
+class FormCheck(FormRules, _FormCheckHead):
+    """Rules about how the code is written, read from its syntax tree (judged without running it).
+
+    Opt-in, for exercises about the form of code (one line, no loops, only these torch functions).
+    Judged by the tutor from the source text, outside any process the learner's code runs in.
+    """
+
+    # The rules are FormRules' fields, defined once there (dataclass fields follow the reversed
+    # MRO: every check's, then kind and function, then the rules, as the schema lists them).
 
     def __post_init__(self) -> None:
         rules = (self.max_lines, self.max_statements, self.max_line_length, self.torch_allow, self.torch_deny,
@@ -513,6 +532,8 @@ class FormCheck(CheckBase):
             raise ValueError("a form check reads the code without running it: it takes no cases, setup or seed")
 
 
+#: Every check kind, one record each: this union is where a kind is registered (docs/architecture.md,
+#: "Adding a check kind"); the tables below and the reference in docs/authoring.md are built from it.
 Check = Annotated[
     Union[
         TensorCheck,
@@ -531,7 +552,22 @@ Check = Annotated[
     Meta(discriminator="kind"),
 ]
 
-CHECK_KINDS = ("tensor", "module", "mode", "unchanged", "raises", "output", "memory", "profile", "timing", "warns",
-               "expr", "form")
+
+def _tag(record_class: type) -> str:
+    """The ``kind`` a check record's ``Literal`` names, read from its annotation's text (this module
+    is imported at start-up, and resolving every record's annotations is not free)."""
+    for klass in record_class.__mro__:
+        annotation = klass.__dict__.get("__annotations__", {}).get("kind")
+        if annotation is not None:
+            literal = ast.literal_eval(ast.parse(annotation, mode="eval").body.slice)
+            return str(literal)
+    raise TypeError(f"{record_class.__name__} has no `kind: Literal[...]`")
+
+
+#: The check records, in the union's order.
+CHECK_RECORDS: tuple[type[CheckBase], ...] = get_args(get_args(Check)[0])
+#: kind -> its record
+RECORDS: dict[str, type[CheckBase]] = {_tag(record_class): record_class for record_class in CHECK_RECORDS}
+CHECK_KINDS = tuple(RECORDS)
 #: Kinds judged by the tutor itself from the submission's text, before the run, never in the sandbox.
 PARENT_KINDS = ("form",)

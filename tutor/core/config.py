@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from tutor.core import paths
+from tutor.errors import TutorError
 
 
 def _toml() -> Any:
@@ -25,7 +26,7 @@ def _toml() -> Any:
     return tomllib
 
 
-class ConfigError(Exception):
+class ConfigError(TutorError):
     """A config file or variable that cannot be used; the message says where and why."""
 
 
@@ -117,6 +118,10 @@ class Setting:
     help: str
 
 
+#: The `isolation` setting's values: "auto" and every level of ``tutor.sandbox.isolation.LEVELS``
+#: (core never imports the sandbox: tests/unit/test_registries.py keeps the two lists in step).
+ISOLATION_CHOICES = ("auto", "bwrap", "none")
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", None, _string, "where progress, drafts and user packs live"),
     Setting("python", None, _string, "interpreter the sandbox workers run (must have torch); default: this one"),
@@ -125,7 +130,7 @@ SETTINGS: tuple[Setting, ...] = (
             "language of the tutor and of pack text (en, zh...; pack text falls back to the pack's first); "
             "default: the one last chosen in the app, else the system locale (LANG), else en"),
     Setting("workers", 1, _positive_int, "warm sandbox workers kept ready"),
-    Setting("isolation", "auto", _choice("auto", "bwrap", "none"),
+    Setting("isolation", "auto", _choice(*ISOLATION_CHOICES),
             "auto: bubblewrap when it works, else limits only; bwrap: require it; none: limits only"),
     Setting("sandbox_mode", "auto", _choice("auto", "fork", "spawn"),
             "auto: fork on Linux, spawn elsewhere; fork: children of a warm worker; spawn: "

@@ -17,21 +17,43 @@ from tutor.core.spec import FieldDoc, as_data, format_fields, is_record, strip
 BEGIN = "<!-- BEGIN GENERATED REFERENCE: torch-tutor schema --markdown -->"
 END = "<!-- END GENERATED REFERENCE -->"
 
-SECTIONS: list[tuple[str, list[type]]] = [
-    ("Pack (pack.yaml)", [models.PackFile, models.Requires, models.LatePenalty]),
-    ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
-    ("Steps (`kind`)", [models.Prose, models.Example, models.Expect, models.RaisesSpec,
-                        models.FreeQuiz, models.ChoiceQuiz, models.Choice, models.PredictQuiz,
-                        models.Exercise, models.ContractItem]),
-    ("Checks (`kind`), common fields", [check_models.CheckBase, check_models.CheckHint]),
-    ("Check kinds", [check_models.TensorCheck, check_models.ModuleCheck, check_models.TensorGroup,
-                     check_models.ModeCheck, check_models.ModeState, check_models.UnchangedCheck,
-                     check_models.RaisesCheck, check_models.OutputCheck, check_models.MemoryCheck,
-                     check_models.ProfileCheck, check_models.TopK, check_models.Share, check_models.CallCount,
-                     check_models.CompareRanking, check_models.TimingCheck, check_models.Ratio,
-                     check_models.WarnsCheck, check_models.ExprCheck, check_models.FormCheck,
-                     check_models.FormRules]),
-]
+def _with_nested(records: tuple[type, ...], documented: set[type]) -> list[type]:
+    """Each record followed by the records its fields use that no other section documents (a
+    check's TensorGroup, an example's Expect), in field order: a new kind's section is built
+    from its record alone."""
+    out: list[type] = []
+
+    def nested(annotation: Any) -> None:
+        for arg in typing.get_args(annotation):
+            nested(arg)
+        if is_record(annotation) and annotation not in documented \
+                and not issubclass(annotation, (check_models.CheckBase, models.StepBase)):
+            documented.add(annotation)
+            out.append(annotation)
+            for info in format_fields(annotation).values():
+                nested(info.annotation)
+
+    for record_class in records:
+        documented.add(record_class)
+        out.append(record_class)
+        for info in _own_fields(record_class).values():
+            nested(info.annotation)
+    return out
+
+
+def sections() -> list[tuple[str, list[type]]]:
+    """The reference's sections: the pack, the lesson, every step kind and every check kind (from
+    the ``Step`` and ``Check`` unions, each followed by the records it uses)."""
+    documented: set[type] = {models.PackFile, models.Requires, models.LatePenalty, models.Lesson,
+                             check_models.CheckBase, check_models.CheckHint, check_models.FormRules}
+    return [
+        ("Pack (pack.yaml)", [models.PackFile, models.Requires, models.LatePenalty]),
+        ("Lesson (a lesson file, or an inline entry of `lessons`)", [models.Lesson]),
+        ("Steps (`kind`)", _with_nested(models.STEP_RECORDS, documented)),
+        ("Checks (`kind`), common fields", [check_models.CheckBase, check_models.CheckHint]),
+        ("Check kinds", _with_nested(check_models.CHECK_RECORDS, documented) + [check_models.FormRules]),
+    ]
+
 
 _BASE_NAMES = {check_models.CheckBase: "every check", models.StepBase: "every step",
                models.QuizBase: "every quiz"}
@@ -113,7 +135,7 @@ def _model_table(model: type) -> str:
 
 def reference_markdown() -> str:
     parts = [BEGIN, ""]
-    for title, section_models in SECTIONS:
+    for title, section_models in sections():
         parts += [f"### {title}", ""]
         for model in section_models:
             parts += [_model_table(model), ""]

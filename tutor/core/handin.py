@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tutor.errors import TutorError
+
 FORMAT = "torch-tutor-handin"
 FORMAT_VERSION = 1
 SUFFIX = ".handin.zip"
@@ -39,7 +41,7 @@ _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
 _SAFE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
-class HandinError(Exception):
+class HandinError(TutorError):
     """An archive that cannot be read; the message says why in one line."""
 
 

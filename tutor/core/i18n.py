@@ -216,8 +216,6 @@ TABLE: dict[str, dict[str, str]] = {
                           "knows {known}). It was left untouched (a copy is at {backup}); progress made now "
                           "is not saved. Upgrade torch-tutor to keep it.",
         "sandbox.missing": "Running code needs the sandbox, which is not available: {reason}",
-        "engine.no_sandbox": "this build has no sandbox ({reason})",
-        "engine.no_checks": "this build has no check engine ({reason})",
         "engine.not_started": "not started",
         "status.sandbox.state": "sandbox: {state}",
         # progress store: a healthy file that cannot be written, and writes the disk refused

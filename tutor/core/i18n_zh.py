@@ -195,8 +195,6 @@ ZH: dict[str, str] = {
     "progress.newer": "你的进度文件是由更新版本的 torch-tutor 写入的（schema {found}，本版本只认识 {known}）。"
                       "文件保持原样（副本在 {backup}）；现在取得的进度不会保存。请升级 torch-tutor 以保留进度。",
     "sandbox.missing": "运行代码需要沙箱，但沙箱不可用：{reason}",
-    "engine.no_sandbox": "这个版本没有沙箱（{reason}）",
-    "engine.no_checks": "这个版本没有检查引擎（{reason}）",
     "engine.not_started": "尚未启动",
     "status.sandbox.state": "沙箱：{state}",
     "progress.corrupt.stuck": "无法读取你的进度文件（{reason}），也无法把它移开（{error}）；文件保持原样。"

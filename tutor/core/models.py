@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from tutor.core.check_models import Check, FormRules
 from tutor.core.spec import Meta, hidden, record
@@ -202,7 +202,11 @@ class PredictQuiz(QuizBase):
     ] = 0.0
 
 
+#: Every quiz type, one record each: this union is where a quiz type is registered
+#: (docs/architecture.md, "Adding a quiz type").
 Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Meta(discriminator="style")]
+#: The quiz records, in the union's order.
+QUIZ_RECORDS: tuple[type[QuizBase], ...] = get_args(get_args(Quiz)[0])
 
 
 @record
@@ -263,6 +267,10 @@ class Exercise(StepBase):
 
 
 Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]
+#: The step records, quizzes in their place, in the union's order.
+STEP_RECORDS: tuple[type[StepBase], ...] = tuple(
+    record_class for member in get_args(get_args(Step)[0])
+    for record_class in (QUIZ_RECORDS if member is Quiz else (member,)))
 
 
 # --------------------------------------------------------------------------- lesson and pack

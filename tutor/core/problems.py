@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tutor.errors import TutorError
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -33,7 +35,7 @@ class Problem:
                 "message": self.message, "severity": self.severity}
 
 
-class PackError(Exception):
+class PackError(TutorError):
     """A pack that could not be loaded; ``problems`` lists every reason found."""
 
     def __init__(self, problems: list[Problem]):

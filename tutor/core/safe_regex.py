@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from tutor.errors import TutorError
+
 #: Seconds an author pattern may take on one program's output.
 BOUND_S = 1.0
 #: Without fork: what a fresh interpreter may take to start, on top of the bound.
@@ -28,7 +30,7 @@ _CHILD = ("import json, re, sys\n"
           "sys.stdout.write('1' if re.compile(job['pattern']).search(job['text']) else '0')\n")
 
 
-class PatternTimeout(Exception):
+class PatternTimeout(TutorError):
     """The pattern did not finish within the bound (catastrophic backtracking, most likely)."""
 
 

@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 from tutor.core import paths
+from tutor.errors import TutorError
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "_templates" / "new-pack"
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(TutorError):
     """The folder cannot take a new pack; the message says why."""
 
 

@@ -6,8 +6,10 @@ for their own reader.
 
 from __future__ import annotations
 
+from tutor.errors import TutorError
 
-class NotText(ValueError):
+
+class NotText(TutorError, ValueError):
     """``kind`` is "binary" or "not-utf8"; ``line``/``col`` are 1-based."""
 
     def __init__(self, kind: str, line: int, col: int, message: str):

@@ -18,6 +18,7 @@ import yaml
 from tutor.core.problems import Problem
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.textclean import _UNSAFE as _CONTROL, first_unsafe  # what a terminal acts on
+from tutor.errors import TutorError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 300_000
@@ -50,7 +51,7 @@ _TIMESTAMP = _Y + "timestamp"
 _STR, _NULL, _BOOL, _MAP, _SEQ = _Y + "str", _Y + "null", _Y + "bool", _Y + "map", _Y + "seq"
 
 
-class SourceError(Exception):
+class SourceError(TutorError):
     """A file that gave no data: every problem found in it."""
 
     def __init__(self, problems: list[Problem]):

@@ -25,6 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from tutor.errors import TutorError
 from tutor.grading.gradebook import Row
 from tutor.grading.output import GradeMeta
 from tutor.core.models import Pack
@@ -39,7 +40,7 @@ LINUX_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2
 NOT_BUNDLED = frozenset({"torch", "torch-tutor"})
 
 
-class AutograderError(Exception):
+class AutograderError(TutorError):
     """The bundle cannot be built; the message says why."""
 
 

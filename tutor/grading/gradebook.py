@@ -38,6 +38,7 @@ from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
 from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.text import resolve
+from tutor.errors import TutorError
 
 if TYPE_CHECKING:
     from tutor.grading.exercise import ExerciseReport
@@ -85,7 +86,7 @@ class RosterEntry:
     email: str = ""
 
 
-class RosterError(ValueError):
+class RosterError(TutorError, ValueError):
     """A roster file that cannot be used; the message names the line."""
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
+from tutor.errors import TutorError
 from tutor.grading.gradebook import COLUMNS, POINT_PLACES, Row, round_points
 
 FORMAT = "torch-tutor-grade"
@@ -34,7 +35,7 @@ _ROW_FIELDS = {f.name for f in fields(Row)}
 GradeMeta = dict[str, Any]
 
 
-class MergeError(ValueError):
+class MergeError(TutorError, ValueError):
     """Shards that cannot be merged; the message says which and why."""
 
 

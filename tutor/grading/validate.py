@@ -22,7 +22,7 @@ from xml.etree import ElementTree
 from tutor.core import loader
 from tutor.grading.exercise import ExerciseReport, check_exercise, run_example
 from tutor.core.loader import Problem
-from tutor.core.check_models import Check, ExprCheck, ProfileCheck
+from tutor.core.check_models import RECORDS, Check, ExprCheck, ProfileCheck
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
 from tutor.core.spec import format_fields, is_record
 from tutor.core.yaml_source import read_source
@@ -151,8 +151,6 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
 
 #: Names every check's code may use without the contract declaring them.
 _CHECK_NAMES = frozenset({"torch", "nn", "F", "np"})
-#: Names a kind binds for its own expressions.
-_KIND_NAMES = {"module": {"module"}, "mode": {"module"}, "memory": {"n"}, "profile": {"workload", "k"}}
 
 
 def _code_of(check: Check) -> list[tuple[tuple, str, str]]:
@@ -213,7 +211,7 @@ def contract_problems(exercise: Exercise) -> list[tuple[tuple, str]]:
     problems = []
     for number, check in enumerate(exercise.checks):
         pieces = _code_of(check)
-        bound = set(_KIND_NAMES.get(check.kind, set())) | {key for case in check.cases for key in case}
+        bound = set(check.BINDS) | {key for case in check.cases for key in case}  # the kind's own names
         for _, source, mode in pieces:
             bound |= _names(source, mode)[1]
         reported: set[str] = set()
@@ -515,7 +513,8 @@ def _measured(report: ExerciseReport, exercise: Exercise | None = None) -> dict[
     out: dict[str, dict[str, Any]] = {}
     specs = {check.id: check for check in exercise.checks} if exercise is not None else {}
     for check in report.checks:
-        if check.kind not in ("timing", "profile", "memory"):
+        record_class = RECORDS.get(check.kind)
+        if record_class is None or not record_class.MEASURES:
             continue
         data = check.data or {}
         value = data.get("margin")

@@ -23,6 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.errors import TutorError
+
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
 #: keeper (its judge), which lives until everything of the run is reaped, so no two runs on the
 #: machine share one. A shared uid let a run kill, trace or fill the process table of any run
@@ -50,7 +52,7 @@ _KEEP_ENV = ("PATH", "LANG", "LANGUAGE", "TZ", "LD_LIBRARY_PATH", "CUDA_HOME", "
 _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_", "PYTORCH_")
 
 
-class IsolationError(Exception):
+class IsolationError(TutorError):
     """Isolation was required (``isolation="bwrap"``) and is not available; says why."""
 
 
@@ -322,9 +324,13 @@ def cgroup_available() -> bool:
     return cgroup.available()
 
 
+#: The isolation levels, strongest first; ``auto`` picks the strongest that works.
+LEVELS = ("bwrap", "none")
+
+
 def choose(requested: str, python: str) -> IsolationInfo:
     """Resolve ``auto``/``bwrap``/``none`` into what will actually protect the runs."""
-    if requested not in ("auto", "bwrap", "none"):
+    if requested not in ("auto", *LEVELS):
         raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
     # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.

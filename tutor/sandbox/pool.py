@@ -23,6 +23,7 @@ import time
 import weakref
 from typing import Any, Literal
 
+from tutor.errors import TutorError
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
 from tutor.sandbox.limits import Limits, usable_cpus
@@ -71,7 +72,7 @@ class SandboxState(enum.Enum):
     CLOSED = "closed"
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(TutorError):
     """The sandbox could not start (no torch in the worker interpreter, bwrap required but broken)."""
 
 

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from tutor.errors import TutorError
 from tutor.sandbox import isolation, wire
 from tutor.sandbox.classify import RawRun
 from tutor.sandbox.limits import Limits
@@ -31,7 +32,7 @@ def _passed_on() -> dict[str, str]:
     return {name: os.environ[name] for name in PASSED_ON if name in os.environ}
 
 
-class WorkerDied(Exception):
+class WorkerDied(TutorError):
     """The worker process is gone or stopped answering; the pool replaces it."""
 
 

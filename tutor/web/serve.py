@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TextIO
 
+from tutor.errors import TutorError
+
 #: The environment variable each app process is started with; tutor/app/keys.py reads it.
 BROWSER_ENV = "TORCH_TUTOR_BROWSER"
 #: The query parameter of the printed address.
@@ -60,7 +62,7 @@ WORDS = {
 }
 
 
-class ServeError(Exception):
+class ServeError(TutorError):
     """The server cannot start as asked; the message says why and what to do (a usage error)."""
 
 

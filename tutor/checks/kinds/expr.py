@@ -11,6 +11,7 @@ import re
 from tutor.checks import refs, render, words
 from tutor.checks.context import PASS_THROUGH, Case, CodeRaised, Failed
 from tutor.checks.vocab import ExprData
+from tutor.checks.kinds.kind import Kind
 
 _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
 
@@ -64,3 +65,7 @@ def run(check: ExprData, case: Case) -> None:
             message = next(iter(message.values()), "")
         raise Failed(_fill(message, case) if message else words.say("checks.expr.false", predicate=check["predicate"]))
     return None
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("expr", run, canary="tensor"),)

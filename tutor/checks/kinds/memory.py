@@ -12,6 +12,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import MemoryData
+from tutor.checks.kinds.kind import Kind
 
 _SAVED_NAMES: dict[type, list[str]] = {}
 _MAX_OBJECTS = 200_000
@@ -127,15 +128,14 @@ def run(check: MemoryData, case: Case) -> dict:
     held = []  # what the learner's call left allocated in its process, result aside (graph only)
     for n in steps:
         case.namespace["n"] = n
-        if session is not None:  # a call into the learner's code is measured where it runs
-            session.measure, session.kept, session.heap_left = ("graph" if measure == "auto" else measure), [], []
+        # a call into the learner's code is measured where it runs
+        session.measure, session.kept, session.heap_left = ("graph" if measure == "auto" else measure), [], []
         try:
             kept, used = _one_step(check, case, measure)
         finally:
-            if session is not None:
-                session.measure = None
+            session.measure = None
         curve.append([n, max(int(kept), 0)])
-        if session is not None and session.heap_left and used == "graph":
+        if session.heap_left and used == "graph":
             held.append([n, max(session.heap_left[-1], int(kept))])
     data = {"measure": used, "curve": curve}
     _verdict(check, curve, data)
@@ -155,7 +155,7 @@ def _one_step(check: MemoryData, case: Case, measure: str) -> tuple[int, str]:
         baseline = refs.cuda_memory_allocated()
     result = case.eval(check["call"])
     session = case.session
-    if session is not None and session.kept:  # the runner measured the learner's call's result
+    if session.kept:  # the runner measured the learner's call's result
         return session.kept[-1], ("graph" if measure == "auto" else measure)
     if measure == "rss":
         refs.gc_collect()
@@ -204,3 +204,7 @@ def _verdict(check: MemoryData, curve: list, data: dict) -> None:
     if check.get("expect") == "grows" and flat:
         raise Failed(words.say("checks.memory.flat", summary=summary),
                      expected="grows", got="flat", data=data)
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("memory", run, canary="memory", weight=3.0),)

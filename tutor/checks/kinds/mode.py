@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
-from tutor.checks.remote import MirrorModule
 from tutor.checks.vocab import ModeData
+from tutor.checks.kinds.kind import Kind
 
 
 def _autocast_device(module) -> str:
@@ -64,29 +64,17 @@ def run(check: ModeData, case: Case) -> dict:
     device = _autocast_device(module)
     seen: list[dict] = []
     outputs: dict[str, list[str]] = {}
-    handles = []
     session = case.session
-    if session is None and not refs.isinstance_(module, MirrorModule):  # no runner: watch it here
-        handles.append(refs.register_forward_pre_hook(module, lambda _m, _args: seen.append(state(device))))
     wanted_outputs = check.get("output_dtypes") or {}
-    for key in wanted_outputs:
-        for name, sub in modules.walk(module):
-            if not handles:
-                break
-            if name == key or refs.type_(sub).__name__ == key:
-                handles.append(refs.register_forward_hook(sub, _recorder(outputs, key)))
-    if session is not None:  # calls into the learner's code: the runner watches its copy of the module
-        session.observe, session.observed = {"module": module, "outputs": list(wanted_outputs)}, []
+    # the call runs the learner's code in the runner, which watches its copy of the module
+    session.observe, session.observed = {"module": module, "outputs": list(wanted_outputs)}, []
     before = state(device)
     try:
         case.eval(check["call"])
         after = state(device)
     finally:
-        for handle in handles:
-            handle.remove()
-        if session is not None:
-            session.observe = None
-    if session is not None and session.observed:
+        session.observe = None
+    if session.observed:
         before, after = _observed(session.observed, seen, outputs, before, after)
     during = {k: v for k, v in (check.get("during") or {}).items() if v is not None}
     if during:
@@ -128,11 +116,5 @@ def _observed(observed: list[dict], seen: list, outputs: dict, before: dict, aft
     return (first if refs.type_(first) is dict else before), (last if refs.type_(last) is dict else after)
 
 
-def _recorder(outputs: dict, key: str):
-    def hook(_module, _args, output):
-        tensor = output
-        if refs.type_(output) in (tuple, list) and output:
-            tensor = output[0]
-        if render.is_tensor(tensor):
-            outputs.setdefault(key, []).append(render.dtype_name(refs.t_dtype(tensor)))
-    return hook
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("mode", run, canary="mode"),)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import ModuleData, TensorGroupData
+from tutor.checks.kinds.kind import Kind
 
 
 def _module(case: Case, source: str):
@@ -143,3 +144,7 @@ def _unchanged_settings(module, before: dict) -> None:
             raise Failed(words.say("checks.module.setting", where=where, attr=attr, old=modules.fmt_setting(value),
                                    new=modules.fmt_setting(now)),
                          expected=f"{attr}={modules.fmt_setting(value)}", got=f"{attr}={modules.fmt_setting(now)}")
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("module", run, canary="module"),)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.checks import guard, refs, render, words
+from tutor.checks import refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.server import top_level_calls
 from tutor.checks.kinds.measure import callable_of, in_runner, median, thread_said, threads
 from tutor.checks.vocab import CompareRankingData, ProfileData
+from tutor.checks.kinds.kind import Kind
 
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
 _TABLE_ROWS = 15
@@ -37,9 +38,7 @@ def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, c
     runs = []
     for _ in range(repeat):
         with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:
-            case.call(workload, restore=False)
-        if case.session is None:
-            guard.restore()
+            case.call(workload)
         direct = top_level_calls(prof)
         per_op: dict[str, tuple[float, float, int, int]] = {}
         for event in prof.key_averages():
@@ -55,7 +54,6 @@ def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, c
 def _runner_runs(case: Case, workload: Any, warmup: int, repeat: int, count: int) -> list[dict]:
     """Profiled runs made in the runner, as the numbers it reports (checked for shape here)."""
     session = case.session
-    assert session is not None  # only called when in_runner said so
     numbers = session.repeat("profile", [workload], warmup, repeat, count)
     runs = []
     for run in numbers if refs.type_(numbers) is list else []:
@@ -251,14 +249,12 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
         case.namespace["workload"] = workload
         case.namespace["k"] = k
         session = case.session
-        shipping = session.ship if session is not None else True
-        if session is not None:  # the learner's function profiles the workload: it must run there
-            session.ship = True
+        shipping = session.ship
+        session.ship = True  # the learner's function profiles the workload: it must run there
         try:
             ranking = case.eval(spec["call"])
         finally:
-            if session is not None:
-                session.ship = shipping  # as it was (never left off for the checks after this one)
+            session.ship = shipping  # as it was (never left off for the checks after this one)
         if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
             raise Failed(words.say("checks.profile.not_ranking", got=render.described(ranking)), expected="a list of operator names",
                          got=render.describe(ranking))
@@ -284,3 +280,7 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
                                    detail=detail, reference=reference, us=f"{reference_time:.0f}"),
                          expected=", ".join(theirs), got=", ".join(ranking[:k]))
     return compared
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("profile", run, canary="profile", weight=4.0, threads=1, profiles=True),)

@@ -6,6 +6,7 @@ from tutor.checks import refs, render, words
 from tutor.checks.context import Case, CodeRaised, Failed
 from tutor.checks.remote import RemoteRaised
 from tutor.checks.vocab import OutputData, RaisesData, WarnsData
+from tutor.checks.kinds.kind import Kind
 
 
 def _message(error: BaseException) -> str:
@@ -54,14 +55,12 @@ def run_raises(check: RaisesData, case: Case) -> dict:
 def run_output(check: OutputData, case: Case) -> dict:
     buffer = refs.StringIO()
     session = case.session
-    if session is not None:
-        session.capture = True  # what the learner's code prints comes back with the answer
+    session.capture = True  # what the learner's code prints comes back with the answer
     try:
         with refs.redirect_stdout(buffer):
             case.run(check["call"])
     finally:
-        if session is not None:
-            session.capture = False
+        session.capture = False
     printed = buffer.getvalue()
     pattern = check["match"]
     if search(pattern, printed) is None:
@@ -82,16 +81,14 @@ def run_warns(check: WarnsData, case: Case) -> dict:
     Warnings of the learner's code are recorded where it runs and reported as data."""
     wanted = check.get("category") or "Warning"
     session = case.session
-    if session is not None:
-        session.record_warnings, session.warned = True, []
+    session.record_warnings, session.warned = True, []
     try:
         with refs.catch_warnings(record=True) as local:
             refs.ignore_warnings("always")
             case.run(check["call"])
     finally:
-        if session is not None:
-            session.record_warnings = False
-    seen = _caught(local) + (list(session.warned) if session is not None else [])
+        session.record_warnings = False
+    seen = _caught(local) + list(session.warned)
     kinds = [w for w in seen if wanted in (w.get("mro") or [])]
     pattern = check.get("match")
     if not kinds:
@@ -109,3 +106,8 @@ def run_warns(check: WarnsData, case: Case) -> dict:
     first = kinds[0]
     return {"warned": first.get("category"), "message": render.clip(refs.str_(first.get("message")), 300),
             "summary": f"{first.get('category')}: {render.clip(refs.str_(first.get('message')), 100)}"}
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("raises", run_raises, canary="tensor"), Kind("output", run_output, canary="tensor"),
+         Kind("warns", run_warns, canary="tensor"))

@@ -8,6 +8,7 @@ from tutor.checks import refs, render, values, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.remote import Remote, tensor_facts, type_name
 from tutor.checks.vocab import TensorData
+from tutor.checks.kinds.kind import Kind
 
 
 def is_remote_tensor_subclass(value) -> bool:
@@ -175,3 +176,7 @@ def _properties(check: TensorData, case: Case, tensor: Any, what: dict | str) ->
     for key, verify in _PROPERTIES.items():
         if check.get(key) is not None:
             verify(check, case, tensor, what)
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("tensor", run, canary="tensor"),)

@@ -13,15 +13,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from tutor.checks import guard, refs, render, words
+from tutor.checks import refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.kinds.measure import callable_of, honest, in_runner, margin, median, thread_said, threads
 from tutor.checks.vocab import TimingData
+from tutor.checks.kinds.kind import Kind
 
 
 def _timed(case: Case, function: Any, sync: bool) -> float:
     started = refs.perf_counter()
-    case.call(function, restore=False)
+    case.call(function)
     if sync:
         refs.cuda_synchronize()
     return float(refs.perf_counter() - started)
@@ -41,7 +42,6 @@ def _run(check: TimingData, case: Case) -> Any:
     warmup, repeat = check.get("warmup", 3), check.get("repeat", 15)
     if in_runner(case, fast) or in_runner(case, slow):
         session = case.session
-        assert session is not None  # in_runner is only true with a runner
         times = session.repeat("time", [fast, slow], warmup, repeat, count)
         fast_times = [refs.float_(t) for t in (times or {}).get("fast") or []]
         slow_times = [refs.float_(t) for t in (times or {}).get("slow") or []]
@@ -62,8 +62,6 @@ def _run(check: TimingData, case: Case) -> Any:
         else:
             slow_times.append(_timed(case, slow, sync))
             fast_times.append(_timed(case, fast, sync))
-    if case.session is None:
-        guard.restore()
     return _verdict(check, fast_times, slow_times)
 
 
@@ -99,3 +97,7 @@ def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]
     data["summary"] = words.say("checks.timing.summary", ratio=honest(ratio, low if low is not None else high),
                                 times=times, needs=needs_said(low, high))
     return render.to_jsonable(data)
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("timing", run, canary="timing", weight=4.0, threads=1),)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tutor.checks import modules, refs, render, values, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import UnchangedData
+from tutor.checks.kinds.kind import Kind
 
 
 def _snapshot(value, depth: int = 0):
@@ -109,3 +110,7 @@ def _compare(where: dict | str, snap, value) -> None:
         if refs.type_(value) is not refs.type_(snap[1]) or value != snap[1]:
             raise Failed(words.say("checks.unchanged.plain", where=where, old=render.described(snap[1]),
                                    new=render.described(value)))
+
+
+#: This module's kinds, registered in tutor/checks/kinds/__init__.py.
+KINDS = (Kind("unchanged", run, canary="tensor"),)

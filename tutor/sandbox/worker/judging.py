@@ -81,7 +81,12 @@ def _profiles(probe: object) -> bool:
     """Whether the checks profile the learner's code (in the runner, and their answers here)."""
     payload = probe.get("payload") if isinstance(probe, dict) else None
     checks = payload.get("checks") if isinstance(payload, dict) else None
-    return isinstance(checks, list) and any(isinstance(c, dict) and c.get("kind") == "profile" for c in checks)
+    if not isinstance(checks, list) or not checks:
+        return False
+    from tutor.checks.kinds import REGISTRY  # loaded with the probe, before any request
+
+    profiling = {name for name, kind in REGISTRY.items() if kind.profiles}
+    return any(isinstance(c, dict) and c.get("kind") in profiling for c in checks)
 
 
 #: Words in a run's code, or in its checks, that say it may reach what imports ``torch._dynamo``

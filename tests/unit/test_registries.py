@@ -1,0 +1,121 @@
+"""Issue 31.1: a check kind is one module plus its registration line, and every table is built from
+its declarations; a kind that misses a table fails here (or at import), not in a learner's run."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+from tutor.checks import canary, kinds, probe
+from tutor.checks.kinds.kind import Kind
+from tutor.core import check_models, docgen
+
+KINDS_DIR = pathlib.Path(kinds.__file__).parent
+
+
+def test_a_kind_without_a_canary_fails_where_it_is_declared():
+    with pytest.raises(TypeError):
+        Kind("new", lambda check, case: None)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("name", sorted(kinds.REGISTRY))
+def test_every_kind_names_a_canary_that_exists(name):
+    assert kinds.REGISTRY[name].canary in canary.CANARIES
+
+
+def test_every_module_that_declares_kinds_is_registered():
+    declaring = set()
+    for path in KINDS_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "KINDS" for t in node.targets)
+               for node in tree.body):
+            declaring.add(path.stem)
+    assert declaring == set(kinds.MODULES) - {"__init__"}
+
+
+def test_the_probe_tables_come_from_the_declarations():
+    assert probe.KINDS == {name: kind.run for name, kind in kinds.REGISTRY.items()}
+    assert probe._WEIGHT == {"profile": 4.0, "timing": 4.0, "memory": 3.0}
+    assert probe._THREADS == {"profile": 1, "timing": 1}
+
+
+def test_the_two_sides_agree_on_what_measures():
+    """The child's weighty kinds (they repeat a workload) are the records whose margins validate
+    --repeat collects."""
+    measuring = {kind for kind, record in check_models.RECORDS.items() if record.MEASURES}
+    assert measuring == {name for name, kind in kinds.REGISTRY.items() if kind.weight > 1}
+
+
+def test_the_judge_starts_the_profiler_ahead_only_for_kinds_that_profile():
+    from tutor.sandbox.worker.judging import _profiles
+
+    for name, kind in kinds.REGISTRY.items():
+        assert _profiles({"payload": {"checks": [{"kind": name}]}}) is kind.profiles, name
+    assert {name for name, kind in kinds.REGISTRY.items() if kind.profiles} == {"profile"}
+
+
+@pytest.mark.parametrize("kind", check_models.CHECK_KINDS)
+def test_every_check_kind_has_its_section_in_the_reference(kind):
+    assert f"(`kind: {kind}`)" in docgen.reference_markdown()
+
+
+def test_every_record_a_check_uses_is_documented():
+    documented = {record for _, section in docgen.sections() for record in section}
+    assert set(check_models.CHECK_RECORDS) <= documented
+
+
+# --------------------------------------------------------------------------- quiz types
+
+
+def test_every_step_and_quiz_type_has_a_view():
+    """The app picks a step's widget from STEP_VIEWS: a step record without one was a KeyError
+    when a learner reached the step."""
+    import importlib
+
+    from tutor.app.widgets.steps import STEP_VIEWS, StepView
+    from tutor.core import models
+
+    assert set(STEP_VIEWS) == set(models.STEP_RECORDS)
+    for record_class, (module, name) in STEP_VIEWS.items():
+        view = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
+        assert issubclass(view, StepView), record_class.__name__
+
+
+def test_every_quiz_type_is_in_the_built_in_pack_and_reviewable():
+    """A review card's hash is taken per quiz type (tutor/core/review.py's content_hash raises
+    for a step it does not know); the built-in pack shows every type."""
+    from tutor.core import models, review
+    from tutor.core.loader import load_pack
+
+    pack = load_pack(pathlib.Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    steps = [step for lesson in pack.lessons for step in lesson.steps]
+    for record_class in models.QUIZ_RECORDS:
+        found = [step for step in steps if type(step) is record_class]
+        assert found, f"no {record_class.__name__} in the built-in pack"
+        assert review.content_hash(found[0])
+
+
+def test_every_quiz_type_has_its_section_in_the_reference():
+    from tutor.core import models
+
+    reference = docgen.reference_markdown()
+    for record_class in models.QUIZ_RECORDS:
+        assert f"#### {record_class.__name__} (`style: " in reference
+
+
+# --------------------------------------------------------------------------- isolation levels
+
+
+def test_the_isolation_levels_are_the_same_everywhere():
+    from tutor.cli.main import build_parser
+    from tutor.core.config import ISOLATION_CHOICES
+    from tutor.sandbox import isolation
+
+    assert ISOLATION_CHOICES == ("auto", *isolation.LEVELS)
+    parser = build_parser()
+    commands = next(action for action in parser._actions if action.dest == "command").choices
+    for command in ("run", "doctor"):
+        option = next(a for a in commands[command]._actions if a.dest == "isolation")
+        assert tuple(option.choices) == ISOLATION_CHOICES

@@ -57,3 +57,29 @@ def test_every_sentence_renders_in_every_language_with_its_fields():
         assert CJK.search(i18n.render(said, "zh")) or not re.search(r"[A-Za-z]{2,}", template.format(**fields))
     assert words.english(words.say("checks.mode.no_output", key="Linear", call="f()")) == \
         "no output of `Linear` was seen during `f()`"
+
+
+#: (check, wrong code, expected in English, got in English, expected in Chinese, got in Chinese)
+PHRASES = [
+    ({"id": "kind", "kind": "tensor", "value": "f()", "shape": [1]}, "def f():\n    return [1]\n",
+     "a torch.Tensor", "a list of 1 item(s)", "一个 torch.Tensor", "一个有 1 项的 list"),
+    ({"id": "raises", "kind": "raises", "call": "f()", "type": "ValueError"}, "def f():\n    return 1\n",
+     "ValueError", "no exception", "ValueError", "没有异常"),
+    ({"id": "view", "kind": "tensor", "setup": "x = torch.ones(3)", "value": "f(x)", "shares_storage_with": "x"},
+     "def f(x):\n    return x.clone()\n", "shares memory with x", "a separate copy", "与 x 共享内存", "一份独立的副本"),
+]
+
+
+@pytest.mark.parametrize("check, code, expected, got, expected_zh, got_zh", PHRASES, ids=[p[0]["id"] for p in PHRASES])
+def test_a_checks_expected_and_got_phrases_in_english_and_in_chinese(grade, check, code, expected, got,
+                                                                     expected_zh, got_zh):
+    """What a report shows under "expected:" and "got:" is a phrase where it is not a value: the
+    English stays as it was (instructors' outputs and `validate` read it), and the learner's
+    language shows the phrase translated with the same names and numbers."""
+    result = grade(code, check).checks[0]
+    assert result.status == "failed", result.message
+    assert (result.expected, result.got) == (expected, got)
+    assert i18n.shown(result.expected, result.expected_said) == expected  # English in use
+    shown = [i18n.render(said, "zh") if said else plain
+             for plain, said in ((result.expected, result.expected_said), (result.got, result.got_said))]
+    assert shown == [expected_zh, got_zh]

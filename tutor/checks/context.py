@@ -33,13 +33,18 @@ class CheckTimeout(BaseException):
 class Failed(Exception):
     """The learner's code ran but behaved wrongly; the message is the learner-facing sentence."""
 
-    def __init__(self, message: str | dict, expected: str | None = None, got: str | None = None, data=None):
+    def __init__(self, message: str | dict, expected: str | dict | None = None, got: str | dict | None = None,
+                 data=None):
+        """``expected`` and ``got``: a value as it prints, or a phrase as a said (its English kept in
+        ``expected``/``got``, the said in ``expected_said``/``got_said`` for the learner's language)."""
         text = words.english(message)  # a said (tutor.checks.words) or, from a pack's own text, a string
         super().__init__(text)
         self.message = text
         self.said = message if refs.type_(message) is dict else None
-        self.expected = expected
-        self.got = got
+        self.expected = words.english(expected) if refs.type_(expected) is dict else expected
+        self.expected_said = expected if refs.type_(expected) is dict else None
+        self.got = words.english(got) if refs.type_(got) is dict else got
+        self.got_said = got if refs.type_(got) is dict else None
         self.data = data
 
 

@@ -66,7 +66,7 @@ class Budget:
         """The check's wall-time cap: its weighted share of the run's wall time left, split as
         the CPU time is, and at least a few times its CPU time (``TimeLimit.WALL_FACTOR``), within
         the run's wall time left. The run's wall time is that many times the checks' CPU budget
-        (``grading.exercise._WALL_FACTOR``), so a machine that gives the code a third of a core
+        (``grading.exercise.BATCH_WALL_FACTOR`` in `grade` and `validate`), so a machine that gives the code a third of a core
         still runs the checks to their CPU budget (it was the budget over a fixed share, and a
         busy machine spent it first: issue 26)."""
         capped = seconds * TimeLimit.WALL_FACTOR
@@ -226,7 +226,9 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
                            seed=case.seed)
         except Failed as failure:
             message = words.where(failure.said or failure.message, case.where())
-            return _result(check, "failed", message, expected=failure.expected, got=failure.got,
+            phrases = {name: said for name, said in (("expected_said", failure.expected_said),
+                                                      ("got_said", failure.got_said)) if said is not None}
+            return _result(check, "failed", message, expected=failure.expected, got=failure.got, **phrases,
                            case=number, seed=case.seed if case.drew() else None,
                            data=render.to_jsonable(failure.data))
         except CodeRaised as raised:

@@ -27,7 +27,7 @@ def as_float_tensor(value, what: dict | str):
         except (TypeError, ValueError, RuntimeError):
             pass
     raise Failed(words.lead(what, words.say("checks.not_numeric", got=render.described(value))),
-                 expected="a tensor or a number", got=render.describe(value))
+                 expected=words.say("checks.phrase.tensor_or_number"), got=render.described(value))
 
 
 def _plain(value):

@@ -63,7 +63,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             result = sandbox.run(code, filename=filename)
         except SandboxUnavailable as exc:
-            from tutor.core.i18n import t
 
             print(t("cli.sandbox_failed", reason=exc), file=sys.stderr)
             return 1
@@ -119,7 +118,6 @@ def isolation_lines(info) -> list[str]:
     bundled one) usually fail for the same reason, which is then said for both at once."""
     import re
 
-    from tutor.core.i18n import t
 
     reason = info.reason
     joined = "; ".join(info.not_used)
@@ -160,7 +158,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if args.json:
                 print_json({"ok": False, "error": str(exc)})
             else:
-                from tutor.core.i18n import t
 
                 print(t("cli.doctor.unavailable", error=exc))
             return 1

@@ -33,11 +33,13 @@ _STATUSES: dict[str, Status] = {status: status for status in get_args(Status)}
 #: top-level code and the child's start, so the probe finishes (and reports) before the sandbox
 #: has to kill the run.
 _CHECK_SHARE = 0.8
-#: The run's wall time, in units of the exercise's timeout. The checks' budget is CPU time (the
-#: timeout's share above); the wall time only stops code that waits, so it is a few times larger:
-#: a busy machine (or a shard of `grade` beside others) that gives the code half a core must not
-#: turn work within its CPU budget into a `timeout`, nor a memory bomb's `memory` into one.
-_WALL_FACTOR = 3.0
+#: A batch's run wall time (`grade`, `validate`), in units of the exercise's timeout. The checks'
+#: budget is CPU time (the timeout's share above); the wall time only stops code that waits, so in
+#: a batch it is a few times larger: a busy machine (or a shard of `grade` beside others) that gives
+#: the code half a core must not turn work within its CPU budget into a `timeout`, nor a memory
+#: bomb's `memory` into one. A learner's own Check (the app, `torch-tutor check`) keeps the
+#: timeout as its wall time (factor 1): a top-level infinite loop there stops when the timeout says.
+BATCH_WALL_FACTOR = 3.0
 
 
 @dataclass
@@ -62,6 +64,9 @@ class CheckResult:
     said: dict | None = None
     #: (seconds the check took in the judge, seconds it had): `validate --repeat`'s margin to the budget
     seconds: tuple[float, float] | None = None
+    #: ``expected`` and ``got`` as saids, where they are phrases rather than values ("a tensor")
+    expected_said: dict | None = None
+    got_said: dict | None = None
 
     @property
     def passed(self) -> bool:
@@ -182,7 +187,7 @@ def used_runs(uses: "Sequence[UsedAnswer]") -> list[tuple[str, str]]:
 def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout: float | None = None,
                    language: str | None = None, fallback: str = "en",
                    filename: str | None = None, seed: int | None = None,
-                   uses: "Sequence[UsedAnswer]" = ()) -> ExerciseReport:
+                   uses: "Sequence[UsedAnswer]" = (), wall_factor: float = 1.0) -> ExerciseReport:
     """Run ``code`` as the learner's solution of ``exercise`` and grade it (blocking).
 
     Args:
@@ -194,6 +199,7 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
             ``exercise_filename``.
         seed: draw the inputs of every check that has no seed of its own from this one, as a
             failing case reported it (`check --seed`): the same inputs again, to debug with.
+        wall_factor: the run's wall time in units of the timeout (``BATCH_WALL_FACTOR`` in a batch).
         uses: the learner's answers to the exercises this one builds on (``Pack.used_by``, in
             that order): run before ``code`` in the sandbox's runner only, never in the judge. One
             that is missing (None) is the report's cause when the code does not pass without it.
@@ -205,7 +211,7 @@ def check_exercise(sandbox: "Sandbox", exercise: Exercise, code: str, *, timeout
     timeout = timeout or exercise.timeout
     limits = _limits_for(sandbox, timeout)
     budget = max(0.5, limits.wall_time * _CHECK_SHARE - 0.2)
-    limits = limits.with_overrides(wall_time=limits.wall_time * _WALL_FACTOR)
+    limits = limits.with_overrides(wall_time=limits.wall_time * wall_factor)
     payload = build_payload(exercise, code, time_budget=budget, language=language, fallback=fallback,
                             filename=filename, seed=seed)
     result = sandbox.run(code, limits=limits, filename=filename,
@@ -262,6 +268,8 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
             seed=raw.get("seed") if type(raw.get("seed")) is int else None,
             said=raw.get("said") if isinstance(raw.get("said"), dict) else None,  # rendered by i18n.shown
             seconds=_seconds(raw.get("seconds")),
+            expected_said=raw.get("expected_said") if isinstance(raw.get("expected_said"), dict) else None,
+            got_said=raw.get("got_said") if isinstance(raw.get("got_said"), dict) else None,
         ))
     titles = {c.id: c.description for c in checks}
     checks = [c if c.status != "skipped" else _named(c, titles) for c in checks]

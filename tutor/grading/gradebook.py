@@ -765,7 +765,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
     ``progress(row, done, total)`` is called once per row as soon as it is final (from worker
     threads, one at a time), so a caller can write rows as they come.
     """
-    from tutor.grading.exercise import _limits_for, check_exercise
+    from tutor.grading.exercise import BATCH_WALL_FACTOR, _limits_for, check_exercise
 
     subs = list(submissions)
     exercises: dict[str, Exercise] = {ex.id: ex for _lesson, ex in pack.exercises()}
@@ -848,7 +848,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
         started = time.monotonic()
         try:
             report = check_exercise(sandbox, exercise, sub.code, language=language, fallback=fallback,
-                                    uses=used(sub, exercise))
+                                    uses=used(sub, exercise), wall_factor=BATCH_WALL_FACTOR)
         except Exception as exc:  # the batch goes on; the row says what broke
             finish(index, Row(sub.learner, sub.exercise, False, 0, len(exercise.checks), "sandbox-failure",
                               f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin,

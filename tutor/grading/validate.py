@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from xml.etree import ElementTree
 
 from tutor.core import loader
-from tutor.grading.exercise import ExerciseReport, check_exercise, run_example
+from tutor.grading.exercise import BATCH_WALL_FACTOR, ExerciseReport, check_exercise, run_example
 from tutor.core.loader import Problem
 from tutor.core.check_models import RECORDS, Check, ExprCheck, ProfileCheck
 from tutor.core.models import Example, Exercise, Pack, PredictQuiz
@@ -388,10 +388,10 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
     reference solutions of the exercises it ``uses``."""
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
     started = time.perf_counter()
-    starter = check_exercise(sandbox, exercise, exercise.starter, uses=uses)
+    starter = check_exercise(sandbox, exercise, exercise.starter, uses=uses, wall_factor=BATCH_WALL_FACTOR)
     starter_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, exercise.solution, uses=uses)
+    report = check_exercise(sandbox, exercise, exercise.solution, uses=uses, wall_factor=BATCH_WALL_FACTOR)
     solution_seconds = time.perf_counter() - started
     # a check whose own code fails on the reference solution is the pack's bug: reported as the
     # check's, at its place in the YAML, and never counted as the solution's or the starter's failure
@@ -467,7 +467,7 @@ def _other_solution(lesson: str, index: int, exercise: Exercise, number: int, co
     """One more reference solution (``solutions[number]``): it too must pass every check."""
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
     started = time.perf_counter()
-    report = check_exercise(sandbox, exercise, code, uses=uses)
+    report = check_exercise(sandbox, exercise, code, uses=uses, wall_factor=BATCH_WALL_FACTOR)
     seconds = time.perf_counter() - started
     name = f"solutions[{number}]"
     problems = []

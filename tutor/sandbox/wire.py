@@ -18,6 +18,7 @@ import os
 import queue
 import selectors
 import socket
+import time
 import struct
 import threading
 from typing import Protocol, Sequence
@@ -96,6 +97,7 @@ class SocketLink:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self._send_lock = threading.Lock()
+        self._closed = False
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -105,9 +107,18 @@ class SocketLink:
             send_frame(self.sock, message, fds)
 
     def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
-        # Waits for the frame's first byte, never inside a frame: a timeout loses nothing.
-        if timeout is not None and not _readable(self.sock, (), max(0.0, timeout)):
-            raise TimeoutError("no frame in time")
+        # Waits for the frame's first byte, never inside a frame: a timeout loses nothing. In
+        # slices, so that close() from another thread ends the wait: a socket closed under a
+        # select() never wakes it (seen: quitting while a worker warmed up waited 330 s).
+        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        while True:
+            if self._closed:
+                raise OSError("the link is closed")
+            left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+            if left <= 0:
+                raise TimeoutError("no frame in time")
+            if _readable(self.sock, (), left):
+                break
         return recv_frame(self.sock)
 
     def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
@@ -119,6 +130,7 @@ class SocketLink:
         return [fd for fd in ready if isinstance(fd, int)], message
 
     def close(self) -> None:
+        self._closed = True  # a thread waiting in recv() sees it within a slice
         self.sock.close()
 
 

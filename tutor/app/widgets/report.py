@@ -41,7 +41,7 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
         return out
     if message:
         out.append("\n    " + neutralize(str(message)))
-    for key, value in (("expected", check.expected), ("got", check.got)):
+    for key, value in (("expected", shown(check.expected, check.expected_said)), ("got", shown(check.got, check.got_said))):
         if value not in (None, ""):
             out.append("\n    " + neutralize(t(f"check.{key}", value=value)), style="dim" if key == "expected" else "")
     hint = check.hint

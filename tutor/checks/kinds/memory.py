@@ -186,7 +186,8 @@ def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
     summary = words.say("checks.memory.summary", first=fmt_bytes(first), first_n=first_n, last=fmt_bytes(last),
                         last_n=last_n)
     raise Failed(words.say("checks.memory.held", summary=summary, per_step=fmt_bytes(per_step)),
-                 expected="flat", got=f"grows by about {fmt_bytes(per_step)} per step outside the result",
+                 expected=words.say("checks.phrase.flat"),
+                 got=words.say("checks.phrase.grows_outside", per_step=fmt_bytes(per_step)),
                  data=dict(data, held=held))
 
 
@@ -200,10 +201,11 @@ def _verdict(check: MemoryData, curve: list, data: dict) -> None:
                         last_n=last_n)
     if check.get("expect", "flat") == "flat" and not flat:
         raise Failed(words.say("checks.memory.grows", summary=summary, per_step=fmt_bytes(per_step)),
-                     expected="flat", got=f"grows by about {fmt_bytes(per_step)} per step", data=data)
+                     expected=words.say("checks.phrase.flat"),
+                     got=words.say("checks.phrase.grows_by", per_step=fmt_bytes(per_step)), data=data)
     if check.get("expect") == "grows" and flat:
         raise Failed(words.say("checks.memory.flat", summary=summary),
-                     expected="grows", got="flat", data=data)
+                     expected=words.say("checks.phrase.grows"), got=words.say("checks.phrase.flat"), data=data)
 
 
 #: This module's kinds, registered in tutor/checks/kinds/__init__.py.

@@ -80,7 +80,7 @@ def run(check: ModeData, case: Case) -> dict:
     if during:
         if not seen:
             raise Failed(words.say("checks.mode.never_ran", call=check["call"]),
-                         expected="at least one forward", got="none")
+                         expected=words.say("checks.phrase.a_forward"), got=words.say("checks.phrase.none"))
         for observed in seen:
             for key, wanted in during.items():
                 if not _matches(key, wanted, observed[key]):
@@ -97,7 +97,7 @@ def run(check: ModeData, case: Case) -> dict:
         wanted = dtype.removeprefix("torch.")
         got = outputs.get(key)
         if not got:
-            raise Failed(words.say("checks.mode.no_output", key=key, call=check["call"]), expected=wanted, got="no output")
+            raise Failed(words.say("checks.mode.no_output", key=key, call=check["call"]), expected=wanted, got=words.say("checks.phrase.no_output"))
         for got_dtype in got:
             if got_dtype != wanted:
                 raise Failed(words.say("checks.mode.output", key=key, expected=wanted, got=got_dtype), expected=wanted, got=got_dtype)

@@ -12,7 +12,7 @@ def _module(case: Case, source: str):
     value = case.eval(source)
     if not modules.is_module(value):
         raise Failed(words.say("checks.module.not_module", source=source, got=render.described(value)),
-                     expected="an nn.Module", got=render.describe(value))
+                     expected=words.say("checks.phrase.a_module"), got=render.described(value))
     return value
 
 
@@ -26,7 +26,7 @@ def run(check: ModuleData, case: Case) -> None:
         moved = case.eval("module.to(__tutor_device__)")
         if not modules.is_module(moved):
             raise Failed(words.say("checks.module.to_returned", target=repr(target), got=render.described(moved)),
-                         expected="the module", got=render.describe(moved))
+                         expected=words.say("checks.phrase.the_module"), got=render.described(moved))
         module = moved
         _all_moved(module, target)
     case.namespace["module"] = module
@@ -84,7 +84,8 @@ def _training(module, wanted: bool) -> None:
             mode = "training" if wanted else "eval"
             got = "training" if not wanted else "eval"
             raise Failed(words.say("checks.module.training" if wanted else "checks.module.eval", sub=_readable(name, sub)),
-                         expected=f"{mode} mode", got=f"{got} mode ({words.english(_readable(name, sub))})")
+                         expected=words.say(f"checks.phrase.{mode}_mode"),
+                         got=words.say(f"checks.phrase.{got}_mode_of", sub=_readable(name, sub)))
 
 
 def _group(module, which: str, spec: TensorGroupData) -> None:
@@ -109,11 +110,12 @@ def _group(module, which: str, spec: TensorGroupData) -> None:
         if name not in names:
             raise Failed(words.say("checks.module.none_named_there" if names else "checks.module.none_named",
                                    label=label, name=name, names=", ".join(names[:8])),
-                         expected=name, got=", ".join(names[:8]) or "none")
+                         expected=name, got=", ".join(names[:8]) or words.say("checks.phrase.none"))
     for name in spec.get("exclude") or []:
         if name in names:
             raise Failed(words.say("checks.module.should_not", name=name, label=label),
-                         expected=f"no {words.english(label)} {name}", got=f"{words.english(label)} {name}")
+                         expected=words.say("checks.phrase.no_named", label=label, name=name),
+                         got=words.say("checks.phrase.named", label=label, name=name))
     for name, tensor in found:
         dtype = spec.get("dtype")
         if dtype is not None and render.dtype_name(refs.t_dtype(tensor)) != dtype.removeprefix("torch."):

@@ -174,10 +174,12 @@ def _assert_counts(check: ProfileData, rows: list[dict], data: dict | None = Non
         most, least = item.get("at_most"), item.get("at_least")
         if most is not None and got > most:
             raise Failed(words.say("checks.profile.too_many", names=names, got=got, most=most),
-                         expected=f"<= {most} calls", got=f"{got} calls")
+                         expected=words.say("checks.phrase.at_most_calls", n=most),
+                         got=words.say("checks.phrase.calls", n=got))
         if least is not None and got < least:
             raise Failed(words.say("checks.profile.too_few", names=names, got=got, least=least),
-                         expected=f">= {least} calls", got=f"{got} calls")
+                         expected=words.say("checks.phrase.at_least_calls", n=least),
+                         got=words.say("checks.phrase.calls", n=got))
     return measured
 
 
@@ -203,7 +205,8 @@ def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
         if present:
             row = present[0]
             raise Failed(words.say("checks.profile.absent", op=row["op"], calls=row["calls"],
-                                   share=_percent(row["share"]), pattern=pattern), expected=f"no {pattern}", got=f"{row['calls']} call(s)")
+                                   share=_percent(row["share"]), pattern=pattern), expected=words.say("checks.phrase.no_op", pattern=pattern),
+                         got=words.say("checks.phrase.calls", n=row['calls']))
     only = check.get("only")
     if only is not None:
         outside = [row for row in rows if row["direct"] > 0 and not _matches(row["op"], only)]
@@ -214,7 +217,8 @@ def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
                 said = words.say("checks.profile.and_others", sentence=said,
                                  others=", ".join(r["op"] for r in outside[1:4]))
             raise Failed(words.say("checks.profile.only", sentence=said, allowed=_some(only)),
-                         expected=f"only {', '.join(only)}", got=", ".join(r["op"] for r in outside))
+                         expected=words.say("checks.phrase.only", ops=", ".join(only)),
+                         got=", ".join(r["op"] for r in outside))
     share = check.get("share")
     if share:
         got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
@@ -256,8 +260,8 @@ def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: i
         finally:
             session.ship = shipping  # as it was (never left off for the checks after this one)
         if refs.type_(ranking) not in (list, tuple) or not all(refs.type_(op) is str for op in ranking):
-            raise Failed(words.say("checks.profile.not_ranking", got=render.described(ranking)), expected="a list of operator names",
-                         got=render.describe(ranking))
+            raise Failed(words.say("checks.profile.not_ranking", got=render.described(ranking)), expected=words.say("checks.phrase.op_names"),
+                         got=render.described(ranking))
         ranking = list(ranking)
         theirs = [row["op"] for row in rows[:k]]
         compared.append({"workload": source, "yours": ranking[:k], "reference": theirs})

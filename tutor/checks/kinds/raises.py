@@ -46,10 +46,11 @@ def run_raises(check: RaisesData, case: Case) -> dict:
         if pattern and search(pattern, message) is None:
             raise Failed(words.say("checks.raises.message", name=name, pattern=pattern,
                                    message=repr(render.clip(message, 100))),
-                         expected=f"a message matching /{pattern}/", got=render.clip(message, 100)) from None
+                         expected=words.say("checks.phrase.matching", pattern=pattern),
+                         got=render.clip(message, 100)) from None
         return {"raised": name, "message": render.clip(message, 300)}
     raise Failed(words.say("checks.raises.none", wanted=wanted),
-                 expected=wanted, got="no exception")
+                 expected=wanted, got=words.say("checks.phrase.no_exception"))
 
 
 def run_output(check: OutputData, case: Case) -> dict:
@@ -101,7 +102,8 @@ def run_warns(check: WarnsData, case: Case) -> dict:
         if not matching:
             message = render.clip(refs.str_(kinds[0].get("message")), 100)
             raise Failed(words.say("checks.warns.message", category=kinds[0].get("category"), pattern=pattern,
-                                   message=repr(message)), expected=f"a message matching /{pattern}/", got=message)
+                                   message=repr(message)), expected=words.say("checks.phrase.matching", pattern=pattern),
+                                   got=message)
         kinds = matching
     first = kinds[0]
     return {"warned": first.get("category"), "message": render.clip(refs.str_(first.get("message")), 300),

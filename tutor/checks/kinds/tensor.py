@@ -35,7 +35,7 @@ def run(check: TensorData, case: Case) -> None:
         return None
     if refs.type_(value) not in (list, tuple):
         raise Failed(words.say("checks.tensor.not_sequence", got=render.described(value)),
-                     expected="a list or tuple", got=render.describe(value))
+                     expected=words.say("checks.phrase.a_sequence"), got=render.described(value))
     paired = isinstance(reference, (list, tuple)) and refs.len_(reference) == refs.len_(value)
     for index, item in enumerate(value):
         _check_one(check, case, item, reference[index] if paired else reference, words.say("checks.item", index=index))  # type: ignore[index]  # paired: a sequence
@@ -45,19 +45,19 @@ def run(check: TensorData, case: Case) -> None:
 def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: dict | str) -> None:
     if check.get("number") is True and not render.is_number(value):
         raise Failed(words.lead(what, words.say("checks.tensor.want_number", got=render.described(value))),
-                     expected="a Python number", got=render.describe(value))
+                     expected=words.say("checks.phrase.a_number"), got=render.described(value))
     if check.get("number") is False and render.is_number(value):
         raise Failed(words.lead(what, words.say("checks.tensor.want_tensor", type=refs.type_(value).__name__)),
-                     expected="a tensor", got=render.describe(value))
+                     expected=words.say("checks.phrase.a_tensor"), got=render.described(value))
     wants_tensor = any(check.get(key) is not None for key in _PROPERTIES)
     if wants_tensor:
         if not render.is_tensor(value):
             if refs.isinstance_(value, refs.Tensor) or is_remote_tensor_subclass(value):
-                got = f"a {type_name(value)} (a Tensor subclass)"
+                got: dict | str = words.say("checks.phrase.subclass", type=type_name(value))
             else:
-                got = render.describe(value)
+                got = render.described(value)
             raise Failed(words.lead(what, words.say("checks.tensor.want_torch_tensor", got=got)),
-                         expected="a torch.Tensor", got=got)
+                         expected=words.say("checks.phrase.a_torch_tensor"), got=got)
         _properties(check, case, value, what)
     if reference is not None:
         values.compare_close(value, reference, check.get("rtol", 1e-5), check.get("atol", 1e-6), what=what,
@@ -125,7 +125,7 @@ def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict | str) -> No
         raise _mismatch(what, "grad_fn", "None", got, ".attached")
     if grad_fn.lower() == "present" and got == "None":
         raise Failed(words.lead(what, words.say("checks.tensor.want_grad_fn")),
-                     expected="to be set (part of the autograd graph)", got="None")
+                     expected=words.say("checks.phrase.grad_fn_set"), got="None")
     if grad_fn.lower() not in ("none", "present") and got != grad_fn:
         raise _mismatch(what, "grad_fn", grad_fn, got)
 
@@ -150,9 +150,10 @@ def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, dic
             return
         if must_share:
             raise Failed(words.lead(what, words.say("checks.tensor.want_view", source=source)),
-                         expected=f"shares memory with {source}", got="a separate copy")
+                         expected=words.say("checks.phrase.shares", source=source), got=words.say("checks.phrase.a_copy"))
         raise Failed(words.lead(what, words.say("checks.tensor.want_copy", source=source)),
-                     expected=f"independent of {source}", got=f"shares memory with {source}")
+                     expected=words.say("checks.phrase.independent", source=source),
+                     got=words.say("checks.phrase.shares", source=source))
     return check_storage
 
 

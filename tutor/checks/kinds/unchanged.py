@@ -97,8 +97,8 @@ def _compare(where: dict | str, snap, value) -> None:
                 said = words.say(f"checks.unchanged.left_{now}", where=where)
                 if name:
                     said = words.say(f"checks.unchanged.left_{now}_sub", where=where, name=name)
-                raise Failed(said, expected=f"{then} mode",
-                             got=f"{now} mode")
+                raise Failed(said, expected=words.say(f"checks.phrase.{then}_mode"),
+                             got=words.say(f"checks.phrase.{now}_mode"))
         for label, saved, group in ((words.say("checks.parameter"), params, "_parameters"),
                                     (words.say("checks.buffer"), buffers, "_buffers")):
             current = dict(modules.group(value, group))

@@ -28,13 +28,15 @@ class StillEngine(Engine):
 def snapshot_app(tmp_path):
     stores = []
 
-    def build(start_lesson: str | None = None, **flags) -> TutorApp:
+    def build(start_lesson: str | None = None, *, folder=MINI, **flags) -> TutorApp:
+        """The app on ``folder``'s pack (the mini one unless a test names another)."""
         settings = make_settings(tmp_path, **flags)
         store = ProgressStore.open(tmp_path)
         store.preferences.set("shuffle-seed", "snapshot")  # choices in one fixed (shuffled) order
         stores.append(store)
-        return TutorApp(found=[FoundPack(MINI, "--pack", load_pack(MINI))], store=store,
-                        engine=StillEngine(settings), settings=settings, start_pack="mini",
+        pack = load_pack(folder)
+        return TutorApp(found=[FoundPack(folder, "--pack", pack)], store=store,
+                        engine=StillEngine(settings), settings=settings, start_pack=pack.id,
                         start_lesson=start_lesson)
 
     yield build

@@ -157,30 +157,9 @@ BUILTIN = __import__("pathlib").Path(__file__).parents[2] / "lessons" / "debuggi
 
 
 @pytest.fixture
-def builtin_zh_app(tmp_path):
+def builtin_zh_app(snapshot_app):
     """The app on the built-in pack (not the mini one), in Chinese: the pack's own text."""
-    from conftest import StillEngine
-
-    from app_support import make_settings
-    from tutor.app.app import TutorApp
-    from tutor.core.discovery import FoundPack
-    from tutor.core.loader import load_pack
-    from tutor.core.progress import ProgressStore
-
-    stores = []
-
-    def build(start_lesson: str | None = None):
-        settings = make_settings(tmp_path, language="zh")
-        store = ProgressStore.open(tmp_path)
-        store.preferences.set("shuffle-seed", "snapshot")
-        stores.append(store)
-        return TutorApp(found=[FoundPack(BUILTIN, "--pack", load_pack(BUILTIN))], store=store,
-                        engine=StillEngine(settings), settings=settings, start_pack="debugging-and-speed",
-                        start_lesson=start_lesson)
-
-    yield build
-    for store in stores:
-        store.close()
+    return lambda start_lesson=None: snapshot_app(start_lesson, folder=BUILTIN, language="zh")
 
 
 def test_zh_builtin_contents(snap_compare, builtin_zh_app):

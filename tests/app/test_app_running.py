@@ -30,6 +30,29 @@ async def test_example_run_says_the_error_was_expected(make_app, sandbox):
         assert "The inner dimensions, 8 and 16, must agree." in text
 
 
+async def test_run_pressed_right_after_typing_runs_what_was_typed(make_app, sandbox):
+    """CI, under load: code typed and F5 pressed at once ran the code as it was before the typing
+    (the screen's F5 is a priority binding, answered at once; the typed keys still waited in the
+    editor's queue). Here the keys are queued and F5 answered before the editor's turn, as a
+    busy machine orders them: the run is of the typed code."""
+    from textual import events
+
+    app = make_app(start_lesson="basics", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await _goto(pilot, app, "shape-error")
+        editor = app.screen.query_one(CodeEditor)
+        editor.replace_all("")
+        await settle(pilot)
+        for char in "print(6 * 7)":  # queued, not yet taken by the editor
+            editor.post_message(events.Key(char, char))
+        app.screen.action_step("run")  # as F5 is answered: at once, before the editor's turn
+        await settle(pilot)  # the editor takes its keys, then the run starts
+        await _finish(pilot, app)
+        text = screen_text(app)
+        assert editor.text == "print(6 * 7)"
+        assert "42" in text and "Raised as expected" not in text
+
+
 async def test_an_example_the_learner_changed_is_an_experiment_not_a_failure(make_app, sandbox):
     """Issue 28: fixing lesson 1's example (so it no longer raises) was reported as "Not what
     the lesson expected: expected RuntimeError...". The learner's version shows what it did, and

@@ -113,8 +113,23 @@ class StepView(Vertical):
 
     def act(self, action: str) -> None:
         """Do ``action`` (a screen's key: run, check, hint, solution, reset) when this step
-        answers it and nothing of its runs."""
+        answers it and nothing of its runs, once the focused widget has taken the keys typed
+        before it.
+
+        The screen's keys are priority bindings, which Textual answers at once, while the keys
+        typed before them wait in the focused widget's own queue: on a busy machine, code typed
+        and F5 pressed at once ran the code as it was before the typing. The action waits in
+        that queue behind them."""
         if not self.supports(action) or self.running:
+            return
+        focused = self.app.focused
+        if focused is not None and focused is not self and self in focused.ancestors:
+            focused.call_later(self._act_now, action)
+        else:
+            self._act_now(action)
+
+    def _act_now(self, action: str) -> None:
+        if not self.is_attached or self.running:
             return
         {"run": self.do_run, "check": self.do_check, "hint": self.do_hint, "solution": self.do_solution,
          "reset": self.do_reset}[action]()

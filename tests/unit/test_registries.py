@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import sys
 
 import pytest
 
@@ -70,17 +71,91 @@ def test_every_record_a_check_uses_is_documented():
 
 
 def test_every_step_and_quiz_type_has_a_view():
-    """The app picks a step's widget from STEP_VIEWS: a step record without one was a KeyError
-    when a learner reached the step."""
-    import importlib
-
-    from tutor.app.widgets.steps import STEP_VIEWS, StepView
+    """The app picks a step's widget from STEP_VIEWS (a quiz type's from its declaration): a step
+    record without one was a KeyError when a learner reached the step."""
+    from tutor.app.widgets.steps import STEP_VIEWS, StepView, view_class
     from tutor.core import models
 
     assert set(STEP_VIEWS) == set(models.STEP_RECORDS)
-    for record_class, (module, name) in STEP_VIEWS.items():
-        view = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
-        assert issubclass(view, StepView), record_class.__name__
+    for record_class in STEP_VIEWS:
+        assert issubclass(view_class(record_class), StepView), record_class.__name__
+
+
+QUIZZES_DIR = pathlib.Path(__file__).parents[2] / "tutor" / "core" / "quizzes"
+
+
+def _fake_quiz_record(graded: bool):
+    from typing import Literal
+
+    from tutor.core.quizzes import QuizBase
+    from tutor.core.spec import record
+
+    if graded:
+        @record
+        class FakeGradedQuiz(QuizBase):
+            style: Literal["fake-graded"]
+            points: float = 0.0
+        return FakeGradedQuiz
+
+    @record
+    class FakeQuiz(QuizBase):
+        style: Literal["fake"]
+    return FakeQuiz
+
+
+def test_a_quiz_type_without_a_view_fails_where_it_is_declared():
+    from tutor.core.quizzes import QuizType
+
+    with pytest.raises(TypeError):
+        QuizType(record=_fake_quiz_record(False), review=lambda step: [], mark=None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="view"):
+        QuizType(record=_fake_quiz_record(False), view="", review=lambda step: [], mark=None)
+
+
+def test_a_quiz_worth_points_without_a_grader_fails_where_it_is_declared():
+    from tutor.core.quizzes import QuizType
+
+    with pytest.raises(TypeError, match="mark"):
+        QuizType(record=_fake_quiz_record(True), view="quiz_fake.FakeStep", review=lambda step: [], mark=None)
+    with pytest.raises(TypeError, match="mark"):  # a grader for a quiz that has no points to give
+        QuizType(record=_fake_quiz_record(False), view="quiz_fake.FakeStep", review=lambda step: [],
+                 mark=lambda quiz, answer, ran: (True, "correct"))
+    with pytest.raises(TypeError):  # the grader is not optional: None says "not graded"
+        QuizType(record=_fake_quiz_record(False), view="quiz_fake.FakeStep", review=lambda step: [])  # type: ignore[call-arg]
+
+
+def test_a_quiz_record_registered_without_its_declaration_fails():
+    from tutor.core.quizzes import declared
+
+    with pytest.raises(TypeError, match="QUIZ = QuizType"):
+        declared((_fake_quiz_record(False),))
+
+
+def test_every_quiz_module_is_registered_in_the_union():
+    from tutor.core import models
+
+    declaring = set()
+    for path in QUIZZES_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "QUIZ" for t in node.targets)
+               for node in tree.body):
+            declaring.add(path.stem)
+    assert declaring == {record.__module__.rsplit(".", 1)[-1] for record in models.QUIZ_RECORDS}
+    assert set(models.QUIZ_TYPES) == set(models.QUIZ_RECORDS)
+
+
+def test_the_graded_quiz_types_are_the_ones_gradebook_marks():
+    """A quiz type with points is marked again from a hand-in by its declaration's ``mark``; the
+    gradebook lists exactly those types' quizzes."""
+    from tutor.core import models
+    from tutor.core.loader import load_pack
+    from tutor.grading.gradebook import graded_quizzes
+
+    pack = load_pack(pathlib.Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    listed = {type(quiz) for _ref, quiz in graded_quizzes(pack)}
+    graded = {record for record, quiz in models.QUIZ_TYPES.items() if quiz.mark is not None}
+    assert listed <= graded
+    assert graded == {models.ChoiceQuiz, models.PredictQuiz}
 
 
 def test_every_quiz_type_is_in_the_built_in_pack_and_reviewable():

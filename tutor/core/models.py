@@ -14,21 +14,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args
 
 from tutor.core.check_models import Check, FormRules
+# Each quiz type's record lives in its own module (tutor/core/quizzes/); the names are this module's too.
+from tutor.core.quizzes import QuizBase as QuizBase, QuizType, declared
+from tutor.core.quizzes.choice import Choice as Choice, ChoiceQuiz as ChoiceQuiz
+from tutor.core.quizzes.free import FreeQuiz as FreeQuiz
+from tutor.core.quizzes.predict import PredictQuiz as PredictQuiz
 from tutor.core.spec import Meta, hidden, record
+from tutor.core.step_base import Id as Id, Requires as Requires, Seconds as Seconds, StepBase as StepBase
 from tutor.core.text import LangCode, Text
 
 FORMAT_VERSION = 1
-
-#: Ids are what progress, drafts and `torch-tutor check` refer to: keep them stable and simple.
-Id = Annotated[
-    str,
-    Meta(
-        "lower-case letters, digits, '-' and '_'; stable, since progress refers to it",
-        pattern=r"^[a-z0-9][a-z0-9_-]*$",
-        max_length=64,
-    ),
-]
-
 
 def _valid_regex(pattern: str | None) -> str | None:
     if pattern is not None:
@@ -63,9 +58,6 @@ def _valid_deadline(value: str | None) -> str | None:
     return value
 
 
-Seconds = Annotated[float, Meta(gt=0, le=300)]
-
-
 @record
 class LatePenalty:
     """What lateness costs in `grade`: per_day percent of the points for each started day late, at most max."""
@@ -77,31 +69,7 @@ class LatePenalty:
 # --------------------------------------------------------------------------- pack header
 
 
-@record
-class Requires:
-    """What the learner's machine needs for the pack (or one step) to run."""
-
-    torch: Annotated[
-        str | None,
-        Meta("a torch version range in PEP 440 form, e.g. '>=2.2' or '>=2.2,<3'", examples=[">=2.2"]),
-    ] = None
-    cuda: Annotated[bool, Meta("true: needs a CUDA device; skipped with a notice otherwise")] = False
-
-    def __post_init__(self) -> None:
-        if self.torch is not None:
-            from tutor.core.versions import parse_specifier
-
-            parse_specifier(self.torch)
-
-
 # --------------------------------------------------------------------------- steps
-
-
-@record
-class StepBase:
-    id: Annotated[Id, Meta("unique within the lesson")]
-    title: Text | None = None
-    requires: Annotated[Requires | None, Meta("e.g. {cuda: true} for a GPU-only step")] = None
 
 
 @record
@@ -138,75 +106,13 @@ class Example(StepBase):
     timeout: Annotated[Seconds | None, Meta("seconds; the default is the sandbox's")] = None
 
 
-@record
-class Choice:
-    text: Text
-    correct: bool = False
-    explain: Annotated[Text, Meta("why this choice is right or wrong; shown once answered")]
-
-
-@record
-class QuizBase(StepBase):
-    kind: Literal["quiz"]
-    question: Annotated[Text, Meta("Markdown")]
-
-
-@record
-class FreeQuiz(QuizBase):
-    """Free response: the learner writes, reveals the model answer, and grades themself."""
-
-    style: Literal["free"]
-    answer: Annotated[Text, Meta("the model answer, revealed on demand")]
-
-
-@record
-class ChoiceQuiz(QuizBase):
-    """Multiple choice with one or several correct choices."""
-
-    style: Literal["choice"]
-    choices: Annotated[list[Choice], Meta(min_length=2)]
-    points: Annotated[
-        float, Meta(ge=0), Meta("points for a correct answer in a graded hand-in (0: not graded)")
-    ] = 0.0
-    shuffle: Annotated[bool, Meta("false keeps the choices in the order written (for 'all of the above'); "
-                                  "by default each learner sees them in an order of their own")] = True
-
-    def __post_init__(self) -> None:
-        if not any(c.correct for c in self.choices):
-            raise ValueError("at least one choice must have correct: true")
-
-    @property
-    def multiple(self) -> bool:
-        return sum(c.correct for c in self.choices) > 1
-
-
-@record
-class PredictQuiz(QuizBase):
-    """Predict the output: the learner types what the code prints, then it runs and is compared."""
-
-    style: Literal["predict"]
-    code: str
-    explain: Annotated[Text | None, Meta("shown after the comparison")] = None
-    timeout: Seconds | None = None
-    compare: Annotated[Literal["whitespace", "exact"],
-                       Meta("how a prediction is compared with the output: 'whitespace' (spacing, "
-                            "blank lines and spaces inside lines do not count) or 'exact'")] = "whitespace"
-    accept: Annotated[list[str], Meta("other answers counted as right (e.g. 'float64' for "
-                                      "'torch.float64'), compared the same way")] = field(default_factory=list)
-    raises: Annotated[str | None, Meta("the exception class the code raises, e.g. RuntimeError: the right "
-                                       "answer is then the exception ('RuntimeError' or 'raises RuntimeError'), "
-                                       "and validate checks that the code raises it",
-                                       pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] = None
-    points: Annotated[
-        float, Meta(ge=0), Meta("points for a right prediction in a graded hand-in (0: not graded)")
-    ] = 0.0
-
-
-#: Every quiz type, one record each: this union is where a quiz type is registered
-#: (docs/architecture.md, "Adding a quiz type").
+#: Every quiz type, one module each under tutor/core/quizzes/ (its record and its declaration): this
+#: union is where a quiz type is registered (docs/architecture.md, "Adding a kind of anything").
 Quiz = Annotated[Union[FreeQuiz, ChoiceQuiz, PredictQuiz], Meta(discriminator="style")]
 #: The quiz records, in the union's order.
 QUIZ_RECORDS: tuple[type[QuizBase], ...] = get_args(get_args(Quiz)[0])
+#: Each quiz record's declaration (a record registered without one fails here, at import).
+QUIZ_TYPES: dict[type, QuizType] = declared(QUIZ_RECORDS)
 
 
 @record

@@ -6,7 +6,8 @@ stores the validated pack, pickled, under ``<data dir>/cache/packs``; later star
 when nothing it was made from has changed:
 
 - every file the pack was read from (pack.yaml and each lesson file): path, size, mtime;
-- the code that defines the format (``spec``, ``models``, ``checks``, ``text``, ``loader``):
+- the code that defines the format (``spec``, ``step_base``, ``models``, ``check_models``, each quiz
+  type's module, ``text``, ``loader``):
   path, size, mtime; and the tutor and Python versions.
 
 Anything else (a missing, corrupt, unreadable or stale entry, a full disk, a read-only data
@@ -31,7 +32,7 @@ from tutor.core.paths import PACK_FILE
 #: Bump when the layout of an entry changes.
 ENTRY_FORMAT = 1
 
-_FORMAT_MODULES = ("spec", "models", "checks", "text", "loader", "packcache")
+_FORMAT_MODULES = ("spec", "step_base", "models", "check_models", "text", "loader", "packcache")
 
 
 def cache_dir(data_dir: Path) -> Path:
@@ -57,7 +58,8 @@ def _module_stamp() -> tuple[Any, ...]:
     from tutor import __version__
 
     here = Path(__file__).parent
-    return (__version__, sys.version_info[:2], tuple(_stamp(here / f"{name}.py") for name in _FORMAT_MODULES))
+    modules = [here / f"{name}.py" for name in _FORMAT_MODULES] + sorted((here / "quizzes").glob("*.py"))
+    return (__version__, sys.version_info[:2], tuple(_stamp(path) for path in modules))
 
 
 def _entry_path(directory: Path, pack_file: Path) -> Path:

@@ -103,16 +103,12 @@ def content_hash(step: "Step") -> str:
     """A hash of what the item asks and what counts as its answer: changing either makes the
     learner's memory of it stale. Titles, explanations and hints (a check's description and
     hints too) may change freely."""
-    from tutor.core.models import ChoiceQuiz, Exercise, FreeQuiz, PredictQuiz
+    from tutor.core.models import QUIZ_TYPES, Exercise
 
     kind = item_kind(step)
-    parts: list[Any]
-    if isinstance(step, ChoiceQuiz):
-        parts = [step.question, [[c.text, c.correct] for c in step.choices], step.multiple]
-    elif isinstance(step, FreeQuiz):
-        parts = [step.question, step.answer]
-    elif isinstance(step, PredictQuiz):
-        parts = [step.question, step.code]
+    quiz = QUIZ_TYPES.get(type(step))
+    if quiz is not None:
+        parts = quiz.review(step)
     elif isinstance(step, Exercise):
         checks = [{k: v for k, v in _plain(check).items() if k not in _CHECK_WORDING} for check in step.checks]
         return _digest(kind, [_plain(step.body), _plain(step.starter), checks])

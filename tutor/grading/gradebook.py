@@ -32,10 +32,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
 
 from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
-from tutor.core.models import ChoiceQuiz, Exercise, LatePenalty, Pack, PredictQuiz
+from tutor.core.models import QUIZ_TYPES, Exercise, LatePenalty, Pack, QuizBase
+from tutor.core.quizzes import Graded, Ran
 from tutor.core.sourcefile import NotText, decode_text
 from tutor.core.text import resolve
 from tutor.errors import TutorError
@@ -217,7 +218,8 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
-GradedQuiz = ChoiceQuiz | PredictQuiz
+#: A quiz whose type is graded (its declaration has ``mark``; its record has ``points``).
+GradedQuiz = Graded
 
 
 #: How candidates for one (learner, item) compare: (0 archive / 1 loose file, recorded time, file name).
@@ -225,9 +227,11 @@ Rank = tuple[int, float, str]
 
 
 def graded_quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
-    """("lesson/step", quiz) for every choice or predict quiz worth points, in pack order."""
-    return [(f"{lesson.id}/{step.id}", step) for lesson in pack.lessons for step in lesson.steps
-            if isinstance(step, (ChoiceQuiz, PredictQuiz)) and step.points > 0]
+    """("lesson/step", quiz) for every quiz of a graded type (tutor/core/quizzes/) worth points, in
+    pack order."""
+    return [(f"{lesson.id}/{step.id}", cast(GradedQuiz, step)) for lesson in pack.lessons for step in lesson.steps
+            if isinstance(step, QuizBase) and QUIZ_TYPES[type(step)].mark is not None
+            and float(getattr(step, "points")) > 0]
 
 
 def item_order(pack: Pack) -> list[str]:
@@ -713,8 +717,9 @@ class PredictTruth:
     problem: str = ""  # the code did not run as the pack says: no prediction can be judged
 
 
-def predict_truth(sandbox: "Sandbox", quiz: PredictQuiz) -> PredictTruth:
-    """Run the quiz's own code once (never a learner's) in the sandbox."""
+def predict_truth(sandbox: "Sandbox", quiz: Any) -> PredictTruth:
+    """Run the quiz's own code once (never a learner's) in the sandbox: a quiz whose type
+    ``runs_code`` (its record has ``code``, ``timeout`` and ``raises``, as PredictQuiz's)."""
     from tutor.grading.exercise import run_example
 
     try:
@@ -732,28 +737,19 @@ def predict_truth(sandbox: "Sandbox", quiz: PredictQuiz) -> PredictTruth:
 def _quiz_row(sub: Submission, quiz: GradedQuiz, truth: PredictTruth | None = None) -> Row:
     """A quiz answer from a hand-in, marked again against the pack (never the archive's verdict)."""
     answer = sub.answer or ""
-    if isinstance(quiz, PredictQuiz):
+    quiz_type = QUIZ_TYPES[type(quiz)]
+    points = float(quiz.points)
+    ran: Ran | None = None
+    if quiz_type.runs_code:
         if truth is None or truth.problem:
             problem = truth.problem if truth is not None else "the quiz's code was not run"
             return Row(sub.learner, sub.exercise, False, 0, 1, "sandbox-failure", problem, origin=sub.origin,
-                       max_points=float(quiz.points))
-        from tutor.core.predict import judge
-
-        right = judge(answer, truth.output, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
-                      raised=truth.raised).right
-        message = "right prediction" if right else "not what the code printed"
-    else:
-        correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
-        picked: set[int] | None
-        try:
-            picked = {int(part) for part in answer.split(",") if part.strip()}
-        except ValueError:
-            picked = None
-        right = picked == correct
-        message = "correct" if right else ("not an answer to this quiz" if picked is None
-                                           else "not the right choices")
+                       max_points=points)
+        ran = Ran(truth.output, truth.raised)
+    assert quiz_type.mark is not None  # graded_quizzes lists only graded types
+    right, message = quiz_type.mark(quiz, answer, ran)
     return Row(sub.learner, sub.exercise, right, int(right), 1, "passed" if right else "failed", message,
-               origin=sub.origin, points=float(quiz.points) if right else 0.0, max_points=float(quiz.points))
+               origin=sub.origin, points=points if right else 0.0, max_points=points)
 
 
 def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox", *,
@@ -797,7 +793,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
 
     # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
     truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in quizzes.items()
-              if isinstance(quiz, PredictQuiz) and any(s.exercise == ref and s.answer is not None for s in subs)}
+              if QUIZ_TYPES[type(quiz)].runs_code and any(s.exercise == ref and s.answer is not None for s in subs)}
 
     def finish(index: int, row: Row) -> None:
         nonlocal done

@@ -23,7 +23,7 @@ from tutor.core import loader
 from tutor.grading.exercise import BATCH_WALL_FACTOR, ExerciseReport, check_exercise, run_example
 from tutor.core.loader import Problem
 from tutor.core.check_models import RECORDS, Check, ExprCheck, ProfileCheck
-from tutor.core.models import Example, Exercise, Pack, PredictQuiz
+from tutor.core.models import QUIZ_TYPES, Example, Exercise, Pack, PredictQuiz
 from tutor.core.spec import format_fields, is_record
 from tutor.core.yaml_source import read_source
 
@@ -130,7 +130,7 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
     for lesson in pack.lessons:
         for index, step in enumerate(lesson.steps):
             needs_cuda = pack.requires.cuda or bool(step.requires and step.requires.cuda)
-            if needs_cuda and isinstance(step, (Exercise, Example, PredictQuiz)):
+            if needs_cuda and (isinstance(step, (Exercise, Example)) or _runs_code(step)):
                 if not cuda:
                     cuda.append(_has_cuda(sandbox))
                 if not cuda[0]:
@@ -142,9 +142,15 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
                                                       for _lesson, earlier in pack.used_by(step)]
                 for run in _exercise_runs(lesson.id, index, step, sandbox, locator, uses):
                     record(run)
-            elif isinstance(step, (Example, PredictQuiz)):
-                record(_example_run(lesson.id, index, step, sandbox, locator))
+            elif isinstance(step, Example) or _runs_code(step):
+                record(_example_run(lesson.id, index, step, sandbox, locator))  # type: ignore[arg-type]
     return runs
+
+
+def _runs_code(step: object) -> bool:
+    """A quiz whose type runs code of its own (tutor/core/quizzes/): validate runs it as an example."""
+    quiz = QUIZ_TYPES.get(type(step))
+    return quiz is not None and quiz.runs_code
 
 
 # --------------------------------------------------------------------------- checks read without running

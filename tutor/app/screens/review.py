@@ -29,7 +29,7 @@ from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.app.widgets.steps import STEP_VIEWS, StepView
+from tutor.app.widgets.steps import StepView, view_class
 from tutor.core import review
 from tutor.core.i18n import label, t
 from tutor.core.progress import CheckRecorded, QuizAnswered, Recorded, SolutionShown, day_start
@@ -43,11 +43,7 @@ if TYPE_CHECKING:
 
 def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
     """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""
-    import importlib
-
-    module, name = STEP_VIEWS[type(place.step)]
-    view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
-    return view(place, texts, key=key)
+    return view_class(type(place.step))(place, texts, key=key)
 
 
 class ReviewScreen(Screen[None]):

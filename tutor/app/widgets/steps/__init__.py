@@ -6,20 +6,25 @@ import importlib
 
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.steps.base import StepView
-from tutor.core.models import ChoiceQuiz, Example, Exercise, FreeQuiz, PredictQuiz, Prose
+from tutor.core.models import QUIZ_TYPES, Example, Exercise, Prose
 
 
-__all__ = ["STEP_VIEWS", "StepView", "make_step"]
+__all__ = ["STEP_VIEWS", "StepView", "make_step", "view_class"]
 
-#: The widget module and class for each kind of step, imported when a step of that kind is shown.
-STEP_VIEWS: dict[type, tuple[str, str]] = {
-    Prose: ("prose", "ProseStep"), Example: ("example", "ExampleStep"), Exercise: ("exercise", "ExerciseStep"),
-    FreeQuiz: ("quiz_free", "FreeQuizStep"), ChoiceQuiz: ("quiz_choice", "ChoiceQuizStep"),
-    PredictQuiz: ("quiz_predict", "PredictQuizStep"),
+#: The widget of each kind of step, as "module.Class" under this package, imported when a step of
+#: that kind is shown; a quiz type's comes from its declaration (tutor/core/quizzes/).
+STEP_VIEWS: dict[type, str] = {
+    Prose: "prose.ProseStep", Example: "example.ExampleStep", Exercise: "exercise.ExerciseStep",
+    **{record_class: quiz.view for record_class, quiz in QUIZ_TYPES.items()},
 }
 
 
+def view_class(step_type: type) -> type[StepView]:
+    """The widget class for a step record class, imported now."""
+    module, _, name = STEP_VIEWS[step_type].rpartition(".")
+    view: type[StepView] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return view
+
+
 def make_step(place: Place, texts: Texts) -> StepView:
-    module, name = STEP_VIEWS[type(place.step)]
-    view: type[StepView] = getattr(importlib.import_module(f"tutor.app.widgets.steps.{module}"), name)
-    return view(place, texts)
+    return view_class(type(place.step))(place, texts)

@@ -1,0 +1,52 @@
+"""The predict-the-output quiz: the learner types what the code prints, then it runs and is compared."""
+
+from __future__ import annotations
+
+from dataclasses import field
+from typing import Annotated, Any, Literal
+
+from tutor.core.quizzes import QuizBase, QuizType, Ran
+from tutor.core.spec import Meta, record
+from tutor.core.step_base import Seconds
+from tutor.core.text import Text
+
+
+@record
+class PredictQuiz(QuizBase):
+    """Predict the output: the learner types what the code prints, then it runs and is compared."""
+
+    style: Literal["predict"]
+    code: str
+    explain: Annotated[Text | None, Meta("shown after the comparison")] = None
+    timeout: Seconds | None = None
+    compare: Annotated[Literal["whitespace", "exact"],
+                       Meta("how a prediction is compared with the output: 'whitespace' (spacing, "
+                            "blank lines and spaces inside lines do not count) or 'exact'")] = "whitespace"
+    accept: Annotated[list[str], Meta("other answers counted as right (e.g. 'float64' for "
+                                      "'torch.float64'), compared the same way")] = field(default_factory=list)
+    raises: Annotated[str | None, Meta("the exception class the code raises, e.g. RuntimeError: the right "
+                                       "answer is then the exception ('RuntimeError' or 'raises RuntimeError'), "
+                                       "and validate checks that the code raises it",
+                                       pattern=r"^[A-Za-z_][A-Za-z0-9_.]*$")] = None
+    points: Annotated[
+        float, Meta(ge=0), Meta("points for a right prediction in a graded hand-in (0: not graded)")
+    ] = 0.0
+
+
+def _review(step: PredictQuiz) -> list[Any]:
+    return [step.question, step.code]
+
+
+def _mark(quiz: PredictQuiz, answer: str, ran: Ran | None) -> tuple[bool, str]:
+    """Judged against what the quiz's own code printed (or raised) when `grade` ran it."""
+    from tutor.core.predict import judge
+
+    if ran is None:
+        raise ValueError("a predict quiz is marked against its code's run")
+    right = judge(answer, ran.output, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
+                  raised=ran.raised).right
+    return right, "right prediction" if right else "not what the code printed"
+
+
+QUIZ = QuizType(record=PredictQuiz, view="quiz_predict.PredictQuizStep", review=_review, mark=_mark,
+                runs_code=True)

@@ -169,14 +169,14 @@ def test_the_entry_point_is_registered_for_jupyter_server_proxy() -> None:
 
 
 def test_doctor_in_a_hubs_container_says_what_the_admin_enables() -> None:
-    report = doctor_report("none", "auto", {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"})
+    report = doctor_report(False, "auto", {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"})
     assert report is not None and report["container"] == "Kubernetes"
     lines = doctor_lines(report)
     assert lines[0] == "container:  Kubernetes, JupyterHub user ada"
     assert "no bubblewrap here" in lines[1] and "docs/jupyterhub.md" in lines[1]
-    bwrap = doctor_report("bwrap", "auto", {"JUPYTERHUB_USER": "ada"})
+    bwrap = doctor_report(True, "auto", {"JUPYTERHUB_USER": "ada"})
     assert bwrap is not None and doctor_lines(bwrap)[1] == "  bubblewrap works here: each run is isolated"
-    off = doctor_report("none", "none", {"JUPYTERHUB_USER": "ada"})  # not tried: not the namespaces' fault
+    off = doctor_report(False, "none", {"JUPYTERHUB_USER": "ada"})  # not tried: not the namespaces' fault
     assert off is not None and doctor_lines(off)[1] == "  bubblewrap not tried: the isolation setting is none"
 
 

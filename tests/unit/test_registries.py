@@ -180,17 +180,83 @@ def test_every_quiz_type_has_its_section_in_the_reference():
         assert f"#### {record_class.__name__} (`style: " in reference
 
 
-# --------------------------------------------------------------------------- isolation levels
+# --------------------------------------------------------------------------- isolation backends
+
+BACKENDS_DIR = pathlib.Path(__file__).parents[2] / "tutor" / "sandbox" / "backends"
 
 
 def test_the_isolation_levels_are_the_same_everywhere():
     from tutor.cli.main import build_parser
     from tutor.core.config import ISOLATION_CHOICES
-    from tutor.sandbox import isolation
+    from tutor.sandbox import backends
 
-    assert ISOLATION_CHOICES == ("auto", *isolation.LEVELS)
+    assert ISOLATION_CHOICES == ("auto", *backends.LEVELS)
     parser = build_parser()
     commands = next(action for action in parser._actions if action.dest == "command").choices
     for command in ("run", "doctor"):
         option = next(a for a in commands[command]._actions if a.dest == "isolation")
         assert tuple(option.choices) == ISOLATION_CHOICES
+
+
+def test_every_module_that_declares_a_backend_is_registered():
+    from tutor.sandbox import backends
+
+    declaring = set()
+    for path in BACKENDS_DIR.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BACKEND" for t in node.targets)
+               for node in tree.body):
+            declaring.add(path.stem)
+    assert declaring == set(backends.MODULES)
+    assert [backends.REGISTRY[name].name for name in backends.LEVELS] == list(backends.LEVELS)
+
+
+def test_a_backend_missing_part_of_its_declaration_fails_where_it_is_declared():
+    from tutor.sandbox.backends import Backend
+
+    with pytest.raises(TypeError):  # no wrap, no doctor, no word on grading
+        Backend(name="new", probe=lambda probe: None, containment=lambda info: {},  # type: ignore[call-arg]
+                in_container=lambda info: "")
+
+
+def test_a_registered_module_without_its_declaration_fails_at_import(monkeypatch):
+    import sys
+    import types
+
+    from tutor.sandbox import backends
+
+    monkeypatch.setitem(sys.modules, "tutor.sandbox.backends.fake", types.ModuleType("tutor.sandbox.backends.fake"))
+    monkeypatch.setattr(backends, "MODULES", (*backends.MODULES, "fake"))
+    with pytest.raises(TypeError, match="BACKEND = Backend"):
+        backends._registry()
+
+
+@pytest.mark.parametrize("name", ["bwrap", "none"])
+def test_every_backend_answers_every_table(name):
+    """What process.py, the worker, doctor, grade and the autograder ask of the backend in force."""
+    import sys
+
+    from tutor.core.i18n import FALLBACK, TABLE
+    from tutor.sandbox import backends
+    from tutor.sandbox.isolation import IsolationInfo, inspect_interpreter
+
+    assert name in backends.LEVELS
+    backend = backends.of(name)
+    info = IsolationInfo(name, "a reason", bwrap="/usr/bin/bwrap" if name == "bwrap" else None,
+                         bwrap_source="system" if name == "bwrap" else None)
+    wrapped = backend.wrap(info, inspect_interpreter(sys.executable), "/tmp/scratch", ())
+    assert all(isinstance(part, str) for part in wrapped)
+    assert isinstance(backend.containment(info)["namespaces"], bool)
+    for key, fields in backend.doctor(info):
+        TABLE[FALLBACK][key].format(**fields)
+    assert f"isolation.{name}" in TABLE[FALLBACK]  # the level's word in the status bar, doctor and run
+    assert backend.in_container(info)
+
+
+def test_the_weakest_backend_is_always_available():
+    from tutor.sandbox import backends
+
+    weakest = backends.of(backends.LEVELS[-1])
+    info = weakest.probe(backends.Probe(backends.LEVELS[-1], sys.executable, "none"))
+    assert info is not None and info.level == backends.LEVELS[-1]
+    assert not weakest.isolates and backends.of(backends.LEVELS[0]).isolates

@@ -148,6 +148,7 @@ def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> 
     from tutor.grading.gradebook import collect, grade_all
     from tutor.grading.output import sort_rows, write_atomic
     from tutor.grading.sandboxes import sandbox_for
+    from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
     started = time.monotonic()
@@ -155,10 +156,7 @@ def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> 
     if not source.is_dir():
         raise UsageError(f"{source} is not a folder")
     info = iso.choose(settings.isolation, settings.python or iso.default_python())
-    if info.level == "bwrap":
-        isolation = "bubblewrap, inside the autograder's container"
-    else:  # the container is thrown away after this submission: it is the isolation here
-        isolation = f"the autograder's container only (the tutor's own isolation is off: {info.reason})"
+    isolation = backends.of(info.level).in_container(info)
     with tempfile.TemporaryDirectory(prefix="torch-tutor-submission-") as tmp:
         # A private copy under a fixed name: the learner's folder is then one learner, whatever it holds.
         shutil.copytree(source, Path(tmp) / "submission", symlinks=True)

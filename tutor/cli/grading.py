@@ -39,8 +39,10 @@ INSTALL_BWRAP = ("install bubblewrap (Debian/Ubuntu: apt install bubblewrap; Fed
 
 def isolation_advice(setting: str, platform: str) -> str:
     """How to get isolation, for the refusal: what stands in the way here (the setting, the OS)."""
-    if setting == "none":
-        return ("your `isolation` setting is 'none' (`torch-tutor config` shows where it is set): set it "
+    from tutor.sandbox import backends
+
+    if setting in backends.LEVELS and not backends.of(setting).isolates:
+        return (f"your `isolation` setting is '{setting}' (`torch-tutor config` shows where it is set): set it "
                 "to 'auto', and if `torch-tutor doctor` then still says 'isolation: none', " + INSTALL_BWRAP)
     if not platform.startswith("linux"):
         return ("bubblewrap, the tutor's isolation, exists on Linux only: grade on a Linux machine "
@@ -210,13 +212,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
     learners = len({s.learner for s in submissions if s.exercise in graded_items})
 
     # Before anything runs: strangers' code is never run unisolated without an explicit yes.
+    from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
     try:
         info = iso.choose(settings.isolation, settings.python or iso.default_python())
     except iso.IsolationError as exc:
-        raise UsageError(f"isolation 'bwrap' is required but not available: {exc}") from None
-    if info.level == "none" and not args.unisolated:
+        raise UsageError(f"isolation '{settings.isolation}' is required but not available: {exc}") from None
+    if not backends.of(info.level).isolates and not args.unisolated:
         raise UsageError(unisolated_refusal(info.reason, isolation_advice(settings.isolation, sys.platform),
                                             iso.is_root()))
     for gap in info.gaps:
@@ -289,11 +292,17 @@ def cmd_grade(args: argparse.Namespace) -> int:
     left_out = gradeout.without_quiz_rows(meta, rows)
     if left_out is not None:
         print(f"quizzes: {left_out['note']}", file=sys.stderr)
-    accepted = " (accepted with --unisolated)" if info.level == "none" else ""
+    accepted = "" if _isolates(info) else " (accepted with --unisolated)"
     print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
     for error in errors:
         print(f"torch-tutor: error: {error}", file=sys.stderr)
     return 1 if errors else 0
+
+
+def _isolates(info: IsolationInfo) -> bool:
+    from tutor.sandbox import backends
+
+    return backends.of(info.level).isolates
 
 
 def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None = None, ignored: Iterable[str] = (),
@@ -310,7 +319,7 @@ def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None
         "quizzes": [ref for ref, _quiz in _quizzes(pack)],
         "quiz_points": round_points(sum(float(q.points) for _r, q in _quizzes(pack))),
         "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
-                      "accepted_unisolated": info.level == "none"},
+                      "accepted_unisolated": not _isolates(info)},
         "shard": list(shard) if shard else None,
         "ignored": list(ignored),
         "deadline": deadline.isoformat() if deadline else None,

@@ -124,8 +124,9 @@ def isolation_lines(info) -> list[str]:
     if joined and joined in reason:
         reason = reason.replace(joined, t("cli.doctor.no_bubblewrap"))
     lines = [t("cli.doctor.isolation", level=isolation_name(info.level), reason=reason)]
-    if info.bwrap:
-        lines.append(t("cli.doctor.bubblewrap", path=info.bwrap, source=info.bwrap_source))
+    from tutor.sandbox import backends
+
+    lines += [t(key, **fields) for key, fields in backends.of(info.level).doctor(info)]
     grouped: dict[str, list[str]] = {}  # why -> which bubblewraps, in order
     for note in info.not_used:
         found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
@@ -187,7 +188,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from tutor.web.hub import WORDS, doctor_lines, doctor_report
 
     chosen = settings_from_args(args, isolation=args.isolation).isolation
-    hub = doctor_report(info.level, chosen)  # a container (a JupyterHub's server): what holds for bubblewrap
+    from tutor.sandbox import backends
+
+    hub = doctor_report(backends.of(info.level).isolates, chosen)  # a container (a JupyterHub's server)
     if hub is not None:
         data["container"] = hub
     if args.json:

@@ -118,7 +118,7 @@ class Setting:
     help: str
 
 
-#: The `isolation` setting's values: "auto" and every level of ``tutor.sandbox.isolation.LEVELS``
+#: The `isolation` setting's values: "auto" and every level of ``tutor.sandbox.backends.LEVELS``
 #: (core never imports the sandbox: tests/unit/test_registries.py keeps the two lists in step).
 ISOLATION_CHOICES = ("auto", "bwrap", "none")
 

@@ -410,9 +410,17 @@ def merge_shards(paths: list[Path]) -> tuple[GradeMeta, list[Row]]:
     meta["shard"] = None
     levels = {json.dumps(h.get("isolation"), sort_keys=True) for _p, h, _r in shards}
     if len(levels) > 1:
-        weakest = [h["isolation"] for _p, h, _r in shards if (h.get("isolation") or {}).get("level") == "none"]
+        weakest = [h["isolation"] for _p, h, _r in shards if _unisolated(h.get("isolation") or {})]
         meta["isolation"] = weakest[0] if weakest else first.get("isolation")
     return meta, sort_rows(rows, meta["items"])
+
+
+def _unisolated(isolation: dict[str, Any]) -> bool:
+    """A shard graded under a backend that does not isolate runs (accepted with --unisolated)."""
+    from tutor.sandbox import backends
+
+    level = isolation.get("level")
+    return level in backends.REGISTRY and not backends.of(level).isolates
 
 
 META_KEYS = ("pack", "pack_version", "pack_title", "pack_fingerprint", "items", "max_points", "isolation",

@@ -1,6 +1,7 @@
 """Choosing how strongly runs are isolated, and saying so.
 
-Two levels. ``bwrap``: workers run inside bubblewrap with every namespace unshared (no network,
+Two levels, one backend module each (``tutor/sandbox/backends/``). ``bwrap``: workers run inside
+bubblewrap with every namespace unshared (no network,
 own PIDs, private /tmp, and of the machine's files only an allow-list, read-only: the system's
 programs and libraries, the interpreter and its libraries, the tutor package; a per-run scratch
 dir is writable),
@@ -60,7 +61,7 @@ class IsolationError(TutorError):
 class IsolationInfo:
     """What protects the machine from a run, in words fit for ``doctor`` and a status bar."""
 
-    level: str  # "bwrap" or "none"
+    level: str  # the backend's name (``tutor.sandbox.backends.LEVELS``): "bwrap" or "none"
     reason: str
     per_run_namespaces: bool = False
     process_limit: str = "none"  # "cgroup", "rlimit" or "none"
@@ -324,72 +325,35 @@ def cgroup_available() -> bool:
     return cgroup.available()
 
 
-#: The isolation levels, strongest first; ``auto`` picks the strongest that works.
-LEVELS = ("bwrap", "none")
-
-
 def choose(requested: str, python: str) -> IsolationInfo:
-    """Resolve ``auto``/``bwrap``/``none`` into what will actually protect the runs."""
-    if requested not in ("auto", *LEVELS):
-        raise ValueError(f"isolation must be auto, bwrap or none, not {requested!r}")
+    """Resolve ``auto`` or a level (a backend's name, ``tutor.sandbox.backends``) into what will
+    actually protect the runs: ``auto`` takes the strongest backend available, a level that is not
+    available fails with why."""
+    from tutor.sandbox import backends
+
+    if requested not in ("auto", *backends.LEVELS):
+        raise ValueError(f"isolation must be auto, {', '.join(backends.LEVELS[:-1])} or {backends.LEVELS[-1]}, "
+                         f"not {requested!r}")
     # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.
     process_limit = "cgroup" if cgroup_available() else "rlimit" if _has_rlimits() else "none"
-    notes: list[str] = []
-    if requested in ("auto", "bwrap"):
-        platform = "win32 (emulated)" if os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") == "1" else sys.platform
-        if platform != "linux":
-            notes.append(f"bubblewrap: Linux only (this is {platform})")
-            candidates = []
-        else:
-            candidates = bwrap_candidates()
-        for which, path, absent in candidates:
-            if path is None:
-                notes.append(f"{which} bubblewrap: {absent}")
-                continue
-            works, namespaces, drops_root, why = _try_bwrap(python, path)
-            if not works:
-                notes.append(f"{which} bubblewrap ({path}): {why}")
-                continue
-            gaps: tuple[str, ...] = () if namespaces else ("runs share the worker's PID namespace",)
-            if is_root() and not drops_root:
-                gaps += ("runs keep root's access to files (" + why + ")",)
-            if process_limit != "cgroup":
-                process_limit = "none"
-                gaps += ("no limit on processes (needs root for a pids cgroup)",)
-            reason = ("bubblewrap: no network, private /tmp, only the system, the interpreter and the tutor "
-                      "visible, read-only"
-                      + ("" if namespaces else f"; {why}"))
-            return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
-                                 bwrap_source=which, not_used=tuple(notes),
-                                 worker_uid=worker_uid() if drops_root else None)
-        why = "; ".join(notes) or "no bubblewrap"
-        if requested == "bwrap":
-            raise IsolationError(why)
-        fallback_why = why
-    else:
-        fallback_why = "isolation is set to none"
-    gaps = ("network is reachable", "files outside the scratch dir can be written where permissions allow")
-    if is_root():
-        gaps = ("network is reachable", "world-writable places such as /tmp can be written")
-        folder = unreadable_for_runs(python)
-        if folder is not None:
-            gaps += (f"{UNREADABLE} ({folder}): a module the worker did not import ahead fails to "
-                     "import in a run; make the interpreter readable by other users, or use bubblewrap",)
-    reason = f"limits only ({fallback_why})"
-    return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
+    probe = backends.Probe(requested, python, process_limit)
+    for backend in backends.REGISTRY.values():
+        if requested not in ("auto", backend.name):
+            continue
+        info = backend.probe(probe)
+        if info is not None:
+            return info
+        if requested == backend.name:
+            raise IsolationError("; ".join(probe.not_used) or f"{backend.name} is not available here")
+    raise IsolationError("; ".join(probe.not_used))
 
 
 def containment(info: IsolationInfo) -> dict:
-    """The worker's instructions for each run, derived from the chosen level."""
-    if info.level == "bwrap":
-        found: dict[str, bool | int] = {"namespaces": info.per_run_namespaces}
-        if info.worker_uid is not None:
-            found["worker_uid"] = info.worker_uid
-        return found
-    if is_root():
-        return {"namespaces": False, "drop_uid": PER_RUN, "uid_base": RUN_UID_BASE}
-    return {"namespaces": False, "count_user_tasks": True}
+    """The worker's instructions for each run, from the backend in force."""
+    from tutor.sandbox import backends
+
+    return backends.of(info.level).containment(info)
 
 
 def _has_rlimits() -> bool:

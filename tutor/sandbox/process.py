@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tutor.errors import TutorError
-from tutor.sandbox import isolation, wire
+from tutor.sandbox import backends, isolation, wire
 from tutor.sandbox.classify import RawRun
 from tutor.sandbox.limits import Limits
 
@@ -105,10 +105,7 @@ class WorkerProcess:
         else:
             config["channel"] = "stdio"
         cmd = [interpreter.executable, "-m", "tutor.sandbox.worker", json.dumps(config)]
-        if self.info.level == "bwrap":
-            cmd = isolation.bwrap_command(interpreter, self.scratch_root,
-                                          as_root=self.info.worker_uid is not None,
-                                          bwrap=self.info.bwrap or "bwrap", private=self.hide) + cmd
+        cmd = backends.of(self.info.level).wrap(self.info, interpreter, self.scratch_root, self.hide) + cmd
         if self._group is not None:
             cmd = self._group.wrap(cmd)
         with open(self.log_path, "ab") as log:

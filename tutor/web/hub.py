@@ -39,17 +39,18 @@ def user_namespaces() -> str | None:
     return None
 
 
-def doctor_report(isolation: str, chosen: str = "auto",
+def doctor_report(isolates: bool, chosen: str = "auto",
                   environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """doctor's "hub" facts: None outside a container and a Jupyter server. ``isolation`` is the
-    level in force, ``chosen`` the isolation setting (none: bubblewrap was not even tried)."""
+    """doctor's "hub" facts: None outside a container and a Jupyter server. ``isolates``: the
+    backend in force isolates runs (``tutor.sandbox.backends``, which this layer cannot import),
+    ``chosen`` the isolation setting (none: bubblewrap was not even tried)."""
     environ = os.environ if environ is None else environ
     kind = container_kind(environ)
     hub_user = environ.get("JUPYTERHUB_USER")
     if kind is None and not hub_user:
         return None
     return {"container": kind, "jupyterhub_user": hub_user, "user_namespaces_off": user_namespaces(),
-            "bwrap": isolation == "bwrap", "isolation_setting": chosen}
+            "bwrap": isolates, "isolation_setting": chosen}
 
 
 #: doctor's lines about a container, in English: `torch-tutor doctor` passes them in the learner's

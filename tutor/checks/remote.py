@@ -40,6 +40,16 @@ class RunnerGone(Exception):
     """The runner closed the channel, died, or stopped answering."""
 
 
+class Tampered(BaseException):
+    """The runner's answer contradicts what the judge knows (a canary, ``tutor.checks.canary``),
+    or the runner found its own code replaced (its seal, ``tutor.checks.seal``). A BaseException,
+    as the run's other ends are: no handler of a learner's error may turn it into one."""
+
+
+#: Why every check after a runner's broken seal is ``tampered``.
+SEAL_BROKEN = "the checker's own code in your code's process was replaced while it ran"
+
+
 class RemoteRaised(Exception):
     """Learner code raised in the runner; its type names and message, as data."""
 
@@ -97,6 +107,7 @@ class Session:
         self.kill = kill
         self.alive = True
         self.pending = False
+        self.sealed = True  # False once the runner said its own code was replaced: never trusted again
         self.mirrors: dict[int, object] = {}
         self.callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_ids: dict[int, int] = {}
@@ -148,7 +159,7 @@ class Session:
     def receive(self) -> tuple[dict, list]:
         """One frame from the runner, within the room left; a frame refused ends the run."""
         try:
-            return protocol.recv(self.sock, self.room())
+            frame = protocol.recv(self.sock, self.room())
         except protocol.FrameRefused as refused:
             self.pending = False
             self.die()
@@ -156,6 +167,12 @@ class Session:
                 raise RunnerRefused("memory", self.over_budget()) from None
             raise RunnerRefused("error", f"your code's process sent the checker {refused}, which it does "
                                 "not read") from None
+        if frame[0].get("op") == "tampered":  # the runner's seal broke: it has ended
+            self.sealed = False
+            self.pending = False
+            self.alive = False
+            raise Tampered(SEAL_BROKEN)
+        return frame
 
     # ------------------------------------------------------------------ transport
 
@@ -204,6 +221,8 @@ class Session:
         """Send one request (``protocol.Request``; the runner's ``server.HANDLERS`` answers it)
         and wait for its ``Answer``, running the check's functions it calls back meanwhile. The
         answer is the runner's word: read it as untrusted data."""
+        if not self.sealed:
+            raise Tampered(SEAL_BROKEN)
         self.settle()
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")

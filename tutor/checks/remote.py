@@ -19,7 +19,7 @@ import select
 import types
 from typing import TYPE_CHECKING, Any, Callable, Literal, cast
 
-from tutor.checks import protocol, refs
+from tutor.checks import protocol, refs, words
 
 if TYPE_CHECKING:
     import torch
@@ -38,6 +38,22 @@ class RunStopped(BaseException):
 
 class RunnerGone(Exception):
     """The runner closed the channel, died, or stopped answering."""
+
+
+class Tampered(BaseException):
+    """The runner's answer contradicts what the judge knows (a canary, ``tutor.checks.canary``),
+    or the runner found its own code replaced (its seal, ``tutor.checks.seal``). A BaseException,
+    as the run's other ends are: no handler of a learner's error may turn it into one. ``said``
+    says what (a said of tutor/checks/words.py, the ``{lie}`` of ``checks.tampered``, rendered in
+    the learner's language); ``str()`` is its English."""
+
+    def __init__(self, said: dict) -> None:
+        super().__init__(words.english(said))
+        self.said = said
+
+
+#: Why every check after a runner's broken seal is ``tampered``.
+SEAL_BROKEN = words.say("checks.seal_broken")
 
 
 class RemoteRaised(Exception):
@@ -97,6 +113,7 @@ class Session:
         self.kill = kill
         self.alive = True
         self.pending = False
+        self.sealed = True  # False once the runner said its own code was replaced: never trusted again
         self.mirrors: dict[int, object] = {}
         self.callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_ids: dict[int, int] = {}
@@ -148,7 +165,7 @@ class Session:
     def receive(self) -> tuple[dict, list]:
         """One frame from the runner, within the room left; a frame refused ends the run."""
         try:
-            return protocol.recv(self.sock, self.room())
+            frame = protocol.recv(self.sock, self.room())
         except protocol.FrameRefused as refused:
             self.pending = False
             self.die()
@@ -156,6 +173,12 @@ class Session:
                 raise RunnerRefused("memory", self.over_budget()) from None
             raise RunnerRefused("error", f"your code's process sent the checker {refused}, which it does "
                                 "not read") from None
+        if frame[0].get("op") == "tampered":  # the runner's seal broke: it has ended
+            self.sealed = False
+            self.pending = False
+            self.alive = False
+            raise Tampered(SEAL_BROKEN)
+        return frame
 
     # ------------------------------------------------------------------ transport
 
@@ -204,6 +227,8 @@ class Session:
         """Send one request (``protocol.Request``; the runner's ``server.HANDLERS`` answers it)
         and wait for its ``Answer``, running the check's functions it calls back meanwhile. The
         answer is the runner's word: read it as untrusted data."""
+        if not self.sealed:
+            raise Tampered(SEAL_BROKEN)
         self.settle()
         if not self.alive:
             raise RunnerGone("your code's process is no longer answering")

@@ -293,6 +293,9 @@ class Server:
     # ------------------------------------------------------------------ serving
 
     def serve(self) -> None:
+        # Taken once, while the seal holds (the runner checked it just before): a serve_one the
+        # learner's code puts on the class later is never the one this loop calls.
+        serve_one = Server.serve_one
         while True:
             try:
                 request, blobs = protocol.recv(self.sock)
@@ -301,14 +304,19 @@ class Server:
             op = str(request.get("op"))
             if op == "bye":
                 return
-            if not self.serve_one(op, request, blobs):
+            if not serve_one(self, op, request, blobs):
                 return
 
-    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False) -> bool:
+    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False, check=None) -> bool:
+        """Answer one request. ``check``: the runner's seal (``tutor.checks.seal``, which puts it
+        in this function's defaults), looked at before the answer leaves: the learner's code ran
+        while it was made, and an answer made by code it replaced never goes out as an answer."""
         answer, out = self.answer(op, request, blobs)
         repaired = guard.restore()
         if not nested:  # a request made while the learner's code waits on a callback keeps its modes
             reset_modes()
+        if check is not None:
+            check(self)
         if repaired:
             answer["repaired"] = repaired
         try:

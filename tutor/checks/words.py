@@ -27,7 +27,9 @@ WORDS: dict[str, str] = {
     "checks.prelude_failed": "the pack's prelude failed in the checks: {error}",
     "checks.tampered": "tampering detected: {lie} (the checks cannot trust your code's process, so this check "
                        "cannot pass)",
-    # what a canary caught (tutor/checks/canary.py): the {lie} of checks.tampered
+    # what a canary caught (tutor/checks/canary.py), or the runner's broken seal (tutor/checks/remote.py):
+    # the {lie} of checks.tampered
+    "checks.seal_broken": "the checker's own code in your code's process was replaced while it ran",
     "checks.canary.call": "the answers about a call whose effects the checker knows were wrong (its changes to the "
                           "arguments, shared memory, autograd graph or values)",
     "checks.canary.raised": "a call the checker knows to succeed raised {type}",

@@ -615,6 +615,7 @@ ZH.update({
     "checks.out_of_time": "未运行：检查的时间用完了（前面的检查太慢）",
     "checks.prelude_failed": "课程包的 prelude 在检查中失败：{error}",
     "checks.tampered": "检测到篡改：{lie}（检查无法信任你的代码所在的进程，所以这项检查不能通过）",
+    "checks.seal_broken": "检查程序放在你的代码所在进程里的代码，在运行时被替换了",
     "checks.canary.call": "关于一次调用的回答是错的，而检查程序知道这次调用的效果（它对参数的修改、共享的内存、计算图或数值）",
     "checks.canary.raised": "一次检查程序知道会成功的调用抛出了 {type}",
     "checks.canary.modes": "一次由检查程序设定模式的前向传播，报告回来的模式是错的",

@@ -262,7 +262,7 @@ def _run_learner_code(code: str, filename: str, prelude: str | None = None,
 
 
 def after_learner_code(channel: socket.socket, message: dict, namespace: dict, learner_error: dict | None,
-                       setup_error: str | None) -> None:
+                       setup_error: str | None, check=None) -> None:
     """Everything the runner does once the learner's code has run: tell the judge (the keeper)
     how it ended and what it defined, then answer the judge's requests until it says bye. The
     verdict is the judge's: nothing this process sends is one."""
@@ -280,7 +280,9 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
 
         ready["repaired"] = guard.restore()
         server = Server(channel, namespace, Learner(message.get("filename") or "<snippet>", message["code"]))
-        ready["names"] = server.manifest(blobs)
+        ready["names"] = server.manifest(blobs)  # may run the learner's code (a property)
+        if check is not None:
+            check(server)
     try:
         protocol.send(channel, ready, blobs)
     except OSError:
@@ -288,6 +290,12 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
     if server is not None:
         server.serve()
         _flush_streams()
+
+
+def _seal(channel: socket.socket):
+    from tutor.checks import seal
+
+    return seal.take(channel)
 
 
 def _uses(value: object) -> list:
@@ -305,12 +313,19 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     setup_error = _set_up(message, containment)
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     learner_error = None
+    # Checks follow: seal the code that will answer them before any learner code exists here
+    # (tutor.checks.seal). Held in locals from now on: the module's names are the learner's to
+    # replace, and this frame's code runs on after the learner's.
+    check = _seal(channel) if message.get("serve") and setup_error is None else None
+    after = after_learner_code
     if setup_error is None:
         prelude = message.get("prelude")
         namespace, learner_error = _run_learner_code(message["code"], filename,
                                                      prelude if type(prelude) is str else None,
                                                      checked=bool(message.get("serve")),
                                                      uses=_uses(message.get("uses")))
+    if check is not None:
+        check()  # before any name of this module is looked up again
     _flush_streams()
-    after_learner_code(channel, message, namespace, learner_error, setup_error)
+    after(channel, message, namespace, learner_error, setup_error, check)
     os._exit(1 if (learner_error or setup_error) else 0)

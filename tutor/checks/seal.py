@@ -1,0 +1,181 @@
+"""The runner's own code, sealed before the learner's code runs.
+
+The runner answers the judge from inside the learner's process, so a submission can rewrite the
+code that answers: replace ``tutor.checks.server.profile_calls``, a ``Server`` method or an entry
+of ``server.HANDLERS``, and lie only while one of its own functions runs (the canaries call the
+judge's functions, and get honest answers). Nothing in that process can be made unreachable, so
+the seal makes such a change *seen*:
+
+- :func:`take` snapshots, before any learner code exists in the process, the identity of every
+  value in the tables the answers are computed from: the namespace of each ``tutor`` module, the
+  attribute table of each class defined there, each function's code and defaults, the dispatch
+  tables (a module-level dict of functions), and the standard-library modules an answer travels
+  through (``json``, ``socket``, ``struct``). Identities, not equality: a replaced value's
+  ``__eq__`` is the learner's.
+- The ``check`` it returns compares them again. The runner calls it after the
+  learner's module ran and before every answer it sends; a difference sends one fixed frame,
+  ``{"op": "tampered"}``, built at seal time, with the channel's ``sendall`` taken then, and ends the
+  process at once: nothing the learner replaced runs after it is seen. The judge reads that frame
+  as tampering (``remote.Tampered``): every check asked after it is ``tampered``.
+- The seal's own references live in its check function's defaults (a tuple; replacing a
+  function's ``__defaults__`` or ``__code__`` raises an audit event, PEP 578), and an audit hook
+  installed at seal time refuses those two on every sealed function, the seal's own included: a
+  submission cannot switch the check off by rewriting it.
+
+What this does not stop (docs/architecture.md, "Threat model"): code that runs between the
+learner's function returning and the check (a replaced function reached before the check runs)
+can write a forged answer to the channel and end the process before the check is reached, and a
+closure's cell can be rewritten (``cell_contents``) without an event. Both need this module's
+design and a frame walk; the canaries and the judge's own recomputation still stand behind it.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+import socket
+import struct
+import sys
+import types
+
+#: What a sealed table may gain without tampering: the warnings machinery's registry.
+_VOLATILE = frozenset({"__warningregistry__"})
+#: The standard-library modules an answer passes through on its way out (protocol.send).
+_STDLIB = (json, sys.modules.get("json.encoder"), socket, struct)
+#: The exit status of a runner that found its seal broken (after it sent the tampered frame).
+EXIT_TAMPERED = 86
+
+_FRAME_HEAD = struct.Struct("!II")  # protocol._HEAD, kept apart: protocol is sealed, this is the seal
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    return _FRAME_HEAD.pack(len(body), 0) + body
+
+
+def _functions_of(value) -> list:
+    """The plain functions behind a table entry (a method, a static or class method, a property)."""
+    if isinstance(value, types.FunctionType):
+        return [value]
+    if isinstance(value, (staticmethod, classmethod)):
+        return _functions_of(value.__func__)
+    if isinstance(value, property):
+        return [f for part in (value.fget, value.fset, value.fdel) for f in _functions_of(part)]
+    return []
+
+
+def _ours(module_name: str) -> bool:
+    return module_name == "tutor" or module_name.startswith("tutor.")
+
+
+def _tables() -> tuple[list, list, list]:
+    """(the tables to seal as (label, table) pairs, the functions, the dispatch dicts)."""
+    tables: list = []
+    functions: list = []
+    dispatch: list = []
+    seen: set[int] = set()
+    modules = [m for name, m in sorted(sys.modules.items()) if _ours(name) and isinstance(m, types.ModuleType)]
+    for module in modules + [m for m in _STDLIB if m is not None]:
+        name = module.__name__
+        table = vars(module)
+        tables.append((name, table))
+        for key, value in list(table.items()):
+            if isinstance(value, type) and _ours(getattr(value, "__module__", "") or "") and id(value) not in seen:
+                seen.add(id(value))
+                tables.append((f"{name}.{key}", value.__dict__))
+                for entry in list(value.__dict__.values()):
+                    functions.extend(_functions_of(entry))
+            elif isinstance(value, dict) and value and all(callable(v) for v in value.values()):
+                dispatch.append((f"{name}.{key}", value))
+            functions.extend(f for f in _functions_of(value)
+                             if _ours(getattr(f, "__module__", "") or "") or module in _STDLIB)
+    tables.append(("socket.socket", socket.socket.__dict__))
+    return tables, functions, dispatch
+
+
+def _snapshot(table) -> tuple:
+    return tuple(table), tuple(table.values())
+
+
+def _same(table, saved: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -> bool:
+    """Whether ``table`` holds the very keys and values of ``saved``, in order: identities, in C
+    (``id()`` would raise an audit event per value once the seal's hook is installed). Builtins
+    bound at import: a submission may replace ``builtins.all``; guard puts it back only later."""
+    keys, values = saved
+    return _len(table) == _len(keys) and _all(_map(_is, table, keys)) and _all(_map(_is, table.values(), values))
+
+
+def take(channel: socket.socket):
+    """Seal the runner's code as it is now (call it before the learner's code runs), with the
+    tampered frame ready to go to ``channel``."""
+    from tutor.checks import context, guard, modules, protocol, refs, server  # noqa: F401 - sealed with the rest
+
+    tables, functions, dispatch = _tables()
+    functions = list({id(f): f for f in functions}.values())
+    saved_tables = tuple((label, table, _snapshot(table)) for label, table in tables)
+    saved_dispatch = tuple((label, table, _snapshot(table)) for label, table in dispatch)
+    server_class = server.Server
+    frame = _frame({"op": "tampered"})
+    send = channel.sendall  # the C method, bound now (os.write would not reach a socket on Windows)
+
+    refused: list = []  # the rewrites the audit hook refused (below)
+
+    def check(instance=None, *, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
+              _same=_same, _type=type, _vars=vars, _server=server_class, _send=send,
+              _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
+        broken = bool(_refused)
+        if not broken:
+            for _label, table, saved in _tables:
+                if not _same(table, saved) and not _allowed(table, saved):
+                    broken = True
+                    break
+        if not broken:
+            for _label, table, saved in _dispatch:
+                if not _same(table, saved):
+                    broken = True
+                    break
+        if not broken and instance is not None:
+            broken = _type(instance) is not _server or bool(_vars(instance).keys() & _vars(_server).keys())
+        if not broken:
+            return
+        try:
+            _send(_frame)
+        finally:
+            _exit(_code)
+
+    sealed = frozenset(map(id, functions)) | {id(check)}
+
+    def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused) -> None:
+        if event == "object.__setattr__" and args and _id(args[0]) in _sealed \
+                and args[1] in ("__code__", "__defaults__", "__kwdefaults__"):
+            _refused.append(args[1])
+            raise PermissionError(f"the checker's own function {args[0].__qualname__} cannot be rewritten")
+
+    # The server's loop and a callback's nested requests reach the check through serve_one's
+    # defaults, which the hook keeps as they are from now on.
+    server_class.serve_one.__defaults__ = (False, check)
+    sys.addaudithook(refuse)
+    return check
+
+
+def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _isinstance=isinstance,
+                 _module=types.ModuleType, _str=str, _volatile=_VOLATILE) -> bool:
+    """Whether ``table`` differs from ``saved`` only by what the tutor's own code adds: a
+    submodule imported later (a package's attribute naming its own submodule) or a warnings
+    registry. Any replaced or removed value, or another new name (it would shadow a builtin in
+    the module's functions), is tampering. Builtins bound at import, as in :func:`_same`."""
+    keys, values = saved
+    old = _dict(_zip(_map(_id, keys), _map(_id, values)))
+    current = {_id(key): (key, value) for key, value in table.items()}
+    for key_id, value_id in old.items():
+        if key_id not in current or _id(current[key_id][1]) != value_id:
+            return False
+    name = table.get("__name__")
+    for key_id, (key, value) in current.items():
+        if key_id in old or key in _volatile:
+            continue
+        if not (_isinstance(value, _module) and _isinstance(name, _str)
+                and (name == "tutor" or name.startswith("tutor.")) and value.__name__ == f"{name}.{key}"):
+            return False
+    return True

@@ -217,7 +217,7 @@ _COMMANDS = {"cli/checking.py": None, "cli/sandbox.py": None, "cli/app.py": None
              "cli/common.py": None, "cli/main.py": None, "cli/serve.py": None, "cli/grading.py": {"cmd_handin"}}
 #: call -> which positional arguments it shows (None: all); keyword arguments are shown unless listed below.
 _SAYING = {"print": None, "write": None, "input": None, "UsageError": None, "fail_usage": None,
-           "Failed": 1, "_result": slice(2, 3)}
+           "Failed": 1, "Tampered": None, "_result": slice(2, 3)}
 #: Keyword arguments a learner does not read as a sentence of ours: where output goes, and a check's
 #: ``expected``/``got`` (values as the check saw them; see docs/architecture.md), its data and traceback.
 _NOT_SAID = {"file", "flush", "end", "sep", "expected", "got", "data", "detail"}
@@ -273,6 +273,7 @@ def test_the_scan_finds_english_the_commands_and_checks_say(tmp_path):
         "answer = input('Forget it? [y/N] ')\n"
         "raise Failed(f'expected a tensor, got {got}', expected='a tensor')\n"
         "return _result(check, 'error', 'not run: the time ran out', internal=True)\n"
+        "raise Tampered(f'a call the checker knows to succeed raised {name}')\n"
         "print(t('cli.reset.unchanged'), file=sys.stderr)\n"  # through the table: not found
         "raise Failed(words.say('checks.shape', expected=a, got=b), expected='(4, 8)')\n"
         "return _result(check, 'passed', summary)\n"
@@ -282,4 +283,4 @@ def test_the_scan_finds_english_the_commands_and_checks_say(tmp_path):
         "def cmd_handin():\n    raise UsageError('--learner must not be empty')\n")
     found = english_said_outside_the_table(tmp_path, {"command.py": None, "grading.py": {"cmd_handin"}})
     lines = sorted({tuple(line.split(":", 2)[:2]) for line in found})
-    assert lines == [("command.py", str(n)) for n in range(1, 7)] + [("grading.py", "4")], found
+    assert lines == [("command.py", str(n)) for n in range(1, 8)] + [("grading.py", "4")], found

@@ -249,3 +249,189 @@ def test_handin_in_chinese(tmp_path, capsys):
     code, out, _ = _run(capsys, tmp_path, "--language", "zh", "handin", "mini", "--learner", "ada",
                         "--output", str(target))
     assert code == 0 and out == f"已写入 {target}：1 个练习（已解出 0 个），1 个测验答案\n", out
+
+
+# ---------------------------------------------------------------- the sandbox's isolation, in Chinese
+#
+# What protects the machine, why bubblewrap was not used, and what a run can still reach
+# (tutor/sandbox/isolation.py) are saids: doctor and the status bar's tooltip say them in the
+# learner's language, and their English (JSON, logs, the English doctor) is what it always was.
+
+RESTRICTED = "bwrap: setting up uid map: Permission denied"
+#: doctor's isolation lines for the machine below, in English, as they read before they were saids.
+ENGLISH_LINES = [
+    "isolation:  none — limits only (no usable bubblewrap: see below)",
+    "  not used: system bubblewrap: no bwrap on PATH",
+    "  not used: bundled bubblewrap (/opt/bwrap): bubblewrap does not work here: "
+    f"{RESTRICTED} (unprivileged user namespaces are restricted; on Ubuntu 23.10+ allow them with an AppArmor "
+    "profile for bwrap or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)",
+]
+
+
+@pytest.fixture
+def no_bubblewrap(monkeypatch):
+    """A machine with no bwrap on PATH and a bundled one that user namespaces refuse."""
+    from tutor.core.i18n import said
+    from tutor.sandbox import isolation
+
+    monkeypatch.delenv("TORCH_TUTOR_EMULATE_WINDOWS", raising=False)
+    monkeypatch.setattr(isolation, "is_root", lambda: False)
+    monkeypatch.setattr(isolation, "bwrap_candidates", lambda: [
+        ("system", None, said("isolation.why.no_bwrap_on_path")), ("bundled", "/opt/bwrap", None)])
+    monkeypatch.setattr(isolation, "_try_bwrap_said", lambda python, path: (
+        False, False, False, said("isolation.why.bwrap_restricted", message=RESTRICTED)))
+    return isolation.choose("auto", sys.executable)
+
+
+def _unnamed_english(text: str) -> list[str]:
+    """English words left in ``text`` once names, code and the program's own message are taken out."""
+    for kept in (RESTRICTED, "/opt/bwrap", "/tmp", "`sysctl kernel.apparmor_restrict_unprivileged_userns=0`"):
+        text = text.replace(kept, "")
+    names = {"bubblewrap", "bwrap", "PATH", "PID", "Linux", "Ubuntu", "AppArmor", "pids", "cgroup", "root", "none",
+             "torch"}
+    return [word for word in re.findall(r"[A-Za-z]{2,}", text) if word not in names]
+
+
+def test_doctor_says_why_bubblewrap_was_not_used_in_chinese(no_bubblewrap):
+    from tutor.cli.sandbox import isolation_lines
+
+    info = no_bubblewrap
+    assert isolation_lines(info) == ENGLISH_LINES  # English: as it always was
+    assert info.reason == ("limits only (system bubblewrap: no bwrap on PATH; bundled bubblewrap (/opt/bwrap): "
+                           + ENGLISH_LINES[2].split("(/opt/bwrap): ", 1)[1] + ")")
+    assert info.gaps == ("network is reachable",
+                         "files outside the scratch dir can be written where permissions allow")
+    i18n.set_language("zh")
+    lines = isolation_lines(info)
+    assert lines[0] == "隔离：       无 — 只有限制（没有可用的 bubblewrap：见下文）", lines
+    assert lines[1] == "  未使用：系统的 bubblewrap：PATH 上没有 bwrap", lines
+    assert lines[2].startswith(f"  未使用：自带的 bubblewrap（/opt/bwrap）：bubblewrap 在这里不能用：{RESTRICTED}（"), lines
+    for line in lines:
+        assert not _unnamed_english(line), line
+
+
+def test_the_gaps_and_the_status_bars_reason_in_chinese(no_bubblewrap, monkeypatch):
+    """doctor's "weaker" lines and the status bar's tooltip (Engine.isolation_reason)."""
+    from types import SimpleNamespace
+
+    from tutor.app.engine import Engine
+    from tutor.core.config import Settings
+    from tutor.core.i18n import render
+
+    info = no_bubblewrap
+    i18n.set_language("zh")
+    gaps = [render(gap) for gap in info.gaps_said]
+    assert gaps == ["可以访问网络", "在权限允许的地方，可以写临时目录以外的文件"], gaps
+    engine = Engine(Settings())
+    engine._sandbox = SimpleNamespace(state=SimpleNamespace(value="ready"), isolation=info)
+    reason = engine.isolation_reason()
+    assert reason.startswith("只有限制（系统的 bubblewrap：PATH 上没有 bwrap；自带的 bubblewrap（/opt/bwrap）："), reason
+    assert not _unnamed_english(reason), reason
+    i18n.set_language("en")
+    assert engine.isolation_reason() == info.reason
+
+
+def test_every_isolation_sentence_has_its_chinese(monkeypatch):
+    """Root without bubblewrap, and a bubblewrap without nested namespaces: each sentence said."""
+    from tutor.core.i18n import english, render, said
+    from tutor.sandbox import isolation
+
+    monkeypatch.setattr(isolation, "is_root", lambda: True)
+    monkeypatch.setattr(isolation, "unreadable_for_runs", lambda python: "/root/.pyenv")
+    info = isolation.choose("none", sys.executable)
+    assert info.reason == "limits only (isolation is set to none)"
+    assert info.gaps[-1].startswith(f"{isolation.UNREADABLE} (/root/.pyenv): a module the worker")
+    monkeypatch.setattr(isolation, "bwrap_candidates", lambda: [("system", "/usr/bin/bwrap", None)])
+    monkeypatch.setattr(isolation, "_try_bwrap_said", lambda python, path: (
+        True, False, False, said("isolation.why.no_nested_namespaces")))
+    monkeypatch.setattr(isolation, "cgroup_available", lambda: False)
+    boxed = isolation.choose("auto", sys.executable)
+    assert boxed.reason.endswith("read-only; nested user namespaces are not permitted inside bubblewrap")
+    assert boxed.gaps == ("runs share the worker's PID namespace",
+                          "runs keep root's access to files (nested user namespaces are not permitted inside "
+                          "bubblewrap)", "no limit on processes (needs root for a pids cgroup)")
+    from tutor.cli.sandbox import isolation_lines
+
+    assert isolation_lines(boxed)[1] == "bubblewrap: /usr/bin/bwrap (system)"
+    i18n.set_language("zh")
+    assert isolation_lines(boxed)[1] == "bubblewrap 程序：/usr/bin/bwrap（系统）"
+    for said_one in (info.reason_said, *info.gaps_said, boxed.reason_said, *boxed.gaps_said):
+        assert english(said_one) in (info.reason, *info.gaps, boxed.reason, *boxed.gaps)
+        chinese = render(said_one, "zh")
+        assert CJK.search(chinese) and not _unnamed_english(chinese.replace("/root/.pyenv", "")), chinese
+
+
+def test_the_hubs_user_namespace_reason_in_chinese(monkeypatch):
+    from tutor.web import hub
+
+    monkeypatch.setattr(hub, "_read", lambda path: "0" if path == "/proc/sys/user/max_user_namespaces" else None)
+    assert hub.user_namespaces() == "user.max_user_namespaces is 0"
+    report = {"container": "Kubernetes", "jupyterhub_user": None, "user_namespaces_off": hub.user_namespaces(),
+              "bwrap": False, "isolation_setting": "auto"}
+    assert "(user.max_user_namespaces is 0)" in hub.doctor_lines(report)[1]
+    i18n.set_language("zh")
+    lines = hub.doctor_lines(report, {key: i18n.t("hub." + key) for key in hub.WORDS})
+    assert "（user.max_user_namespaces 为 0）" in lines[1], lines
+
+
+def test_the_torch_range_notice_in_chinese():
+    from tutor.core.versions import floor_notice
+
+    assert floor_notice("2.1.0", ">=2.4").startswith("This pack needs torch >=2.4, but")
+    i18n.set_language("zh")
+    notice = floor_notice("2.1.0", ">=2.4")
+    assert notice.startswith("这个课程包需要 torch >=2.4") and "2.1.0" in notice, notice
+
+
+# ---------------------------------------------------------------- --help, in Chinese
+
+#: The learner's commands, whose --help is all in the table (the instructors' keep their English).
+LEARNER_COMMANDS = ("check", "run", "progress", "review", "doctor", "handin", "open", "reset", "serve")
+
+
+@pytest.mark.parametrize("command", [None, *LEARNER_COMMANDS])
+def test_help_in_chinese(capsys, command):
+    argv = ["--language", "zh", *([command] if command else []), "--help"]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("用法：torch-tutor") and "\n可选参数：\n" in out and "\n退出码：\n" in out, out
+    for line in out.splitlines():
+        if line.startswith(("用法", " " * 10)) and not CJK.search(line):
+            continue  # the usage lines: the command's own words
+        shown = re.sub(r"`[^`]*`|--?[\w-]+|\{[^}]*\}|\b[A-Z_]{2,}\b|\S*\.(?:py|yaml|zip)\b", "", line)
+        names = {"torch", "tutor", "id", "JSON", "Schema", "FSRS", "ISO", "Python", "Gradescope", "GitHub",
+                 "Classroom", "PyTorch", "en", "zh", "sandbox_mode", "language", "list", "validate", "schema",
+                 "config", "check", "new", "grade", "merge", "handin", "autograder", "open", "progress", "reset",
+                 "review", "run", "doctor", "serve", "pack", "yaml"}
+        english = [word for word in re.findall(r"[A-Za-z_]{2,}", shown) if word not in names]
+        assert not english, (line, english)
+    if command is None:
+        assert "\n位置参数：\n" in out and "  --language CODE       导师使用的语言" in out, out
+
+
+def test_help_in_english_is_as_it_was(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    out = capsys.readouterr().out
+    assert "\npositional arguments:\n" in out and "\noptions:\n" in out and "\nexit codes:\n" in out
+    assert "  FILE                  the Python file to check ('-' reads standard input)\n" in out, out
+
+
+def test_every_help_text_of_the_learners_commands_is_in_the_table():
+    """A help text changed in a command's module without its table entry would show in English."""
+    import argparse
+
+    from tutor.cli.main import build_parser
+
+    english = set(i18n.TABLE["en"][key] for key in i18n.TABLE["en"] if key.startswith("help."))
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    texts = [parser.description, parser.epilog, *(a.help for a in parser._actions),
+             *(a.help for a in commands._choices_actions)]
+    for name in LEARNER_COMMANDS:
+        sub = commands.choices[name]
+        texts += [sub.description, sub.epilog, *(g.title for g in sub._action_groups), *(a.help for a in sub._actions)]
+    missing = [text for text in texts if text and text != argparse.SUPPRESS and text not in english]
+    assert not missing, missing

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -315,6 +316,41 @@ def test_lying_about_a_modules_mode_is_tampering(grade):
         check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
         assert check.status == "tampered", check.message
         assert check.message.startswith(SEAL_BROKEN), check.message  # the seal, before the canary
+
+
+def test_what_the_judge_caught_is_said_in_the_learners_language(grade):
+    """Why a check is tampered (here the runner's broken seal) is part of the tampered sentence: in
+    Chinese for a Chinese learner, its English (the ``message`` kept for JSON and logs) as it was."""
+    from tutor.core.i18n import english, render
+
+    check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
+    assert check.status == "tampered", check.message
+    assert check.message.startswith(SEAL_BROKEN + " while it ran (the checks cannot trust"), check.message
+    assert english(check.said) == check.message
+    chinese = render(check.said, "zh")
+    assert "在运行时被替换了" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
+
+
+def test_a_canarys_lie_is_said_in_the_learners_language():
+    """A runner that says a result keeps no memory, asked the memory canary: the lie it was caught
+    in is a said, its English as it always was, and Chinese for a Chinese learner."""
+    from tutor.checks import canary, words
+    from tutor.checks.remote import Tampered
+    from tutor.core.i18n import english, render
+
+    class Liar:
+        measure, kept, alive = None, [], True
+
+        def call(self, *args):
+            return None  # and reports nothing kept
+
+    with pytest.raises(Tampered) as caught:
+        canary._memory(Liar(), "<test>")
+    assert str(caught.value) == "the memory reported for a result whose size the checker knows was wrong"
+    said = words.say("checks.tampered", lie=caught.value.said)
+    assert english(said).startswith("tampering detected: the memory reported for a result whose size")
+    chinese = render(said, "zh")
+    assert "报告回来的内存是错的" in chinese and not re.search(r"[A-Za-z]{2,}", chinese), chinese
 
 
 def test_lying_about_a_learner_made_modules_mode_is_tampering(grade):

@@ -5,6 +5,7 @@ lines. The browser itself drives the tutor in tests/browser/."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -218,3 +219,56 @@ def test_doctor_without_user_namespaces_says_what_the_admin_enables(tmp_path: Pa
     assert "container:  Kubernetes" in done.stdout
     assert "no bubblewrap here: it needs unprivileged user namespaces" in done.stdout
     assert 'docs/jupyterhub.md, "3. Enable the sandbox"' in done.stdout
+
+
+def _serving(tmp_path: Path, *args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`torch-tutor serve --port 0 ARGS` started; (the process, the address it printed)."""
+    out = open(tmp_path / "out", "w+")
+    process = subprocess.Popen([sys.executable, "-m", "tutor", "--data-dir", str(tmp_path / "data"), "serve",
+                                "--port", "0", *args], stdout=out, stderr=subprocess.STDOUT, env=_env(tmp_path),
+                               start_new_session=True)
+    out.close()
+    url = ""
+    deadline = time.monotonic() + 60
+    while not url and time.monotonic() < deadline and process.poll() is None:
+        url = next((w for w in (tmp_path / "out").read_text().split() if "token=" in w), "")
+        time.sleep(0.1)
+    if not url:
+        os.killpg(process.pid, 15)
+        process.wait(timeout=30)
+    assert url, (tmp_path / "out").read_text()
+    return process, url
+
+
+@pytest.mark.parametrize("language, says", [
+    ("en", ['<html lang="en">', "torch-tutor is starting…", "This session of torch-tutor has ended. Your progress "
+            "and your code are saved.", ">Start again</button>", ">Start</button>"]),
+    ("zh", ['<html lang="zh">', "torch-tutor 正在启动……", "这次 torch-tutor 会话已经结束。你的进度和代码都已保存。",
+            ">重新开始</button>", ">开始</button>"]),
+])
+def test_the_page_and_the_door_speak_the_serving_language(tmp_path: Path, language: str, says: list[str]) -> None:
+    """The page's words (starting, ended, the buttons), the door's refusal and the last line on the
+    terminal: in the language the tutor serves in (issue 29); in English as they always were."""
+    process, url = _serving(tmp_path, "--language", language)
+    try:
+        base, token = url.split("?token=")
+        status, _, refused = _request(base)
+        cookie = _request(url)[1]["Set-Cookie"].split(";")[0]
+        status, _, page = _request(base, Cookie=cookie)
+        assert status == 200
+    finally:
+        os.killpg(process.pid, 15)
+        process.wait(timeout=30)
+    for said in says:
+        assert said in page, (said, page)
+    printed = (tmp_path / "out").read_text()
+    if language == "en":
+        assert refused == ("torch-tutor: this page needs its access token. Open the address that `torch-tutor serve` "
+                           "printed when it started (it ends in ?token=...).\n")
+        assert "torch-tutor serve: stopping (each open tab's tutor saves and quits)\n" in printed
+    else:
+        assert refused.startswith("torch-tutor：这个页面需要访问令牌。"), refused
+        assert "torch-tutor serve：正在停止" in printed, printed
+        shown = re.sub(r"<(style|script)[^>]*>.*?</\1>|<!--.*?-->", "", page, flags=re.S)
+        text = " ".join(re.findall(r">([^<>]+)<", shown))  # what the page shows (not its style or script)
+        assert not re.findall(r"\b(?!torch\b|tutor\b)[A-Za-z]{3,}\b", text.replace("torch-tutor", "")), text

@@ -139,7 +139,10 @@ class Engine:
 
     def isolation_reason(self) -> str:
         sandbox = self._warm()
-        return (sandbox.isolation.reason or "") if sandbox is not None else ""
+        if sandbox is None:
+            return ""
+        info = sandbox.isolation  # in the language in use (its English as it came, for a said this tutor lacks)
+        return shown(info.reason, getattr(info, "reason_said", None)) or ""
 
     # ------------------------------------------------------------------ blocking calls
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from tutor.checks import modules, protocol, refs, render, values
+from tutor.checks import modules, protocol, refs, render, values, words
 from tutor.checks.kinds import REGISTRY
 from tutor.checks.remote import RemoteRaised, Tampered
 
@@ -64,6 +64,11 @@ _PROFILE = ("def step():\n"
             "        torch.exp(c)\n")
 _TIMING_FAST = "def step():\n    return 1\n"
 _TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
+
+
+def _and(names: list) -> dict | str:
+    """Names one after another ("a and b and c"), as one said."""
+    return words.joined(names, "checks.and_then")
 
 
 def _function(source: str, scope: dict, label: str = _LABEL):
@@ -137,8 +142,7 @@ def _tensor(session, label: str, generator) -> None:
     expected = _fingerprint(function(*mine, k), mine)
     got = _fingerprint(_call(session, function, (*theirs, k)), theirs)
     if got != expected:
-        raise Tampered("the answers about a call whose effects the checker knows were wrong "
-                       "(its changes to the arguments, shared memory, autograd graph or values)")
+        raise Tampered(words.say("checks.canary.call"))
 
 
 def _call(session, function, args: tuple):
@@ -148,7 +152,7 @@ def _call(session, function, args: tuple):
     try:
         return session.call({"callee": True}, (function, *args), {})
     except RemoteRaised as raised:
-        raise Tampered(f"a call the checker knows to succeed raised {raised.type_name}") from None
+        raise Tampered(words.say("checks.canary.raised", type=raised.type_name)) from None
     finally:
         adopt_modes(modes)  # whatever the canary switched stays in the runner
 
@@ -188,7 +192,7 @@ def _one_mode(session, label: str, inference: bool, generator, outputs: list[str
     wrong_dtype = "Linear" in outputs and report.get("outputs", {}).get("Linear") != [dtype]
     if refs.len_(seen) != 1 or seen[0] != during or report.get("after") != after or \
             report.get("before") != before or wrong_dtype:
-        raise Tampered("the modes reported during a forward pass whose modes the checker set were wrong")
+        raise Tampered(words.say("checks.canary.modes"))
 
 
 def _module_state(module) -> tuple:
@@ -222,7 +226,7 @@ def _copy_of(module, n: int, w: int, label: str):
             for name, tensor in modules.group(mine, which):
                 source = tensors.get(name)
                 if source is None or render.shape(source) != render.shape(tensor):
-                    raise Tampered("a module the checker made came back with other parameters or buffers")
+                    raise Tampered(words.say("checks.canary.module_changed"))
                 tensor.copy_(source)
     subs = dict(modules.walk(module))
     for name, sub in modules.walk(mine):
@@ -245,13 +249,12 @@ def _module(session, label: str, generator) -> None:
     else:  # made where the learner's code runs
         module = _call(session, _function(_MODULE_MAKE, {}, label), (n, w))
         if not modules.is_module(module):
-            raise Tampered("a module the checker asked for did not come back as a module")
+            raise Tampered(words.say("checks.canary.not_a_module"))
     mine = _copy_of(module, n, w, label)
     step(mine, refs.t_clone(x), flag, p)
     _call(session, step, (module, x, flag, p))
     if not _same_state(_module_state(module), _module_state(mine)):
-        raise Tampered("the state reported for a module after a call whose effects the checker knows was wrong "
-                       "(its modes, settings, parameters or buffers)")
+        raise Tampered(words.say("checks.canary.module_state"))
 
 
 def _modes() -> protocol.Modes:
@@ -271,7 +274,7 @@ def _memory(session, label: str) -> None:
     finally:
         session.measure, session.kept = measure, kept
     if got != 2 * n * 8 * 4:
-        raise Tampered("the memory reported for a result whose size the checker knows was wrong")
+        raise Tampered(words.say("checks.canary.memory"))
 
 
 def _profile(session, label: str, generator, warmup: int = 0, repeat: int = 2, threads: int = 1) -> None:
@@ -292,20 +295,20 @@ def _profile(session, label: str, generator, warmup: int = 0, repeat: int = 2, t
     function = _function(_PROFILE, values, label)
     runs = session.repeat("profile", [function], warmup, repeat, threads)
     if refs.type_(runs) is not list or refs.len_(runs) != repeat:
-        raise Tampered(f"the profiles of a workload the checker knows did not come back as {repeat} run(s)")
+        raise Tampered(words.say("checks.canary.profile_runs", repeat=repeat))
     tops = []
     for run in runs:
         for op, count in (("aten::mm", mm), ("aten::exp", exp)):
             row = run.get(op) if refs.type_(run) is dict else None
             if refs.type_(row) is not list or refs.len_(row) != 4 or row[2] != count:
-                raise Tampered(f"a profile of a workload that calls {op} {count} time(s) said otherwise")
+                raise Tampered(words.say("checks.canary.profile_calls", op=op, count=count))
             # called directly: exp by torch.exp; mm only from inside aten::matmul (a @ b)
             direct = 0 if op == "aten::mm" else count
             if row[3] != direct:
-                raise Tampered(f"a profile of a workload that calls {op} directly {direct} time(s) said otherwise")
+                raise Tampered(words.say("checks.canary.profile_direct", op=op, count=direct))
         tops.append(max(run, key=lambda op: run[op][0] if refs.type_(run[op]) is list and run[op] else 0.0))
     if repeat >= 2 and big not in tops:  # one run alone may be preempted: no verdict on its order
-        raise Tampered(f"profiles of a workload dominated by {big} ranked {' and '.join(sorted(set(tops)))} first")
+        raise Tampered(words.say("checks.canary.profile_rank", big=big, ranked=_and(sorted(set(tops)))))
 
 
 def _timing(session, label: str, warmup: int = 0, repeat: int = 3, threads: int = 1) -> None:
@@ -319,7 +322,7 @@ def _timing(session, label: str, warmup: int = 0, repeat: int = 3, threads: int 
     if refs.len_(slow_times) != repeat or refs.len_(fast_times) != repeat or \
             not all(refs.type_(t) in (int, float) for t in fast_times + slow_times) or min(slow_times) < 0.004 or \
             sorted(fast_times)[repeat // 2] >= sorted(slow_times)[repeat // 2]:
-        raise Tampered("the timings reported for calls whose durations the checker knows were wrong")
+        raise Tampered(words.say("checks.canary.timing"))
 
 
 #: canary name -> ``ask(session, label, generator, check)``; each kind names its own

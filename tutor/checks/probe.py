@@ -224,7 +224,7 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
             if not canary_first:
                 canary.ask(session, kind, case.label, check=check)
         except canary.Tampered as lie:
-            return _result(check, "tampered", words.say("checks.tampered", lie=refs.str_(lie)), case=number,
+            return _result(check, "tampered", words.say("checks.tampered", lie=lie.said), case=number,
                            seed=case.seed)
         except Failed as failure:
             message = words.where(failure.said or failure.message, case.where())

@@ -19,7 +19,7 @@ import select
 import types
 from typing import TYPE_CHECKING, Any, Callable, Literal, cast
 
-from tutor.checks import protocol, refs
+from tutor.checks import protocol, refs, words
 
 if TYPE_CHECKING:
     import torch
@@ -43,11 +43,17 @@ class RunnerGone(Exception):
 class Tampered(BaseException):
     """The runner's answer contradicts what the judge knows (a canary, ``tutor.checks.canary``),
     or the runner found its own code replaced (its seal, ``tutor.checks.seal``). A BaseException,
-    as the run's other ends are: no handler of a learner's error may turn it into one."""
+    as the run's other ends are: no handler of a learner's error may turn it into one. ``said``
+    says what (a said of tutor/checks/words.py, the ``{lie}`` of ``checks.tampered``, rendered in
+    the learner's language); ``str()`` is its English."""
+
+    def __init__(self, said: dict) -> None:
+        super().__init__(words.english(said))
+        self.said = said
 
 
 #: Why every check after a runner's broken seal is ``tampered``.
-SEAL_BROKEN = "the checker's own code in your code's process was replaced while it ran"
+SEAL_BROKEN = words.say("checks.seal_broken")
 
 
 class RemoteRaised(Exception):

@@ -27,6 +27,24 @@ WORDS: dict[str, str] = {
     "checks.prelude_failed": "the pack's prelude failed in the checks: {error}",
     "checks.tampered": "tampering detected: {lie} (the checks cannot trust your code's process, so this check "
                        "cannot pass)",
+    # what a canary caught (tutor/checks/canary.py), or the runner's broken seal (tutor/checks/remote.py):
+    # the {lie} of checks.tampered
+    "checks.seal_broken": "the checker's own code in your code's process was replaced while it ran",
+    "checks.canary.call": "the answers about a call whose effects the checker knows were wrong (its changes to the "
+                          "arguments, shared memory, autograd graph or values)",
+    "checks.canary.raised": "a call the checker knows to succeed raised {type}",
+    "checks.canary.modes": "the modes reported during a forward pass whose modes the checker set were wrong",
+    "checks.canary.module_changed": "a module the checker made came back with other parameters or buffers",
+    "checks.canary.not_a_module": "a module the checker asked for did not come back as a module",
+    "checks.canary.module_state": "the state reported for a module after a call whose effects the checker knows was "
+                                  "wrong (its modes, settings, parameters or buffers)",
+    "checks.canary.memory": "the memory reported for a result whose size the checker knows was wrong",
+    "checks.canary.profile_runs": "the profiles of a workload the checker knows did not come back as {repeat} run(s)",
+    "checks.canary.profile_calls": "a profile of a workload that calls {op} {count} time(s) said otherwise",
+    "checks.canary.profile_direct": "a profile of a workload that calls {op} directly {count} time(s) said otherwise",
+    "checks.canary.profile_rank": "profiles of a workload dominated by {big} ranked {ranked} first",
+    "checks.canary.timing": "the timings reported for calls whose durations the checker knows were wrong",
+    "checks.and_then": "{first} and {rest}",
     "checks.runner_gone": "your code's process ended or stopped answering while this check ran "
                           "(os._exit? sys.exit in a thread? a crash? out of memory?)",
     "checks.checker_failed": "the checker itself failed: {error}",

@@ -31,13 +31,78 @@ EXIT_CODES = """exit codes:
   2  usage error (bad arguments, unknown pack, bad config)"""
 
 
+def _helped(text: str | None) -> str | None:
+    """A help text in the tutor's language while a command line is parsed (``--help``): the
+    table's ``help.*`` entry whose English it is; as it is otherwise (and where the table has no
+    such entry: the instructors' commands keep their English)."""
+    if not text or _SPEAKING is None:
+        return text
+    _SPEAKING.speak()
+    from tutor.core.i18n import TABLE, t
+
+    key = _SPEAKING.help_keys.get(text)
+    if key is None:
+        _SPEAKING.help_keys.update({english: name for name, english in TABLE["en"].items()
+                                    if name.startswith("help.")})
+        key = _SPEAKING.help_keys.get(text)
+    return t(key) if key is not None else text
+
+
+def _cells(text: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's help, each option's and command's help text through :func:`_helped`; Chinese
+    wraps between characters, by cell width (a CJK character is two cells), and its headings
+    end in a full-width colon. Text without wide characters is formatted as argparse does."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return _helped(action.help)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        if _cells(text) == len(text):
+            return super()._split_lines(text, width)
+        from tutor.app.cjk_wrap import RICH_WORD
+
+        lines, line = [], ""
+        for word in RICH_WORD.findall(" ".join(text.split())):
+            if line and _cells((line + word).rstrip()) > width:
+                lines.append(line.rstrip())
+                word = word.lstrip()
+                line = ""
+            line += word
+        return [*lines, line.rstrip()] if line.strip() else lines
+
+    def format_help(self) -> str:
+        import re
+
+        return re.sub(r"^(\s*\S.*[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]):$", r"\1：", super().format_help(), flags=re.M)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with our epilog on every command and usage errors on exit code 2."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         kwargs.setdefault("epilog", EXIT_CODES)
         super().__init__(*args, **kwargs)
+
+    def format_help(self) -> str:
+        """The help in the tutor's language: the description, the epilog and the groups' titles
+        (argparse names its own groups when the parser is made, before the language is known)."""
+        saved = self.description, self.epilog, [(group, group.title) for group in self._action_groups]
+        self.description, self.epilog = _helped(self.description), _helped(self.epilog)
+        for group in self._action_groups:
+            group.title = _helped(group.title)
+        try:
+            return super().format_help()
+        finally:
+            self.description, self.epilog = saved[0], saved[1]
+            for group, title in saved[2]:
+                group.title = title
 
 
 SANDBOX_MODES = ("auto", "fork", "spawn")
@@ -76,8 +141,9 @@ class _ArgparseWords:
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
         self.ready = False
+        self.help_keys: dict[str, str] = {}  # English help text -> its key in the table (``help.*``)
 
-    def _speak(self) -> None:
+    def speak(self) -> None:
         if self.ready:
             return
         self.ready = True
@@ -100,7 +166,7 @@ class _ArgparseWords:
         key = ARGPARSE_WORDS.get(message)
         if key is None:
             return message
-        self._speak()
+        self.speak()
         from tutor.core.i18n import t
 
         return t(key)
@@ -109,15 +175,22 @@ class _ArgparseWords:
         return self.gettext(singular if count == 1 else plural)
 
 
+#: The command line being parsed (by :func:`_parse`), whose language ``--help`` speaks.
+_SPEAKING: _ArgparseWords | None = None
+
+
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """``parser.parse_args(argv)`` with argparse's sentences in the tutor's language."""
+    """``parser.parse_args(argv)`` with argparse's sentences and ``--help`` in the tutor's language."""
+    global _SPEAKING
     words = _ArgparseWords(argv)
     saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
     argparse._, argparse.ngettext = words.gettext, words.ngettext  # type: ignore[attr-defined]
+    _SPEAKING = words
     try:
         return parser.parse_args(argv)
     finally:
         argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
+        _SPEAKING = None
 
 
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:

@@ -118,22 +118,32 @@ def isolation_lines(info) -> list[str]:
     bundled one) usually fail for the same reason, which is then said for both at once."""
     import re
 
+    from tutor.core.i18n import render, said, shown
 
     reason = info.reason
     joined = "; ".join(info.not_used)
     if joined and joined in reason:
         reason = reason.replace(joined, t("cli.doctor.no_bubblewrap"))
-    lines = [t("cli.doctor.isolation", level=isolation_name(info.level), reason=reason)]
+    reason_said = info.reason_said
+    if reason_said and info.not_used and reason_said["fields"].get("why") and \
+            render(reason_said["fields"]["why"], "en") == joined:  # the fallback's reason: the notes, said below
+        reason_said = said(reason_said["key"], why=said("cli.doctor.no_bubblewrap"))
+    lines = [t("cli.doctor.isolation", level=isolation_name(info.level), reason=shown(reason, reason_said))]
     from tutor.sandbox import backends
 
     lines += [t(key, **fields) for key, fields in backends.of(info.level).doctor(info)]
     grouped: dict[str, list[str]] = {}  # why -> which bubblewraps, in order
-    for note in info.not_used:
-        found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
-        which, why = (found.group(1), found.group(2)) if found else ("", note)
-        grouped.setdefault(why, []).append(which)
-    for why, which in grouped.items():
-        named = ", ".join(w for w in which if w)
+    saids = info.not_used_said if len(info.not_used_said) == len(info.not_used) else (None,) * len(info.not_used)
+    for note, note_said in zip(info.not_used, saids):
+        if note_said is not None and note_said.get("key") == "isolation.note":  # in the learner's language
+            which, why = (shown(None, part) if isinstance(part, dict) else str(part)
+                          for part in (note_said["fields"]["named"], note_said["fields"]["why"]))
+        else:
+            found = re.match(r"(.*?bubblewrap(?: \([^)]*\))?): (.*)", note, re.S)
+            which, why = (found.group(1), found.group(2)) if found else ("", note)
+        grouped.setdefault(why or "", []).append(which or "")
+    for why, names in grouped.items():
+        named = ", ".join(w for w in names if w)
         lines.append(t("cli.doctor.not_used_named", named=named, why=why) if named else t("cli.doctor.not_used", why=why))
     return lines
 
@@ -196,7 +206,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0 if probe.ok else 1
-    from tutor.core.i18n import render, t
+    from tutor.core.i18n import render, shown, t
 
     print(t("cli.doctor.python", python=data["python"], version=data["python_version"]))
     print(t("cli.doctor.torch", torch=data["torch"]))
@@ -207,8 +217,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(t("cli.doctor.transport"))
     print(t("cli.doctor.processes.none") if info.process_limit == "none"
           else t("cli.doctor.processes", how=info.process_limit))
-    for gap in info.gaps:
-        print(t("cli.doctor.weaker", gap=gap))
+    gaps_said = info.gaps_said if len(info.gaps_said) == len(info.gaps) else (None,) * len(info.gaps)
+    for gap, gap_said in zip(info.gaps, gaps_said):
+        print(t("cli.doctor.weaker", gap=shown(gap, gap_said)))
     limits = data["limits"]
     print(t("cli.doctor.limits", wall=limits["wall_time"], cpu=limits["cpu_time"], memory=limits["memory_mb"],
             output=limits["output_kb"], processes=limits["processes"], files=limits["file_size_mb"],

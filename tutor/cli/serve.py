@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded
-from tutor.core.i18n import t
+from tutor.core.i18n import language, t
 
 if TYPE_CHECKING:
     from tutor.core.config import Settings
@@ -87,6 +87,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(t("cli.serve.warning", host=where.host, port=port), file=sys.stderr)
     words = {key: t("serve." + key) for key in WORDS}  # the server's own lines, in the learner's language
     try:
-        return serve(app_command(_app_argv(args)), where, token=where.path is None, words=words)
+        return serve(app_command(_app_argv(args)), where, token=where.path is None, words=words,
+                     language=language())
     except ServeError as exc:
         raise UsageError(str(exc)) from None

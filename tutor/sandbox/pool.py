@@ -306,7 +306,8 @@ class Sandbox:
         try:
             raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)
             raw.probe_requested = probe is not None
-            unreadable = next((g for g in self.isolation.gaps if g.startswith(iso.UNREADABLE)), None)
+            unreadable = next((g for g in self.isolation.gaps_said if g.get("key") == "isolation.gap.unreadable"),
+                              None)  # a said: the run's sentence says it in the learner's language
             return classify(raw, limits, compiles="torch.compile" in code, unreadable=unreadable)
         except WorkerDied as exc:
             worker.close()

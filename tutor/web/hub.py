@@ -30,12 +30,10 @@ def container_kind(environ: Mapping[str, str] | None = None) -> str | None:
 
 def user_namespaces() -> str | None:
     """Why unprivileged user namespaces are off here, or None when nothing says they are."""
-    if _read("/proc/sys/user/max_user_namespaces") == "0":
-        return "user.max_user_namespaces is 0"
-    if _read("/proc/sys/kernel/unprivileged_userns_clone") == "0":
-        return "kernel.unprivileged_userns_clone is 0"
-    if _read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1":
-        return "kernel.apparmor_restrict_unprivileged_userns is 1"
+    for name, off in (("user.max_user_namespaces", "0"), ("kernel.unprivileged_userns_clone", "0"),
+                      ("kernel.apparmor_restrict_unprivileged_userns", "1")):
+        if _read("/proc/sys/" + name.replace(".", "/")) == off:
+            return WORDS["sysctl_is"].format(name=name, value=off)
     return None
 
 
@@ -63,6 +61,7 @@ WORDS = {
     "bwrap_works": "  bubblewrap works here: each run is isolated",
     "not_tried": "  bubblewrap not tried: the isolation setting is none",
     "may_refuse": "the runtime's seccomp or AppArmor profile may refuse them",
+    "sysctl_is": "{name} is {value}",
     "no_bwrap": "  no bubblewrap here: it needs unprivileged user namespaces ({why}); runs have limits only. What a "
                 "hub's admin enables: docs/jupyterhub.md, \"3. Enable the sandbox\"",
 }
@@ -82,5 +81,9 @@ def doctor_lines(report: dict[str, Any], words: dict[str, str] | None = None) ->
     if report["isolation_setting"] == "none":
         lines.append(say["not_tried"])
         return lines
-    lines.append(say["no_bwrap"].format(why=report["user_namespaces_off"] or say["may_refuse"]))
+    off = report["user_namespaces_off"]
+    if off:  # "user.max_user_namespaces is 0" (user_namespaces): the setting and its value stay as they are
+        name, _, value = off.rpartition(" is ")
+        off = say["sysctl_is"].format(name=name, value=value) if name else off
+    lines.append(say["no_bwrap"].format(why=off or say["may_refuse"]))
     return lines

@@ -59,6 +59,17 @@ WORDS = {
                      "yourself):",
     "serving": "torch-tutor is serving on {address}",
     "tabs": "Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.",
+    "stopping": "torch-tutor serve: stopping (each open tab's tutor saves and quits)",
+    # the door's answers, which a browser shows as the page
+    "not_here": "torch-tutor: this address is not served here.",
+    "not_this_page": "torch-tutor: not from this page.",
+    "needs_token": "torch-tutor: this page needs its access token. Open the address that `torch-tutor serve` printed "
+                   "when it started (it ends in ?token=...).",
+    # the page (templates/app_index.html)
+    "page_starting": "torch-tutor is starting…",
+    "page_ended": "This session of torch-tutor has ended. Your progress and your code are saved.",
+    "page_restart": "Start again",
+    "page_start": "Start",
 }
 
 
@@ -121,9 +132,11 @@ def _same_origin(origin: str | None, host: str | None) -> bool:
     return parts.netloc.lower() == host.strip().lower()
 
 
-def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
+def make_server(command: str, door: Door, *, title: str = "torch-tutor", words: dict[str, str] | None = None,
+                language: str = "en") -> Any:
     """A textual-serve Server for ``command`` behind ``door`` (textual-serve is imported here:
-    only ``serve`` needs it)."""
+    only ``serve`` needs it); ``words``: :data:`WORDS` in ``language``, the page's and the door's."""
+    say = {**WORDS, **(words or {})}
     from aiohttp import web
     from textual_serve.server import Server
 
@@ -146,11 +159,11 @@ def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
             if door.hosts is not None and _host_name(request.host) not in door.hosts:
                 # A name that is not this machine's: a page that rebound its own name to 127.0.0.1.
-                return web.Response(status=421, text="torch-tutor: this address is not served here.\n")
+                return web.Response(status=421, text=say["not_here"] + "\n")
             given = request.query.get(TOKEN_PARAM)
             if given is not None:
                 if not door.token_ok(given):
-                    return _refused()
+                    return _refused(say)
                 # Into a cookie, out of the address bar: back to the page, relative so that it is
                 # right behind any proxy too, and never built from the path (`\\evil.example`
                 # would be another site's address).
@@ -165,9 +178,9 @@ def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
                     moved.set_cookie(door.cookie, door.token, httponly=True, samesite="Strict", path="/")
                 return moved
             if not door.token_ok(request.cookies.get(door.cookie)):
-                return _refused()
+                return _refused(say)
             if request.path.endswith("/ws") and not _same_origin(request.headers.get("Origin"), request.host):
-                return web.Response(status=403, text="torch-tutor: not from this page.\n")
+                return web.Response(status=403, text=say["not_this_page"] + "\n")
             response = await handler(request)
             response.headers.setdefault("Referrer-Policy", "no-referrer")
             response.headers.setdefault("X-Frame-Options", "SAMEORIGIN")
@@ -180,7 +193,8 @@ def make_server(command: str, door: Door, *, title: str = "torch-tutor") -> Any:
                 font_size = max(8, min(48, int(request.query.get("fontsize", "16"))))
             except ValueError:
                 font_size = 16
-            return {"font_size": font_size}
+            return {"font_size": font_size, "lang": language,
+                    **{key: text for key, text in say.items() if key.startswith("page_")}}
 
         async def on_startup(self, app: web.Application) -> None:  # textual-serve prints its URL
             pass
@@ -194,12 +208,10 @@ def aiohttp_template(name: str) -> Callable[..., Any]:
     return aiohttp_jinja2.template(name)
 
 
-def _refused() -> Any:
+def _refused(say: dict[str, str]) -> Any:
     from aiohttp import web
 
-    return web.Response(status=403, content_type="text/plain", text=(
-        "torch-tutor: this page needs its access token. Open the address that `torch-tutor serve` "
-        "printed when it started (it ends in ?token=...).\n"))
+    return web.Response(status=403, content_type="text/plain", text=say["needs_token"] + "\n")
 
 
 @dataclass
@@ -212,12 +224,13 @@ class Listening:
 
 
 def serve(command: str, where: Listening, *, token: bool = True, out: TextIO | None = None,
-          ready: Callable[[str], None] | None = None, words: dict[str, str] | None = None) -> int:
+          ready: Callable[[str], None] | None = None, words: dict[str, str] | None = None,
+          language: str = "en") -> int:
     """Serve ``command`` (see :func:`app_command`) until SIGINT or SIGTERM; returns the exit code.
 
     ``token`` False only behind another server's authentication (``where.path``, a Unix socket).
     The address to open is printed once on ``out`` (standard output); ``words``: :data:`WORDS` in
-    the language to print them in."""
+    ``language`` (a language code: the page's ``lang``), which the terminal and the page say."""
     out = out or sys.stdout
     logging.basicConfig(level=logging.WARNING, format="torch-tutor serve: %(message)s")
     logging.getLogger("aiohttp.access").disabled = True
@@ -228,8 +241,9 @@ def serve(command: str, where: Listening, *, token: bool = True, out: TextIO | N
         hosts = {"localhost", "127.0.0.1", "::1", where.host.strip("[]").lower()}
     # A cookie name of this server's own: two servers on one host (other ports) keep theirs apart.
     door = Door(token=secret, cookie=f"torch_tutor_{secrets.token_hex(4)}", hosts=hosts)
-    server = make_server(command, door)
-    return asyncio.run(_run(server, where, door, out, ready, {**WORDS, **(words or {})}))
+    say = {**WORDS, **(words or {})}
+    server = make_server(command, door, words=say, language=language)
+    return asyncio.run(_run(server, where, door, out, ready, say))
 
 
 async def _run(server: Any, where: Listening, door: Door, out: TextIO,
@@ -277,7 +291,7 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
     try:
         await stop.wait()
     finally:
-        out.write("torch-tutor serve: stopping (each open tab's tutor saves and quits)\n")
+        out.write(words["stopping"] + "\n")
         out.flush()
         await runner.cleanup()
     return 0

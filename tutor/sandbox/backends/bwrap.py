@@ -9,40 +9,42 @@ import os
 import sys
 from typing import Any
 
+from tutor.core.i18n import said, shown
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.backends import Backend, Probe
 from tutor.sandbox.isolation import Interpreter, IsolationInfo
 
 
 def _probe(probe: Probe) -> IsolationInfo | None:
+    # Each sentence is a said (tutor/core/i18n.py, ``isolation.*``): doctor and the status bar show
+    # it in the learner's language; IsolationInfo keeps its English beside it.
     notes = probe.not_used
     process_limit = probe.process_limit
     platform = "win32 (emulated)" if os.environ.get("TORCH_TUTOR_EMULATE_WINDOWS") == "1" else sys.platform
     if platform != "linux":
-        notes.append(f"bubblewrap: Linux only (this is {platform})")
+        notes.append(said("isolation.note", named="bubblewrap", why=said("isolation.why.linux_only", platform=platform)))
         candidates = []
     else:
         candidates = iso.bwrap_candidates()
     for which, path, absent in candidates:
+        named = said("isolation.which." + which)
         if path is None:
-            notes.append(f"{which} bubblewrap: {absent}")
+            notes.append(said("isolation.note", named=said("isolation.named", which=named), why=absent))
             continue
-        works, namespaces, drops_root, why = iso._try_bwrap(probe.python, path)
+        works, namespaces, drops_root, why = iso._try_bwrap_said(probe.python, path)
         if not works:
-            notes.append(f"{which} bubblewrap ({path}): {why}")
+            notes.append(said("isolation.note", named=said("isolation.named_path", which=named, path=path),
+                              why=why or ""))
             continue
-        gaps: tuple[str, ...] = () if namespaces else ("runs share the worker's PID namespace",)
+        gaps: tuple[dict, ...] = () if namespaces else (said("isolation.gap.shared_pids"),)
         if iso.is_root() and not drops_root:
-            gaps += ("runs keep root's access to files (" + why + ")",)
+            gaps += (said("isolation.gap.root_files", why=why or ""),)
         if process_limit != "cgroup":
             process_limit = "none"
-            gaps += ("no limit on processes (needs root for a pids cgroup)",)
-        reason = ("bubblewrap: no network, private /tmp, only the system, the interpreter and the tutor "
-                  "visible, read-only"
-                  + ("" if namespaces else f"; {why}"))
-        return IsolationInfo("bwrap", reason, namespaces, process_limit, gaps, bwrap=path,
-                             bwrap_source=which, not_used=tuple(notes),
-                             worker_uid=iso.worker_uid() if drops_root else None)
+            gaps += (said("isolation.gap.no_process_limit"),)
+        reason = said("isolation.reason.bwrap") if namespaces else said("isolation.reason.bwrap_but", why=why or "")
+        return iso._info("bwrap", reason, namespaces, process_limit, gaps, tuple(notes), bwrap=path,
+                         bwrap_source=which, worker_uid=iso.worker_uid() if drops_root else None)
     return None
 
 
@@ -59,7 +61,10 @@ def _containment(info: IsolationInfo) -> dict[str, Any]:
 
 
 def _doctor(info: IsolationInfo) -> list[tuple[str, dict[str, Any]]]:
-    return [("cli.doctor.bubblewrap", {"path": info.bwrap, "source": info.bwrap_source})] if info.bwrap else []
+    if not info.bwrap:
+        return []
+    source = shown(info.bwrap_source, said("isolation.which." + (info.bwrap_source or "")))
+    return [("cli.doctor.bubblewrap", {"path": info.bwrap, "source": source})]
 
 
 BACKEND = Backend(name="bwrap", probe=_probe, wrap=_wrap, containment=_containment, doctor=_doctor,

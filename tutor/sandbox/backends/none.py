@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tutor.core.i18n import said
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.backends import Backend, Probe
 from tutor.sandbox.isolation import Interpreter, IsolationInfo
@@ -15,19 +16,17 @@ NAME = "none"
 def _probe(probe: Probe) -> IsolationInfo:
     notes = probe.not_used
     if probe.requested == NAME:
-        fallback_why = "isolation is set to none"
+        fallback_why = said("isolation.why.set_none")
     else:
-        fallback_why = "; ".join(notes) or "no bubblewrap"
-    gaps: tuple[str, ...] = ("network is reachable",
-                             "files outside the scratch dir can be written where permissions allow")
+        fallback_why = iso._joined(notes) if notes else said("isolation.why.no_bwrap")
+    gaps: tuple[dict, ...] = (said("isolation.gap.network"), said("isolation.gap.outside_scratch"))
     if iso.is_root():
-        gaps = ("network is reachable", "world-writable places such as /tmp can be written")
+        gaps = (said("isolation.gap.network"), said("isolation.gap.world_writable"))
         folder = iso.unreadable_for_runs(probe.python)
         if folder is not None:
-            gaps += (f"{iso.UNREADABLE} ({folder}): a module the worker did not import ahead fails to "
-                     "import in a run; make the interpreter readable by other users, or use bubblewrap",)
-    reason = f"limits only ({fallback_why})"
-    return IsolationInfo(NAME, reason, False, probe.process_limit, gaps, not_used=tuple(notes))
+            gaps += (said("isolation.gap.unreadable", folder=folder),)
+    return iso._info(NAME, said("isolation.reason.none", why=fallback_why), False, probe.process_limit, gaps,
+                     tuple(notes))
 
 
 def _wrap(info: IsolationInfo, interpreter: Interpreter, scratch_root: str, private: tuple[str, ...]) -> list[str]:

@@ -435,3 +435,31 @@ def test_every_help_text_of_the_learners_commands_is_in_the_table():
         texts += [sub.description, sub.epilog, *(g.title for g in sub._action_groups), *(a.help for a in sub._actions)]
     missing = [text for text in texts if text and text != argparse.SUPPRESS and text not in english]
     assert not missing, missing
+
+
+def test_isolation_required_but_missing_is_said_in_chinese(monkeypatch):
+    """zh2's note: the error of `isolation = "bwrap"` where bubblewrap cannot work was English
+    only. It is a said now: the sandbox's failure reads in the learner's language, its English
+    (what grade and the logs print) unchanged."""
+    from tutor.sandbox.isolation import IsolationError, choose
+    from tutor.sandbox.pool import Sandbox, SandboxUnavailable
+
+    monkeypatch.setenv("TORCH_TUTOR_EMULATE_WINDOWS", "1")  # bubblewrap is Linux only
+    with pytest.raises(IsolationError) as raised:
+        choose("bwrap", sys.executable)
+    assert str(raised.value) == "bubblewrap: Linux only (this is win32 (emulated))"
+    sandbox = Sandbox(isolation="bwrap")
+    try:
+        with pytest.raises(SandboxUnavailable):
+            sandbox.wait_ready(timeout=60)
+        assert sandbox.error == str(raised.value)
+        before = i18n.language()
+        i18n.set_language("zh")
+        try:
+            text = i18n.shown(sandbox.error, sandbox.error_said)
+        finally:
+            i18n.set_language(before)
+        assert text and "bubblewrap" in text and "win32" in text and re.search(r"[\u4e00-\u9fff]", text), text
+        assert "Linux only" not in text
+    finally:
+        sandbox.close()

@@ -126,7 +126,7 @@ class Engine:
         if state in ("warming up", "not started"):
             return t("status.sandbox.warming")
         if state == "unavailable":
-            return t("status.sandbox.failed", reason=sandbox.error or state)
+            return t("status.sandbox.failed", reason=shown(sandbox.error, getattr(sandbox, "error_said", None)) or state)
         return t("status.sandbox.state", state=state)
 
     def torch_version(self) -> str | None:
@@ -154,7 +154,8 @@ class Engine:
             raise EngineUnavailable(t("sandbox.missing", reason=self._error or t("engine.not_started")))
         state = sandbox.state.value
         if state == "unavailable":
-            raise EngineUnavailable(t("sandbox.missing", reason=sandbox.error or state))
+            raise EngineUnavailable(t("sandbox.missing", reason=shown(sandbox.error, getattr(sandbox, "error_said", None))
+                                      or state))
         if state == "closed":
             raise EngineUnavailable(t("sandbox.missing", reason=state))
         return sandbox

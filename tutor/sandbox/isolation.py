@@ -55,7 +55,12 @@ _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_"
 
 
 class IsolationError(TutorError):
-    """Isolation was required (``isolation="bwrap"``) and is not available; says why."""
+    """Isolation was required (``isolation="bwrap"``) and is not available; says why (its
+    message in English, ``said``: the same in the language in use, ``tutor.core.i18n.shown``)."""
+
+    def __init__(self, message: str, said: dict | None = None):
+        super().__init__(message)
+        self.said = said
 
 
 @dataclass(frozen=True)
@@ -361,7 +366,8 @@ def choose(requested: str, python: str) -> IsolationInfo:
         if info is not None:
             return info
         if requested == backend.name:
-            raise IsolationError(english(_joined(probe.not_used) if probe.not_used else said("isolation.why.no_bwrap")))
+            why = _joined(probe.not_used) if probe.not_used else said("isolation.why.no_bwrap")
+            raise IsolationError(english(why), why)
     raise IsolationError(english(_joined(probe.not_used)) if probe.not_used else "no isolation backend works here")
 
 

@@ -117,6 +117,7 @@ class Sandbox:
         self._stopping = False  # kill_now(): start nothing more (close() still cleans up)
         self._ready = threading.Event()
         self._startup_error: str | None = None
+        self._startup_said: dict | None = None  # the same, said (an IsolationError's), for the learner's language
         self._info: iso.IsolationInfo | None = None
         self._idle: "queue.Queue[WorkerProcess | None]" = queue.Queue()
         self._busy: set[WorkerProcess] = set()
@@ -166,6 +167,7 @@ class Sandbox:
             self.warmup_s = time.perf_counter() - started
         except Exception as exc:  # reported to every caller of run/wait_ready
             self._startup_error = str(exc)
+            self._startup_said = getattr(exc, "said", None)
         finally:
             self._ready.set()
 
@@ -213,6 +215,11 @@ class Sandbox:
     def error(self) -> str | None:
         """Why warm-up failed (the state is UNAVAILABLE), else None."""
         return self._startup_error if self._ready.is_set() else None
+
+    @property
+    def error_said(self) -> dict | None:
+        """:attr:`error` as a said, where its cause gave one (isolation required and missing)."""
+        return self._startup_said if self._ready.is_set() else None
 
     @property
     def status(self) -> str:

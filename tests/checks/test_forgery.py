@@ -171,6 +171,32 @@ FORGERIES = {
                     server.Server.storage_key, server.Server.writeback = real_key, real_writeback
             server.HANDLERS["call"] = call  # how the runner dispatches a call
     """),
+    # issue 26: lie about effects only while the learner's own function runs (a canary calls a
+    # function of the judge's, so it never sees a lie): the runner's seal sees the class changed
+    "lie-while-mine-runs": STARTER + textwrap.dedent("""\
+        import sys
+        server = sys.modules.get("tutor.checks.server")
+        if server is not None:
+            _mine, _inside = shifted_first_row, []
+            def shifted_first_row(t, k):
+                _inside.append(1)
+                return _mine(t, k)
+            real_key, real_writeback = server.Server.storage_key, server.Server.writeback
+            def storage_key(self, tensor, blobs, storages):
+                if not _inside:
+                    return real_key(self, tensor, blobs, storages)
+                known_storages, self.received_storages = self.received_storages, {}
+                try:
+                    return real_key(self, tensor, blobs, storages)
+                finally:
+                    self.received_storages = known_storages
+            def writeback(self, out):
+                if not _inside:
+                    return real_writeback(self, out)
+                _inside.clear()
+                return {"storages": {}, "tensors": {}, "modules": {}, "containers": {}}
+            server.Server.storage_key, server.Server.writeback = storage_key, writeback
+    """),
 }
 
 PASSING_STATUSES = {"passed"}
@@ -227,7 +253,8 @@ def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
 
 
 @pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
-                                  "lie-about-effects", "lie-about-known-inputs", "lie-when-seeded"])
+                                  "lie-about-effects", "lie-about-known-inputs", "lie-when-seeded",
+                                  "lie-while-mine-runs"])
 def test_check_never_passes_a_forgery(isolation, name):
     base, env = isolation
     learner = base / f"{name}.py"
@@ -241,7 +268,7 @@ def test_check_never_passes_a_forgery(isolation, name):
     # the starter really is wrong: the checks that catch it still say so
     assert statuses["caller-unchanged"] in ("failed", "error", "tampered"), statuses
     assert statuses["independent"] in ("failed", "error", "tampered"), statuses
-    if name == "lie-about-effects":
+    if name in ("lie-about-effects", "lie-while-mine-runs"):
         assert set(statuses.values()) == {"tampered"}, statuses
 
 

@@ -118,12 +118,14 @@ class StepView(Vertical):
 
         The screen's keys are priority bindings, which Textual answers at once, while the keys
         typed before them wait in the focused widget's own queue: on a busy machine, code typed
-        and F5 pressed at once ran the code as it was before the typing. The action waits in
-        that queue behind them."""
+        and F5 pressed at once ran the code as it was before the typing. The action then waits
+        in that queue behind them; with nothing waiting there it runs at once, as before (so a
+        key that follows it goes where the action leaves the focus)."""
         if not self.supports(action) or self.running:
             return
         focused = self.app.focused
-        if focused is not None and focused is not self and self in focused.ancestors:
+        if focused is not None and focused is not self and self in focused.ancestors \
+                and focused.message_queue_size > 0:
             focused.call_later(self._act_now, action)
         else:
             self._act_now(action)

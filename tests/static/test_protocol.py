@@ -23,7 +23,7 @@ CHECKS = ROOT / "tutor" / "checks"
 WORKER = ROOT / "tutor" / "sandbox" / "worker"
 #: Where protocol messages are built and read: the judge's side and the runner's.
 SOURCES = [CHECKS / "remote.py", CHECKS / "server.py", WORKER / "judging.py", WORKER / "runner.py",
-           WORKER / "keeper.py"]
+           WORKER / "keeper.py", CHECKS / "seal.py"]
 
 
 def _members(union: object) -> list[type]:

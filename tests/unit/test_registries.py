@@ -21,18 +21,23 @@ def test_a_kind_without_a_canary_fails_where_it_is_declared():
         Kind("new", lambda check, case: None)  # type: ignore[call-arg]
 
 
+def _declaring(folder: pathlib.Path, name: str) -> set[str]:
+    """The modules of ``folder`` that assign ``name`` at their top level (a declaration)."""
+    declaring = set()
+    for path in folder.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == name for t in node.targets)
+               for node in tree.body):
+            declaring.add(path.stem)
+    return declaring
+
 @pytest.mark.parametrize("name", sorted(kinds.REGISTRY))
 def test_every_kind_names_a_canary_that_exists(name):
     assert kinds.REGISTRY[name].canary in canary.CANARIES
 
 
 def test_every_module_that_declares_kinds_is_registered():
-    declaring = set()
-    for path in KINDS_DIR.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "KINDS" for t in node.targets)
-               for node in tree.body):
-            declaring.add(path.stem)
+    declaring = _declaring(KINDS_DIR, "KINDS")
     assert declaring == set(kinds.MODULES) - {"__init__"}
 
 
@@ -134,12 +139,7 @@ def test_a_quiz_record_registered_without_its_declaration_fails():
 def test_every_quiz_module_is_registered_in_the_union():
     from tutor.core import models
 
-    declaring = set()
-    for path in QUIZZES_DIR.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "QUIZ" for t in node.targets)
-               for node in tree.body):
-            declaring.add(path.stem)
+    declaring = _declaring(QUIZZES_DIR, "QUIZ")
     assert declaring == {record.__module__.rsplit(".", 1)[-1] for record in models.QUIZ_RECORDS}
     assert set(models.QUIZ_TYPES) == set(models.QUIZ_RECORDS)
 
@@ -201,12 +201,7 @@ def test_the_isolation_levels_are_the_same_everywhere():
 def test_every_module_that_declares_a_backend_is_registered():
     from tutor.sandbox import backends
 
-    declaring = set()
-    for path in BACKENDS_DIR.glob("*.py"):
-        tree = ast.parse(path.read_text())
-        if any(isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "BACKEND" for t in node.targets)
-               for node in tree.body):
-            declaring.add(path.stem)
+    declaring = _declaring(BACKENDS_DIR, "BACKEND")
     assert declaring == set(backends.MODULES)
     assert [backends.REGISTRY[name].name for name in backends.LEVELS] == list(backends.LEVELS)
 

@@ -178,6 +178,13 @@ class Result(TypedDict, total=False):
     raised: str
 
 
+class Tampered(TypedDict):
+    """runner -> judge, in place of any other message: the runner's seal found the checker's code
+    replaced (``tutor.checks.seal``); the runner has ended. Built once, before the learner's code."""
+
+    op: Literal["tampered"]
+
+
 class Bye(TypedDict):
     """judge -> runner: no more requests; the runner exits."""
 
@@ -190,8 +197,9 @@ Request = Union[Call, Repeat, GetAttr]
 #: What the judge sends the runner while it serves.
 JudgeMessage = Union[Request, Result, Bye]
 #: What the runner sends the judge once its learner's code ran: one ``Ready``, then for each
-#: request an ``Answer``, with a ``CallBack`` for each call of a check's function meanwhile.
-RunnerMessage = Union[Ready, Answer, CallBack]
+#: request an ``Answer``, with a ``CallBack`` for each call of a check's function meanwhile; or,
+#: once its seal broke, a ``Tampered`` instead of any of them.
+RunnerMessage = Union[Ready, Answer, CallBack, Tampered]
 #: Every message of the protocol (the keeper's ``Start`` included).
 Message = Union[Start, JudgeMessage, RunnerMessage]
 
@@ -204,9 +212,14 @@ REQUEST_OPS: tuple[str, ...] = get_args(RequestOp)
 # --------------------------------------------------------------------------- framing
 
 
-def send(sock: socket.socket, message: Message, blobs: list[bytes] | tuple = ()) -> None:
+def head(message: Message, blobs: int = 0) -> bytes:
+    """A frame's head and JSON body (its ``blobs`` blobs follow it, each with its length)."""
     body = json.dumps(message, separators=(",", ":"), allow_nan=True).encode("utf-8")
-    parts = [_HEAD.pack(len(body), len(blobs)) + body]
+    return _HEAD.pack(len(body), blobs) + body
+
+
+def send(sock: socket.socket, message: Message, blobs: list[bytes] | tuple = ()) -> None:
+    parts = [head(message, len(blobs))]
     for blob in blobs:
         parts.append(_BLOB.pack(len(blob)))
         parts.append(blob)

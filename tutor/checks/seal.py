@@ -46,14 +46,6 @@ _STDLIB = (json, sys.modules.get("json.encoder"), socket, struct)
 #: The exit status of a runner that found its seal broken (after it sent the tampered frame).
 EXIT_TAMPERED = 86
 
-_FRAME_HEAD = struct.Struct("!II")  # protocol._HEAD, kept apart: protocol is sealed, this is the seal
-
-
-def _frame(message: dict) -> bytes:
-    body = json.dumps(message, separators=(",", ":")).encode("utf-8")
-    return _FRAME_HEAD.pack(len(body), 0) + body
-
-
 def _functions_of(value) -> list:
     """The plain functions behind a table entry (a method, a static or class method, a property)."""
     if isinstance(value, types.FunctionType):
@@ -70,27 +62,26 @@ def _ours(module_name: str) -> bool:
 
 
 def _tables() -> tuple[list, list, list]:
-    """(the tables to seal as (label, table) pairs, the functions, the dispatch dicts)."""
+    """(the tables to seal, the functions, the dispatch dicts)."""
     tables: list = []
     functions: list = []
     dispatch: list = []
     seen: set[int] = set()
     modules = [m for name, m in sorted(sys.modules.items()) if _ours(name) and isinstance(m, types.ModuleType)]
     for module in modules + [m for m in _STDLIB if m is not None]:
-        name = module.__name__
         table = vars(module)
-        tables.append((name, table))
+        tables.append(table)
         for key, value in list(table.items()):
             if isinstance(value, type) and _ours(getattr(value, "__module__", "") or "") and id(value) not in seen:
                 seen.add(id(value))
-                tables.append((f"{name}.{key}", value.__dict__))
+                tables.append(value.__dict__)
                 for entry in list(value.__dict__.values()):
                     functions.extend(_functions_of(entry))
             elif isinstance(value, dict) and value and all(callable(v) for v in value.values()):
-                dispatch.append((f"{name}.{key}", value))
+                dispatch.append(value)
             functions.extend(f for f in _functions_of(value)
                              if _ours(getattr(f, "__module__", "") or "") or module in _STDLIB)
-    tables.append(("socket.socket", socket.socket.__dict__))
+    tables.append(socket.socket.__dict__)
     return tables, functions, dispatch
 
 
@@ -113,10 +104,11 @@ def take(channel: socket.socket):
 
     tables, functions, dispatch = _tables()
     functions = list({id(f): f for f in functions}.values())
-    saved_tables = tuple((label, table, _snapshot(table)) for label, table in tables)
-    saved_dispatch = tuple((label, table, _snapshot(table)) for label, table in dispatch)
+    saved_tables = tuple((table, _snapshot(table)) for table in tables)
+    saved_dispatch = tuple((table, _snapshot(table)) for table in dispatch)
     server_class = server.Server
-    frame = _frame({"op": "tampered"})
+    tampered: protocol.Tampered = {"op": "tampered"}
+    frame = protocol.head(tampered)  # built now: protocol's names are the learner's later
     send = channel.sendall  # the C method, bound now (os.write would not reach a socket on Windows)
 
     refused: list = []  # the rewrites the audit hook refused (below)
@@ -126,12 +118,12 @@ def take(channel: socket.socket):
               _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
         broken = bool(_refused)
         if not broken:
-            for _label, table, saved in _tables:
+            for table, saved in _tables:
                 if not _same(table, saved) and not _allowed(table, saved):
                     broken = True
                     break
         if not broken:
-            for _label, table, saved in _dispatch:
+            for table, saved in _dispatch:
                 if not _same(table, saved):
                     broken = True
                     break
@@ -160,7 +152,7 @@ def take(channel: socket.socket):
 
 
 def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _isinstance=isinstance,
-                 _module=types.ModuleType, _str=str, _volatile=_VOLATILE) -> bool:
+                 _module=types.ModuleType, _str=str, _volatile=_VOLATILE, _ours=_ours) -> bool:
     """Whether ``table`` differs from ``saved`` only by what the tutor's own code adds: a
     submodule imported later (a package's attribute naming its own submodule) or a warnings
     registry. Any replaced or removed value, or another new name (it would shadow a builtin in
@@ -176,6 +168,6 @@ def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _i
         if key_id in old or key in _volatile:
             continue
         if not (_isinstance(value, _module) and _isinstance(name, _str)
-                and (name == "tutor" or name.startswith("tutor.")) and value.__name__ == f"{name}.{key}"):
+                and _ours(name) and value.__name__ == f"{name}.{key}"):
             return False
     return True

@@ -18,6 +18,10 @@ import pytest
 
 from tests.browser.harness import MINI, Served, Tab, clean_env, command_lines
 
+#: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
+#: so a test types after this, as a learner does after seeing where the keys go.
+EDITING = "✎ editing: keys type into your code"
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 
@@ -56,6 +60,7 @@ def learn(tab: Tab) -> None:
         tab.press("F4")
     tab.wait_for("Double it")
     tab.wait_for("f6 Check")
+    tab.wait_for(EDITING)  # as a learner looks: the step is drawn a moment before its editor has the keys
     tab.press("ArrowDown", "ArrowDown", "ArrowDown", "End")
     tab.type(" * 2")
     tab.wait_for("return x * 2")
@@ -101,6 +106,7 @@ def test_closing_a_tab_loses_nothing_a_second_tab_is_told_and_quit_is_a_browser_
     first.wait_for("Double it")
     screen = first.wait_for("f6 Check")  # (at 80 columns an exercise's footer leaves Quit to F1's list)
     assert "^q" not in screen
+    first.wait_for(EDITING)
     first.type("# typed in the browser\n")
     first.wait_for("# typed in the browser")
 

@@ -10,6 +10,10 @@ import pytest
 
 from test_e2e_tmux import MINI, TUTOR, Terminal, pytestmark  # noqa: F401  (same markers)
 
+#: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
+#: so a test types after this, as a learner does after seeing where the keys go.
+EDITING = "✎ editing: keys type into your code"
+
 
 @pytest.fixture
 def terminal(tmp_path):
@@ -39,6 +43,7 @@ def test_an_output_of_200000_lines_does_not_freeze_the_page(terminal):
     terminal.wait_for("Welcome")
     terminal.keys("F4")  # the example
     terminal.wait_for("f5 Run")
+    terminal.wait_for(EDITING)  # the new step's editor has the keys (drawn a moment before it does)
     terminal.wait_for("sandbox: ready")
     terminal.keys("C-a")
     terminal.type("for i in range(200000): print('line', i)")

@@ -115,6 +115,24 @@ def test_a_run_that_needs_dynamo_on_a_spare_taken_at_once_is_not_charged_for_the
     assert result.cpu_time < 1.0, result.cpu_time
 
 
+def test_a_warm_up_longer_than_the_grace_is_not_a_dead_worker(spawned, monkeypatch):
+    """The tutor gives a run its wall time plus a grace before it calls the worker dead; a spare
+    taken at once warms its runner up first (seconds of CPU importing torch._dynamo), and on a
+    busy 2-core machine that warm-up outlasted the grace: the run came back `sandbox-failure`
+    ("the worker stopped answering"). The wait for a verdict starts when the run does. Here the
+    grace is cut to what a busy machine leaves of it, so the warm-up always outlasts it."""
+    import dataclasses
+
+    from tutor.sandbox import process
+
+    monkeypatch.setattr(process, "_GRACE_S", 0.05)
+    spawned.run("pass")  # the next spare starts now
+    wait_for_idle(spawned)
+    limits = dataclasses.replace(TEST_LIMITS, wall_time=0.5)
+    result = spawned.run("x = 6 * 7  # no profile here, but the word asks for the warm-up\nprint(x)", limits)
+    assert (result.status, result.stdout) == ("ok", "42\n"), (result.status, result.message)
+
+
 def test_a_cancel_reaches_a_run_still_waiting_for_its_spare(spawned):
     spawned.run("pass")  # the next spare is warming up now
     box: dict = {}

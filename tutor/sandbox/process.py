@@ -260,6 +260,12 @@ class WorkerProcess:
         index = {fd: i for i, fd in enumerate(reads)}
         watched = list(reads)
         deadline = time.monotonic() + limits.wall_time + _GRACE_S
+        # A spare taken at once may warm its runner up before the run starts (seconds of CPU, many
+        # more on a busy machine; its ready message says the judge's bound on that), then says
+        # `started`: only from there do the run's wall time, and this wait, count.
+        warm_up = self.ready.get("warm_up_s")
+        if isinstance(warm_up, (int, float)) and 0 < warm_up <= 3600:
+            deadline += warm_up
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -279,6 +285,9 @@ class WorkerProcess:
                     if index[fd] != 2:
                         self.cancel("output-limit")
             if message is None:
+                continue
+            if message.get("op") == "started" and message.get("id") == self._active_id:
+                deadline = time.monotonic() + limits.wall_time + _GRACE_S
                 continue
             if message.get("op") == "output" and message.get("id") == self._active_id:
                 stream = message.get("stream")

@@ -101,6 +101,7 @@ def judge_main(config: dict) -> int:
         return 1
     ready = ready_message(loaded, failed, time.perf_counter() - started, "spawn")
     ready["runner_rss_mb"] = warm.get("rss_mb")
+    ready["warm_up_s"] = RUNNER_START_S  # the most a warm-up before the run may take (``started``)
     ready.update(transport.ready_extra)
     tutor.send(ready)
     warmed = False
@@ -121,6 +122,10 @@ def judge_main(config: dict) -> int:
     if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
         warm_runner(judge_end, warm)
     run_id = message["id"]
+    try:  # the tutor's wait for a verdict starts now, not when it sent the request
+        tutor.send({"op": "started", "id": run_id})
+    except OSError:
+        pass
     ctl_judge, ctl_relay = socket.socketpair()
     threading.Thread(target=relay_cancels, args=(tutor, run_id, ctl_relay), daemon=True).start()
     sent: list[bool] = []

@@ -17,10 +17,11 @@ import urllib.request
 import pytest
 
 from tests.browser.harness import MINI, Served, Tab, clean_env, command_lines
+from tutor.core.i18n import TABLE
 
 #: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
 #: so a test types after this, as a learner does after seeing where the keys go.
-EDITING = "✎ editing: keys type into your code"
+EDITING = TABLE["en"]["editor.title.focused"]
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 

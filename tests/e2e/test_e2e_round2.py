@@ -9,10 +9,11 @@ import time
 import pytest
 
 from test_e2e_tmux import MINI, TUTOR, Terminal, pytestmark  # noqa: F401  (same markers)
+from tutor.core.i18n import TABLE
 
 #: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
 #: so a test types after this, as a learner does after seeing where the keys go.
-EDITING = "✎ editing: keys type into your code"
+EDITING = TABLE["en"]["editor.title.focused"]
 
 
 @pytest.fixture

@@ -167,7 +167,10 @@ def test_the_runner_cannot_reach_the_judges_listener_after_it_connected(battery)
 
 def test_a_cancel_stops_the_run_and_the_next_one_runs(battery):
     assert battery["cancel"]["status"] == "killed" and "cancelled" in battery["cancel"]["message"]
-    assert battery["cancel"]["took"] < 10
+    # "killed ... cancelled" is the proof (a cancel that reached nothing ends at the 4 s wall time,
+    # `timeout`); the time includes waiting for the next spare, 5 s beside two busy loops and 14 s
+    # beside the browser tests, so it is only held under the run's 30 s sleep.
+    assert battery["cancel"]["took"] < 30
     assert battery["after_cancel"]["stdout"] == "still serving\n"
 
 

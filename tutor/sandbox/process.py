@@ -263,9 +263,7 @@ class WorkerProcess:
         # A spare taken at once may warm its runner up before the run starts (seconds of CPU, many
         # more on a busy machine; its ready message says the judge's bound on that), then says
         # `started`: only from there do the run's wall time, and this wait, count.
-        warm_up = self.ready.get("warm_up_s")
-        if isinstance(warm_up, (int, float)) and 0 < warm_up <= 3600:
-            deadline += warm_up
+        deadline += float(self.ready.get("warm_up_s", 0.0))  # the judge's (no learner code ran there)
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

@@ -1,7 +1,9 @@
-"""Spawn mode: single-use interpreters started ahead (issue 13), and how the mode is chosen."""
+"""Spawn mode: interpreters started ahead (issue 13), a judge that serves several runs, each in a runner
+of its own (issue 32), and how the mode is chosen."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -200,3 +202,42 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.checks.remote']", "True"]
+
+
+def _judges(box: Sandbox) -> set[int]:
+    return {worker.ready.get("pid") for worker in list(box._all) if worker.ready}
+
+
+def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_judge_comes(monkeypatch):
+    """The judge never runs learner code, so it serves several runs (``process.JUDGE_RUNS``), each
+    in a fresh runner interpreter: one torch import per run instead of two. Its last run ends it
+    and a new judge takes over, with nothing lost between."""
+    from tutor.sandbox import process
+
+    monkeypatch.setattr(process, "JUDGE_RUNS", 3)
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], purpose="batch") as box:
+        box.wait_ready(300)
+        seen, runners = [], []
+        for i in range(5):
+            wait_for_idle(box)
+            seen.append(_judges(box))
+            result = box.run(f"import builtins, os\nprint(hasattr(builtins, 'mine'), os.getpid())\nbuiltins.mine = {i}")
+            assert result.status == "ok", (result.message, result.stderr)
+            planted, pid = result.stdout.split()
+            assert planted == "False"  # nothing of the run before
+            runners.append(pid)
+        assert len(set(runners)) == 5
+        # Runs 1-3 had one judge; runs 4-5 another.
+        assert seen[0] == seen[1] == seen[2] and seen[3] == seen[4] and seen[2] != seen[3], seen
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="runs get uids of their own as root")
+def test_consecutive_runs_of_one_judge_never_share_a_uid():
+    """As root at isolation none each run becomes a uid of its own, whose scratch folder is that
+    uid's alone. A judge serves run after run: had the uid come from its pid, the next learner's run
+    would be the same uid as the last one's, whose scratch folder the tutor removes only after
+    the result (an attack reading it by its predictable name)."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], purpose="batch") as box:
+        box.wait_ready(300)
+        uids = [box.run("import os\nprint(os.getuid())").stdout.strip() for _ in range(3)]
+    assert len(set(uids)) == 3 and "0" not in uids, uids

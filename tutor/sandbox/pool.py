@@ -1,7 +1,7 @@
 """The Sandbox: a pool of warm workers that the app and the check engine share.
 
-Fork mode (warm workers that fork a child per run) or spawn mode (single-use interpreters started
-ahead): see ``resolve_mode`` and docs/architecture.md. Warm-up (choosing the isolation, starting
+Fork mode (warm workers that fork a child per run) or spawn mode (a runner interpreter started
+ahead for each run by a judge interpreter that serves several): see ``resolve_mode`` and docs/architecture.md. Warm-up (choosing the isolation, starting
 workers, importing torch in them) happens in the background so the app opens at once; a run that
 arrives early waits for it. Every worker is started from one long-lived thread: bubblewrap's
 ``--die-with-parent`` and the worker's own PDEATHSIG fire when the *thread* that started them
@@ -80,8 +80,9 @@ class Sandbox:
     """Runs code in fresh, limited processes kept warm ahead. Thread-safe; use as a context manager.
 
     In **fork** mode each run is a fresh child of a warm worker that serves run after run; in
-    **spawn** mode each run gets a spare, a single-use interpreter started ahead of time, and the
-    next spare starts once that run is over (``REFILL_AT_TAKE``; ``tutor.sandbox.worker.spawn``).
+    **spawn** mode each run gets a spare, a runner interpreter started ahead of time for that run
+    alone by a judge interpreter that serves up to ``process.JUDGE_RUNS`` runs and starts its next
+    runner once a run is over (``tutor.sandbox.worker.spawn``).
 
     Args:
         limits: the runs' limits (default: ``Limits()``); a run may pass its own.
@@ -299,7 +300,10 @@ class Sandbox:
         if self.mode == "fork" and not self._all:  # every worker died and none could replace them
             self._idle.put(self._start_now())
         worker = self._take()
-        if self.mode == "spawn" and REFILL_AT_TAKE:
+        # Spawn mode: a judge that serves again comes back by itself (``_rearm``); one on its
+        # last run is replaced, at once (``REFILL_AT_TAKE``) or once the run is over.
+        refilled = self.mode == "spawn" and REFILL_AT_TAKE and not worker.serves_again()
+        if refilled:
             self._refill()
         with self._lock:
             self._busy.add(worker)
@@ -332,9 +336,12 @@ class Sandbox:
             with self._lock:
                 self._busy.discard(worker)
             if self.mode == "spawn":
-                self._retire(worker)
-                if not REFILL_AT_TAKE:
-                    self._refill()
+                if kept is not None and worker.serves_again():
+                    self._rearm(worker)
+                else:
+                    self._retire(worker)
+                    if not refilled:
+                        self._refill()
             elif kept is not None and not self._closed:
                 self._idle.put(kept)
 
@@ -379,6 +386,24 @@ class Sandbox:
 
         threading.Thread(target=finish, name="tutor-sandbox-spare", daemon=True).start()
 
+    def _rearm(self, worker: WorkerProcess) -> None:
+        """Spawn mode: a judge whose run is over starts its next runner; queue it once it says
+        ready again, off the run's path. One that fails or ends instead is retired and replaced."""
+
+        def finish() -> None:
+            try:
+                worker.wait_ready(timeout=300)
+            except Exception:
+                self._retire(worker, keep_log=True)
+                self._refill()
+                return
+            if self._closed:
+                worker.close()
+            else:
+                self._idle.put(worker)
+
+        threading.Thread(target=finish, name="tutor-sandbox-rearm", daemon=True).start()
+
     def _spawn_one(self) -> WorkerProcess:
         worker = self._new_worker()
         with self._lock:
@@ -388,7 +413,8 @@ class Sandbox:
         return worker
 
     def _retire(self, worker: WorkerProcess, keep_log: bool = False) -> None:
-        """Spawn mode: a used spare exits by itself; make sure of it, off the run's path."""
+        """Spawn mode: a judge on its last run, or one that failed, exits by itself; make sure of
+        it, off the run's path."""
         with self._lock:
             if worker in self._all:
                 self._all.remove(worker)

@@ -21,6 +21,12 @@ from tutor.sandbox.limits import Limits
 
 #: How long past its wall time a worker may stay silent before the tutor gives up on it.
 _GRACE_S = 10.0
+#: Spawn mode: runs one spare's judge serves, each with a runner interpreter of its own, before
+#: it exits and the pool starts another. The judge never runs learner code, so it need not be
+#: fresh per run, and keeping it halves what a run costs: one interpreter importing torch
+#: instead of two (docs/performance.md). Bounded all the same, so nothing a run's data left in
+#: a judge's heap lives long.
+JUDGE_RUNS = 32
 #: Passed on to every sandbox process when set: the test suite's mark on what one run of it
 #: started (tests/conftest.py), by which its end-of-session check finds a worker left behind, and
 #: the pytest-xdist worker that started it (tests/sandbox/conftest.py, ``leftover_processes``: a
@@ -59,7 +65,8 @@ class WorkerProcess:
                  preload: list[str], processes: int, name: str, cgroups: bool,
                  hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True):
         self.python = python
-        #: "worker" (fork mode: serves run after run) or "judge" (spawn mode: one run, then exits).
+        #: "worker" (fork mode: serves run after run, a process forked per run) or "judge" (spawn
+        #: mode: serves up to ``JUDGE_RUNS`` runs, a runner interpreter started per run).
         self.role = role
         #: Spawn mode: whether a spare that waits for its request warms up (``startup.SPARE_DEFERS``).
         self.warm_when_idle = warm_when_idle
@@ -97,7 +104,7 @@ class WorkerProcess:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
         config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
-                        "containment": isolation.containment(self.info)}
+                        "containment": isolation.containment(self.info), "runs": JUDGE_RUNS}
         child_end = None
         if self.transport == "fds":
             parent_end, child_end = socket.socketpair()
@@ -133,14 +140,21 @@ class WorkerProcess:
         self._link.send(message, fds)
 
     def wait_ready(self, timeout: float | None) -> dict:
-        try:
-            if self._link is None:
-                raise OSError("the worker is not running")
-            message, fds = self._link.recv(timeout)
-        except (wire.WireError, OSError) as exc:
-            raise WorkerDied(f"the worker did not start: {exc}; {self.log_tail()}") from None
-        for fd in fds:
-            os.close(fd)
+        """The worker's ready message (a spawn-mode judge sends one before each run it serves);
+        WorkerDied when it fails or ends instead. A finished run's late output is passed over."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                if self._link is None:
+                    raise OSError("the worker is not running")
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                message, fds = self._link.recv(left)
+            except (wire.WireError, OSError) as exc:
+                raise WorkerDied(f"the worker did not start: {exc}; {self.log_tail()}") from None
+            for fd in fds:
+                os.close(fd)
+            if message.get("op") != "output":
+                break
         if message.get("op") != "ready":
             raise WorkerDied(f"the worker could not load torch: {message.get('error')}")
         self.ready = message
@@ -158,6 +172,11 @@ class WorkerProcess:
 
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
+
+    def serves_again(self) -> bool:
+        """Spawn mode: whether this judge, its run over, starts another runner and says ready
+        again (``JUDGE_RUNS``), rather than exiting."""
+        return self.role == "judge" and int(self.ready.get("runs_left", 1)) > 1 and self.alive()
 
     def close(self, timeout: float = 1.0) -> None:
         """Ask the worker to exit, then make sure it and everything it started are gone.

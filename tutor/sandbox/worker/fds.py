@@ -40,6 +40,9 @@ class FdsTransport:
         self.exit_r: int | None = None
 
     def start_runner(self, runner_config: dict) -> None:
+        if self.exit_r is not None:  # the last run's (its relay is gone)
+            os.close(self.exit_r)
+            self.exit_r = None
         judge_end, runner_end = socket.socketpair()
         exit_r, exit_w = os.pipe()  # the relay says on it how the runner ended (see keeper._relay)
         runner_config = dict(runner_config, fd=runner_end.fileno(), exit_fd=exit_w)
@@ -63,6 +66,10 @@ class FdsTransport:
     def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
              early: Callable[[dict], None]) -> dict | None:
         assert self.proc is not None
+        # A uid of the run's own where each run gets one: this judge serves run after run, so its
+        # own pid would give consecutive runs one uid (a run could read the last one's scratch
+        # folder before the tutor removes it); the runner's is the run's alone.
+        containment = dict(containment, uid_key=self.proc.pid)
         found = keep(self.proc.pid, judge_end, message, fds, ctl, containment,
                      self.exit_r if containment.get("namespaces") else None, early)
         self.proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again

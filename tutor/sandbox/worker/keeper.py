@@ -403,8 +403,9 @@ def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict, list[int]] 
 
 def runner_end_message(message: dict, containment: dict) -> dict:
     """What the runner is told: the code and how to run it, never the checks. Where each run
-    gets a uid of its own (root at isolation none), it is derived from this process's pid: the
-    keeper (the judge) outlives everything of its run, so no two live runs share one."""
+    gets a uid of its own (root at isolation none), it is derived from this process's pid (a
+    fork-mode keeper serves one run and outlives everything of it, so no two live runs share one)
+    or, for a spawn-mode judge that serves run after run, from its runner's (``uid_key``)."""
     start = {"op": "start", "code": message["code"], "filename": message.get("filename") or "<snippet>",
              "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
              "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
@@ -413,7 +414,7 @@ def runner_end_message(message: dict, containment: dict) -> dict:
     if message.get("uses"):
         start["uses"] = message["uses"]
     if containment.get("drop_uid") == "per-run":
-        start["uid"] = int(containment["uid_base"]) + os.getpid()
+        start["uid"] = int(containment["uid_base"]) + int(containment.get("uid_key") or os.getpid())
     return start
 
 

@@ -111,13 +111,16 @@ class PipeTransport:
         link_out = os.dup(1)
         os.dup2(2, 1)  # print() here goes to the log, never into a frame
         self.tutor: wire.Link = wire.PipeLink(0, link_out, name="tutor-judge-link")
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.token, self.marker = secrets.token_hex(16), secrets.token_hex(16)
+        self.listener: socket.socket | None = None
+        self.token = self.marker = ""
         self.proc: subprocess.Popen | None = None
         self.job: windows.Job | None = None
         self.relays: list[_Relay] = []
 
     def start_runner(self, runner_config: dict) -> None:
+        # Each runner its own listener and secrets: the judge serves run after run.
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.token, self.marker = secrets.token_hex(16), secrets.token_hex(16)
         runner_config = dict(runner_config, connect=self.listener.getsockname()[1])
         group = {"start_new_session": True} if hasattr(os, "setsid") else \
             {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
@@ -131,14 +134,15 @@ class PipeTransport:
         proc.stdin.close()
 
     def runner_channel(self) -> socket.socket:
-        assert self.proc is not None
+        assert self.proc is not None and self.listener is not None
         try:
             return _accept(self.listener, self.token, self.proc)
         finally:
             self.listener.close()
 
     def end_runner(self) -> None:
-        self.listener.close()
+        if self.listener is not None:
+            self.listener.close()
         if self.proc is not None:
             _end(self.proc, self.job)
 

@@ -1,33 +1,34 @@
-"""Spawn mode: single-use interpreters started ahead of time, for where forking a warm worker is
-not possible or not safe (no fork on Windows; on macOS, forking a process that loaded system
+"""Spawn mode: interpreters started ahead of time, for where forking a warm worker is not
+possible or not safe (no fork on Windows; on macOS, forking a process that loaded system
 frameworks is unsafe), and where a fresh warm process answers faster than a fork (Linux, see
 docs/performance.md).
 
 A spare is two interpreters, each started with exec, never forked after torch ran an op:
 
-* the **judge** (``judge_main``), started by the tutor, starts the runner interpreter at once
-  (so the two import torch side by side), imports torch, the profiler and the probe, waits
-  for the runner to be warm, says ready, waits for exactly one request (asking the runner to
-  ``warm_up`` first when the spare waited or the run needs it: ``startup.SPARE_DEFERS``), and
-  then does what a fork-mode keeper does (the transport's ``keep``): judges, enforces wall time,
-  reaps, sweeps, reports the verdict, and exits. It keeps the report; learner code never runs
-  in it.
-* the **runner** (``runner_main``) is the judge's child: it imports the same modules but
-  ``torch._dynamo``, tells the judge it is warm, warms up when the judge asks (imports it and
-  runs one op under the profiler, whose first use costs about a second: a process that is never
-  forked afterwards may pay it ahead, the libgomp hazard is about forking after an op), and
-  runs the one request (``runner.runner``).
+* the **judge** (``judge_main``), started by the tutor, starts a runner interpreter at once (so
+  the two import torch side by side), imports torch, the profiler and the probe, waits for the
+  runner to be warm, says ready, waits for one request (asking the runner to ``warm_up`` first
+  when the spare waited or the run needs it: ``startup.SPARE_DEFERS``), and then does what a
+  fork-mode keeper does (the transport's ``keep``): judges, enforces wall time, reaps, sweeps,
+  reports the verdict. Then it starts the next runner and says ready again, up to the number of
+  runs the tutor gave it (``process.JUDGE_RUNS``), and exits. It keeps the report; learner code
+  never runs in it, so it need not be fresh per run, and keeping it halves a run's cost.
+* the **runner** (``runner_main``) is the judge's child, one per run: it imports the same
+  modules but ``torch._dynamo``, tells the judge it is warm, warms up when the judge asks
+  (imports it and runs one op under the profiler, whose first use costs about a second: a
+  process that is never forked afterwards may pay it ahead, the libgomp hazard is about forking
+  after an op), and runs the one request (``runner.runner``).
 
-This is the one loop of a spare's life, whatever carries its frames. A ``Transport`` says how
-the processes reach each other: ``fds.FdsTransport`` (a socket that passes descriptors, Linux
-and macOS; the runner is PID 1 of its own namespace where namespaces work) or
-``pipes.PipeTransport`` (the judge's stdin and stdout, Windows). Same wire format, same report,
-same messages as fork mode.
+The judge's loop is the same whatever carries its frames. A ``Transport`` says how the processes
+reach each other: ``fds.FdsTransport`` (a socket that passes descriptors, Linux and macOS; the
+runner is PID 1 of its own namespace where namespaces work) or ``pipes.PipeTransport`` (the
+judge's stdin and stdout, Windows). Same wire format, same report, same messages as fork mode.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import socket
 import threading
 import time
@@ -77,57 +78,87 @@ def _transport(config: dict) -> Transport:
 
 
 def judge_main(config: dict) -> int:
-    """The judge of one spare: its whole life, over either transport."""
+    """The judge of one spare: its whole life, over either transport. It serves up to
+    ``config["runs"]`` runs (``JUDGE_RUNS`` from the tutor), each in a runner interpreter of its
+    own started for it, and says ready before each; it never runs learner code, so it need not
+    be fresh: only the runner is."""
     transport = _transport(config)
     tutor = transport.tutor
     containment = config.get("containment", {})
+    preload = config.get("preload", [])
+    inbox = Inbox(tutor)
     started = time.perf_counter()
-    try:
-        transport.start_runner({"role": "runner", "containment": containment, "preload": config.get("preload", [])})
-        loaded, failed = judge_preload(config.get("preload", []))  # no warm-up: ops run in the runner
-        judge_end = transport.runner_channel()
-        judge_end.settimeout(RUNNER_START_S)
-        warm, stray = wire.recv_frame(judge_end)
-        judge_end.settimeout(None)
-        for fd in stray:
-            os.close(fd)
-        if warm.get("op") != "warm":
-            raise RuntimeError(f"the runner did not warm up: {warm.get('error')}")
-    except BaseException as exc:  # torch failed to import here or in the runner: say why, stop
-        transport.end_runner()
-        why = "the runner interpreter ended before it was ready" if isinstance(exc, wire.WireError) else \
-            f"{type(exc).__name__}: {exc}"
-        tutor.send({"op": "failed", "error": why})
-        return 1
-    ready = ready_message(loaded, failed, time.perf_counter() - started, "spawn")
-    ready["runner_rss_mb"] = warm.get("rss_mb")
-    ready["warm_up_s"] = RUNNER_START_S  # the most a warm-up before the run may take (``started``)
-    ready.update(transport.ready_extra)
-    tutor.send(ready)
+    judged: tuple[list[str], dict[str, str]] | None = None
+    runs = max(1, int(config.get("runs", 1)))
+    for left in range(runs, 0, -1):
+        try:
+            transport.start_runner({"role": "runner", "containment": containment, "preload": preload})
+            if judged is None:  # once, while the first runner imports torch beside it
+                judged = judge_preload(preload)  # no warm-up: ops run in the runner
+            judge_end = transport.runner_channel()
+            judge_end.settimeout(RUNNER_START_S)
+            warm, stray = wire.recv_frame(judge_end)
+            judge_end.settimeout(None)
+            for fd in stray:
+                os.close(fd)
+            if warm.get("op") != "warm":
+                raise RuntimeError(f"the runner did not warm up: {warm.get('error')}")
+        except BaseException as exc:  # torch failed to import here or in the runner: say why, stop
+            transport.end_runner()
+            why = "the runner interpreter ended before it was ready" if isinstance(exc, wire.WireError) else \
+                f"{type(exc).__name__}: {exc}"
+            try:
+                tutor.send({"op": "failed", "error": why})
+            except OSError:
+                pass
+            return 1
+        ready = ready_message(*judged, time.perf_counter() - started, "spawn")
+        ready["runner_rss_mb"] = warm.get("rss_mb")
+        ready["warm_up_s"] = RUNNER_START_S  # the most a warm-up before the run may take (``started``)
+        ready["runs_left"] = left  # this run included: after it, another ready comes while > 1
+        ready.update(transport.ready_extra)
+        try:
+            tutor.send(ready)
+        except OSError:  # the tutor went away
+            transport.end_runner()
+            return 0
+        try:
+            outcome = judge_one(transport, inbox, judge_end, warm, containment, config.get("warm_when_idle", True))
+        finally:
+            judge_end.close()
+        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run
+            return 0 if outcome == "exit" else 1
+        reset_between_runs()
+        started = time.perf_counter()
+    return 0
+
+
+def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
+              warm_when_idle: bool) -> str:
+    """One run on a warm runner: wait for its request (warming up while a learner reads), keep
+    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it
+    said exit or went away before one."""
     warmed = False
     try:
-        try:
-            message, fds = tutor.recv(IDLE_WARM_S if config.get("warm_when_idle", True) else None)
-        except TimeoutError:  # a learner is reading: warm up both
-            warm_runner(judge_end, warm, meanwhile=load_deferred)
-            warmed = True
-            message, fds = tutor.recv()
-    except (wire.WireError, OSError):
-        message, fds = {}, []
+        message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)
+    except TimeoutError:  # a learner is reading: warm up both
+        warm_runner(judge_end, warm, meanwhile=load_deferred)
+        warmed = True
+        message, fds = inbox.next()
     if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too
         for fd in fds:
             os.close(fd)
         transport.end_runner()
-        return 0
+        return "exit"
     if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
         warm_runner(judge_end, warm)
     run_id = message["id"]
     try:  # the tutor's wait for a verdict starts now, not when it sent the request
-        tutor.send({"op": "started", "id": run_id})
+        transport.tutor.send({"op": "started", "id": run_id})
     except OSError:
         pass
     ctl_judge, ctl_relay = socket.socketpair()
-    threading.Thread(target=relay_cancels, args=(tutor, run_id, ctl_relay), daemon=True).start()
+    inbox.watch(run_id, ctl_relay)
     sent: list[bool] = []
 
     def done(verdict: dict) -> None:
@@ -137,15 +168,96 @@ def judge_main(config: dict) -> int:
             verdict["cpu_time"] = max(0.0, cpu - before)
         verdict.update(op="done", id=run_id)
         try:
-            tutor.send(verdict)
+            transport.tutor.send(verdict)
             sent.append(True)
         except OSError:  # the tutor went away during the run
             pass
 
-    found = transport.keep(judge_end, message, fds, ctl_judge.fileno(), containment, done)
-    if found is not None:
-        done(found)
-    return 0 if sent else 1
+    try:
+        found = transport.keep(judge_end, message, fds, ctl_judge.fileno(), containment, done)
+        if found is not None:
+            done(found)
+    finally:
+        inbox.unwatch()
+        ctl_judge.close()
+        ctl_relay.close()
+    return "sent" if sent else "lost"
+
+
+def reset_between_runs() -> None:
+    """What a check's code may have changed in this interpreter's torch (the pack's code runs
+    here; the learner's never does), put back before the next run is judged."""
+    import torch
+
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+    linux.trim_heap()  # what the last run's data took, handed back to the system
+
+
+class Inbox:
+    """The judge's only reader of the tutor's link, for its whole life. A run request or an
+    exit goes to the judge's loop (``next``); a cancel of the run in flight, or an exit or the
+    tutor going away during it, also becomes a byte on that run's ``ctl`` socket, which its
+    keeper watches (what the fork-mode worker does for its keepers). A cancel that comes
+    before its run is watched is remembered and delivered when it is."""
+
+    def __init__(self, tutor: wire.Link):
+        self._queue: "queue.SimpleQueue[tuple[dict, list[int]]]" = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._run: tuple[object, socket.socket] | None = None
+        self._cancelled: set[object] = set()
+        self._ended = False
+        threading.Thread(target=self._read, args=(tutor,), name="tutor-judge-inbox", daemon=True).start()
+
+    def _read(self, tutor: wire.Link) -> None:
+        while True:
+            try:
+                message, fds = tutor.recv()
+            except (wire.WireError, OSError):
+                message, fds = {"op": "exit"}, []
+            op = message.get("op")
+            if op == "cancel":
+                for fd in fds:
+                    os.close(fd)
+                with self._lock:
+                    if self._run is not None and message.get("id") == self._run[0]:
+                        _poke(self._run[1])
+                    else:
+                        self._cancelled.add(message.get("id"))
+                continue
+            if op == "exit":
+                with self._lock:
+                    self._ended = True
+                    if self._run is not None:
+                        _poke(self._run[1])
+            self._queue.put((message, fds))
+            if op == "exit":
+                return
+
+    def next(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+        """The next request or exit; TimeoutError after ``timeout`` seconds without one."""
+        try:
+            return self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError from None
+
+    def watch(self, run_id: object, ctl: socket.socket) -> None:
+        with self._lock:
+            self._run = (run_id, ctl)
+            if run_id in self._cancelled or self._ended:
+                _poke(ctl)
+            self._cancelled.clear()
+
+    def unwatch(self) -> None:
+        with self._lock:
+            self._run = None
+
+
+def _poke(ctl: socket.socket) -> None:
+    try:
+        ctl.send(b"C")
+    except OSError:
+        pass
 
 
 def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], None] | None = None) -> None:
@@ -166,26 +278,6 @@ def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], No
         os.close(fd)
     if reply.get("op") == "warm":
         warm.update(reply)
-
-
-def relay_cancels(tutor: wire.Link, run_id: object, ctl: socket.socket) -> None:
-    """What the fork-mode worker does for its keeper: a cancel for this run, an exit, or the
-    tutor going away becomes a byte on ``ctl``, which the run's keeper watches."""
-    while True:
-        try:
-            control, stray = tutor.recv()
-        except (wire.WireError, OSError):
-            control, stray = {"op": "exit"}, []
-        for fd in stray:
-            os.close(fd)
-        op = control.get("op")
-        if op == "exit" or (op == "cancel" and control.get("id") == run_id):
-            try:
-                ctl.send(b"C")
-            except OSError:
-                return
-            if op == "exit":
-                return
 
 
 def runner_main(config: dict) -> int:

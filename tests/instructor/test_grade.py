@@ -53,6 +53,7 @@ def graded(tmp_path_factory):
         "kim/add-to-copy.py": "raise ValueError('oops')\n",
         "lena/add-to-copy.py": "#" * 600_000 + "\n" + RIGHT,
         "nick/add-to-copy.py": "import ctypes\nctypes.string_at(0)\n",
+        "max/add-to-copy.py": "kept = []\nwhile True:\n    kept.append(bytearray(50_000_000))\n",
         "stray.txt": "not a learner",
     }
     for name, content in files.items():
@@ -76,7 +77,22 @@ def graded(tmp_path_factory):
     first = tutor("grade", str(pack), str(subs), "--csv", str(out.with_suffix(".csv")),
                   "--json", str(out.with_suffix(".json")), "--junit", str(out.with_suffix(".xml")), env=env)
     second = tutor("grade", str(pack), str(subs), "--json", str(base / "again.json"), env=env)
-    return {"first": first, "second": second, "out": out, "again": base / "again.json"}
+    # Issue 26: a status is the code's, not the machine's. The same class again, nothing from the
+    # cache, in two shards graded at once in spawn mode while a third process keeps a core busy
+    # (a memory bomb was `memory` in a full grade and `timeout` in a shard on a busy machine).
+    spawn = {**os.environ, **env, "TORCH_TUTOR_SANDBOX_MODE": "spawn"}
+    busy = subprocess.Popen([sys.executable, "-c", "while True:\n    pass"])
+    try:
+        shards = [subprocess.Popen([sys.executable, "-m", "tutor", "grade", str(pack), str(subs), "--no-cache",
+                                    "--shard", f"{k}/2", "--json", str(base / f"shard{k}.json")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=spawn)
+                  for k in (1, 2)]
+        sharded = [(shard.communicate(timeout=600)[1], shard.returncode) for shard in shards]
+    finally:
+        busy.kill()
+        busy.wait()
+    return {"first": first, "second": second, "out": out, "again": base / "again.json", "sharded": sharded,
+            "shards": [base / f"shard{k}.json" for k in (1, 2)]}
 
 
 def rows_by_learner(graded) -> dict[str, dict]:
@@ -118,6 +134,7 @@ def test_csv_columns_and_verdicts(graded):
         ("kim", "add-to-copy"): ("false", "error"),
         ("lena", "add-to-copy"): ("false", "too-large"),
         ("nick", "add-to-copy"): ("false", "killed"),
+        ("max", "add-to-copy"): ("false", "memory"),
         ("pat", "-"): ("false", "wrong-pack"),
         ("mallory", "add-to-copy"): ("false", "refused"),
         ("olivia", "add-to-copy"): ("true", "passed"),
@@ -142,6 +159,22 @@ def test_json_and_junit(graded):
     bob = suites["bob"].find("testcase")
     assert bob.get("name") == "add-to-copy" and bob.find("failure").get("type") == "failed"
     assert suites["carol"].find("testcase").find("error").get("type") == "timeout"
+
+
+def test_shards_in_spawn_mode_beside_a_busy_core_give_every_learner_the_same_statuses(graded):
+    """The whole class graded once (fork mode, quiet), then again in two shards at once in spawn
+    mode beside a busy core: every row's status, checks and points are the same."""
+    for stderr, code in graded["sharded"]:
+        assert code == 0, stderr[-3000:]
+
+    def outcome(rows: list[dict]) -> dict:
+        return {(r["learner"], r["exercise"]): (r["status"], r["passed"], r["checks_passed"], r["checks_total"],
+                                                r["points"]) for r in rows}
+
+    whole = outcome(json.loads(graded["out"].with_suffix(".json").read_text())["rows"])
+    parts = [json.loads(path.read_text())["rows"] for path in graded["shards"]]
+    assert parts[0] and parts[1] and not {r["learner"] for r in parts[0]} & {r["learner"] for r in parts[1]}
+    assert outcome(parts[0] + parts[1]) == whole
 
 
 def test_rerun_resumes_from_the_cache(graded):

@@ -75,7 +75,11 @@ class WorkerProcess:
         self.preload = preload
         self.hide = hide
         self.name = name
+        #: The worker's last ready message; empty while it is not ready (warming up, or a judge
+        #: starting its next runner), when ``close`` kills it rather than ask it to exit.
         self.ready: dict = {}
+        #: Spawn mode: runs the judge said it would still serve, the one it was ready for included.
+        self._runs_left = 1
         #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
         #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
         #: Windows); the judge then relays the run's output as frames. Fork mode is "fds" only.
@@ -158,6 +162,7 @@ class WorkerProcess:
         if message.get("op") != "ready":
             raise WorkerDied(f"the worker could not load torch: {message.get('error')}")
         self.ready = message
+        self._runs_left = int(message.get("runs_left", 1))
         return message
 
     def log_tail(self, size: int = 2000) -> str:
@@ -176,13 +181,14 @@ class WorkerProcess:
     def serves_again(self) -> bool:
         """Spawn mode: whether this judge, its run over, starts another runner and says ready
         again (``JUDGE_RUNS``), rather than exiting."""
-        return self.role == "judge" and int(self.ready.get("runs_left", 1)) > 1 and self.alive()
+        return self.role == "judge" and self._runs_left > 1 and self.alive()
 
     def close(self, timeout: float = 1.0) -> None:
         """Ask the worker to exit, then make sure it and everything it started are gone.
 
-        A worker still warming up (importing torch) reads nothing: it is killed at once rather
-        than given ``timeout`` to answer, so quitting during warm-up does not wait."""
+        A worker still warming up (importing torch), or a spawn-mode judge waiting for its next
+        runner to, acts on nothing: it is killed at once rather than given ``timeout`` to answer,
+        so quitting then does not wait."""
         polite = bool(self.ready)
         if polite:
             try:
@@ -262,6 +268,8 @@ class WorkerProcess:
         finally:
             with self._send_lock:
                 self._active_id = None
+            if self.role == "judge":  # starting its next runner now (or exiting): it reads nothing
+                self.ready = {}
             for r, _ in pipes:
                 try:
                     os.close(r)

@@ -70,8 +70,10 @@ class FdsTransport:
         # own pid would give consecutive runs one uid (a run could read the last one's scratch
         # folder before the tutor removes it); the runner's is the run's alone.
         containment = dict(containment, uid_key=self.proc.pid)
-        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment,
-                     self.exit_r if containment.get("namespaces") else None, early)
+        exit_r = self.exit_r if containment.get("namespaces") else None
+        if exit_r is not None:  # ``keep`` reads it and closes it
+            self.exit_r = None
+        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment, exit_r, early)
         self.proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again
         return found
 

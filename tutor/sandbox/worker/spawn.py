@@ -126,8 +126,8 @@ def judge_main(config: dict) -> int:
             outcome = judge_one(transport, inbox, judge_end, warm, containment, config.get("warm_when_idle", True))
         finally:
             judge_end.close()
-        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run
-            return 0 if outcome == "exit" else 1
+        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run;
+            return 1 if outcome == "lost" else 0  # "checked": the run had checks (see ``judge_one``)
         reset_between_runs()
         started = time.perf_counter()
     return 0
@@ -136,8 +136,8 @@ def judge_main(config: dict) -> int:
 def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
               warm_when_idle: bool) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads), keep
-    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it
-    said exit or went away before one."""
+    it, send the verdict: "sent", or "checked" for a run with checks (after which the judge ends);
+    "lost" when the tutor went away during the run, "exit" when it said exit or went away before one."""
     warmed = False
     try:
         message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)
@@ -181,7 +181,13 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         inbox.unwatch()
         ctl_judge.close()
         ctl_relay.close()
-    return "sent" if sent else "lost"
+    if not sent:
+        return "lost"
+    # A run with checks leaves judge-side state that a later run's checks must not see: reused
+    # after such runs, honest code's canaries came back wrong (`tampered`: 14 check-engine tests
+    # in spawn mode). Until that state is found and reset, a judge serves plain runs (a learner's
+    # Run) again, and ends after a checked one, as every judge did before.
+    return "checked" if message.get("probe") is not None else "sent"
 
 
 def reset_between_runs() -> None:

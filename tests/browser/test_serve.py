@@ -127,8 +127,16 @@ def test_closing_a_tab_loses_nothing_a_second_tab_is_told_and_quit_is_a_browser_
     again.wait_for("Review")
     again.press("F2")
     again.wait_for("^f Filter")
-    again.press("Control+f")
-    again.type("Fixing")
+    # Keys sent the instant the filter takes the focus can still reach the table (the race noted
+    # for a new step's editor): as a learner would, type again if the box stayed empty.
+    for _ in range(3):
+        again.press("Control+f")
+        again.type("Fixing")
+        typed = time.monotonic() + 5
+        while "type to narrow" in again.text() and time.monotonic() < typed:
+            again.page.wait_for_timeout(100)
+        if "type to narrow" not in again.text():
+            break
     deadline = time.monotonic() + 60  # "Fixing" is on the screen before the filter applies (Resume's line)
     while "Basics" in (screen := again.text()) and time.monotonic() < deadline:
         again.page.wait_for_timeout(100)

@@ -231,6 +231,72 @@ def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_jud
         assert seen[0] == seen[1] == seen[2] and seen[3] == seen[4] and seen[2] != seen[3], seen
 
 
+#: A sort, checked with a canary before or after the check's own call (tests/checks/test_fresh_inputs.py).
+SORTED = {"id": "sorted", "kind": "tensor", "setup": "x = torch.randn(r, 5)", "cases": [{"r": 3}, {"r": 4}],
+          "value": "f(x)", "close_to": "x.sort(dim=1, descending=True).values"}
+HONEST_SORT = "def f(x):\n    return x.sort(dim=1, descending=True).values\n"
+#: Wrong, and its answers carry autograd facts (a grad_fn) back to the judge; it leaves grad
+#: mode off and autocast on behind it, which the judge adopts as if the check's code ran beside it.
+GRAPH_SORT = ("import torch\ndef f(x):\n    y = (x.requires_grad_() * 2).sort(dim=1, descending=True).values\n"
+              "    torch.set_grad_enabled(False)\n    torch.set_autocast_enabled('cpu', True)\n    return y\n")
+MATMUL = {"id": "mm", "kind": "tensor", "setup": "a = torch.randn(16, 16); b = torch.randn(16, 16)",
+          "value": "f(a, b)", "close_to": "a @ b", "rtol": 1e-6, "atol": 1e-6, "dtype": "float32",
+          "requires_grad": False}
+HONEST_MATMUL = "def f(a, b):\n    return a @ b\n"
+
+
+def test_a_judge_that_judged_checks_judges_the_next_runs_checks_afresh(monkeypatch):
+    """A judge serves checked runs too. What one run's checks left in the judge must not reach
+    the next: facts about the last run's tensors (kept by id, and ids are reused once a tensor is
+    freed: honest code came back `tampered` from the canary, 4 runs of 4, before
+    ``Session.forget``), and modes adopted from the learner's calls."""
+    from tests.checks.conftest import make_exercise
+    from tutor.grading.exercise import check_exercise
+    from tutor.sandbox import process
+
+    monkeypatch.setattr(process, "JUDGE_RUNS", 8)
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=["tutor.checks.probe"],
+                 purpose="batch") as box:
+        box.wait_ready(300)
+        judges = []
+
+        def statuses(code: str, check: dict) -> list[tuple[str, str]]:
+            wait_for_idle(box)
+            judges.append(_judges(box))
+            return [(c.status, c.message) for c in check_exercise(box, make_exercise(check), code).checks]
+
+        assert statuses(GRAPH_SORT, SORTED)[0][0] == "failed"
+        for _ in range(3):
+            assert statuses(HONEST_SORT, SORTED) == [("passed", "")]
+        assert statuses(GRAPH_SORT, SORTED)[0][0] == "failed"
+        assert statuses(HONEST_MATMUL, MATMUL) == [("passed", "")]
+    assert len({frozenset(j) for j in judges}) == 1, judges  # one judge served every run
+
+
+def test_between_runs_a_judge_puts_back_the_torch_state_it_started_with():
+    """What a pack's setup code may switch in the judge (threads, determinism, anomaly mode, the
+    default dtype) or a learner's call may leave adopted there (grad mode, autocast) is put back
+    before the judge's next run."""
+    import torch
+
+    from tutor.sandbox.worker.spawn import reset_between_runs, torch_state
+
+    start = torch_state()
+    try:
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+        torch.set_autocast_enabled("cpu", True)
+        torch.set_autocast_dtype("cpu", torch.float16)
+        torch.set_num_threads(max(1, start["threads"] + 1))
+        torch.use_deterministic_algorithms(True)
+        torch.autograd.set_detect_anomaly(True)
+        assert torch_state() != start
+        reset_between_runs(start)
+        assert torch_state() == start
+    finally:
+        reset_between_runs(start)
+
+
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="runs get uids of their own as root")
 def test_consecutive_runs_of_one_judge_never_share_a_uid():
     """As root at isolation none each run becomes a uid of its own, whose scratch folder is that

@@ -305,6 +305,18 @@ class Session:
         except (protocol.ProtocolError, OSError):
             pass
 
+    def forget(self) -> None:
+        """The run is over: drop what this session kept. Its tensors' :data:`FACTS` go with them,
+        since an id is reused once its tensor is freed: a judge that serves another run would
+        otherwise read one run's facts (a ``grad_fn``, a device) as a later tensor's, and its
+        canaries would call honest code tampered."""
+        for kept in self._keep:
+            FACTS.pop(refs.id_(kept), None)
+        self._keep.clear()
+        self._storages.clear()
+        self._pristine.clear()
+        _MIRROR_CLASSES.clear()  # classes named by this run's answers: the next run names its own
+
     def start_case(self, seed: int) -> None:
         """A new case: the runner seeds its generators with ``seed`` at the case's first request."""
         from tutor.checks.context import fresh_seed

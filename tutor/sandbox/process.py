@@ -80,8 +80,6 @@ class WorkerProcess:
         self.ready: dict = {}
         #: Spawn mode: runs the judge said it would still serve, the one it was ready for included.
         self._runs_left = 1
-        #: Whether the last run had checks: its judge then ends (``spawn.judge_one``).
-        self._checked = False
         #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
         #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
         #: Windows); the judge then relays the run's output as frames. Fork mode is "fds" only.
@@ -183,7 +181,7 @@ class WorkerProcess:
     def serves_again(self) -> bool:
         """Spawn mode: whether this judge, its run over, starts another runner and says ready
         again (``JUDGE_RUNS``), rather than exiting."""
-        return self.role == "judge" and self._runs_left > 1 and not self._checked and self.alive()
+        return self.role == "judge" and self._runs_left > 1 and self.alive()
 
     def close(self, timeout: float = 1.0) -> None:
         """Ask the worker to exit, then make sure it and everything it started are gone.
@@ -237,7 +235,6 @@ class WorkerProcess:
             raise WorkerDied("the worker is not running")
         if self._group is not None:
             self._group.set_limit(limits.processes)
-        self._checked = request.get("probe") is not None
         scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs}")
         self._runs += 1
         # The run's alone from the start: between now and the moment the run takes it (a spawn-mode

@@ -18,10 +18,19 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
     """(why the run was stopped or None, the report or None when the runner never got that far).
     ``ctl_r``: a descriptor that becomes readable on a cancel (a socket where only sockets can be
     waited on: Windows); ``kill`` ends the runner."""
-    from tutor.checks import protocol
-    from tutor.checks.remote import RunnerRefused, RunStopped, Session, Tampered
+    from tutor.checks.remote import Session
 
     session = Session(channel, stop_fd=ctl_r, deadline=deadline, kill=kill)
+    try:
+        return _judge(session, message)
+    finally:
+        session.forget()  # a spawn-mode judge serves further runs (worker/spawn.py)
+
+
+def _judge(session, message: dict) -> tuple[str | None, dict | None]:
+    from tutor.checks import protocol
+    from tutor.checks.remote import RunnerRefused, RunStopped, Tampered
+
     _warm_up(message.get("probe"))
     try:
         session._wait(None)

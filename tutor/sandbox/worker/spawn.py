@@ -89,12 +89,14 @@ def judge_main(config: dict) -> int:
     inbox = Inbox(tutor)
     started = time.perf_counter()
     judged: tuple[list[str], dict[str, str]] | None = None
+    start_state: dict = {}  # torch_state(), once torch is loaded
     runs = max(1, int(config.get("runs", 1)))
     for left in range(runs, 0, -1):
         try:
             transport.start_runner({"role": "runner", "containment": containment, "preload": preload})
             if judged is None:  # once, while the first runner imports torch beside it
                 judged = judge_preload(preload)  # no warm-up: ops run in the runner
+                start_state = torch_state()
             judge_end = transport.runner_channel()
             judge_end.settimeout(RUNNER_START_S)
             warm, stray = wire.recv_frame(judge_end)
@@ -126,9 +128,9 @@ def judge_main(config: dict) -> int:
             outcome = judge_one(transport, inbox, judge_end, warm, containment, config.get("warm_when_idle", True))
         finally:
             judge_end.close()
-        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run;
-            return 1 if outcome == "lost" else 0  # "checked": the run had checks (see ``judge_one``)
-        reset_between_runs()
+        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run
+            return 1 if outcome == "lost" else 0
+        reset_between_runs(start_state)
         started = time.perf_counter()
     return 0
 
@@ -136,8 +138,7 @@ def judge_main(config: dict) -> int:
 def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
               warm_when_idle: bool) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads), keep
-    it, send the verdict: "sent", or "checked" for a run with checks (after which the judge ends);
-    "lost" when the tutor went away during the run, "exit" when it said exit or went away before one."""
+    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it said exit or went away before one."""
     warmed = False
     try:
         message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)
@@ -181,23 +182,36 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         inbox.unwatch()
         ctl_judge.close()
         ctl_relay.close()
-    if not sent:
-        return "lost"
-    # A run with checks leaves judge-side state that a later run's checks must not see: reused
-    # after such runs, honest code's canaries came back wrong (`tampered`: 14 check-engine tests
-    # in spawn mode). Until that state is found and reset, a judge serves plain runs (a learner's
-    # Run) again, and ends after a checked one, as every judge did before.
-    return "checked" if message.get("probe") is not None else "sent"
+    return "sent" if sent else "lost"
 
 
-def reset_between_runs() -> None:
-    """What a check's code may have changed in this interpreter's torch (the pack's code runs
-    here; the learner's never does), put back before the next run is judged."""
+def reset_between_runs(start: dict) -> None:
+    """What a check's code (the pack's, which runs here; the learner's never does) or a mode
+    adopted from the learner's call (``remote.adopt_modes``) may have changed in this
+    interpreter's torch, put back as ``start`` (``torch_state``) had it before the next run is
+    judged. (Each run's own judge-side objects and their facts go at its end:
+    ``remote.Session.forget``.)"""
     import torch
 
-    torch.set_grad_enabled(True)
-    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(start["grad_enabled"])
+    torch.set_default_dtype(start["default_dtype"])
+    torch.set_autocast_enabled("cpu", start["autocast"])
+    torch.set_autocast_dtype("cpu", start["autocast_dtype"])
+    if torch.get_num_threads() != start["threads"]:
+        torch.set_num_threads(start["threads"])
+    torch.use_deterministic_algorithms(start["deterministic"])
+    torch.autograd.set_detect_anomaly(start["anomaly"])
     linux.trim_heap()  # what the last run's data took, handed back to the system
+
+
+def torch_state() -> dict:
+    """The state ``reset_between_runs`` puts back, read when the judge is ready for its first run."""
+    import torch
+
+    return {"grad_enabled": torch.is_grad_enabled(), "default_dtype": torch.get_default_dtype(),
+            "autocast": torch.is_autocast_enabled("cpu"), "autocast_dtype": torch.get_autocast_dtype("cpu"),
+            "threads": torch.get_num_threads(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "anomaly": torch.is_anomaly_enabled()}
 
 
 class Inbox:

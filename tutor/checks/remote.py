@@ -313,6 +313,9 @@ class Session:
         for kept in self._keep:
             FACTS.pop(refs.id_(kept), None)
         self._keep.clear()
+        self.mirrors.clear()
+        self.callbacks.clear()
+        self._callback_ids.clear()
         self._storages.clear()
         self._pristine.clear()
         _MIRROR_CLASSES.clear()  # classes named by this run's answers: the next run names its own

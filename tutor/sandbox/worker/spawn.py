@@ -27,6 +27,7 @@ judge's stdin and stdout, Windows). Same wire format, same report, same messages
 
 from __future__ import annotations
 
+import gc
 import os
 import queue
 import socket
@@ -201,6 +202,7 @@ def reset_between_runs(start: dict) -> None:
         torch.set_num_threads(start["threads"])
     torch.use_deterministic_algorithms(start["deterministic"])
     torch.autograd.set_detect_anomaly(start["anomaly"])
+    gc.collect()  # a run's mirrored modules and its session refer to each other: free them now
     linux.trim_heap()  # what the last run's data took, handed back to the system
 
 

@@ -1,5 +1,5 @@
 """Running the suite in parallel: the README's command and CI run ``-n auto --dist loadgroup``
-(pyproject.toml's addopts; ``-n 0`` runs serially), two pytest-xdist workers per core this
+(pyproject.toml's addopts; ``-n 0`` runs serially), one pytest-xdist worker per core this
 process may use, at most ``MAX_WORKERS`` (``pytest_xdist_auto_num_workers`` below).
 
 What costs seconds to set up (a warm
@@ -59,17 +59,16 @@ MAX_WORKERS = 4
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core this process may use (its CPU affinity, which a
+    """``-n auto``: one worker per core this process may use (its CPU affinity, which a
     container's CPU set narrows; os.cpu_count() would count the host's), at most ``MAX_WORKERS``;
-    ``TORCH_TUTOR_TEST_WORKERS`` overrides. Two per core because much of a test's time is waiting
-    (on a subprocess's start-up, a timeout, a terminal or a browser): on 2 cores the whole suite
-    took 20 min 37 s with 2 workers, 17 min 16 s with 3, 16 min 11 s with 4, every test passing
-    each time (docs/performance.md, "The test suite")."""
+    ``TORCH_TUTOR_TEST_WORKERS`` overrides. More workers than cores fill the suite's waiting but
+    starve its timing tests: on 2 cores, 4 workers took 16 min 11 s in one run and 19 min 9 s with
+    a check's wall cap run out in another (docs/performance.md, "The test suite")."""
     wanted = os.environ.get("TORCH_TUTOR_TEST_WORKERS")
     if wanted:
         return int(wanted)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(2 * cores, MAX_WORKERS))
+    return max(1, min(cores, MAX_WORKERS))
 
 
 #: Seconds a test takes, roughly, to send the longest work out first: the tests that take

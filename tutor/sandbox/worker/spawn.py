@@ -139,7 +139,8 @@ def judge_main(config: dict) -> int:
 def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
               warm_when_idle: bool) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads), keep
-    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it said exit or went away before one."""
+    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it
+    said exit or went away before one."""
     warmed = False
     try:
         message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)

@@ -1,8 +1,8 @@
 """Forged answers that do not depend on the fresh inputs, and memory kept outside the return
 value (issue 26, part 2). Each one is the built-in pack's exercise left unfixed, answering from
 what the pack publishes (a reference workload's name, a sleep plan) or hiding what it keeps: none
-may pass. Through the real sandbox, in both modes; `test_cli_forgeries` runs them through
-`check` and `grade`.
+may pass. Through the real sandbox, in both modes; below, through the `check` command (the
+profiler's forgery) and `grade` (all of them).
 """
 
 from __future__ import annotations
@@ -104,9 +104,11 @@ def _tutor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=900)
 
 
-@pytest.mark.parametrize("exercise_id", sorted(FORGERIES))
-def test_check_never_passes_a_forgery_of_a_published_fact(cli_env, exercise_id):
+def test_check_never_passes_a_forgery_of_a_published_fact(cli_env):
+    """The command, end to end, on the forgery that needs the profiler (each forgery is checked
+    through the same sandbox path above, twice, in both modes)."""
     base, env = cli_env
+    exercise_id = "profiler-hotspot"
     code, caught_by = FORGERIES[exercise_id]
     learner = base / f"{exercise_id}.py"
     learner.write_text(code)

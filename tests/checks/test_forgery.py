@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -200,6 +201,7 @@ FORGERIES = {
 }
 
 PASSING_STATUSES = {"passed"}
+PACK = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
 
 
 def tutor(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
@@ -252,16 +254,36 @@ def test_a_runner_that_lies_about_effects_is_caught_as_tampering(graded):
     assert "tampering detected" in row["message"] or row["status"] == "tampered", row
 
 
-@pytest.mark.parametrize("name", ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call",
-                                  "lie-about-effects", "lie-about-known-inputs", "lie-when-seeded",
-                                  "lie-while-mine-runs"])
-def test_check_never_passes_a_forgery(isolation, name):
+#: What `torch-tutor check` runs for a learner (its Check in the app), forged.
+CHECKED = ["fd-scan", "replace-probe", "wrap-os-write", "patch-kinds-at-call", "lie-about-effects",
+           "lie-about-known-inputs", "lie-when-seeded", "lie-while-mine-runs"]
+
+
+@pytest.fixture(scope="module")
+def checked(isolation):
+    """Each forgery through what `torch-tutor check` does once it has read the file: the settings'
+    sandbox for the learner's Check (started once per setup, as the app keeps one) and
+    ``check_exercise`` with the built-in exercise, as JSON. The command itself, end to end, is
+    ``test_the_check_command_never_passes_a_forgery``."""
+    from tutor.core.config import load_settings
+    from tutor.core.loader import load_pack
+    from tutor.grading.exercise import check_exercise
+    from tutor.grading.sandboxes import sandbox_for
+
     base, env = isolation
-    learner = base / f"{name}.py"
-    learner.write_text(FORGERIES[name])
-    done = tutor("check", "view-inplace", str(learner), "--json", env=env)
-    assert done.returncode == 1, done.stdout + done.stderr
-    data = json.loads(done.stdout)
+    settings = load_settings(environ={**os.environ, **env}, config_file=base / "config" / "config.toml")
+    pack = load_pack(PACK)
+    _, exercise = pack.find_exercise("view-inplace")
+    reports = {}
+    with sandbox_for(settings) as sandbox:
+        sandbox.start()
+        for name in CHECKED:
+            reports[name] = check_exercise(sandbox, exercise, FORGERIES[name], filename=f"{name}.py",
+                                           fallback=pack.languages[0]).to_json()
+    return reports
+
+
+def _never_passed(data: dict, name: str) -> None:
     assert data["passed"] is False
     statuses = {c["id"]: c["status"] for c in data["checks"]}
     assert set(statuses) == {"values", "caller-unchanged", "independent"}
@@ -270,6 +292,22 @@ def test_check_never_passes_a_forgery(isolation, name):
     assert statuses["independent"] in ("failed", "error", "tampered"), statuses
     if name in ("lie-about-effects", "lie-while-mine-runs"):
         assert set(statuses.values()) == {"tampered"}, statuses
+
+
+@pytest.mark.parametrize("name", CHECKED)
+def test_check_never_passes_a_forgery(checked, name):
+    _never_passed(checked[name], name)
+
+
+def test_the_check_command_never_passes_a_forgery(isolation):
+    """`torch-tutor check --json` itself, in a process of its own, on the forgery that writes a
+    forged "all passed" report to every descriptor it can reach."""
+    base, env = isolation
+    learner = base / "fd-scan.py"
+    learner.write_text(FORGERIES["fd-scan"])
+    done = tutor("check", "view-inplace", str(learner), "--json", env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    _never_passed(json.loads(done.stdout), "fd-scan")
 
 
 # --------------------------------------------------------------------------- lying about facts
@@ -410,6 +448,16 @@ PROFILED = {"id": "p", "kind": "profile", "setup": "x = torch.randn(64, 8)", "wo
 
 def test_a_profile_honestly_reported_fails(grade):
     assert grade(SLOW_LOOP, PROFILED).checks[0].status == "failed"
+
+
+def test_an_honest_profile_is_never_taken_for_tampering(grade):
+    """The profiler's first use imports torch._dynamo, which rebinds ``torch.manual_seed``. Loaded
+    after the checks took their snapshot of torch (a spawn-mode runner warms up after its
+    preload; a fork-mode worker loads it when a run first needs it), that rebinding was put back
+    as the learner's and reported: `grade` called honest code `tampered` and gave it no points."""
+    report = grade("import torch\ndef slow(x):\n    return x @ x.T\n", PROFILED)
+    assert report.checks[0].status == "passed", report.checks[0].message
+    assert report.tampered == [] and report.passed, report.tampered
 
 
 def test_a_made_up_profile_is_tampering(grade):

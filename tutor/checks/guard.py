@@ -3,8 +3,8 @@
 The checks' own code uses the references in :mod:`tutor.checks.refs`, but an instructor's
 expressions (``close_to: x @ w``) run in the check namespace and call ``torch`` like anyone else.
 So the probe snapshots the attribute tables of the modules and classes those expressions use
-when it is imported (in the worker, before any learner code exists), and puts back every entry
-the learner replaced or deleted. Names the learner only *added* to a module are left alone
+when it is imported (in the worker, before any learner code exists), again once the worker has
+loaded what it deferred (``snapshot``), and puts back every entry the learner replaced or deleted. Names the learner only *added* to a module are left alone
 (torch adds lazily imported submodules itself); on a class they are removed, because there they
 shadow an inherited attribute (``torch.Tensor.requires_grad = property(...)``).
 """
@@ -34,10 +34,23 @@ def _table(obj) -> dict:
     return dict(refs.object_getattribute(obj, "__dict__"))
 
 
-_SNAPSHOT = [(obj, _table(obj)) for obj in _MODULES + _CLASSES]
+_SNAPSHOT: list[tuple[object, dict]] = []
 _IS_CLASS = {refs.id_(obj) for obj in _CLASSES}
 #: The entries that must still be there, for the quick test (torch's own rebinds left out).
-_STEADY = [{key: value for key, value in saved.items() if key not in _VOLATILE} for _, saved in _SNAPSHOT]
+_STEADY: list[dict] = []
+
+
+def snapshot() -> None:
+    """Take the tables as they are now. At import, and again after the interpreter loads what it
+    deferred (``tutor.sandbox.worker.startup.load_deferred``: ``torch._dynamo``, which rebinds
+    ``torch.manual_seed``), always before any learner code exists in this process: what torch
+    rebinds itself is torch's, not the learner's, and putting it back would report honest code as
+    tampering."""
+    _SNAPSHOT[:] = [(obj, _table(obj)) for obj in _MODULES + _CLASSES]
+    _STEADY[:] = [{key: value for key, value in saved.items() if key not in _VOLATILE} for _, saved in _SNAPSHOT]
+
+
+snapshot()
 #: Everything repaired in this process (a child serves one run), for the learner-facing note.
 REPAIRED: set[str] = set()
 

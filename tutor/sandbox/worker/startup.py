@@ -65,9 +65,14 @@ def judge_preload(extra: list[str]) -> tuple[list[str], dict[str, str]]:
 
 
 def load_deferred() -> None:
-    """What a spare's interpreter loads later (``SPARE_DEFERS``). A module that fails here fails
-    again where it is needed, and says why there."""
+    """What an interpreter loads later (``SPARE_DEFERS``): a spawn-mode spare's, a fork-mode worker.
+    A module that fails here fails again where it is needed, and says why there. Then the check
+    engine's snapshot of torch is taken again (``tutor.checks.guard``, where it is loaded): no
+    learner code has run here, and what these imports rebind (``torch.manual_seed``) is torch's."""
     _import_optional(list(SPARE_DEFERS), [], {})
+    guard = sys.modules.get("tutor.checks.guard")
+    if guard is not None:
+        guard.snapshot()
 
 
 def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:

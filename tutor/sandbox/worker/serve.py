@@ -1,4 +1,12 @@
-"""The worker's own loop: import torch once, keep a keeper/runner pair forked ahead, serve runs."""
+"""The worker's own loop: import torch once, keep a keeper/runner pair forked ahead, serve runs.
+
+What only the profiler needs (``startup.SPARE_DEFERS``: ``torch._dynamo``, 1.2-1.8 s of CPU) is
+not loaded before the worker says ready. It is loaded here, in the worker, before any run forked
+from it could need it: when the worker has waited ``IDLE_WARM_S`` for a request (a learner reading
+the exercise; an interactive sandbox only) or when a request that needs it arrives
+(``judging.needs_dynamo``). Then the spares forked before it are discarded and forked again, so a
+run never pays for the import. A `check` or a `grade` batch whose runs never profile never loads it.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +19,10 @@ import time
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
+from tutor.sandbox.worker.judging import needs_dynamo
 from tutor.sandbox.worker.keeper import Spare, sweep
-from tutor.sandbox.worker.startup import preload, ready_message
+from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, load_deferred, preload,
+                                          ready_message)
 
 #: Keeper/runner pairs kept forked ahead. Two: a Run right after a Run takes the second while the
 #: first one's replacement is still being forked (a keeper forks its relay, the relay its init, the
@@ -20,8 +30,17 @@ from tutor.sandbox.worker.startup import preload, ready_message
 SPARES = 2
 
 
-def serve(channel: socket.socket, containment: dict) -> None:
+def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True) -> None:
     spares = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
+    deferred = not all(name in sys.modules for name in SPARE_DEFERS)
+
+    def load_deferred_and_fork_again() -> None:
+        # No op has run in this process, so forking after the import is as safe as before it.
+        for spare in spares:
+            spare.discard()
+        load_deferred()
+        linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
+        spares[:] = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
     # Keepers whose verdict is out, still exiting (their relay's teardown, their sweep, their own
     # exit: ~10 ms of a process that ran torch), by pidfd: reaped when they end, not before the
     # next request is read, so a Run right after a Run does not wait for them.
@@ -36,7 +55,12 @@ def serve(channel: socket.socket, containment: dict) -> None:
         sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
 
     while True:
-        ready, _, _ = select.select([channel.fileno(), *finishing], [], [])
+        idle = IDLE_WARM_S if deferred and warm_when_idle else None
+        ready, _, _ = select.select([channel.fileno(), *finishing], [], [], idle)
+        if not ready:  # a learner is reading: load what a profile needs, ahead of their run
+            load_deferred_and_fork_again()
+            deferred = False
+            continue
         for fd in ready:
             if fd in finishing:
                 finish(fd)
@@ -57,6 +81,11 @@ def serve(channel: socket.socket, containment: dict) -> None:
             for fd in fds:
                 os.close(fd)
             continue
+        if deferred and needs_dynamo(message):  # before the run starts: its time is its own
+            load_deferred_and_fork_again()
+            deferred = False
+        # The tutor's wait for the verdict starts now (the ready message bounds the load above).
+        wire.send_frame(channel, {"op": "started", "id": message["id"]})
         current = spares.pop(0)
         current.start(message, fds)
         for fd in fds:
@@ -118,7 +147,7 @@ def main() -> int:
         linux.become_user(int(containment["worker_uid"]))
     started = time.perf_counter()
     try:
-        loaded, failed = preload(config.get("preload", []))
+        loaded, failed = preload(config.get("preload", []), SPARE_DEFERS)
     except BaseException as exc:  # torch itself failed to import: say why, then stop
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
@@ -127,6 +156,7 @@ def main() -> int:
     huge = linux.collapse_huge_pages()
     ready = ready_message(loaded, failed, time.perf_counter() - started, "fork")
     ready["huge_pages_mb"] = None if huge is None else round(huge / 2**20, 1)
+    ready["warm_up_s"] = RUNNER_START_S  # the most loading ``SPARE_DEFERS`` before a run may take
     wire.send_frame(channel, ready)
-    serve(channel, containment)
+    serve(channel, containment, bool(config.get("warm_when_idle", True)))
     return 0

@@ -41,6 +41,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         load_deferred()
         linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
         spares[:] = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
+
     # Keepers whose verdict is out, still exiting (their relay's teardown, their sweep, their own
     # exit: ~10 ms of a process that ran torch), by pidfd: reaped when they end, not before the
     # next request is read, so a Run right after a Run does not wait for them.

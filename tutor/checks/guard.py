@@ -4,9 +4,10 @@ The checks' own code uses the references in :mod:`tutor.checks.refs`, but an ins
 expressions (``close_to: x @ w``) run in the check namespace and call ``torch`` like anyone else.
 So the probe snapshots the attribute tables of the modules and classes those expressions use
 when it is imported (in the worker, before any learner code exists), again once the worker has
-loaded what it deferred (``snapshot``), and puts back every entry the learner replaced or deleted. Names the learner only *added* to a module are left alone
-(torch adds lazily imported submodules itself); on a class they are removed, because there they
-shadow an inherited attribute (``torch.Tensor.requires_grad = property(...)``).
+loaded what it deferred (``snapshot``), and puts back every entry the learner replaced or
+deleted. Names the learner only *added* to a module are left alone (torch adds lazily imported
+submodules itself); on a class they are removed, because there they shadow an inherited
+attribute (``torch.Tensor.requires_grad = property(...)``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def snapshot() -> None:
 
 
 snapshot()
+
 #: Everything repaired in this process (a child serves one run), for the learner-facing note.
 REPAIRED: set[str] = set()
 

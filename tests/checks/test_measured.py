@@ -86,6 +86,29 @@ def test_profile_compare_ranking_functions(grade):
     assert wrong.message.startswith("on workload 1 your ranking puts aten::sum 1st")
 
 
+def upset(first: int) -> str:
+    """RANK, its answer reversed on its first ``first`` calls (what a stall might do, made certain)."""
+    return RANK.replace("def top_ops(workload, k):", "def _measured(workload, k):") + (
+        f"\ncalls = []\n\ndef top_ops(workload, k):\n    calls.append(k)\n    ranking = _measured(workload, k)\n"
+        f"    return ranking[::-1] if len(calls) <= {first} else ranking\n")
+
+
+def test_a_ranking_a_stall_upset_is_measured_again_and_one_upset_every_time_fails(grade):
+    """A ranking is a measurement: on a busy machine one stall can put a 13 us op above a 45 us
+    one in an honest learner's medians. A ranking that disagrees is measured again (both
+    rankings), up to COMPARE_ATTEMPTS times, and fails only if it disagrees every time."""
+    from tutor.checks.kinds.profile import COMPARE_ATTEMPTS
+
+    assert COMPARE_ATTEMPTS == 3
+    check = grade(upset(COMPARE_ATTEMPTS - 1), COMPARE).checks[0]  # right on its last try at workload 1
+    assert check.status == "passed", check.message
+    assert [c["yours"] for c in check.data["compare"]] == [c["reference"] for c in check.data["compare"]]
+    wrong = grade(upset(COMPARE_ATTEMPTS), COMPARE).checks[0]
+    assert wrong.status == "failed"
+    assert wrong.message.startswith("on workload 1 your ranking puts aten::"), wrong.message
+    assert wrong.got == ", ".join(reversed(wrong.expected.split(", "))), (wrong.expected, wrong.got)
+
+
 TIMING = {"id": "t", "kind": "timing", "setup": "x = torch.randn(100, 20)",
           "fast": "lambda: fast(x)", "slow": "lambda: torch.stack([sum(r) for r in x])",
           "ratio": {"min": 4}, "warmup": 1, "repeat": 5}

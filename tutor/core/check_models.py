@@ -353,6 +353,10 @@ Threads = Annotated[
 
 @record
 class CompareRanking:
+    """The learner's ranking function against the checker's own measurement, workload by workload.
+    A ranking that disagrees beyond a near-tie is measured again, both rankings, and fails only
+    if it disagrees three times running (one stall of a busy core can upset an honest ranking)."""
+
     call: Annotated[str, _expr("expression calling the learner's ranking, with `workload` and `k` bound")]
     k: Annotated[int, Meta(ge=1)] = 3
     workloads: Annotated[

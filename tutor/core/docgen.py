@@ -119,7 +119,8 @@ def _model_table(model: type) -> str:
     tag = typing.get_args(kind.annotation)[0] if kind is not None and typing.get_args(kind.annotation) else None
     lines = [f"#### {model.__name__}" + (f" (`{'style' if 'style' in fields else 'kind'}: {tag}`)"
                                          if tag else ""), ""]
-    doc = (model.__record_doc__ or "").strip().split("\n\n")[0].replace("\n", " ")  # type: ignore[attr-defined]
+    doc = (model.__record_doc__ or "").strip().split("\n\n")[0]  # type: ignore[attr-defined]
+    doc = " ".join(doc.split())  # a docstring's lines, indented in the source, as one sentence
     if doc:
         lines += [doc, ""]
     inherited = [_BASE_NAMES[b] for b in model.__mro__[1:] if b in _BASES]

@@ -48,11 +48,23 @@ def warm_sandbox(isolation: str, mode: str) -> Sandbox:
     return box
 
 
-@pytest.fixture(scope="session", params=setups())
-def sandbox(request):
-    box = warm_sandbox(*request.param)
-    yield box
-    box.close()
+@pytest.fixture(scope="session")
+def warm_sandboxes():
+    """Each setup's warm sandbox, started when a test first asks for it and kept for the session.
+    A session fixture with the setups as its parameters was torn down and started again each
+    time a worker's tests switched setups (a spawn-mode sandbox is a judge and two spares, each
+    importing torch): 8 switches on one worker of a run of tests/sandbox."""
+    boxes: dict[tuple[str, str], Sandbox] = {}
+    yield boxes
+    for box in boxes.values():
+        box.close()
+
+
+@pytest.fixture(params=setups())
+def sandbox(request, warm_sandboxes):
+    if request.param not in warm_sandboxes:
+        warm_sandboxes[request.param] = warm_sandbox(*request.param)
+    return warm_sandboxes[request.param]
 
 
 def leftover_processes(*names: str, root: int | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """Running the suite in parallel: the README's command and CI run ``-n auto --dist loadgroup``
 (pyproject.toml's addopts; ``-n 0`` runs serially), one pytest-xdist worker per core this
-process may use, at most ``MAX_WORKERS`` (``pytest_xdist_auto_num_workers`` below).
+process may use and one more, at most ``MAX_WORKERS`` (``pytest_xdist_auto_num_workers`` below).
 
 What costs seconds to set up (a warm
 sandbox of a given setup, a module's own fixture: a ``grade`` batch, an autograder bundle) is
@@ -60,15 +60,17 @@ MAX_WORKERS = 4
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker per core this process may use (its CPU affinity, which a
-    container's CPU set narrows; os.cpu_count() would count the host's), at most ``MAX_WORKERS``;
-    ``TORCH_TUTOR_TEST_WORKERS`` overrides. More workers than cores fill the suite's waiting but
-    starve its timing tests: on 2 cores, 4 workers took 16 min 11 s in one run and 19 min 9 s with
-    a check's wall cap run out in another (docs/performance.md, "The test suite")."""
+    container's CPU set narrows; os.cpu_count() would count the host's) and one more, at most
+    ``MAX_WORKERS``; ``TORCH_TUTOR_TEST_WORKERS`` overrides. The one more fills what the others
+    wait for (a subprocess importing torch, a run's wall time, a terminal, a browser): on 2 cores
+    with 2 workers the CPU was 81 % busy and with 3 all but saturated, and the clean clone's run
+    went from 17 min 46 s to 14 min 22 s (docs/performance.md, "The test suite"). Two more
+    starve the timing tests: 4 workers on 2 cores failed a check's wall cap once in two runs."""
     wanted = os.environ.get("TORCH_TUTOR_TEST_WORKERS")
     if wanted:
         return int(wanted)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(cores, MAX_WORKERS))
+    return max(1, min(cores + 1, MAX_WORKERS))
 
 
 #: Seconds a test takes, roughly, to send the longest work out first: the tests that take

@@ -68,6 +68,17 @@ def _run(role: str, margin: float, status: str = "passed") -> "StepRun":
     return StepRun("speed", "once", role, True, "", 0.0, measured=measured)
 
 
+def test_a_margin_just_under_the_safety_factor_is_never_shown_as_the_factor_itself():
+    """1.496 is under 1.5: shown rounded down (1.49) beside the warning, not as 1.50 (a margin
+    shown is never more than it is); exactly 1.5 is not under it."""
+    from tutor.grading.validate import repeat_summary
+
+    (line,), _ = repeat_summary([[_run("solution", 1.496)]], 1.5)
+    assert "margin 1.49" in line and "warning: under the safety factor 1.5" in line, line
+    (line,), _ = repeat_summary([[_run("solution", 1.5)]], 1.5)
+    assert "margin 1.50" in line and "warning" not in line, line
+
+
 def test_a_margin_under_the_safety_factor_is_a_warning_with_the_lowest_round():
     from tutor.grading.validate import repeat_summary
 

@@ -12,6 +12,7 @@ import ast
 import builtins
 import difflib
 import json
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -581,6 +582,12 @@ def _budgets(report: ExerciseReport) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _margin_text(value: float) -> str:
+    """A margin to two places, rounded down: never more than it is, so that a margin shown as
+    1.50 is never one under the safety factor 1.5 (1.496 printed as 1.50 beside the warning)."""
+    return f"{math.floor(value * 100 + 1e-9) / 100:.2f}"
+
+
 def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str], bool]:
     """Lines that compare ``validate --repeat`` rounds, and whether any verdict changed.
 
@@ -616,7 +623,7 @@ def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str
                 continue  # comfortably inside its budget: nothing to say
             lowest = f" (lowest of {total} runs)" if total > 1 else ""
             text = (f"time budget: {name}, check {check_id!r}: {worst['used']:.2f} s of its {worst['budget']:.2f} s: "
-                    f"margin {value:.2f}{lowest}")
+                    f"margin {_margin_text(value)}{lowest}")
             if timed_out:
                 text += f"; TIMEOUT in {timed_out} of {total} runs"
             text += ("; warning: under the safety factor "
@@ -646,7 +653,7 @@ def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str
             value = factor(worst)
             lowest = f" (lowest of {total} runs)" if total > 1 else ""
             text = (f"margin: {name}, check {check_id!r}: {worst['measured']}, needs {worst['needs']}"
-                    f"{' (must fail it)' if not role.startswith('solution') else ''}: margin {value:.2f}{lowest}")
+                    f"{' (must fail it)' if not role.startswith('solution') else ''}: margin {_margin_text(value)}{lowest}")
             if value < safety:
                 text += (f"; warning: under the safety factor {safety:g}, so a busier or faster machine may "
                          "change the verdict: widen the gap between starter and solution, or move the bound")

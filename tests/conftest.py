@@ -89,9 +89,10 @@ KNOWN_COST = {
     "tests/e2e/test_leftover_check.py": 13.0,  # per test: a pytest run of its own
     "tests/cli/test_validate_verdicts.py": 10.0,  # per test: a `validate` of a fixture pack
     "tests/browser/": 10.0,  # per test: a tab's sandbox imports torch
-    # Tests that mostly wait (a real terminal, a cold mypy on one core): sent out before the
-    # many one-second tests, so that the other workers' computing fills their waiting. Left to
-    # the end, the tmux tests held the two cores at 60 % for over a minute, and mypy was last.
+    # Tests that mostly wait (a real terminal) or hold one core for long (a cold mypy): sent out
+    # before the many one-second tests, so that other workers' computing overlaps them and mypy
+    # no longer ends the run. (The minute at ~60 % busy near the end of a run is not theirs: it
+    # stayed after this change; docs/performance.md, "The test suite".)
     "tests/e2e/": 5.0,
     "tests/static/test_static.py::test_mypy_finds_no_errors": 25.0,
 }

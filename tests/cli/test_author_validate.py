@@ -79,6 +79,15 @@ def test_a_margin_just_under_the_safety_factor_is_never_shown_as_the_factor_itse
     assert "margin 1.50" in line and "warning" not in line, line
 
 
+def test_a_starter_that_measured_nothing_has_an_unbounded_margin_not_a_crash():
+    """A starter that fails its bound by measuring 0 has threshold/measured = infinity: the
+    summary says so (rounding a margin down must not raise OverflowError on it)."""
+    from tutor.grading.validate import repeat_summary
+
+    (line,), _ = repeat_summary([[_run("starter", 0.0, status="failed")]], 1.5)
+    assert "(must fail it): margin inf" in line and "warning" not in line, line
+
+
 def test_a_margin_under_the_safety_factor_is_a_warning_with_the_lowest_round():
     from tutor.grading.validate import repeat_summary
 

@@ -43,8 +43,12 @@ def warm_sandbox(isolation: str, mode: str) -> Sandbox:
     # Spawn mode keeps two spares: a test's runs come back to back, and each takes one.
     box = Sandbox(TEST_LIMITS, isolation=isolation, mode=mode, workers=2 if mode == "spawn" else 1,
                   preload=["tutor.sandbox.echo_probe"])
-    box.start()
-    box.wait_ready(timeout=300)
+    try:
+        box.start()
+        assert box.wait_ready(timeout=300), f"the {isolation}/{mode} sandbox did not warm up in 300 s"
+    except BaseException:
+        box.close()  # nothing of a failed warm-up outlives it
+        raise
     return box
 
 
@@ -54,17 +58,26 @@ def warm_sandboxes():
     A session fixture with the setups as its parameters was torn down and started again each
     time a worker's tests switched setups (a spawn-mode sandbox is a judge and two spares, each
     importing torch): 8 switches on one worker of a run of tests/sandbox."""
-    boxes: dict[tuple[str, str], Sandbox] = {}
+    boxes: dict[tuple[str, str], Sandbox | BaseException] = {}
     yield boxes
     for box in boxes.values():
-        box.close()
+        if isinstance(box, Sandbox):
+            box.close()
 
 
 @pytest.fixture(params=setups())
 def sandbox(request, warm_sandboxes):
     if request.param not in warm_sandboxes:
-        warm_sandboxes[request.param] = warm_sandbox(*request.param)
-    return warm_sandboxes[request.param]
+        try:
+            warm_sandboxes[request.param] = warm_sandbox(*request.param)
+        except pytest.skip.Exception:
+            raise  # bubblewrap missing: asked again (cheaply) by the next test, which skips too
+        except Exception as exc:  # a setup that cannot warm up fails each of its tests, once started
+            warm_sandboxes[request.param] = exc
+    found = warm_sandboxes[request.param]
+    if isinstance(found, BaseException):
+        raise found
+    return found
 
 
 def leftover_processes(*names: str, root: int | None = None) -> list[str]:

@@ -584,7 +584,10 @@ def _budgets(report: ExerciseReport) -> dict[str, dict[str, Any]]:
 
 def _margin_text(value: float) -> str:
     """A margin to two places, rounded down: never more than it is, so that a margin shown as
-    1.50 is never one under the safety factor 1.5 (1.496 printed as 1.50 beside the warning)."""
+    1.50 is never one under the safety factor 1.5 (1.496 printed as 1.50 beside the warning).
+    A starter that measured nothing has an unbounded margin: "inf"."""
+    if not math.isfinite(value):
+        return f"{value:.2f}"
     return f"{math.floor(value * 100 + 1e-9) / 100:.2f}"
 
 

@@ -154,3 +154,26 @@ async def test_the_review_title_names_the_kind_in_words(make_app):
         await _open_review(pilot, app)
         top = screen_text(app).splitlines()[0]
         assert "Review 1/1 · Basics › In your words · written answer" in top
+
+
+async def test_a_poll_of_the_clock_while_the_summary_is_drawn_never_freezes_the_review(make_app, monkeypatch):
+    """CI froze here for 30 s (Textual's WaitForScreenTimeout): on a busy machine the one-second
+    poll asked for the summary again while it was being drawn, the draw under way was cancelled
+    in the middle of its mount, and the screen waited on half-mounted widgets for ever. A poll
+    every 3 ms makes that race happen every time."""
+    monkeypatch.setattr(ReviewScreen, "POLL_SECONDS", 0.003)
+    app = _app(make_app, start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.answers.record_quiz(*WHICH, "0", True)
+        app.store.cards.clock.now = T0 + DAY
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
+        await _open_review(pilot, app)
+        app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60
+        await pilot.press("enter", "f4")
+        await settle(pilot, 3)
+        assert "1 more came due while you reviewed: F4 goes on with them." in screen_text(app)
+        await pilot.press("f4")  # on with them: the card that came due is shown, whole
+        await settle(pilot, 3)
+        assert "Review 2/2" in screen_text(app)

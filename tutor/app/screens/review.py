@@ -102,6 +102,9 @@ class ReviewScreen(Screen[None]):
         #: in this session.
         self._skipped: set[tuple[str, str, str]] = set()
         self._elapsed = elapsed or (lambda since: time.monotonic() - since)
+        #: A show asked for while one is under way (True: a redraw only); see _request_show.
+        self._pending: bool | None = None
+        self._showing = False
 
     # ------------------------------------------------------------------ state
 
@@ -141,7 +144,7 @@ class ReviewScreen(Screen[None]):
                                   app.settings.new_cards_per_day, app.language)
         self.store.events.subscribe(self._heard)
         self.watch(app, "language", self._language_changed, init=False)
-        self.run_worker(self._show(), exclusive=True, group="review-show")
+        self._request_show()
         self.set_interval(self.POLL_SECONDS, self.poll_due)
 
     def _due_now(self) -> list[review.Due]:
@@ -154,10 +157,10 @@ class ReviewScreen(Screen[None]):
     def poll_due(self) -> None:
         """While the summary shows: redraw it when cards came due since it was drawn (it said
         "Nothing to review now" while the status bar counted 3 due, and F4/F10 did nothing)."""
-        if self.current is not None or not self.is_mounted or not self.is_current:
+        if self.current is not None or not self.is_mounted or not self.is_current or self._showing:
             return
         if len(self._due_now()) != len(self._more):
-            self.run_worker(self._show(), exclusive=True, group="review-show")
+            self._request_show()
 
     def on_unmount(self) -> None:
         self.store.events.unsubscribe(self._heard)
@@ -168,7 +171,26 @@ class ReviewScreen(Screen[None]):
     def _language_changed(self) -> None:
         """The same item (or summary) again in the language now in use; its answer, rating and
         verdict kept."""
-        self.run_worker(self._show(redraw=True), exclusive=True, group="review-show")
+        self._request_show(redraw=True)
+
+    def _request_show(self, redraw: bool = False) -> None:
+        """Show the current item (or the summary), after any show under way has finished. A show
+        is never cancelled halfway: one cancelled in the middle of its mount (the clock's poll
+        asking for the summary again while it was being drawn, on a busy machine) left widgets
+        half mounted, and the screen waited on them for ever: the review froze. Requests that
+        come while one is drawn are merged: a new item wins over a redraw in another language."""
+        self._pending = redraw if self._pending is None else (self._pending and redraw)
+        if not self._showing:
+            self._showing = True
+            self.run_worker(self._show_pending(), group="review-show")
+
+    async def _show_pending(self) -> None:
+        try:
+            while self._pending is not None:
+                redraw, self._pending = self._pending, None
+                await self._show(redraw)
+        finally:
+            self._showing = False
 
     async def _show(self, redraw: bool = False) -> None:
         scroll = self.query_one("#review-scroll", VerticalScroll)
@@ -340,7 +362,7 @@ class ReviewScreen(Screen[None]):
             if self._more:
                 self.queue.extend(self._more)
                 self._more = []
-                self.run_worker(self._show(), exclusive=True, group="review-show")
+                self._request_show()
             return
         view = self.step_view
         if view is not None and view.running:
@@ -353,7 +375,7 @@ class ReviewScreen(Screen[None]):
             self.notify(t("review.skip"), timeout=4)
         tutor_app(self).flush_drafts()
         self.index += 1
-        self.run_worker(self._show(), exclusive=True, group="review-show")
+        self._request_show()
 
     def action_step(self, name: str) -> None:
         view = self.step_view

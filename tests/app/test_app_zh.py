@@ -193,3 +193,23 @@ async def test_the_chinese_key_bar_fits_by_cells_and_keeps_every_name(make_app, 
         app.simulate_key = pressed.append  # type: ignore[method-assign]
         await pilot.click(KeyFooter, offset=(column, 0))
         assert pressed == ["f6"], (pressed, line)
+
+
+async def test_switching_again_while_the_lesson_is_redrawn_never_freezes_it(make_app):
+    """Each switch redrew the step on a worker that cancelled the redraw under way: one cancelled
+    in the middle of its mount left the lesson frozen (Textual's WaitForScreenTimeout, 30 s)."""
+    app = make_app(start_lesson="exercises", language="en")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        for code in ("zh", "en", "zh", "en", "zh"):
+            app.set_language(code)
+            await pilot.pause(0)
+        await settle(pilot, 4)
+        text = screen_text(app)
+        assert "第 " in text and "检查" in text and "Check" not in text, text
+        assert len(app.screen.query("StepView")) == 1  # one step shown, not one per switch
+        before = app.screen.place.moved(-1)
+        await pilot.press("f3")  # and the lesson still moves
+        await settle(pilot, 3)
+        assert app.screen.place.key == before.key
+        assert len(app.screen.query("StepView")) == 1

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.screens.drawing import Draws
 from tutor.app.widgets.keybutton import key_label
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -80,6 +81,8 @@ class LessonScreen(Screen[None]):
         super().__init__()
         self.place = place
         self._entered = time.monotonic()
+        #: Steps shown one at a time, never one cancelled halfway (see drawing.py).
+        self._draws = Draws(self, "show")
 
     @property
     def texts(self) -> Texts:
@@ -177,7 +180,7 @@ class LessonScreen(Screen[None]):
 
 
     def _language_changed(self) -> None:
-        self.run_worker(self._show(self.place), exclusive=True, group="show")
+        self._draws.request(lambda: self._show(self.place))
 
     # ------------------------------------------------------------------ actions
 
@@ -216,12 +219,13 @@ class LessonScreen(Screen[None]):
             view.stop()
 
     async def action_next(self) -> None:
-        target = self.place.moved(1)
-        if target is not None:
-            await self._show(target)
+        await self._draws.draw(partial(self._move, 1))
 
     async def action_prev(self) -> None:
-        target = self.place.moved(-1)
+        await self._draws.draw(partial(self._move, -1))
+
+    async def _move(self, step: int) -> None:
+        target = self.place.moved(step)  # from the step shown once the draws before it are done
         if target is not None:
             await self._show(target)
 

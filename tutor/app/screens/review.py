@@ -25,6 +25,7 @@ from textual.widgets import Static
 
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
+from tutor.app.screens.drawing import Draws
 from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
@@ -102,9 +103,8 @@ class ReviewScreen(Screen[None]):
         #: in this session.
         self._skipped: set[tuple[str, str, str]] = set()
         self._elapsed = elapsed or (lambda since: time.monotonic() - since)
-        #: A show asked for while one is under way (True: a redraw only); see _request_show.
-        self._pending: bool | None = None
-        self._showing = False
+        #: Shows one at a time, never one cancelled halfway (see drawing.py).
+        self._draws = Draws(self, "review-show")
 
     # ------------------------------------------------------------------ state
 
@@ -157,7 +157,7 @@ class ReviewScreen(Screen[None]):
     def poll_due(self) -> None:
         """While the summary shows: redraw it when cards came due since it was drawn (it said
         "Nothing to review now" while the status bar counted 3 due, and F4/F10 did nothing)."""
-        if self.current is not None or not self.is_mounted or not self.is_current or self._showing:
+        if self.current is not None or not self.is_mounted or not self.is_current or self._draws.busy:
             return
         if len(self._due_now()) != len(self._more):
             self._request_show()
@@ -174,23 +174,8 @@ class ReviewScreen(Screen[None]):
         self._request_show(redraw=True)
 
     def _request_show(self, redraw: bool = False) -> None:
-        """Show the current item (or the summary), after any show under way has finished. A show
-        is never cancelled halfway: one cancelled in the middle of its mount (the clock's poll
-        asking for the summary again while it was being drawn, on a busy machine) left widgets
-        half mounted, and the screen waited on them for ever: the review froze. Requests that
-        come while one is drawn are merged: a new item wins over a redraw in another language."""
-        self._pending = redraw if self._pending is None else (self._pending and redraw)
-        if not self._showing:
-            self._showing = True
-            self.run_worker(self._show_pending(), group="review-show")
-
-    async def _show_pending(self) -> None:
-        try:
-            while self._pending is not None:
-                redraw, self._pending = self._pending, None
-                await self._show(redraw)
-        finally:
-            self._showing = False
+        """Show the current item (or the summary) once any show under way has finished."""
+        self._draws.request(lambda: self._show(redraw))
 
     async def _show(self, redraw: bool = False) -> None:
         scroll = self.query_one("#review-scroll", VerticalScroll)

@@ -91,8 +91,8 @@ KNOWN_COST = {
     "tests/browser/": 10.0,  # per test: a tab's sandbox imports torch
     # Tests that mostly wait (a real terminal) or hold one core for long (a cold mypy): sent out
     # before the many one-second tests, so that other workers' computing overlaps them and mypy
-    # no longer ends the run. (The minute at ~60 % busy near the end of a run is not theirs: it
-    # stayed after this change; docs/performance.md, "The test suite".)
+    # no longer ends the run. (The minutes at ~60-75 % busy near the end of a run are not theirs:
+    # they are the app tests, single-threaded and partly waiting; docs/performance.md, "The test suite".)
     "tests/e2e/": 5.0,
     "tests/static/test_static.py::test_mypy_finds_no_errors": 25.0,
 }

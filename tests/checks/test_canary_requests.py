@@ -55,7 +55,9 @@ def test_a_canarys_time_and_profile_requests_look_like_the_checks_own(grade):
     seen = _requests(report.run.stdout)
     for op in ("time", "profile"):
         asked = [json.dumps(r, sort_keys=True) for r in seen if r.get("op") == op]
-        assert len(asked) == 4, (op, asked)  # two cases, each a real question and a canary
+        # two cases, each a real question and a canary
+        assert len(asked) == 4, (op, asked, [(c.id, c.status, c.message) for c in report.checks],
+                                 report.run.status, report.run.stderr[-2000:])
         assert len(set(asked)) == 1, (op, sorted(set(asked)))
 
 

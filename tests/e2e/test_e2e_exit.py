@@ -14,7 +14,7 @@ its progress file (except after SIGKILL, which takes what was typed in the last 
 draft debounce, with it: ``test_a_killed_terminal_loses_no_typing`` covers what came before).
 
 ``TORCH_TUTOR_EXIT_ROUNDS`` sets how many rounds (the default, 7, covers each state once in
-about 90 s on the shared 2-core machine; the README gives the time of the issue's 100);
+30-45 s on a 2-core machine running the whole suite; the README gives the time of the issue's 100);
 ``TORCH_TUTOR_EXIT_SEED`` replays a run's random choices (the seed is printed with ``-s`` and
 in a failure's message).
 """

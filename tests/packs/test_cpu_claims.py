@@ -146,7 +146,10 @@ def test_on_one_thread_addmm_leads_the_self_time_table(pack):
     [result] = _run([RANKING])
     assert result["returncode"] == 0, result["stderr"][-2000:]
     leaders = result["stdout"].split()
-    assert leaders.count("aten::addmm") >= 4, leaders
+    # addmm leads in the typical run: most of the five. (At least four of five failed once in a
+    # clean-clone suite on a loaded 2-core machine: addmm, copy_, copy_, addmm, addmm; a stall
+    # inside one operator of one profiled forward puts it first.)
+    assert leaders.count("aten::addmm") >= 3, leaders
 
 
 DISTILLATION = """

@@ -85,18 +85,23 @@ async def test_a_prediction_right_only_after_the_output_was_shown_is_again(make_
     assert review.quiz_rating("choice", True, 2, 5.0) == review.HARD  # only the pick was explained
 
 
+async def _review_one_while_another_comes_due(pilot, app) -> None:
+    """One card due, reviewed (right, F4) while a second comes due: the summary then offers it."""
+    app.store.answers.record_quiz(*WHICH, "0", True)
+    app.store.cards.clock.now = T0 + DAY
+    app.store.answers.record_quiz(*FREE, "shapes", None)
+    app.store.answers.record_quiz(*FREE, "shapes", True)
+    app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
+    await _open_review(pilot, app)
+    app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60
+    await pilot.press("enter", "f4")
+    await settle(pilot, 3)
+
+
 async def test_the_summary_does_not_give_a_next_review_time_beside_cards_due_now(make_app):
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.answers.record_quiz(*WHICH, "0", True)
-        app.store.cards.clock.now = T0 + DAY
-        app.store.answers.record_quiz(*FREE, "shapes", None)
-        app.store.answers.record_quiz(*FREE, "shapes", True)
-        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
-        await _open_review(pilot, app)
-        app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60
-        await pilot.press("enter", "f4")
-        await settle(pilot, 3)
+        await _review_one_while_another_comes_due(pilot, app)
         text = screen_text(app)
         assert "1 more came due while you reviewed: F4 goes on with them." in text
         assert "Next review" not in text
@@ -164,15 +169,7 @@ async def test_a_poll_of_the_clock_while_the_summary_is_drawn_never_freezes_the_
     monkeypatch.setattr(ReviewScreen, "POLL_SECONDS", 0.003)
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
-        app.store.answers.record_quiz(*WHICH, "0", True)
-        app.store.cards.clock.now = T0 + DAY
-        app.store.answers.record_quiz(*FREE, "shapes", None)
-        app.store.answers.record_quiz(*FREE, "shapes", True)
-        app.store.cards.clock.now = app.store.cards.get(*WHICH)["due"] + 60
-        await _open_review(pilot, app)
-        app.store.cards.clock.now = app.store.cards.get(*FREE)["due"] + 60
-        await pilot.press("enter", "f4")
-        await settle(pilot, 3)
+        await _review_one_while_another_comes_due(pilot, app)
         assert "1 more came due while you reviewed: F4 goes on with them." in screen_text(app)
         await pilot.press("f4")  # on with them: the card that came due is shown, whole
         await settle(pilot, 3)

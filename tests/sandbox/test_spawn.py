@@ -231,6 +231,49 @@ def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_jud
         assert seen[0] == seen[1] == seen[2] and seen[3] == seen[4] and seen[2] != seen[3], seen
 
 
+def _processes(box: Sandbox) -> set:
+    return {worker._proc for worker in list(box._all) if worker._proc is not None}
+
+
+def test_a_sandbox_told_its_runs_starts_no_interpreter_that_no_run_takes():
+    """A command that knows how many runs it makes (``tutor check``: one) says so (``runs``): no
+    more judges start than there are runs, and the judge of the last run exits after it instead
+    of starting a runner (a torch import, ~1.3 s of CPU) that nothing would take. A run beyond
+    the count still runs, in a spare started for it."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=4, preload=[], purpose="batch",
+                 runs=3) as box:
+        box.wait_ready(300)
+        assert box._counter == 3, "one judge per run at most"
+        seen = _processes(box)
+        results = []
+        threads = [threading.Thread(target=lambda i=i: results.append(box.run(f"print({i} * 2)"))) for i in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        seen |= _processes(box)
+        results.append(box.run("print(4)"))
+        seen |= _processes(box)
+        assert sorted((r.status, r.stdout) for r in results) == [("ok", "0\n"), ("ok", "2\n"), ("ok", "4\n")]
+        deadline = time.monotonic() + 60
+        while any(proc.poll() is None for proc in seen) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(proc.poll() is not None for proc in seen), "a judge stayed, with a runner that no run takes"
+        assert [proc.returncode for proc in seen] == [0, 0, 0], "each judge ends by itself, not killed"
+        assert box.idle_count() == 0 and box._counter == 3
+        beyond = box.run("import builtins\nprint(hasattr(builtins, 'mine'))\nbuiltins.mine = 1")
+        assert (beyond.status, beyond.stdout) == ("ok", "False\n"), (beyond.message, beyond.stderr)
+
+
+def test_a_sandbox_not_told_its_runs_keeps_a_spare_after_each():
+    """The app cannot know when the learner runs next: its spare is started again after each run."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], purpose="batch") as box:
+        box.wait_ready(300)
+        assert box.run("print(1)").stdout == "1\n"
+        wait_for_idle(box)
+        assert box.idle_count() == 1 and any(proc.poll() is None for proc in _processes(box))
+
+
 #: A sort, checked with a canary before or after the check's own call (tests/checks/test_fresh_inputs.py).
 SORTED = {"id": "sorted", "kind": "tensor", "setup": "x = torch.randn(r, 5)", "cases": [{"r": 3}, {"r": 4}],
           "value": "f(x)", "close_to": "x.sort(dim=1, descending=True).values"}

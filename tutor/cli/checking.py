@@ -189,7 +189,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     code = _read(args.file)
     settings = settings_from_args(args)
     try:
-        with sandbox_for(settings) as sandbox:
+        with sandbox_for(settings, runs=1) as sandbox:  # one run: no spare started after it
             sandbox.start()
             report = check_exercise(sandbox, exercise, code, timeout=args.timeout,
                                     language=settings.language, fallback=pack.languages[0],

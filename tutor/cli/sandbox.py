@@ -38,12 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sandbox(args: argparse.Namespace, **flags):
+    """The sandbox of ``run`` and ``doctor``: one run at most, so no spare is started after it."""
     from tutor.grading.sandboxes import sandbox_for
 
     settings = settings_from_args(args, python=args.python, isolation=args.isolation, **flags)
     if settings.python and not Path(settings.python).exists():
         raise UsageError(t("cli.no_interpreter", path=settings.python))
-    return sandbox_for(settings, workers=1)
+    return sandbox_for(settings, workers=1, runs=1)
 
 
 @guarded

@@ -22,10 +22,11 @@ def limits_from(settings: Settings) -> Limits:
 
 
 def sandbox_for(settings: Settings, *, workers: int | None = None, purpose: "Purpose" = "interactive",
-                hide: Sequence[str] = ()) -> "Sandbox":
-    """A Sandbox (not started) with the settings' limits, workers, interpreter, isolation and mode."""
+                hide: Sequence[str] = (), runs: int | None = None) -> "Sandbox":
+    """A Sandbox (not started) with the settings' limits, workers, interpreter, isolation and mode;
+    ``runs``: how many runs the caller will ask for, where it knows (``Sandbox``)."""
     from tutor.sandbox.pool import Sandbox
 
     return Sandbox(limits_from(settings), workers=workers or settings.workers, python=settings.python,
                    isolation=settings.isolation, mode=settings.sandbox_mode, purpose=purpose,
-                   hide=tuple(hide))
+                   hide=tuple(hide), runs=runs)

@@ -97,14 +97,19 @@ class Sandbox:
         hide: folders no run may see, even where the filesystem is otherwise readable (grading
             hides the class's submissions and the pack; each run gets only its own code, over
             the wire). Takes effect under bubblewrap.
+        runs: how many runs this sandbox will be asked for, where the caller knows (a command
+            that checks one exercise, a batch): no more workers start than there are runs, and
+            in spawn mode no spare is started that no run would take (each costs an interpreter
+            importing torch). A run beyond them still runs; it waits for a spare started for it.
     """
 
     def __init__(self, limits: Limits | None = None, workers: int = 1, python: str | None = None,
                  isolation: str = "auto", mode: str = "auto", purpose: Purpose = "interactive",
                  preload: list[str] | tuple[str, ...] | None = None,
-                 hide: list[str] | tuple[str, ...] = ()):
+                 hide: list[str] | tuple[str, ...] = (), runs: int | None = None):
         self.limits = limits if limits is not None else Limits()
-        self.workers = max(1, int(workers))
+        self.runs = None if runs is None else max(1, int(runs))
+        self.workers = max(1, int(workers)) if self.runs is None else max(1, min(int(workers), self.runs))
         self.python = python or iso.default_python()
         self.requested_isolation = isolation or "auto"
         self.requested_mode = mode or "auto"
@@ -128,6 +133,10 @@ class Sandbox:
         self._cgroups = False
         self._counter = 0
         self._cancels = 0  # bumped by cancel(): a run still waiting for a worker is cancelled too
+        # Spawn mode: spares warm in the queue, on their way to it, or promised by a run in flight
+        # (its judge serves again, or a spare replaces it, once it is over); and runs taken so far.
+        self._coming = 0
+        self._taken = 0
         self.warmup_s: float | None = None
         self.worker_info: dict = {}
         _OPEN.add(self)
@@ -155,6 +164,8 @@ class Sandbox:
             os.chmod(self._scratch_root, 0o711)
             self._owner_lock = _hold_owner_lock(self._scratch_root)
             fresh = [self._new_worker() for _ in range(self.workers)]
+            with self._lock:
+                self._coming += len(fresh) if self.mode == "spawn" else 0
             for worker in fresh:
                 # Under the lock, so close() either sees this worker's process (and kills it,
                 # which ends the readiness wait below at once) or stops it being started.
@@ -300,9 +311,11 @@ class Sandbox:
         if self.mode == "fork" and not self._all:  # every worker died and none could replace them
             self._idle.put(self._start_now())
         worker = self._take()
+        last = self._last_run()
         # Spawn mode: a judge that serves again comes back by itself (``_rearm``); one on its
-        # last run is replaced, at once (``REFILL_AT_TAKE``) or once the run is over.
-        refilled = self.mode == "spawn" and REFILL_AT_TAKE and not worker.serves_again()
+        # last run is replaced, at once (``REFILL_AT_TAKE``) or once the run is over; none is
+        # when no run would take it (``last``: the judge exits after this run).
+        refilled = self.mode == "spawn" and REFILL_AT_TAKE and not last and not worker.serves_again()
         if refilled:
             self._refill()
         with self._lock:
@@ -315,7 +328,7 @@ class Sandbox:
             request["uses"] = [[name, text] for name, text in uses]
         kept: WorkerProcess | None = worker
         try:
-            raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels)
+            raw = worker.run(request, limits, cancelled=lambda: self._cancels != cancels, last=last)
             raw.probe_requested = probe is not None
             unreadable = next((g for g in self.isolation.gaps_said if g.get("key") == "isolation.gap.unreadable"),
                               None)  # a said: the run's sentence says it in the learner's language
@@ -336,21 +349,41 @@ class Sandbox:
             with self._lock:
                 self._busy.discard(worker)
             if self.mode == "spawn":
-                if kept is not None and worker.serves_again():
+                if kept is not None and not last and worker.serves_again():
                     self._rearm(worker)
                 else:
                     self._retire(worker)
-                    if not refilled:
+                    if not refilled and not last:
                         self._refill()
             elif kept is not None and not self._closed:
                 self._idle.put(kept)
 
     def _take(self) -> WorkerProcess:
-        """An idle worker or spare; a spare that failed to start is tried once more, here."""
+        """An idle worker or spare; a spare that failed to start is tried once more, here, and
+        so is one that no earlier run promised (a run beyond ``runs``)."""
+        if self.mode == "spawn":
+            with self._lock:
+                promised = self._coming > 0
+                self._coming -= 1 if promised else 0
+            if not promised:
+                return self._start_now()
         worker = self._idle.get()
         if worker is None:
             worker = self._start_now()
         return worker
+
+    def _last_run(self) -> bool:
+        """Spawn mode, the run just taken: whether it is its judge's last, because the spares
+        warm, on their way or promised by the runs in flight are enough for the runs still to
+        come (``runs``). Otherwise it promises a spare: its judge's next runner, or a new one."""
+        if self.mode != "spawn":
+            return False
+        with self._lock:
+            self._taken += 1
+            if self.runs is not None and self._coming >= self.runs - self._taken:
+                return True
+            self._coming += 1
+            return False
 
     def _start_now(self) -> WorkerProcess:
         try:

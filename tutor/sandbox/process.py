@@ -80,6 +80,8 @@ class WorkerProcess:
         self.ready: dict = {}
         #: Spawn mode: runs the judge said it would still serve, the one it was ready for included.
         self._runs_left = 1
+        #: Spawn mode: the judge was told its run is the last (``run(last=True)``) and exits after it.
+        self._ends_itself = False
         #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
         #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
         #: Windows); the judge then relays the run's output as frames. Fork mode is "fds" only.
@@ -188,7 +190,8 @@ class WorkerProcess:
 
         A worker still warming up (importing torch), or a spawn-mode judge waiting for its next
         runner to, acts on nothing: it is killed at once rather than given ``timeout`` to answer,
-        so quitting then does not wait."""
+        so quitting then does not wait. A judge told its run was the last is given ``timeout``
+        to end by itself."""
         polite = bool(self.ready)
         if polite:
             try:
@@ -197,7 +200,7 @@ class WorkerProcess:
             except OSError:
                 pass
         if self._proc is not None:
-            if polite:
+            if polite or self._ends_itself:
                 try:
                     self._proc.wait(timeout)
                 except subprocess.TimeoutExpired:
@@ -228,9 +231,11 @@ class WorkerProcess:
             except OSError:
                 pass
 
-    def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False) -> RawRun:
+    def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False,
+            last: bool = False) -> RawRun:
         """Send one request and gather output, report and verdict; raises WorkerDied.
-        ``cancelled`` says whether a cancel came while the request waited for this worker."""
+        ``cancelled`` says whether a cancel came while the request waited for this worker;
+        ``last``: a spawn-mode judge exits after this run instead of starting its next runner."""
         if self._link is None or not self.alive():
             raise WorkerDied("the worker is not running")
         if self._group is not None:
@@ -253,6 +258,10 @@ class WorkerProcess:
             self._cancel_reason = None
         message = dict(request, op="run", id=self._run_id, scratch=scratch,
                        limits=limits.to_dict())
+        if last and self.role == "judge":
+            message["last"] = True
+            self._runs_left = 1
+            self._ends_itself = True
         try:
             try:
                 with self._send_lock:

@@ -129,7 +129,9 @@ def judge_main(config: dict) -> int:
             outcome = judge_one(transport, inbox, judge_end, warm, containment, config.get("warm_when_idle", True))
         finally:
             judge_end.close()
-        if outcome != "sent":  # "exit": asked to, or the tutor went away; "lost": during the run
+        # "exit": asked to, or the tutor went away; "lost": during the run; "last": the tutor
+        # said it will ask for no other run, so no runner is started for nothing.
+        if outcome != "sent":
             return 1 if outcome == "lost" else 0
         reset_between_runs(start_state)
         started = time.perf_counter()
@@ -139,8 +141,9 @@ def judge_main(config: dict) -> int:
 def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
               warm_when_idle: bool) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads), keep
-    it, send the verdict: "sent"; "lost" when the tutor went away during the run, "exit" when it
-    said exit or went away before one."""
+    it, send the verdict: "sent" ("last" when the request said the tutor will ask for no other
+    run: no next runner is started for nothing); "lost" when the tutor went away during the run,
+    "exit" when it said exit or went away before one."""
     warmed = False
     try:
         message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)
@@ -184,7 +187,9 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         inbox.unwatch()
         ctl_judge.close()
         ctl_relay.close()
-    return "sent" if sent else "lost"
+    if not sent:
+        return "lost"
+    return "last" if message.get("last") is True else "sent"
 
 
 def reset_between_runs(start: dict) -> None:

@@ -67,7 +67,7 @@ def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
 def _packs(args: argparse.Namespace, settings: Settings) -> dict[str, Pack]:
     from tutor.core.discovery import discover
 
-    return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path) if f.pack is not None}
+    return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path, cache=True) if f.pack is not None}
 
 
 @guarded

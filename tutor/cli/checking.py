@@ -53,7 +53,7 @@ def _packs(args: argparse.Namespace) -> list[Pack]:
             raise UsageError(t("cli.check.broken_pack", count=len(exc.problems), pack=args.check_pack) + "\n"
                              + "\n".join(str(p) for p in exc.problems[:10])) from None
     settings = settings_from_args(args)
-    return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path) if found.pack]
+    return [found.pack for found in discover(getattr(args, "pack", []), settings.data_path, cache=True) if found.pack]
 
 
 def _normal(text: str) -> str:

@@ -86,7 +86,7 @@ def resolve_pack_arg(value: str, args: argparse.Namespace) -> Path:
     from tutor.core.discovery import discover
 
     settings = settings_from_args(args)
-    for found in discover(getattr(args, "pack", []), settings.data_path):
+    for found in discover(getattr(args, "pack", []), settings.data_path, cache=True):
         if found.pack is not None and found.pack.id == value:
             return found.path
     raise UsageError(t("cli.no_pack_arg", value=repr(value)))

@@ -54,7 +54,7 @@ def _check_target(args: argparse.Namespace, settings: Settings) -> None:
     from tutor.core.discovery import discover
 
     extra, wanted, lesson = resolve_target(args.target, tuple(getattr(args, "pack", None) or ()))
-    found = [f for f in discover(extra, settings.data_path) if f.pack is not None]
+    found = [f for f in discover(extra, settings.data_path, cache=True) if f.pack is not None]
     pack = next((f.pack for f in found if f.pack is not None
                  and (f.pack.id == wanted or str(f.path.resolve()) == wanted)), None)
     if pack is None:

@@ -107,9 +107,10 @@ def discover(extra: list[str | Path] | None = None, data_dir: Path | None = None
     """Every pack the tutor can see, loaded; broken ones carry their problems.
 
     ``cache``: read and keep validated packs in the data folder's cache (the app's start-up, and
-    the commands a learner or an instructor runs often: ``check``, ``handin``, ``serve``, a pack
-    named by id; an entry is used only while every file it came from is unchanged, so an edit is
-    always seen); ``list`` and ``validate``, which check packs for authors, always read the YAML.
+    the commands that find a pack among these: ``check`` by exercise, ``progress``, ``reset``,
+    ``review``, ``serve``, a pack named by id to ``grade``, ``autograder`` or ``handin``; an entry
+    is used only while every file it came from is unchanged, so an edit is always seen); ``list``
+    and ``validate``, which check packs for authors, always read the YAML.
     """
     locations: list[tuple[Path, str]] = [(p, "built-in") for p in builtin_pack_dirs()]
     locations += [(Path(p), "--pack") for p in extra or []]

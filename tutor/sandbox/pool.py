@@ -349,7 +349,7 @@ class Sandbox:
             with self._lock:
                 self._busy.discard(worker)
             if self.mode == "spawn":
-                if kept is not None and not last and worker.serves_again():
+                if kept is not None and worker.serves_again():  # never after its ``last`` run
                     self._rearm(worker)
                 else:
                     self._retire(worker)

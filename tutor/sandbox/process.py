@@ -27,6 +27,8 @@ _GRACE_S = 10.0
 #: instead of two (docs/performance.md). Bounded all the same, so nothing a run's data left in
 #: a judge's heap lives long.
 JUDGE_RUNS = 32
+#: How long ``WorkerProcess.close`` waits for a spawn-mode judge told its run was the last to exit.
+ENDS_ITSELF_S = 10.0
 #: Passed on to every sandbox process when set: the test suite's mark on what one run of it
 #: started (tests/conftest.py), by which its end-of-session check finds a worker left behind, and
 #: the pytest-xdist worker that started it (tests/sandbox/conftest.py, ``leftover_processes``: a
@@ -80,7 +82,8 @@ class WorkerProcess:
         self.ready: dict = {}
         #: Spawn mode: runs the judge said it would still serve, the one it was ready for included.
         self._runs_left = 1
-        #: Spawn mode: the judge was told its run is the last (``run(last=True)``) and exits after it.
+        #: Spawn mode: the judge sent the verdict of a run it was told was its last
+        #: (``run(last=True)``), and exits now.
         self._ends_itself = False
         #: How frames reach the worker: a socket that carries descriptors too ("fds", Linux and
         #: macOS), or the judge's stdin and stdout ("pipes", where descriptors cannot be passed:
@@ -190,8 +193,9 @@ class WorkerProcess:
 
         A worker still warming up (importing torch), or a spawn-mode judge waiting for its next
         runner to, acts on nothing: it is killed at once rather than given ``timeout`` to answer,
-        so quitting then does not wait. A judge told its run was the last is given ``timeout``
-        to end by itself."""
+        so quitting then does not wait. A judge told its run was the last has nothing left but to
+        exit: it is given ``ENDS_ITSELF_S`` for that (its interpreter's teardown, on a busy
+        machine), off the run's path (``pool.Sandbox._retire``)."""
         polite = bool(self.ready)
         if polite:
             try:
@@ -202,7 +206,7 @@ class WorkerProcess:
         if self._proc is not None:
             if polite or self._ends_itself:
                 try:
-                    self._proc.wait(timeout)
+                    self._proc.wait(max(timeout, ENDS_ITSELF_S) if self._ends_itself else timeout)
                 except subprocess.TimeoutExpired:
                     pass
             self.kill()
@@ -261,7 +265,6 @@ class WorkerProcess:
         if last and self.role == "judge":
             message["last"] = True
             self._runs_left = 1
-            self._ends_itself = True
         try:
             try:
                 with self._send_lock:
@@ -274,6 +277,7 @@ class WorkerProcess:
             if cancelled():
                 self.cancel("cancelled")
             raw = self._collect([r for r, _ in pipes], limits)
+            self._ends_itself = bool(message.get("last"))  # its verdict came: it exits now
         finally:
             with self._send_lock:
                 self._active_id = None

@@ -18,7 +18,9 @@ taken twice, the second time with one core kept busy by a spinning process (a bu
 tab). Then: the memory kept warm (fork: the worker's RSS; spawn: a spare's judge and runner
 interpreters), the CPU time the sandbox spends per run, the spare's start included (from the CPU of
 every reaped descendant, less that of a sandbox that warmed up and ran nothing), spaced and back to
-back, a cold ``python -c`` of the snippet, and a bare ``python -c "import torch"``'s RSS.
+back, and for an empty snippet run at a learner's pace (``READING_S`` between runs) with and
+without the sandbox told that no run will profile (``Sandbox.expect``, as the app says it per
+step), a cold ``python -c`` of the snippet, and a bare ``python -c "import torch"``'s RSS.
 """
 
 from __future__ import annotations
@@ -107,6 +109,35 @@ def cpu_back_to_back(mode: str, runs: int) -> float:
     return (total(2 + runs) - total(2)) / runs
 
 
+#: A learner reading between Runs: longer than a worker's or spare's ``IDLE_WARM_S``.
+READING_S = 2.0
+
+
+def cpu_at_a_learners_pace(mode: str, runs: int, profiler: bool | None) -> float:
+    """CPU seconds per run of an empty snippet, each ``READING_S`` after the last one's result,
+    with the sandbox told ``Sandbox.expect(profiler)`` (the app says it per step): an idle worker
+    or spare loads the profiler's machinery unless told runs will not need it, and a spawn-mode
+    spare pays that in every run. The difference between ``2 + runs`` runs and 2, isolation none,
+    as ``cpu_back_to_back``."""
+    from tutor.sandbox import Sandbox
+
+    def total(count: int) -> float:
+        before = _children_cpu()
+        sandbox = Sandbox(isolation="none", mode=mode, workers=1)
+        sandbox.expect(profiler)
+        with sandbox:
+            sandbox.wait_ready(300)
+            for _ in range(count):
+                _settle(sandbox, 1)
+                time.sleep(READING_S)
+                _timed(sandbox, "pass")
+            _settle(sandbox, 1)
+            time.sleep(READING_S)  # the next spare, read beside as the others were
+        return _children_cpu() - before
+
+    return (total(2 + runs) - total(2)) / runs
+
+
 SPACING_S = 0.5
 SNIPPETS = {"empty": "pass", "linear": SNIPPET}
 
@@ -147,7 +178,9 @@ def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
                huge_mb=info.get("huge_pages_mb"))
     if cpu:
         row.update(cpu_ms=cpu_per_run(mode, runs) * 1000,
-                   cpu_b2b_ms=cpu_back_to_back(mode, max(3, runs // 2)) * 1000)
+                   cpu_b2b_ms=cpu_back_to_back(mode, max(3, runs // 2)) * 1000,
+                   cpu_read_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), None) * 1000,
+                   cpu_read_said_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), False) * 1000)
     return row
 
 
@@ -250,7 +283,9 @@ def main() -> int:
              ("Linear + profiler, back to back, ms", "linear_b2b_ms", "{:.1f}"),
              ("memory kept warm (RSS), MB", "memory_mb", "{:.0f}"),
              ("CPU per run, spaced, spare incl., ms *", "cpu_ms", "{:.0f}"),
-             ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}")]
+             ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}"),
+             ("CPU per empty run read 2 s, ms *", "cpu_read_ms", "{:.0f}"),
+             ("  the same, told no run profiles, ms *", "cpu_read_said_ms", "{:.0f}")]
     for label, key, fmt in table:
         print(f"{label:40}" + "".join(f"{fmt.format(row[key]) if key in row else '':>11}" for _, row in columns))
     print("* measured at isolation none (see cpu_per_run)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,47 @@ def test_kill_now_ends_every_sandbox_process_and_starts_none_after(tmp_path, mod
     scratch = sandbox._scratch_root
     engine.close()  # still cleans up
     assert scratch is not None and not os.path.exists(scratch)
+
+
+def test_a_step_says_whether_its_runs_may_profile():
+    """What the app tells the sandbox of each step (``Engine.expect``): runs on the profiler
+    lesson's exercise may load the profiler's machinery, the view exercise's and a prose page's
+    will not, and nothing is known with no step."""
+    from tutor.app.engine import may_profile
+    from tutor.core.loader import load_pack
+    from tutor.core.models import Exercise, Prose
+
+    pack = load_pack(Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed")
+    steps = {(lesson.id, step.id): step for lesson in pack.lessons for step in lesson.steps}
+    hotspot, view = steps[("profiler", "profiler-hotspot")], steps[("three-traps", "view-inplace")]
+    assert isinstance(hotspot, Exercise) and isinstance(view, Exercise)
+    assert may_profile(hotspot) is True and may_profile(view) is False
+    prose = next(step for step in steps.values() if isinstance(step, Prose))
+    assert may_profile(prose) is False and may_profile(None) is None
+
+
+async def test_each_step_shown_tells_the_sandbox_whether_its_runs_may_profile(tmp_path, make_app, sandbox,
+                                                                              monkeypatch):
+    """A spare waiting for a Run warms up for the profiler only where the step's code or checks
+    may need it (spawn mode pays that in every spare: 1.2-2.4 s of CPU per Run)."""
+    from app_support import MINI, SIZE, settle
+    from tutor.core.loader import load_pack
+
+    told: list = []
+    monkeypatch.setattr(sandbox, "expect", told.append)
+    folder = tmp_path / "pack"
+    folder.mkdir()
+    for source in MINI.iterdir():
+        text = source.read_text()  # the example's code, profiled
+        (folder / source.name).write_text(text.replace("      a @ b\n", "      with torch.profiler.profile():\n"
+                                                                         "          a @ b\n"))
+    app = make_app(start_lesson="basics", sandbox=sandbox, pack=load_pack(folder), data_dir=tmp_path / "data")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.place.step.id == "intro"
+        await pilot.press("f4")
+        await settle(pilot)
+        assert app.screen.place.step.id == "shape-error"
+        await pilot.press("f4")
+        await settle(pilot)
+    assert told[:3] == [False, True, False], told  # prose, the example that profiles, a choice quiz

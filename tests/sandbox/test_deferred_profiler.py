@@ -23,8 +23,9 @@ PROFILES = ("import sys, torch\nloaded = any(m.startswith('torch._dyn' + 'amo') 
             "prof.key_averages()\nprint(loaded)\n")
 
 
-def _box(purpose: str) -> Sandbox:
+def _box(purpose: str, expect: bool | None = None) -> Sandbox:
     box = Sandbox(TEST_LIMITS, isolation="none", mode="fork", workers=1, preload=[], purpose=purpose)
+    box.expect(expect)
     box.start()
     assert box.wait_ready(300)
     return box
@@ -62,6 +63,24 @@ def test_an_interactive_worker_left_waiting_loads_it_while_the_learner_reads():
         wait_for_idle(box)
         result = box.run(HAS_DYNAMO)
     assert (result.status, result.stdout) == ("ok", "True\n"), (result.message, result.stderr)
+
+
+def test_an_interactive_worker_told_no_run_profiles_waits_without_it_until_told_one_may():
+    """The app says, step by step, whether runs there may profile (``Sandbox.expect``): a worker
+    left waiting on a step whose code names nothing that loads it stays without it, and loads it
+    as soon as the learner reaches a step that may, while they read."""
+    with _box("interactive", expect=False) as box:
+        time.sleep(2 * IDLE_WARM_S)
+        wait_for_idle(box)
+        without = box.run(HAS_DYNAMO)
+        time.sleep(2 * IDLE_WARM_S)
+        still = box.run(HAS_DYNAMO)
+        box.expect(True)
+        time.sleep(2 * IDLE_WARM_S)
+        wait_for_idle(box)
+        loaded = box.run(HAS_DYNAMO)
+    for result, printed in ((without, "False\n"), (still, "False\n"), (loaded, "True\n")):
+        assert (result.status, result.stdout) == ("ok", printed), (result.message, result.stderr)
 
 
 def test_loading_it_longer_than_the_grace_is_not_a_dead_worker(monkeypatch):

@@ -69,6 +69,25 @@ def test_a_spare_taken_at_once_skips_the_profiler_warm_up_and_one_left_waiting_h
     assert (waited.status, waited.stdout) == ("ok", "True\n"), (waited.message, waited.stderr)
 
 
+def test_spares_told_no_run_profiles_stay_without_the_warm_up_until_told_one_may():
+    """The app says, step by step, whether runs there may profile (``Sandbox.expect``): then a
+    spare left waiting does not pay its runner's warm-up (1.3-2.4 s of CPU, every run), and a
+    spare already waiting warms up as soon as the learner reaches a step that may profile."""
+    box = Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[])
+    box.expect(False)
+    with box:
+        box.wait_ready(300)
+        time.sleep(2 * IDLE_WARM_S)
+        without = box.run(HAS_DYNAMO)
+        wait_for_idle(box)  # the judge's next runner, told nothing new
+        time.sleep(2 * IDLE_WARM_S)
+        box.expect(True)  # to a judge that waits with no deadline: it looks again
+        time.sleep(2 * IDLE_WARM_S)
+        loaded = box.run(HAS_DYNAMO)
+    for result, printed in ((without, "False\n"), (loaded, "True\n")):
+        assert (result.status, result.stdout) == ("ok", printed), (result.message, result.stderr)
+
+
 def test_what_a_runner_prints_while_it_warms_up_late_goes_nowhere():
     """A spare's runner warms up after it marked the end of its start-up output (the pipe
     transport drops only what came before the mark): whatever the warm-up prints must not reach

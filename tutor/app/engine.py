@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from tutor.core.config import Settings
 from tutor.core.i18n import said, shown, t
-from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.core.models import Example, Exercise, PredictQuiz, Step
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them, after start-up
@@ -43,6 +43,7 @@ class Engine:
         self._error: str | None = None
         self._lock = threading.Lock()
         self._closed = False
+        self._expected: Step | None = None  # the step the learner is on (``expect``)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -55,6 +56,7 @@ class Engine:
 
             try:
                 self._sandbox = sandbox_for(self.settings)
+                self._sandbox.expect(may_profile(self._expected))
                 self._sandbox.start()
             except Exception as exc:  # a bad interpreter setting must not stop the app
                 self._error = str(exc) or type(exc).__name__
@@ -82,6 +84,19 @@ class Engine:
             try:
                 sandbox.kill_now()
             except Exception:
+                pass
+
+    def expect(self, step: Step | None) -> None:
+        """The learner is on ``step``: tell the sandbox whether runs there may profile, so that
+        a spare waiting for a Run loads the profiler's machinery only where it may be used
+        (``Sandbox.expect``; in spawn mode every Run's runner would pay 1.2-2.4 s of CPU for it).
+        Never blocks: the step views call it from the UI thread as they mount."""
+        self._expected = step
+        sandbox = self._sandbox  # None before start(): start() says it
+        if sandbox is not None:
+            try:
+                sandbox.expect(may_profile(step))
+            except Exception:  # only a warm-up hint: a run never depends on it
                 pass
 
     def cancel(self) -> None:
@@ -193,3 +208,23 @@ class Engine:
         from tutor.sandbox.limits import step_limits
 
         return step_limits(sandbox.limits, timeout)
+
+
+def may_profile(step: Step | None) -> bool | None:
+    """Whether runs on ``step`` may reach the profiler's machinery (``torch._dynamo``): its code
+    (an exercise's starter and solution, which the learner's fix resembles) or its checks name
+    something that does (``tutor.sandbox.deferred``). False for a step with no code to run
+    (prose, a choice or free-text quiz); None (nothing known) for none."""
+    if step is None:
+        return None
+    if isinstance(step, Exercise):
+        from tutor.core.spec import as_data
+
+        text = "\n".join([step.starter, step.solution, repr(as_data(step.checks))])
+    elif isinstance(step, (Example, PredictQuiz)):
+        text = step.code
+    else:
+        return False
+    from tutor.sandbox.deferred import may_need_deferred
+
+    return may_need_deferred(text)

@@ -137,6 +137,8 @@ class Sandbox:
         # (its judge serves again, or a spare replaces it, once it is over); and runs taken so far.
         self._coming = 0
         self._taken = 0
+        # Whether the runs to come may profile (``expect``): None until the caller says.
+        self._expects_profiler: bool | None = None
         self.warmup_s: float | None = None
         self.worker_info: dict = {}
         _OPEN.add(self)
@@ -190,10 +192,32 @@ class Sandbox:
                                preload=self.preload, processes=self.limits.processes,
                                name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
                                role="judge" if self.mode == "spawn" else "worker",
-                               warm_when_idle=self.purpose == "interactive")
+                               warm_when_idle=self._warms_when_idle())
         with self._lock:
             self._all.append(worker)
         return worker
+
+    def _warms_when_idle(self) -> bool:
+        return self.purpose == "interactive" and self._expects_profiler is not False
+
+    def expect(self, profiler: bool | None) -> None:
+        """Say whether the runs to come may need the profiler's machinery (``torch._dynamo``,
+        which its first use imports: 1.2-2.4 s of CPU; ``startup.SPARE_DEFERS``). An interactive
+        sandbox's idle worker (fork mode) or spare (spawn mode) loads it after a second's wait
+        for a request, so that a Run whose code profiles is not charged for it; in spawn mode
+        every spare pays that again, once per run. ``False`` (the app, on a step whose code and
+        checks name nothing that reaches it: ``tutor.sandbox.deferred``) leaves it out of the
+        idle ones; ``True`` or ``None`` (nothing said) load it. A run that needs it all the same
+        still loads it before it starts (``judging.needs_dynamo``): slower, never wrong.
+        Never blocks: callable from a UI thread, before or during warm-up."""
+        with self._lock:
+            if profiler == self._expects_profiler:
+                return
+            self._expects_profiler = profiler
+            warm = self._warms_when_idle()
+            workers = [w for w in self._all if w.warm_when_idle != warm]
+        for worker in workers:
+            worker.set_warm_when_idle(warm)
 
     def wait_ready(self, timeout: float | None = None) -> bool:
         """True once warm; raises SandboxUnavailable when warm-up failed."""

@@ -220,6 +220,20 @@ class WorkerProcess:
         if self._group is not None:
             self._group.destroy()
 
+    def set_warm_when_idle(self, warm: bool) -> None:
+        """Whether this worker, waiting for a request, loads what runs that profile need
+        (``startup.SPARE_DEFERS``) once it has waited ``IDLE_WARM_S``: said in its start-up
+        configuration, and to a running one in an ``idle`` message, which it reads whether it
+        waits, warms up or runs (``Sandbox.expect``)."""
+        self.warm_when_idle = warm
+        if self._link is None or not self.alive():
+            return
+        try:
+            with self._send_lock:
+                self._send({"op": "idle", "warm": warm})
+        except OSError:  # it is gone: the next run finds out
+            pass
+
     # ------------------------------------------------------------------ runs
 
     def cancel(self, reason: str = "cancelled") -> None:

@@ -100,14 +100,6 @@ def _profiles(probe: object) -> bool:
     return any(isinstance(c, dict) and c.get("kind") in profiling for c in checks)
 
 
-#: Words in a run's code, or in its checks, that say it may reach what imports ``torch._dynamo``
-#: on first use, found on torch 2.13: the profiler, ``torch.compile``, an optimizer's ``step``,
-#: non-reentrant ``torch.utils.checkpoint``, ``torch.use_deterministic_algorithms``, the meta
-#: device (a module's first forward there imports 822 modules: 1.3 s of CPU). A run that
-#: reaches it without them still works; it pays the import itself (1.2-2.4 s of CPU).
-DYNAMO_WORDS = ("profile", "compile", "_dynamo", "_inductor", "optim", "checkpoint", "deterministic", "meta")
-
-
 def needs_dynamo(message: dict) -> bool:
     """Whether a spawn-mode spare taken at once should warm its runner up before this run
     (``startup.SPARE_DEFERS``), so that the run's time, limits and measurements are its own."""
@@ -119,7 +111,9 @@ def needs_dynamo(message: dict) -> bool:
         text = json.dumps([message.get("code"), message.get("probe")])
     except (TypeError, ValueError):
         return True
-    return any(word in text for word in DYNAMO_WORDS)
+    from tutor.sandbox.deferred import may_need_deferred
+
+    return may_need_deferred(text)
 
 
 def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict | None, message: dict):

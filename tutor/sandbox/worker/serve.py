@@ -3,7 +3,8 @@
 What only the profiler needs (``startup.SPARE_DEFERS``: ``torch._dynamo``, 1.2-1.8 s of CPU) is
 not loaded before the worker says ready. It is loaded here, in the worker, before any run forked
 from it could need it: when the worker has waited ``IDLE_WARM_S`` for a request (a learner reading
-the exercise; an interactive sandbox only) or when a request that needs it arrives
+the exercise; an interactive sandbox only, unless the tutor said the runs to come need none of it:
+an ``idle`` message, ``Sandbox.expect``) or when a request that needs it arrives
 (``judging.needs_dynamo``). Then the spares forked before it are discarded and forked again, so a
 run never pays for the import. A `check` or a `grade` batch whose runs never profile never loads it.
 """
@@ -78,6 +79,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             for spare in spares:
                 spare.discard()
             return
+        if op == "idle":  # the tutor says whether the next runs may need the deferred modules
+            warm_when_idle = message.get("warm") is True
         if op != "run":
             for fd in fds:
                 os.close(fd)
@@ -113,6 +116,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
                 return
             if control.get("op") == "cancel" and control.get("id") == message["id"]:
                 current.cancel()
+            if control.get("op") == "idle":
+                warm_when_idle = control.get("warm") is True
         verdict = current.verdict()
         verdict.update(op="done", id=message["id"])
         others = frozenset(k.pid for k in finishing.values())

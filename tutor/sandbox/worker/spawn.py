@@ -87,7 +87,7 @@ def judge_main(config: dict) -> int:
     tutor = transport.tutor
     containment = config.get("containment", {})
     preload = config.get("preload", [])
-    inbox = Inbox(tutor)
+    inbox = Inbox(tutor, bool(config.get("warm_when_idle", True)))
     started = time.perf_counter()
     judged: tuple[list[str], dict[str, str]] | None = None
     start_state: dict = {}  # torch_state(), once torch is loaded
@@ -126,7 +126,7 @@ def judge_main(config: dict) -> int:
             transport.end_runner()
             return 0
         try:
-            outcome = judge_one(transport, inbox, judge_end, warm, containment, config.get("warm_when_idle", True))
+            outcome = judge_one(transport, inbox, judge_end, warm, containment)
         finally:
             judge_end.close()
         # "exit": asked to, or the tutor went away; "lost": during the run; "last": the tutor
@@ -138,19 +138,24 @@ def judge_main(config: dict) -> int:
     return 0
 
 
-def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict,
-              warm_when_idle: bool) -> str:
-    """One run on a warm runner: wait for its request (warming up while a learner reads), keep
-    it, send the verdict: "sent" ("last" when the request said the tutor will ask for no other
-    run: no next runner is started for nothing); "lost" when the tutor went away during the run,
-    "exit" when it said exit or went away before one."""
+def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict) -> str:
+    """One run on a warm runner: wait for its request (warming up while a learner reads, unless
+    the tutor said the next runs need no warm-up: ``Inbox.warm_when_idle``), keep it, send the
+    verdict: "sent" ("last" when the request said the tutor will ask for no other run: no next
+    runner is started for nothing); "lost" when the tutor went away during the run, "exit" when
+    it said exit or went away before one."""
     warmed = False
-    try:
-        message, fds = inbox.next(IDLE_WARM_S if warm_when_idle else None)
-    except TimeoutError:  # a learner is reading: warm up both
-        warm_runner(judge_end, warm, meanwhile=load_deferred)
-        warmed = True
-        message, fds = inbox.next()
+    idle_since = time.monotonic()
+    while True:
+        wait = max(0.0, idle_since + IDLE_WARM_S - time.monotonic()) if inbox.warm_when_idle and not warmed else None
+        try:
+            message, fds = inbox.next(wait)
+        except TimeoutError:  # a learner is reading: warm up both
+            warm_runner(judge_end, warm, meanwhile=load_deferred)
+            warmed = True
+            continue
+        if message.get("op") != "idle":  # "idle": the tutor changed its mind about warming up
+            break
     if message.get("op") != "run":  # "exit", or the tutor went away: the runner goes too
         for fd in fds:
             os.close(fd)
@@ -229,7 +234,10 @@ class Inbox:
     keeper watches (what the fork-mode worker does for its keepers). A cancel that comes
     before its run is watched is remembered and delivered when it is."""
 
-    def __init__(self, tutor: wire.Link):
+    def __init__(self, tutor: wire.Link, warm_when_idle: bool = True):
+        #: Whether an idle spare loads ``startup.SPARE_DEFERS`` (``IDLE_WARM_S`` after it said
+        #: ready): set at start, changed by the tutor's ``idle`` messages (``Sandbox.expect``).
+        self.warm_when_idle = warm_when_idle
         self._queue: "queue.SimpleQueue[tuple[dict, list[int]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._run: tuple[object, socket.socket] | None = None
@@ -252,6 +260,12 @@ class Inbox:
                         _poke(self._run[1])
                     else:
                         self._cancelled.add(message.get("id"))
+                continue
+            if op == "idle":  # the judge's loop, if it waits, looks again (``judge_one``)
+                for fd in fds:
+                    os.close(fd)
+                self.warm_when_idle = message.get("warm") is True
+                self._queue.put((message, []))
                 continue
             if op == "exit":
                 with self._lock:

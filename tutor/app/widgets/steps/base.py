@@ -89,6 +89,11 @@ class StepView(Vertical):
         self.text = texts
         self.running = False
 
+    def on_mount(self) -> None:
+        # The sandbox warms up for what runs here may need (``Engine.expect``); a subclass's own
+        # on_mount runs too (Textual calls each class's handler along the MRO).
+        self.engine.expect(self.place.step)
+
     @property
     def store(self) -> ProgressStore:
         return tutor_app(self).store

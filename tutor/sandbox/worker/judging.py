@@ -12,6 +12,8 @@ import socket
 import traceback
 from typing import Callable
 
+from tutor.sandbox.deferred import may_need_deferred
+
 
 def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float,
               kill: Callable[[], None]) -> tuple[str | None, dict | None]:
@@ -111,8 +113,6 @@ def needs_dynamo(message: dict) -> bool:
         text = json.dumps([message.get("code"), message.get("probe")])
     except (TypeError, ValueError):
         return True
-    from tutor.sandbox.deferred import may_need_deferred
-
     return may_need_deferred(text)
 
 

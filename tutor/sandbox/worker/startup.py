@@ -31,6 +31,7 @@ JUDGE_LEAVES_OUT = ("tutor.checks.server",)
 SPARE_DEFERS = ("torch._dynamo",)
 IDLE_WARM_S = 1.0
 
+
 def preload(extra: list[str], leave_out: tuple[str, ...] = ()) -> tuple[list[str], dict[str, str]]:
     import importlib
 

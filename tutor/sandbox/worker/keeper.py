@@ -250,15 +250,16 @@ def _ending(status: int, usage: "resource.struct_rusage") -> dict:
 
 
 def _read_exit(fd: int) -> dict | None:
-    """The relay's one record (how the runner ended), or None at EOF without one."""
+    """The first record on the pipe (how the runner ended: the init's, or the relay's), or None
+    at EOF without one. Both may be there already: only the first line counts."""
     data = b""
-    while not data.endswith(b"\n"):
+    while b"\n" not in data:
         chunk = os.read(fd, 4096)
         if not chunk:
             return None
         data += chunk
     try:
-        record = json.loads(data)
+        record = json.loads(data.split(b"\n", 1)[0])
     except ValueError:
         return None
     return record if type(record) is dict else None
@@ -310,18 +311,26 @@ def split_below_relay(channel: socket.socket, exit_w: int | None) -> None:
         _relay(child, exit_w, init_r)
     os.close(init_r)
     linux.die_with_parent()
-    init_below(init_w)
+    init_below(init_w, exit_w=exit_w)
 
 
-def init_below(status_w: int, close: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+def init_below(status_w: int, close: set[int] = frozenset(),  # type: ignore[assignment]
+               exit_w: int | None = None) -> None:
     """Called in PID 1 of the run's namespace: stay there as a tiny init of the tutor's own and
     run the learner's code in a child, so that signals the code sends itself behave as on a
     normal machine (the kernel drops a signal sent to a namespace's init from inside it unless
     init handles it: ``os.kill(os.getpid(), SIGSEGV)`` was ignored, and so was SIGXCPU at the CPU
-    limit). Returns in the child. PID 1 reaps every process of the namespace until the child
-    ends, writes the child's wait status on ``status_w`` (``_relay`` leaves with it), and exits,
-    which ends whatever the run left. It forwards nothing: the tutor only ever stops a run with
-    SIGKILL, through the relay, which ends the whole namespace."""
+    limit). Returns in the child, which must close ``exit_w`` before any learner code runs.
+    PID 1 reaps every process of the namespace until the child ends, writes the child's wait
+    status on ``status_w`` (``_relay`` leaves with it), and exits, which ends whatever the run
+    left. It forwards nothing: the tutor only ever stops a run with SIGKILL, through the relay,
+    which ends the whole namespace.
+
+    When the child's end leaves this process alone in the namespace (``_alone``: nothing of the
+    run is left, every process of it having exited and been reaped), it first says how the run
+    ended on ``exit_w``, the keeper's own pipe, itself: the verdict then waits neither for this
+    process's exit (its address space, the namespace's teardown: 3-4 ms here) nor for the
+    relay's wait and its message. A run that left a process running takes the relay's way."""
     for fd in close:
         os.close(fd)
     child = fork()
@@ -330,7 +339,7 @@ def init_below(status_w: int, close: set[int] = frozenset()) -> None:  # type: i
         linux.die_with_parent()
         return
     linux.set_name(b"tutor-init")
-    close_other_fds({status_w})
+    close_other_fds({status_w} if exit_w is None else {status_w, exit_w})
     status = None
     while True:
         try:
@@ -342,12 +351,40 @@ def init_below(status_w: int, close: set[int] = frozenset()) -> None:  # type: i
         if pid == child:
             status = found
             break
+    if status is not None and exit_w is not None and _alone():
+        import resource
+
+        # What the relay's wait4 would say: the CPU time and peak memory of every process this
+        # one reaped (the runner, with what it reaped, and anything orphaned to this init).
+        record = dict(_ending(status, resource.getrusage(resource.RUSAGE_CHILDREN)), by="init")
+        try:
+            os.write(exit_w, json.dumps(record).encode() + b"\n")
+        except OSError:
+            pass
     if status is not None:
         try:
             os.write(status_w, b"%d\n" % status)
         except OSError:
             pass
     os._exit(0)
+
+
+def _alone() -> bool:
+    """In a namespace's init, once its child (the runner) is reaped: whether no process of the
+    run is left, reaping any that ended meanwhile. Every other process of the namespace descends
+    from the runner, and one whose parent dies is given to this init (no ancestor of theirs in
+    the namespace can be a subreaper: the runner is gone), so none left as a child means none
+    at all; one still running (or starting: a fork the runner's exit cut short is undone before
+    the runner's wait returns) is a child, and then the run takes the relay's way."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
 
 
 def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> None:
@@ -373,7 +410,7 @@ def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> 
             status = int(reported)
     if exit_w is not None:
         try:
-            os.write(exit_w, json.dumps(_ending(status, usage)).encode() + b"\n")
+            os.write(exit_w, json.dumps(dict(_ending(status, usage), by="relay")).encode() + b"\n")
         except OSError:
             pass
     if os.WIFSIGNALED(status):

@@ -361,6 +361,7 @@ def init_below(status_w: int, close: set[int] = frozenset(),  # type: ignore[ass
             os.write(exit_w, json.dumps(record).encode() + b"\n")
         except OSError:
             pass
+        linux.let_the_woken_run()  # the keeper, before this process's exit
     if status is not None:
         try:
             os.write(status_w, b"%d\n" % status)

@@ -57,6 +57,17 @@ def set_name(name: bytes) -> None:
     prctl(PR_SET_NAME, int.from_bytes(name, "little"))
 
 
+def let_the_woken_run() -> None:
+    """Give this CPU to the process a write just woke, before heavy work of this one's own.
+
+    Linux wakes the reader of a pipe or socket on the writer's CPU, expecting the writer to wait
+    next; a writer that instead exits (its address space's teardown) or forks a torch process
+    kept it waiting there 1-2 ms on 2 cores (a run's init saying how the run ended, then exiting;
+    the worker sending a verdict, then forking the next spare): a tenth of a Run."""
+    if hasattr(os, "sched_yield"):
+        os.sched_yield()
+
+
 def unshare_run_namespaces() -> str | None:
     """A user, PID and mount namespace of the run's own; why not, or None when done."""
     if _libc is None:

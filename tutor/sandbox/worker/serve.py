@@ -125,6 +125,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             # Nothing of the run is left (the keeper swept, or the run's PID namespace is gone):
             # the tutor has the result, and the next spare is forked, while the keeper exits.
             wire.send_frame(channel, verdict)
+            linux.let_the_woken_run()  # the tutor, before the fork below
             spares.append(Spare(containment, {channel.fileno()}))
             try:
                 finishing[os.pidfd_open(current.pid)] = current
@@ -135,6 +136,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         current.reap()
         sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
         wire.send_frame(channel, verdict)
+        linux.let_the_woken_run()
         spares.append(Spare(containment, {channel.fileno()}))
 
 

@@ -181,6 +181,7 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         try:
             transport.tutor.send(verdict)
             sent.append(True)
+            linux.let_the_woken_run()  # the tutor, before the relay's exit and the next runner's start
         except OSError:  # the tutor went away during the run
             pass
 

@@ -1,0 +1,48 @@
+"""Fork mode, many empty Runs at a learner's pace: each spaced 0.3 s after the last result, then
+one sent the moment that one came back. Medians and first quartiles, one sandbox (bubblewrap).
+
+Made for side-by-side comparisons of two trees, which the noise of a virtual machine needs:
+``PYTHONPATH=TREE python bench/run_pace.py`` from each tree in turn, alternating, several passes
+(docs/performance.md, "The verdict from the run's init"). bench/sandbox.py has the whole picture
+beside a warm Jupyter kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from tutor.sandbox import Limits, Sandbox
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--isolation", default="bwrap", choices=["bwrap", "none", "auto"])
+    args = parser.parse_args()
+    box = Sandbox(Limits(wall_time=20.0, cpu_time=20.0), isolation=args.isolation, mode="fork").start()
+    try:
+        assert box.wait_ready(300), "the sandbox did not warm up"
+        box.expect(False)  # a learner's prose step: no profiler warm-up in the middle of the passes
+        for _ in range(5):
+            box.run("pass")
+        time.sleep(1.5)
+        spaced: list[float] = []
+        back_to_back: list[float] = []
+        for _ in range(args.runs):
+            time.sleep(0.3)
+            for times in (spaced, back_to_back):
+                started = time.perf_counter()
+                result = box.run("pass")
+                times.append((time.perf_counter() - started) * 1000)
+                assert result.status == "ok", result.message
+    finally:
+        box.close()
+    for name, times in (("spaced", spaced), ("back to back", back_to_back)):
+        print(f"{name:13s} median {statistics.median(times):6.1f} ms, first quartile "
+              f"{statistics.quantiles(times, n=4)[0]:6.1f} ms ({len(times)} runs)")
+
+
+if __name__ == "__main__":
+    main()

@@ -22,7 +22,7 @@ from tutor.app.widgets.keybutton import key_label
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.topbar import TopBar
-from tutor.app.widgets.steps import StepView, make_step
+from tutor.app.widgets.steps import StepView, make_step, shown_step
 from tutor.core.i18n import label, t
 
 #: The actions a step may answer, forwarded to its ``do_<name>``; order = palette order.
@@ -83,6 +83,7 @@ class LessonScreen(Screen[None]):
         self._entered = time.monotonic()
         #: Steps shown one at a time, never one cancelled halfway (see drawing.py).
         self._draws = Draws(self, "show")
+        self._scroll: VerticalScroll | None = None  # "#step-scroll", once composed
 
     @property
     def texts(self) -> Texts:
@@ -90,8 +91,7 @@ class LessonScreen(Screen[None]):
 
     @property
     def step_view(self) -> StepView | None:
-        views = self.query(StepView)
-        return views.first() if views else None
+        return shown_step(self._scroll)
 
     def compose(self) -> ComposeResult:
         # The first step is composed with the screen (not mounted after it), so the first frame
@@ -99,7 +99,7 @@ class LessonScreen(Screen[None]):
         bar = TopBar(id="position", classes="topbar")
         bar.show(*self._position())
         yield bar
-        with VerticalScroll(id="step-scroll"):
+        with VerticalScroll(id="step-scroll") as self._scroll:
             yield from self._step_widgets()
         yield StatusBar()
         yield KeyFooter()

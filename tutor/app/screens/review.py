@@ -30,7 +30,7 @@ from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.app.widgets.steps import StepView, view_class
+from tutor.app.widgets.steps import StepView, shown_step, view_class
 from tutor.core import review
 from tutor.core.i18n import label, t
 from tutor.core.progress import CheckRecorded, QuizAnswered, Recorded, SolutionShown, day_start
@@ -94,6 +94,7 @@ class ReviewScreen(Screen[None]):
         self.rating: int | None = None  # the current item's, once settled
         self._said: Callable[[], Text | str] | None = None  # what the verdict line says (see _verdict)
         self.wrong = 0  # wrong answers to the current item
+        self._scroll: VerticalScroll | None = None  # "#review-scroll", once composed
         self.revealed = False  # a free answer's model answer is showing: 1-4 rate it
         self._shown = time.monotonic()
         self._scratch: tuple[str, str, str] | None = None  # the current item's scratch key
@@ -123,14 +124,14 @@ class ReviewScreen(Screen[None]):
 
     @property
     def step_view(self) -> StepView | None:
-        views = self.query(StepView)
-        return views.first() if views else None
+        return shown_step(self._scroll)
 
     # ------------------------------------------------------------------ showing
 
     def compose(self) -> ComposeResult:
         yield Static("", id="review-top", classes="topbar")
-        yield VerticalScroll(id="review-scroll")
+        self._scroll = VerticalScroll(id="review-scroll")
+        yield self._scroll
         yield Static("", id="verdict", classes="-empty")
         yield StatusBar()
         yield KeyFooter()

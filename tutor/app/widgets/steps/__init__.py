@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 
 from tutor.app.place import Place, Texts
-from tutor.app.widgets.steps.base import StepView
+from tutor.app.widgets.steps.base import StepView, shown_step
 from tutor.core.models import QUIZ_TYPES, Example, Exercise, Prose
 
 
-__all__ = ["STEP_VIEWS", "StepView", "make_step", "view_class"]
+__all__ = ["STEP_VIEWS", "StepView", "make_step", "shown_step", "view_class"]
 
 #: The widget of each kind of step, as "module.Class" under this package, imported when a step of
 #: that kind is shown; a quiz type's comes from its declaration (tutor/core/quizzes/).

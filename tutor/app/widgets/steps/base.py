@@ -28,6 +28,17 @@ _R = TypeVar("_R")
 _S = TypeVar("_S")
 
 
+def shown_step(scroll: Widget | None) -> StepView | None:
+    """The step view a screen shows: among the children of ``scroll``, the container it mounts
+    its step in (None before it is composed, or between two steps). Looked for there alone: the
+    key footer asks once per binding each time it draws (``check_action``), and a query of the
+    whole screen (every line of the step and its reports) took 3 ms each, about 50 ms of every
+    redraw after a Check (bench/app_check.py)."""
+    if scroll is None:
+        return None
+    return next((child for child in scroll.children if isinstance(child, StepView)), None)
+
+
 def reveal(widget: Widget, *extra: Widget) -> None:
     """Bring what a key produced into view once it is laid out: all of it when it fits (moving the
     page as little as possible), else its start. ``extra`` widgets (an explanation below) come

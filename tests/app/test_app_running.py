@@ -210,3 +210,36 @@ async def test_a_step_key_during_a_run_says_a_run_is_in_progress(make_app, sandb
         await pilot.press("escape")  # Stop
         await _finish(pilot, app)
         assert not app.screen.step_view.running
+
+
+async def test_a_checks_report_and_a_runs_output_come_in_the_frame_the_running_line_leaves(make_app, sandbox):
+    """Issue 32: the screen was laid out and drawn with "Running…" gone and the result box still
+    empty, and again ~50 ms later with the report: two frames of a screen whose layout and drawing
+    take 10-30 ms each, and a blank where the report comes. Every frame drawn after the key shows
+    either the running line or the outcome. (Frames are counted where the screen draws them,
+    Textual's ``Screen._compositor_refresh``: no public hook says when a frame is drawn.)"""
+    from tutor.app.widgets.output import OutputBox
+    from tutor.app.widgets.running import RunningIndicator
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        frames: list[tuple[bool, bool]] = []
+        draw = screen._compositor_refresh
+
+        def drawn() -> None:
+            running = any(i.has_class("-running") for i in screen.query(RunningIndicator))
+            outcome = any(w.is_mounted and w.region.height > 0  # on the screen, not only in the DOM
+                          for w in screen.query("#result CheckReport, #result OutputBox"))
+            frames.append((running, outcome))
+            draw()
+
+        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        for key, outcome in (("f6", CheckReport), ("f5", OutputBox), ("f6", CheckReport)):
+            frames.clear()
+            await pilot.press(key)
+            await _finish(pilot, app)
+            assert screen.query_one("#result").query(outcome), key
+            started = next(i for i, (running, _) in enumerate(frames) if running)
+            assert (False, False) not in frames[started:], (key, frames)

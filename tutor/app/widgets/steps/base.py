@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Awaitable, Callable, ClassVar, TypeVar
 
 from textual import on, work
 from rich.text import Text as RichText
@@ -23,6 +24,10 @@ if TYPE_CHECKING:  # loaded with the engine's first run, not at start-up
     from tutor.core.progress import ProgressStore
     from tutor.grading.exercise import ExampleOutcome, ExerciseReport
     from tutor.sandbox.result import RunResult
+
+#: How long the screen's drawing waits for a run's outcome to mount (``StepView._over``): ~10 ms
+#: quiet; past it the screen draws what is there and the outcome follows.
+MOUNT_WAIT_S = 2.0
 
 _R = TypeVar("_R")
 _S = TypeVar("_S")
@@ -210,35 +215,46 @@ class StepView(Vertical):
                 error = f"{type(exc).__name__}: {exc}"
         self.post_message(done(result, error))
 
-    def _over(self, message: Message, show: Callable[[], None]) -> None:
-        """The job is over: stop the indicators, ``show`` its outcome, offer the keys again."""
+    async def _over(self, message: Message, show: Callable[[], Awaitable[object] | None]) -> None:
+        """The job is over: ``show`` its outcome and, once what that mounts (its awaitable) is
+        mounted, stop the indicators and offer the keys again. In that order, so that no frame
+        has the running line gone and the outcome not yet there: a new report's mounting takes a
+        few message rounds, and the screen was drawn in between (a lesson screen's layout and
+        drawing take 10-30 ms each; the report came ~50 ms after the running line left)."""
         message.stop()
+        mounted = show()
+        if mounted is not None:
+            # Bounded: a step left while its outcome mounts must not keep its running line.
+            await asyncio.wait([asyncio.ensure_future(mounted)], timeout=MOUNT_WAIT_S)
         self.running = False
         for indicator in self.query(RunningIndicator):
             indicator.stop()
-        show()
         self._refresh_keys()
 
     @on(RunFinished)
-    def _run_finished(self, message: RunFinished) -> None:
-        self._over(message, lambda: self.run_finished(message.result, message.error))
+    async def _run_finished(self, message: RunFinished) -> None:
+        await self._over(message, lambda: self.run_finished(message.result, message.error))
 
     @on(ExampleFinished)
-    def _example_finished(self, message: ExampleFinished) -> None:
-        self._over(message, lambda: self.example_finished(message.outcome, message.error))
+    async def _example_finished(self, message: ExampleFinished) -> None:
+        await self._over(message, lambda: self.example_finished(message.outcome, message.error))
 
     @on(CheckFinished)
-    def _check_finished(self, message: CheckFinished) -> None:
-        self._over(message, lambda: self.check_finished(message.report, message.error))
+    async def _check_finished(self, message: CheckFinished) -> None:
+        await self._over(message, lambda: self.check_finished(message.report, message.error))
 
-    def run_finished(self, result: RunResult | None, error: str | None) -> None:
-        """Show a Run's result (``error``: why there is none); overridden by steps that run code."""
+    def run_finished(self, result: RunResult | None, error: str | None) -> Awaitable[object] | None:
+        """Show a Run's result (``error``: why there is none); overridden by steps that run code.
+        What it mounts, if anything: awaited before the screen is drawn again."""
+        return None
 
-    def example_finished(self, outcome: ExampleOutcome | None, error: str | None) -> None:
-        """Show an example's outcome (``error``: why there is none)."""
+    def example_finished(self, outcome: ExampleOutcome | None, error: str | None) -> Awaitable[object] | None:
+        """Show an example's outcome (``error``: why there is none); what it mounts, as above."""
+        return None
 
-    def check_finished(self, report: ExerciseReport | None, error: str | None) -> None:
-        """Show a Check's report (``error``: why there is none)."""
+    def check_finished(self, report: ExerciseReport | None, error: str | None) -> Awaitable[object] | None:
+        """Show a Check's report (``error``: why there is none); what it mounts, as above."""
+        return None
 
     def shown_output(self, error: str | None) -> Static | None:
         """The step's #output box, made visible; None when it now shows ``error`` instead."""

@@ -10,6 +10,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
+from textual.widget import AwaitMount
 
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
@@ -169,32 +170,32 @@ class ExerciseStep(StepView):
 
     # ------------------------------------------------------------------ results
 
-    def _result_box(self, error: str | None) -> Vertical | None:
-        """The #result box, emptied; None when it now shows ``error`` instead."""
+    def _result_box(self, error: str | None) -> Vertical | AwaitMount:
+        """The #result box, emptied; when there is an ``error``, the mounting of what says it."""
         box = self.query_one("#result", Vertical)
         box.remove_children()
         if error is not None:
-            box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
-            return None
+            return box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
         return box
 
-    def run_finished(self, result: RunResult | None, error: str | None) -> None:
+    def run_finished(self, result: RunResult | None, error: str | None) -> AwaitMount | None:
         box = self._result_box(error)
-        if box is None or result is None:
-            return
+        if not isinstance(box, Vertical) or result is None:
+            return box if isinstance(box, AwaitMount) else None
         self.store.answers.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
         self._runs += 1
         output = render_run(result)
         output.append("\n")
         output.append(t("exercise.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
         widget = OutputBox(Hanging.of(output), classes="output -shown")
-        box.mount(widget)
+        mounted = box.mount(widget)
         reveal(widget)
+        return mounted
 
-    def check_finished(self, report: ExerciseReport | None, error: str | None) -> None:
+    def check_finished(self, report: ExerciseReport | None, error: str | None) -> AwaitMount | None:
         box = self._result_box(error)
-        if box is None or report is None:
-            return
+        if not isinstance(box, Vertical) or report is None:
+            return box if isinstance(box, AwaitMount) else None
         checks = report.checks
         passed = report.passed
         unchanged = (self._checked_code or "").strip() == self.step.starter.strip()
@@ -212,6 +213,6 @@ class ExerciseStep(StepView):
         from tutor.app.widgets.report import CheckReport
 
         self._checks += 1
-        box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
+        return box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
                                                           time=time.strftime("%H:%M:%S")),
                               exercise=self.step))

@@ -243,3 +243,32 @@ async def test_a_checks_report_and_a_runs_output_come_in_the_frame_the_running_l
             assert screen.query_one("#result").query(outcome), key
             started = next(i for i, (running, _) in enumerate(frames) if running)
             assert (False, False) not in frames[started:], (key, frames)
+
+
+async def test_an_outcome_that_never_mounts_still_gives_the_keys_back(make_app, sandbox, monkeypatch):
+    """The running line waits for the outcome to mount (above), but not for ever: an outcome
+    whose mounting never ends (its step left halfway) lets the line go after ``MOUNT_WAIT_S``, and
+    the next Check runs and reports as usual."""
+    import asyncio
+
+    from tutor.app.widgets.steps import base
+    from tutor.app.widgets.steps.exercise import ExerciseStep
+
+    monkeypatch.setattr(base, "MOUNT_WAIT_S", 0.3)
+    app = make_app(start_lesson="exercises", sandbox=sandbox)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        shown = ExerciseStep.check_finished
+        never: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        monkeypatch.setattr(ExerciseStep, "check_finished", lambda self, report, error: never)
+        await pilot.press("f6")
+        await app.workers.wait_for_complete()
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if not app.screen.step_view.running:
+                break
+        assert not app.screen.step_view.running and "Running…" not in screen_text(app)
+        monkeypatch.setattr(ExerciseStep, "check_finished", shown)
+        await pilot.press("f6")
+        await _finish(pilot, app)
+        assert "checks passed" in screen_text(app)

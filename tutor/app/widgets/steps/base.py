@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # loaded with the engine's first run, not at start-up
     from tutor.grading.exercise import ExampleOutcome, ExerciseReport
     from tutor.sandbox.result import RunResult
 
-#: How long the screen's drawing waits for a run's outcome to mount (``StepView._over``): ~10 ms
-#: quiet; past it the screen draws what is there and the outcome follows.
+#: How long the running line stays for a run's outcome to mount (``StepView._over``): ~10 ms
+#: quiet; past it the line goes and the keys come back whether or not the outcome is there.
 MOUNT_WAIT_S = 2.0
 
 _R = TypeVar("_R")
@@ -37,8 +37,8 @@ def shown_step(scroll: Widget | None) -> StepView | None:
     """The step view a screen shows: among the children of ``scroll``, the container it mounts
     its step in (None before it is composed, or between two steps). Looked for there alone: the
     key footer asks once per binding each time it draws (``check_action``), and a query of the
-    whole screen (every line of the step and its reports) took 3 ms each, about 50 ms of every
-    redraw after a Check (bench/app_check.py)."""
+    whole screen walks every line of the step and its reports (cProfile of three Checks: half the
+    app's own function calls; no wall-time change measurable, docs/performance.md)."""
     if scroll is None:
         return None
     return next((child for child in scroll.children if isinstance(child, StepView)), None)
@@ -222,14 +222,16 @@ class StepView(Vertical):
         few message rounds, and the screen was drawn in between (a lesson screen's layout and
         drawing take 10-30 ms each; the report came ~50 ms after the running line left)."""
         message.stop()
-        mounted = show()
-        if mounted is not None:
-            # Bounded: a step left while its outcome mounts must not keep its running line.
-            await asyncio.wait([asyncio.ensure_future(mounted)], timeout=MOUNT_WAIT_S)
-        self.running = False
-        for indicator in self.query(RunningIndicator):
-            indicator.stop()
-        self._refresh_keys()
+        try:
+            mounted = show()
+            if mounted is not None:
+                # Bounded: an outcome that never mounts (its step left) must not keep the line.
+                await asyncio.wait([asyncio.ensure_future(mounted)], timeout=MOUNT_WAIT_S)
+        finally:  # whatever showing did, the step is no longer running: its keys work again
+            self.running = False
+            for indicator in self.query(RunningIndicator):
+                indicator.stop()
+            self._refresh_keys()
 
     @on(RunFinished)
     async def _run_finished(self, message: RunFinished) -> None:

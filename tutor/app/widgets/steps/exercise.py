@@ -170,18 +170,23 @@ class ExerciseStep(StepView):
 
     # ------------------------------------------------------------------ results
 
-    def _result_box(self, error: str | None) -> Vertical | AwaitMount:
-        """The #result box, emptied; when there is an ``error``, the mounting of what says it."""
+    def _result_box(self) -> Vertical:
+        """The #result box, emptied."""
         box = self.query_one("#result", Vertical)
         box.remove_children()
-        if error is not None:
-            return box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
         return box
 
+    @staticmethod
+    def _say_error(box: Vertical, error: str) -> AwaitMount:
+        """Show why a run has no result in ``box``, in place of one."""
+        return box.mount(Static(Text(neutralize(error), style="bold red"), classes="output -shown"))
+
     def run_finished(self, result: RunResult | None, error: str | None) -> AwaitMount | None:
-        box = self._result_box(error)
-        if not isinstance(box, Vertical) or result is None:
-            return box if isinstance(box, AwaitMount) else None
+        box = self._result_box()
+        if error is not None:
+            return self._say_error(box, error)
+        if result is None:
+            return None
         self.store.answers.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
         self._runs += 1
         output = render_run(result)
@@ -193,9 +198,11 @@ class ExerciseStep(StepView):
         return mounted
 
     def check_finished(self, report: ExerciseReport | None, error: str | None) -> AwaitMount | None:
-        box = self._result_box(error)
-        if not isinstance(box, Vertical) or report is None:
-            return box if isinstance(box, AwaitMount) else None
+        box = self._result_box()
+        if error is not None:
+            return self._say_error(box, error)
+        if report is None:
+            return None
         checks = report.checks
         passed = report.passed
         unchanged = (self._checked_code or "").strip() == self.step.starter.strip()

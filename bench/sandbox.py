@@ -8,9 +8,12 @@ and a Linear forward under ``torch.profiler.profile``), taken two ways:
 
 - *spaced*: each run ``SPACING_S`` after the last one's result, with every worker or spare warm
   and waiting (a learner pressing Run, reading, pressing it again);
-- *back to back*: each run sent the moment the last one's result came (a learner pressing Run
-  twice; a ``grade`` batch): whatever the sandbox still does after a result (reaping, forking or
-  starting the next spare) is waited for here.
+- *back to back*: the second of two runs, sent the moment the first one's result came (a learner
+  pressing Run twice, or Run then Check), each pair ``SPACING_S`` after the last: whatever the
+  sandbox still does after a result (reaping, forking or starting the next spare) is waited for
+  here;
+- *a stream*: runs sent one after another, each the moment the last one's result came (a
+  ``grade`` batch, a learner holding the key down), after one spaced run.
 
 The same four numbers come from a warm Jupyter kernel (``execute_interactive``) when
 jupyter_client and ipykernel are installed (the ``bench`` extra). With ``--busy`` every number is
@@ -154,12 +157,19 @@ def _series(run_once, settle, runs: int) -> dict:
             settle()
             time.sleep(SPACING_S)
             spaced.append(run_once(code))
+        back = []
+        for _ in range(runs):
+            settle()
+            time.sleep(SPACING_S)
+            run_once(code)
+            back.append(run_once(code))
         settle()
         time.sleep(SPACING_S)
         run_once(code)
-        back = [run_once(code) for _ in range(runs)]
+        stream = [run_once(code) for _ in range(runs)]
         found[f"{name}_spaced_ms"] = median_ms(spaced)
         found[f"{name}_b2b_ms"] = median_ms(back)
+        found[f"{name}_stream_ms"] = median_ms(stream)
     return found
 
 
@@ -279,8 +289,10 @@ def main() -> int:
     table = [("warm-up (first worker/spare ready), s", "warmup_s", "{:.2f}"),
              ("empty snippet, spaced, ms", "empty_spaced_ms", "{:.1f}"),
              ("empty snippet, back to back, ms", "empty_b2b_ms", "{:.1f}"),
+             ("empty snippet, a stream, ms", "empty_stream_ms", "{:.1f}"),
              ("Linear + profiler, spaced, ms", "linear_spaced_ms", "{:.1f}"),
              ("Linear + profiler, back to back, ms", "linear_b2b_ms", "{:.1f}"),
+             ("Linear + profiler, a stream, ms", "linear_stream_ms", "{:.1f}"),
              ("memory kept warm (RSS), MB", "memory_mb", "{:.0f}"),
              ("CPU per run, spaced, spare incl., ms *", "cpu_ms", "{:.0f}"),
              ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}"),

@@ -30,3 +30,22 @@ def test_a_fork_worker_holds_its_preloaded_memory_in_huge_pages(sandbox):
     assert sandbox.worker_info["huge_pages_mb"] >= 64, sandbox.worker_info
     result = sandbox.run("import torch\nprint(torch.ones(3).sum().item())")
     assert (result.status, result.stdout) == ("ok", "3.0\n")
+
+
+def test_a_sandbox_told_it_serves_one_run_does_not_fold_its_memory():
+    """The fold costs 0.3-0.5 s of CPU and of the wait for the worker, before it says ready, and
+    pays back ~20 ms a run: `check`, `run` and `doctor` (one run each) were half a second slower
+    for it. Their worker skips it; one told nothing (the app, `grade`) still folds."""
+    why = _collapse_possible()
+    if why:
+        pytest.skip(why)
+    from tutor.sandbox import Limits, Sandbox, pool
+
+    with Sandbox(Limits(), mode="fork", runs=1) as one:
+        assert one.wait_ready(300)
+        assert one.worker_info["huge_pages_mb"] is None, one.worker_info
+        result = one.run("import torch\nprint(torch.ones(3).sum().item())")
+        assert (result.status, result.stdout) == ("ok", "3.0\n")
+    with Sandbox(Limits(), mode="fork", runs=pool.HUGE_PAGES_MIN_RUNS) as many:
+        assert many.wait_ready(300)
+        assert many.worker_info["huge_pages_mb"] >= 64, many.worker_info

@@ -60,6 +60,12 @@ def resolve_mode(requested: str, purpose: str = "interactive") -> str:
 #: a spare importing torch beside a run slowed the run by ~10 ms here (docs/performance.md).
 REFILL_AT_TAKE = False
 
+#: Fork mode: the fewest runs a sandbox must expect (``runs``; unsaid counts as many) for its
+#: workers to fold their memory into huge pages before forking (``linux.collapse_huge_pages``).
+#: The fold costs 0.3-0.5 s of CPU and wall time once, before the worker says ready; it saves
+#: ~20 ms of CPU per run here, in the three forks and exits of each (docs/performance.md).
+HUGE_PAGES_MIN_RUNS = 16
+
 
 class SandboxState(enum.Enum):
     """Where a sandbox stands; ``Sandbox.error`` holds the reason when UNAVAILABLE."""
@@ -192,7 +198,9 @@ class Sandbox:
                                preload=self.preload, processes=self.limits.processes,
                                name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
                                role="judge" if self.mode == "spawn" else "worker",
-                               warm_when_idle=self._warms_when_idle())
+                               warm_when_idle=self._warms_when_idle(),
+                               huge_pages=self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS,
+                               refill_when_idle=self.purpose == "interactive")
         with self._lock:
             self._all.append(worker)
         return worker

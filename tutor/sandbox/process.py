@@ -65,13 +65,22 @@ class ProbeSpec:
 class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
-                 hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True):
+                 hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True,
+                 huge_pages: bool = True, refill_when_idle: bool = False):
         self.python = python
         #: "worker" (fork mode: serves run after run, a process forked per run) or "judge" (spawn
         #: mode: serves up to ``JUDGE_RUNS`` runs, a runner interpreter started per run).
         self.role = role
         #: Spawn mode: whether a spare that waits for its request warms up (``startup.SPARE_DEFERS``).
         self.warm_when_idle = warm_when_idle
+        #: Fork mode: whether the worker folds its memory into huge pages before its first fork
+        #: (``linux.collapse_huge_pages``): 0.3-0.5 s of CPU once, which only runs enough to
+        #: come pay back (``pool.HUGE_PAGES_MIN_RUNS``).
+        self.huge_pages = huge_pages
+        #: Fork mode: whether the worker replaces a spare a run took only once no request came
+        #: for a moment (interactive: runs come one or two at a time) instead of at once (a
+        #: batch's stream); ``serve.refill``.
+        self.refill_when_idle = refill_when_idle
         self.info = info
         self.scratch_root = scratch_root
         self.preload = preload
@@ -113,7 +122,9 @@ class WorkerProcess:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
         config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
-                        "containment": isolation.containment(self.info), "runs": JUDGE_RUNS}
+                        "containment": isolation.containment(self.info), "runs": JUDGE_RUNS,
+                        "huge_pages": self.huge_pages,
+                        "refill": "when-idle" if self.refill_when_idle else "at-once"}
         child_end = None
         if self.transport == "fds":
             parent_end, child_end = socket.socketpair()

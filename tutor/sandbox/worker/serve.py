@@ -25,13 +25,18 @@ from tutor.sandbox.worker.keeper import Spare, sweep
 from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, load_deferred, preload,
                                           ready_message)
 
-#: Keeper/runner pairs kept forked ahead. Two: a Run right after a Run takes the second while the
-#: first one's replacement is still being forked (a keeper forks its relay, the relay its init, the
-#: init the runner: three forks before a spare can take a request).
+#: Keeper/runner pairs kept forked ahead. Two: a Run right after a Run takes the second, whose
+#: forks are done (a keeper forks its relay, the relay its init, the init the runner: three forks
+#: before a spare can take a request), while the first is replaced (``refill`` in ``serve``).
 SPARES = 2
 
+#: An interactive worker with a spare left waits this long (seconds) for a request before it forks
+#: the spare a run took (``serve``'s ``refill_when_idle``).
+REFILL_S = 0.05
 
-def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True) -> None:
+
+def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True, huge_pages: bool = True,
+          refill_when_idle: bool = False) -> None:
     spares = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
 
@@ -40,7 +45,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         for spare in spares:
             spare.discard()
         load_deferred()
-        linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
+        if huge_pages:
+            linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
         spares[:] = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
 
     # Keepers whose verdict is out, still exiting (their relay's teardown, their sweep, their own
@@ -56,9 +62,27 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         # that is neither a spare nor a keeper still finishing is a run's.
         sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
 
+    # When the last verdict went out: a request within REFILL_S of it is part of a stream.
+    last_verdict = -1e9
+
+    def refill(at_once: bool) -> None:
+        """After a verdict. Runs that come in a stream (a batch's; an interactive worker's run
+        that came within ``REFILL_S`` of the last verdict) get the replacement forked at once,
+        so that in steady state the next run finds a spare whose forks are done. A learner's
+        runs come one or two at a time (Run, then Check): with a spare left, an interactive
+        worker first waits ``REFILL_S`` for a request, so that a Run right after a Run takes that
+        spare without the replacement's three forks and set-up beside it on the cores (23 ->
+        12 ms on two cores; docs/performance.md)."""
+        if at_once or not refill_when_idle or not spares:
+            spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
+
     while True:
         idle = IDLE_WARM_S if deferred and warm_when_idle else None
-        ready, _, _ = select.select([channel.fileno(), *finishing], [], [], idle)
+        short = len(spares) < SPARES
+        ready, _, _ = select.select([channel.fileno(), *finishing], [], [], REFILL_S if short else idle)
+        if not ready and short:  # no run came at once: fork the spare the last run took
+            spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
+            continue
         if not ready:  # a learner is reading: load what a profile needs, ahead of their run
             load_deferred_and_fork_again()
             deferred = False
@@ -90,6 +114,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             deferred = False
         # The tutor's wait for the verdict starts now (the ready message bounds the load above).
         wire.send_frame(channel, {"op": "started", "id": message["id"]})
+        at_once = time.monotonic() - last_verdict < REFILL_S
         current = spares.pop(0)
         current.start(message, fds)
         for fd in fds:
@@ -125,8 +150,9 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             # Nothing of the run is left (the keeper swept, or the run's PID namespace is gone):
             # the tutor has the result, and the next spare is forked, while the keeper exits.
             wire.send_frame(channel, verdict)
+            last_verdict = time.monotonic()
             linux.let_the_woken_run()  # the tutor, before the fork below
-            spares.append(Spare(containment, {channel.fileno()}))
+            refill(at_once)
             try:
                 finishing[os.pidfd_open(current.pid)] = current
             except (AttributeError, OSError):
@@ -136,8 +162,9 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         current.reap()
         sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
         wire.send_frame(channel, verdict)
+        last_verdict = time.monotonic()
         linux.let_the_woken_run()
-        spares.append(Spare(containment, {channel.fileno()}))
+        refill(at_once)
 
 
 def main() -> int:
@@ -160,11 +187,14 @@ def main() -> int:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
     linux.become_subreaper()
-    # Every run costs this process's forks and their exits: page tables, cut ~3x by huge pages.
-    huge = linux.collapse_huge_pages()
+    # Every run costs this process's forks and their exits: page tables, cut ~3x by huge pages,
+    # once enough runs are to come to pay for the collapse (the tutor says: pool.HUGE_PAGES_MIN_RUNS).
+    huge_pages = config.get("huge_pages", True) is not False
+    huge = linux.collapse_huge_pages() if huge_pages else None
     ready = ready_message(loaded, failed, time.perf_counter() - started, "fork")
     ready["huge_pages_mb"] = None if huge is None else round(huge / 2**20, 1)
     ready["warm_up_s"] = RUNNER_START_S  # the most loading ``SPARE_DEFERS`` before a run may take
     wire.send_frame(channel, ready)
-    serve(channel, containment, bool(config.get("warm_when_idle", True)))
+    serve(channel, containment, bool(config.get("warm_when_idle", True)), huge_pages,
+          config.get("refill") == "when-idle")
     return 0

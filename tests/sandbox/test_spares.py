@@ -1,0 +1,66 @@
+"""How a fork-mode worker keeps its spares (issue 32).
+
+A spare is a keeper forked ahead of the request (its relay, init and runner below it). An
+interactive worker replaces the spare a run took only once no request came for a moment
+(``serve.REFILL_S``), so that a Run right after a Run takes the other spare without three forks
+beside it on the cores; with none left it forks both. A batch worker replaces it at once. Either
+way every run gets a spare of its own, and however the runs come the worker ends with exactly
+``serve.SPARES`` spares, never a growing number of them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tutor.sandbox import Limits, Sandbox
+from tutor.sandbox.worker import linux, serve
+
+pytestmark = pytest.mark.skipif(not linux.AVAILABLE, reason="a fork-mode worker's children are read from /proc")
+
+
+def _children(pid: int) -> set[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        return {int(p) for p in handle.read().split()}
+
+
+def _spares_once_idle(box: Sandbox, pid: int, settle: float = 0.5) -> set[int]:
+    """The worker's children once it has had time to refill and reap (none of them a run's)."""
+    deadline = time.monotonic() + 10
+    while True:
+        time.sleep(settle)
+        children = _children(pid)
+        if len(children) == serve.SPARES or time.monotonic() > deadline:
+            return children
+
+
+@pytest.mark.parametrize("purpose", ["interactive", "batch"])
+def test_spaced_back_to_back_and_streamed_runs_each_get_a_fresh_process_and_leave_two_spares(purpose):
+    # Isolation none: the worker is the process the sandbox started (under bubblewrap it would
+    # be bubblewrap's child). The refill is the same at every isolation level.
+    with Sandbox(Limits(wall_time=20.0), isolation="none", mode="fork", purpose=purpose) as box:
+        assert box.wait_ready(300)
+        box.expect(False)
+        worker = box._all[0]._proc.pid
+        first = _spares_once_idle(box, worker)
+        assert len(first) == serve.SPARES, first
+
+        outputs: list[str] = []
+
+        def run() -> None:
+            result = box.run(f"print({len(outputs)} * 2)")
+            assert result.status == "ok", result.message
+            outputs.append(result.stdout)
+
+        run()  # spaced: one spare taken
+        time.sleep(0.5)
+        run()
+        run()  # back to back: takes the spare left, or the replacement
+        for _ in range(6):  # a stream: the spares run out and are forked again
+            run()
+        assert outputs == [f"{i * 2}\n" for i in range(9)]
+        after = _spares_once_idle(box, worker)
+        assert len(after) == serve.SPARES, (first, after)
+        assert not after & first, "a spare served a run and was kept as a spare"

@@ -74,7 +74,7 @@ class WorkerProcess:
         #: Spawn mode: whether a spare that waits for its request warms up (``startup.SPARE_DEFERS``).
         self.warm_when_idle = warm_when_idle
         #: Fork mode: whether the worker folds its memory into huge pages before its first fork
-        #: (``linux.collapse_huge_pages``): 0.3-0.5 s of CPU once, which only runs enough to
+        #: (``linux.collapse_huge_pages``): 0.3-0.5 s of CPU once, which only enough runs to
         #: come pay back (``pool.HUGE_PAGES_MIN_RUNS``).
         self.huge_pages = huge_pages
         #: Fork mode: whether the worker replaces a spare a run took only once no request came

@@ -3,14 +3,14 @@
 A spare is a keeper forked ahead of the request (its relay, init and runner below it). An
 interactive worker replaces the spare a run took only once no request came for a moment
 (``serve.REFILL_S``), so that a Run right after a Run takes the other spare without three forks
-beside it on the cores; with none left it forks both. A batch worker replaces it at once. Either
+beside it on the cores; a run sent within that time starts a stream, whose spares are replaced
+at once, as a batch worker's always are. Either
 way every run gets a spare of its own, and however the runs come the worker ends with exactly
 ``serve.SPARES`` spares, never a growing number of them.
 """
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
@@ -26,7 +26,7 @@ def _children(pid: int) -> set[int]:
         return {int(p) for p in handle.read().split()}
 
 
-def _spares_once_idle(box: Sandbox, pid: int, settle: float = 0.5) -> set[int]:
+def _spares_once_idle(pid: int, settle: float = 0.5) -> set[int]:
     """The worker's children once it has had time to refill and reap (none of them a run's)."""
     deadline = time.monotonic() + 10
     while True:
@@ -37,14 +37,14 @@ def _spares_once_idle(box: Sandbox, pid: int, settle: float = 0.5) -> set[int]:
 
 
 @pytest.mark.parametrize("purpose", ["interactive", "batch"])
-def test_spaced_back_to_back_and_streamed_runs_each_get_a_fresh_process_and_leave_two_spares(purpose):
+def test_spaced_back_to_back_and_streamed_runs_each_take_a_spare_and_leave_two(purpose):
     # Isolation none: the worker is the process the sandbox started (under bubblewrap it would
     # be bubblewrap's child). The refill is the same at every isolation level.
     with Sandbox(Limits(wall_time=20.0), isolation="none", mode="fork", purpose=purpose) as box:
         assert box.wait_ready(300)
         box.expect(False)
         worker = box._all[0]._proc.pid
-        first = _spares_once_idle(box, worker)
+        first = _spares_once_idle(worker)
         assert len(first) == serve.SPARES, first
 
         outputs: list[str] = []
@@ -61,6 +61,6 @@ def test_spaced_back_to_back_and_streamed_runs_each_get_a_fresh_process_and_leav
         for _ in range(6):  # a stream: the spares run out and are forked again
             run()
         assert outputs == [f"{i * 2}\n" for i in range(9)]
-        after = _spares_once_idle(box, worker)
+        after = _spares_once_idle(worker)
         assert len(after) == serve.SPARES, (first, after)
         assert not after & first, "a spare served a run and was kept as a spare"

@@ -79,7 +79,7 @@ class WorkerProcess:
         self.huge_pages = huge_pages
         #: Fork mode: whether the worker replaces a spare a run took only once no request came
         #: for a moment (interactive: runs come one or two at a time) instead of at once (a
-        #: batch's stream); ``serve.refill``.
+        #: batch's stream); ``serve.serve``.
         self.refill_when_idle = refill_when_idle
         self.info = info
         self.scratch_root = scratch_root

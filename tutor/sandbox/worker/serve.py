@@ -27,11 +27,11 @@ from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEF
 
 #: Keeper/runner pairs kept forked ahead. Two: a Run right after a Run takes the second, whose
 #: forks are done (a keeper forks its relay, the relay its init, the init the runner: three forks
-#: before a spare can take a request), while the first is replaced (``refill`` in ``serve``).
+#: before a spare can take a request), while the first is replaced (``serve``, after a verdict).
 SPARES = 2
 
 #: An interactive worker with a spare left waits this long (seconds) for a request before it forks
-#: the spare a run took (``serve``'s ``refill_when_idle``).
+#: the spare a run took (``serve``'s ``refill_when_idle``; a run sent sooner starts a stream).
 REFILL_S = 0.05
 
 
@@ -62,26 +62,24 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         # that is neither a spare nor a keeper still finishing is a run's.
         sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
 
-    # When the last verdict went out: a request within REFILL_S of it is part of a stream.
-    last_verdict = -1e9
+    def fill() -> None:
+        spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
 
-    def refill(at_once: bool) -> None:
-        """After a verdict. Runs that come in a stream (a batch's; an interactive worker's run
-        that came within ``REFILL_S`` of the last verdict) get the replacement forked at once,
-        so that in steady state the next run finds a spare whose forks are done. A learner's
-        runs come one or two at a time (Run, then Check): with a spare left, an interactive
-        worker first waits ``REFILL_S`` for a request, so that a Run right after a Run takes that
-        spare without the replacement's three forks and set-up beside it on the cores (23 ->
-        12 ms on two cores; docs/performance.md)."""
-        if at_once or not refill_when_idle or not spares:
-            spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
+    # After a verdict, the spare its run took is replaced at once when the runs come in a stream
+    # (a batch's; an interactive worker's run sent within REFILL_S of the last verdict), so that
+    # in steady state the next run finds a spare whose forks are done, or when none is left. A
+    # learner's runs come one or two at a time (Run, then Check): with a spare left, an
+    # interactive worker first waits REFILL_S for a request, so that a Run right after a Run takes
+    # that spare without the replacement's three forks and set-up beside it on the cores (20-25
+    # -> 11-15 ms on two cores; docs/performance.md).
+    last_verdict = -1e9
 
     while True:
         idle = IDLE_WARM_S if deferred and warm_when_idle else None
         short = len(spares) < SPARES
         ready, _, _ = select.select([channel.fileno(), *finishing], [], [], REFILL_S if short else idle)
         if not ready and short:  # no run came at once: fork the spare the last run took
-            spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
+            fill()
             continue
         if not ready:  # a learner is reading: load what a profile needs, ahead of their run
             load_deferred_and_fork_again()
@@ -114,7 +112,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             deferred = False
         # The tutor's wait for the verdict starts now (the ready message bounds the load above).
         wire.send_frame(channel, {"op": "started", "id": message["id"]})
-        at_once = time.monotonic() - last_verdict < REFILL_S
+        at_once = not refill_when_idle or time.monotonic() - last_verdict < REFILL_S
         current = spares.pop(0)
         current.start(message, fds)
         for fd in fds:
@@ -152,7 +150,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             wire.send_frame(channel, verdict)
             last_verdict = time.monotonic()
             linux.let_the_woken_run()  # the tutor, before the fork below
-            refill(at_once)
+            if at_once or not spares:
+                fill()
             try:
                 finishing[os.pidfd_open(current.pid)] = current
             except (AttributeError, OSError):
@@ -164,7 +163,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         wire.send_frame(channel, verdict)
         last_verdict = time.monotonic()
         linux.let_the_woken_run()
-        refill(at_once)
+        if at_once or not spares:
+            fill()
 
 
 def main() -> int:

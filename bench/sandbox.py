@@ -18,8 +18,10 @@ and a Linear forward under ``torch.profiler.profile``), taken two ways:
 The same four numbers come from a warm Jupyter kernel (``execute_interactive``) when
 jupyter_client and ipykernel are installed (the ``bench`` extra). With ``--busy`` every number is
 taken twice, the second time with one core kept busy by a spinning process (a build, a browser
-tab). Then: the memory kept warm (fork: the worker's RSS; spawn: a spare's judge and runner
-interpreters), the CPU time the sandbox spends per run, the spare's start included (from the CPU of
+tab). Then: the memory kept warm (fork: the worker's RSS; spawn: a spare's judge and the
+interpreter its runners come from, the runner template or a runner started with exec; and the
+proportional set size of every process the sandbox keeps, spares and runners forked ahead
+included, which counts a page shared by several processes once), the CPU time the sandbox spends per run, the spare's start included (from the CPU of
 every reaped descendant, less that of a sandbox that warmed up and ran nothing), spaced and back to
 back, and for an empty snippet run at a learner's pace (``READING_S`` between runs) with and
 without the sandbox told that no run will profile (``Sandbox.expect``, as the app says it per
@@ -181,10 +183,14 @@ def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
         info = dict(sandbox.worker_info)
         row = _series(lambda code: _timed(sandbox, code), lambda: _settle(sandbox, 1), runs)
         _settle(sandbox, 1)
+        time.sleep(2 * SPACING_S)
+        pss = _tree_pss_mb([worker._proc.pid for worker in list(sandbox._all) if worker._proc is not None])
         level = sandbox.isolation.level
         warmup_s = sandbox.warmup_s
-    memory = info.get("rss_mb", 0.0) + (info.get("runner_rss_mb") or 0.0)
-    row.update(mode=mode, isolation=level, memory_mb=memory, warmup_s=warmup_s or 0.0,
+    # Spawn mode: the judge and the interpreter its runners come from (the runner template, or
+    # the one runner started with exec); a forked runner shares the template's pages.
+    memory = info.get("rss_mb", 0.0) + (info.get("template_rss_mb") or info.get("runner_rss_mb") or 0.0)
+    row.update(mode=mode, isolation=level, memory_mb=memory, pss_mb=pss, warmup_s=warmup_s or 0.0,
                huge_mb=info.get("huge_pages_mb"))
     if cpu:
         row.update(cpu_ms=cpu_per_run(mode, runs) * 1000,
@@ -192,6 +198,32 @@ def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
                    cpu_read_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), None) * 1000,
                    cpu_read_said_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), False) * 1000)
     return row
+
+
+def _tree_pss_mb(roots: list[int]) -> float | None:
+    """The proportional set size (shared pages split among their sharers) of every process of
+    the sandbox, the workers and all they keep started (fork mode's spares, a spawn-mode spare's
+    judge, runner template and runners forked ahead), from /proc; None off Linux."""
+    def children(pid: int) -> list[int]:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as handle:
+                return [int(x) for x in handle.read().split()]
+        except OSError:
+            return []
+
+    total, seen, todo = 0, set(), list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        todo.extend(children(pid))
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as handle:
+                total += next(int(line.split()[1]) for line in handle if line.startswith("Pss:"))
+        except (OSError, StopIteration):
+            continue
+    return total / 1024 if seen else None
 
 
 def bench_cold(runs: int) -> float:
@@ -294,6 +326,7 @@ def main() -> int:
              ("Linear + profiler, back to back, ms", "linear_b2b_ms", "{:.1f}"),
              ("Linear + profiler, a stream, ms", "linear_stream_ms", "{:.1f}"),
              ("memory kept warm (RSS), MB", "memory_mb", "{:.0f}"),
+             ("  every process kept (PSS), MB", "pss_mb", "{:.0f}"),
              ("CPU per run, spaced, spare incl., ms *", "cpu_ms", "{:.0f}"),
              ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}"),
              ("CPU per empty run read 2 s, ms *", "cpu_read_ms", "{:.0f}"),

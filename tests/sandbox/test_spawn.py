@@ -55,18 +55,37 @@ def test_the_spare_kept_warm_has_run_the_profiler_already(spawned):
 HAS_DYNAMO = "import sys\nprint(any(m.startswith('torch._dyn' + 'amo') for m in sys.modules))\n"
 
 
-def test_a_spare_taken_at_once_skips_the_profiler_warm_up_and_one_left_waiting_has_it(spawned):
-    """The profiler's first use costs a spare's runner 1.3-2.4 s of CPU (it imports torch._dynamo):
-    a spare taken as soon as it is ready (back-to-back runs, a grade batch) leaves it out, and a
-    spare left waiting for a learner pays it while they read (docs/performance.md)."""
-    spawned.run("pass")  # the next spare starts now
-    wait_for_idle(spawned)
-    at_once = spawned.run(HAS_DYNAMO)
-    assert (at_once.status, at_once.stdout) == ("ok", "False\n"), (at_once.message, at_once.stderr)
-    wait_for_idle(spawned)
-    time.sleep(2 * IDLE_WARM_S)  # the judge has asked its runner to warm up; the run waits for it
-    waited = spawned.run(HAS_DYNAMO)
+def test_a_fresh_runner_taken_at_once_skips_the_profiler_warm_up_and_one_left_waiting_has_it():
+    """The profiler's first use costs a runner started with exec 1.3-2.4 s of CPU (it imports
+    torch._dynamo): a spare taken as soon as it is ready (back-to-back runs, a grade batch) leaves
+    it out, and a spare left waiting for a learner pays it while they read (docs/performance.md)."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], spawn_runners="fresh") as box:
+        box.wait_ready(300)
+        box.run("pass")  # the next spare starts now
+        wait_for_idle(box)
+        at_once = box.run(HAS_DYNAMO)
+        assert (at_once.status, at_once.stdout) == ("ok", "False\n"), (at_once.message, at_once.stderr)
+        wait_for_idle(box)
+        time.sleep(2 * IDLE_WARM_S)  # the judge has asked its runner to warm up; the run waits for it
+        waited = box.run(HAS_DYNAMO)
     assert (waited.status, waited.stdout) == ("ok", "True\n"), (waited.message, waited.stderr)
+
+
+def test_a_forked_runner_has_the_profiler_machinery_once_a_spare_waited_for_it_once():
+    """Forked runners inherit what their template loaded: it loads torch._dynamo once, the first
+    time a spare waits for a learner (or a run needs it), and every runner forked after that has
+    it at no cost of its own, taken at once or not."""
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[]) as box:
+        box.wait_ready(300)
+        at_once = box.run(HAS_DYNAMO)
+        wait_for_idle(box)
+        time.sleep(2 * IDLE_WARM_S)  # the judge warms its runner and has the template load it
+        waited = box.run(HAS_DYNAMO)
+        later = [box.run(HAS_DYNAMO) for _ in range(2)]  # back to back: spares taken at once
+    assert (at_once.status, at_once.stdout) == ("ok", "False\n"), (at_once.message, at_once.stderr)
+    for result in (waited, *later):
+        assert (result.status, result.stdout) == ("ok", "True\n"), (result.message, result.stderr)
+        assert result.cpu_time < 1.0, result.cpu_time  # the import (1.2 s of CPU and more) was the template's
 
 
 def test_spares_told_no_run_profiles_stay_without_the_warm_up_until_told_one_may():

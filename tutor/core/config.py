@@ -135,6 +135,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sandbox_mode", "auto", _choice("auto", "fork", "spawn"),
             "auto: fork on Linux, spawn elsewhere; fork: children of a warm worker; spawn: "
             "single-use interpreters started ahead"),
+    Setting("spawn_runners", "forked", _choice("forked", "fresh"),
+            "spawn mode only: forked: each run's interpreter forked from a template that imported torch "
+            "(one thread, no op run: tens of ms); fresh: each started anew (a torch import per run)"),
     Setting("wall_time", 10.0, _positive_float, "seconds a run may take"),
     Setting("cpu_time", 30.0, _positive_float, "CPU seconds a run may use (all threads)"),
     Setting("memory_mb", 2048, _positive_int, "MiB a run may allocate above the worker's baseline"),

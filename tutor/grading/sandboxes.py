@@ -23,10 +23,11 @@ def limits_from(settings: Settings) -> Limits:
 
 def sandbox_for(settings: Settings, *, workers: int | None = None, purpose: "Purpose" = "interactive",
                 hide: Sequence[str] = (), runs: int | None = None) -> "Sandbox":
-    """A Sandbox (not started) with the settings' limits, workers, interpreter, isolation and mode;
+    """A Sandbox (not started) with the settings' limits, workers, interpreter, isolation, mode and
+    spawn mode's runners;
     ``runs``: how many runs the caller will ask for, where it knows (``Sandbox``)."""
     from tutor.sandbox.pool import Sandbox
 
     return Sandbox(limits_from(settings), workers=workers or settings.workers, python=settings.python,
                    isolation=settings.isolation, mode=settings.sandbox_mode, purpose=purpose,
-                   hide=tuple(hide), runs=runs)
+                   hide=tuple(hide), runs=runs, spawn_runners=settings.spawn_runners)

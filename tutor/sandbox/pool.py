@@ -60,6 +60,9 @@ def resolve_mode(requested: str, purpose: str = "interactive") -> str:
 #: a spare importing torch beside a run slowed the run by ~10 ms here (docs/performance.md).
 REFILL_AT_TAKE = False
 
+#: How a spawn-mode judge starts its runners (``Sandbox(spawn_runners=...)``, docs/architecture.md).
+SPAWN_RUNNERS = ("forked", "fresh")
+
 #: Fork mode: the fewest runs a sandbox must expect (``runs``; unsaid counts as many) for its
 #: workers to fold their memory into huge pages before forking (``linux.collapse_huge_pages``).
 #: The fold costs 0.3-0.5 s of CPU and wall time once, before the worker says ready; it saves
@@ -112,7 +115,8 @@ class Sandbox:
     def __init__(self, limits: Limits | None = None, workers: int = 1, python: str | None = None,
                  isolation: str = "auto", mode: str = "auto", purpose: Purpose = "interactive",
                  preload: list[str] | tuple[str, ...] | None = None,
-                 hide: list[str] | tuple[str, ...] = (), runs: int | None = None):
+                 hide: list[str] | tuple[str, ...] = (), runs: int | None = None,
+                 spawn_runners: str = "forked"):
         self.limits = limits if limits is not None else Limits()
         self.runs = None if runs is None else max(1, int(runs))
         self.workers = max(1, int(workers)) if self.runs is None else max(1, min(int(workers), self.runs))
@@ -123,6 +127,11 @@ class Sandbox:
         self.purpose = purpose
         self.preload = list(DEFAULT_PRELOAD if preload is None else preload)
         self.hide = tuple(str(p) for p in hide)
+        if spawn_runners not in SPAWN_RUNNERS:
+            raise ValueError(f"spawn_runners must be one of {', '.join(SPAWN_RUNNERS)}, not {spawn_runners!r}")
+        #: Spawn mode: runners forked from a template interpreter that imported torch and never
+        #: ran an op ("forked", where the template can fork safely) or each started with exec ("fresh").
+        self.spawn_runners = spawn_runners
         self._lock = threading.Lock()
         self._started = False
         self._closed = False
@@ -200,7 +209,7 @@ class Sandbox:
                                role="judge" if self.mode == "spawn" else "worker",
                                warm_when_idle=self._warms_when_idle(),
                                huge_pages=self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS,
-                               refill_when_idle=self.purpose == "interactive")
+                               refill_when_idle=self.purpose == "interactive", runners=self.spawn_runners)
         with self._lock:
             self._all.append(worker)
         return worker

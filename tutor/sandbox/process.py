@@ -66,7 +66,7 @@ class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
                  hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True,
-                 huge_pages: bool = True, refill_when_idle: bool = False):
+                 huge_pages: bool = True, refill_when_idle: bool = False, runners: str = "forked"):
         self.python = python
         #: "worker" (fork mode: serves run after run, a process forked per run) or "judge" (spawn
         #: mode: serves up to ``JUDGE_RUNS`` runs, a runner interpreter started per run).
@@ -77,6 +77,8 @@ class WorkerProcess:
         #: (``linux.collapse_huge_pages``): 0.3-0.5 s of CPU once, which only enough runs to
         #: come pay back (``pool.HUGE_PAGES_MIN_RUNS``).
         self.huge_pages = huge_pages
+        #: A spawn-mode judge's runners: "forked" from its runner template, or "fresh" (exec).
+        self.runners = runners
         #: Fork mode: whether the worker replaces a spare a run took only once no request came
         #: for a moment (interactive: runs come one or two at a time) instead of at once (a
         #: batch's stream); ``serve.serve``.
@@ -124,7 +126,7 @@ class WorkerProcess:
         config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
                         "containment": isolation.containment(self.info), "runs": JUDGE_RUNS,
                         "huge_pages": self.huge_pages,
-                        "refill": "when-idle" if self.refill_when_idle else "at-once"}
+                        "refill": "when-idle" if self.refill_when_idle else "at-once", "runners": self.runners}
         child_end = None
         if self.transport == "fds":
             parent_end, child_end = socket.socketpair()

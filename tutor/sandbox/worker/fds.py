@@ -19,13 +19,14 @@ from typing import Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
-from tutor.sandbox.worker.keeper import keep, split_below_relay
+from tutor.sandbox.worker.keeper import keep, kill, split_below_relay
+from tutor.sandbox.worker.startup import RUNNER_START_S
 
 
 class FdsTransport:
-    """The judge's side: its link to the tutor is the socket it was started with."""
-
-    ready_extra: dict = {}
+    """The judge's side: its link to the tutor is the socket it was started with. Its runners
+    are forked by a runner template (``template.py``) it starts once, or, where the template
+    cannot fork safely (or ``runners`` says "fresh"), each started with exec."""
 
     def __init__(self, config: dict):
         self.tutor: wire.Link = wire.SocketLink(socket.socket(fileno=int(config["fd"])))
@@ -38,15 +39,55 @@ class FdsTransport:
         self.proc: subprocess.Popen | None = None
         self.judge_end: socket.socket | None = None
         self.exit_r: int | None = None
+        self.preload = list(config.get("preload", []))
+        self.huge_pages = config.get("huge_pages", True) is not False
+        #: Whether runners are forked from the template (``config["runners"]``: "forked", the
+        #: default where there is a fork, or "fresh"); False from the template's first refusal on.
+        self.forking = config.get("runners", "forked") == "forked" and hasattr(os, "fork")
+        self.template: subprocess.Popen | None = None
+        self.template_link: socket.socket | None = None
+        self.ready_extra: dict = {"runners": "forked" if self.forking else "fresh"}
+        self._runner_config: dict = {}
+        self._pending = False  # a runner asked of the template, its answer not read yet
+        self._deferred_asked = False
+        #: The process kept for the run (the runner, or its relay), when the template forked it.
+        self.forked_pid: int | None = None
+        self.pidfd: int | None = None
 
     def start_runner(self, runner_config: dict) -> None:
+        self._runner_config = runner_config
+        self.forked_pid = None
+        if self.forking:
+            try:
+                self._start_template(runner_config)
+                assert self.template_link is not None
+                wire.send_frame(self.template_link, {"op": "runner"})
+                self._pending = True  # its answer is read in ``runner_channel``: the judge imports meanwhile
+                return
+            except OSError as exc:
+                self._stop_forking(f"the runner template could not be reached: {exc}")
+        self._exec_runner(runner_config)
+
+    def _new_channel(self) -> tuple[socket.socket, int]:
+        """A fresh channel and exit pipe for a runner started with exec: the judge's ends kept
+        here, the runner's returned."""
+        self._close_channel()
+        judge_end, runner_end = socket.socketpair()
+        exit_r, exit_w = os.pipe()  # the relay says on it how the runner ended (see keeper._relay)
+        self.judge_end, self.exit_r = judge_end, exit_r
+        return runner_end, exit_w
+
+    def _close_channel(self) -> None:
         if self.exit_r is not None:  # the last run's (its relay is gone)
             os.close(self.exit_r)
             self.exit_r = None
-        judge_end, runner_end = socket.socketpair()
-        exit_r, exit_w = os.pipe()  # the relay says on it how the runner ended (see keeper._relay)
+        if self.judge_end is not None:
+            self.judge_end.close()
+            self.judge_end = None
+
+    def _exec_runner(self, runner_config: dict) -> None:
+        runner_end, exit_w = self._new_channel()
         runner_config = dict(runner_config, fd=runner_end.fileno(), exit_fd=exit_w)
-        self.judge_end, self.exit_r = judge_end, exit_r
         try:
             self.proc = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(runner_config)],
                                          pass_fds=[runner_end.fileno(), exit_w], stdin=subprocess.DEVNULL)
@@ -54,17 +95,102 @@ class FdsTransport:
             runner_end.close()
             os.close(exit_w)
 
+    def _start_template(self, runner_config: dict) -> None:
+        if self.template is not None:
+            return
+        judge_end, template_end = socket.socketpair()
+        config = {"role": "template", "preload": self.preload, "fd": template_end.fileno(),
+                  "huge_pages": self.huge_pages, "runner": runner_config}
+        try:
+            self.template = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(config)],
+                                             pass_fds=[template_end.fileno()], stdin=subprocess.DEVNULL)
+        finally:
+            template_end.close()
+        self.template_link = judge_end
+
+    def _stop_forking(self, why: str) -> None:
+        """From now on each runner starts with exec; the ready message says why."""
+        self.forking = False
+        self.ready_extra = {"runners": "fresh", "runners_why": why}
+        if self.template_link is not None:
+            self.template_link.close()
+            self.template_link = None
+        if self.template is not None:
+            self.template.kill()
+            self.template.wait()
+            self.template = None
+
+    def _template_answer(self) -> dict:
+        """The template's answer to the fork asked of it (its ``warm``, once, comes first)."""
+        assert self.template_link is not None
+        self.template_link.settimeout(RUNNER_START_S)
+        try:
+            while True:
+                message, fds = wire.recv_frame(self.template_link)
+                if message.get("op") == "warm":
+                    self.ready_extra.update(template_rss_mb=message.get("rss_mb"),
+                                            huge_pages_mb=message.get("huge_pages_mb"))
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                if message.get("op") == "forked" and isinstance(message.get("pid"), int) and len(fds) in (2, 3):
+                    self._close_channel()
+                    self.forked_pid = message["pid"]
+                    self.judge_end, self.exit_r = socket.socket(fileno=fds[0]), fds[1]
+                    self.pidfd = fds[2] if len(fds) == 3 else None
+                    return message
+                for fd in fds:
+                    os.close(fd)
+                return message
+        except (wire.WireError, OSError) as exc:
+            return {"op": "failed", "error": f"the runner template ended: {exc}"}
+        finally:
+            if self.template_link is not None:
+                self.template_link.settimeout(None)
+
     def runner_channel(self) -> socket.socket:
+        if self._pending:
+            self._pending = False
+            answer = self._template_answer()
+            if self.forked_pid is None:
+                self._stop_forking(str(answer.get("error") or "the runner template did not fork"))
+                self._exec_runner(self._runner_config)
         assert self.judge_end is not None
         return self.judge_end
 
+    def load_deferred(self) -> None:
+        if self.template_link is not None and not self._deferred_asked:
+            self._deferred_asked = True  # once: the template then replaces the runners it forked ahead
+            try:
+                wire.send_frame(self.template_link, {"op": "load-deferred"})
+            except OSError:
+                pass
+
     def end_runner(self) -> None:
+        if self._pending:  # asked of the template, not handed over: the template takes it along
+            self._pending = False
+            self._stop_forking("the judge stopped before its runner came")
+            return
+        if self.forked_pid is not None:
+            kill(self.forked_pid, self.pidfd)
+            if self.pidfd is not None:
+                os.close(self.pidfd)
+            self.forked_pid = self.pidfd = None
+            return
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
 
     def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
              early: Callable[[dict], None]) -> dict | None:
+        # The template is this judge's child: the sweep after the run must leave it.
+        spare = frozenset([self.template.pid]) if self.template is not None else frozenset()
+        if self.forked_pid is not None:
+            pid, pidfd, exit_r = self.forked_pid, self.pidfd, self.exit_r
+            self.forked_pid = self.pidfd = self.exit_r = None
+            # A uid of the run's own where each run gets one (see below): the forked runner's pid.
+            return keep(pid, judge_end, message, fds, ctl, dict(containment, uid_key=pid), exit_r, early,
+                        pidfd=pidfd, forked=True, spare=spare)
         assert self.proc is not None
         # A uid of the run's own where each run gets one: this judge serves run after run, so its
         # own pid would give consecutive runs one uid (a run could read the last one's scratch
@@ -73,7 +199,7 @@ class FdsTransport:
         exit_r = self.exit_r if containment.get("namespaces") else None
         if exit_r is not None:  # ``keep`` reads it and closes it
             self.exit_r = None
-        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment, exit_r, early)
+        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment, exit_r, early, spare=spare)
         self.proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again
         return found
 

@@ -143,6 +143,8 @@ def sweep(deadline: float, session: int | None = None, keep: frozenset[int] = fr
             return True
         if keep and linux.AVAILABLE and not set(linux.children(me)) - keep:
             return True
+        if keep and not linux.AVAILABLE:  # none to find: the session was killed, what ended reaped
+            return True
         time.sleep(0.002)
     return False
 
@@ -172,7 +174,8 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
 
 def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
          containment: dict, exit_r: int | None = None,
-         early: Callable[[dict], None] | None = None) -> dict | None:
+         early: Callable[[dict], None] | None = None, *, pidfd: int | None = None,
+         forked: bool = False, spare: frozenset[int] = frozenset()) -> dict | None:
     """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
     child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
     (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict.
@@ -181,65 +184,117 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     the runner (PID 1 of the run's namespace) ended, once the kernel has killed and reaped every
     process of that namespace. Nothing of the run is left then, so the verdict goes to ``early``
     at once (and None is returned); the relay's own exit (the namespaces' teardown, 10-30 ms on
-    a busy machine) and the sweep come after, before this process exits."""
-    try:
-        pidfd: int | None = os.pidfd_open(pid)
-    except (AttributeError, OSError):
-        pidfd = None
+    a busy machine) and the sweep come after, before this process exits.
+
+    ``forked``: ``pid`` was forked by spawn mode's runner template (``template.py``), not by
+    this process, which therefore cannot wait for it: the template reaps it and says how it
+    ended on ``exit_r`` (the last record there, ``"by": "template"``); ``pidfd``, where there
+    are pidfds, is the template's, opened before it could reap the pid. This function closes
+    ``pidfd``. ``spare``: children of this process the sweep must leave (the template)."""
+    if pidfd is None and not forked:
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+    records = Records(exit_r) if exit_r is not None else None
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
     out_fd, err_fd, report_fd = fds
     reason = judge(judge_end, runner_end_message(message, containment), message, ctl_r, started + wall_time,
-                   kill=lambda: _kill(pid), write_report=lambda data: write_all(report_fd, data),
+                   kill=lambda: kill(pid, pidfd), write_report=lambda data: write_all(report_fd, data),
                    stdio=(out_fd, err_fd), closing=(report_fd,))
     ended: dict | None = None
+    exited = False  # ``pidfd`` said so: the template's record follows
     while reason is None:
         remaining = wall_time - (time.monotonic() - started)
         if remaining <= 0:
             reason = "timeout"
             break
-        watch = [ctl_r] + ([pidfd] if pidfd is not None else []) + ([exit_r] if exit_r is not None else [])
-        ready, _, _ = select.select(watch, [], [], remaining if pidfd is not None else min(remaining, 0.01))
+        watch = [ctl_r] + ([pidfd] if pidfd is not None and not exited else []) + \
+            ([records.fd] if records is not None else [])
+        polls = pidfd is None and not forked
+        ready, _, _ = select.select(watch, [], [], min(remaining, 0.01) if polls else remaining)
         if ctl_r in ready:
             reason = "cancelled"  # a cancel, or the worker went away
             break
-        if exit_r is not None and exit_r in ready:
-            ended = _read_exit(exit_r)
+        if records is not None and records.fd in ready:
+            ended = records.next()
             if ended is not None:
                 break
-            os.close(exit_r)  # EOF without a record: the relay's own exit says it all
-            exit_r = None
+            records.close()  # EOF without a record: the relay's own exit says it all
+            records = None
+            if forked:  # the template went away: nothing will say how the run ended
+                return _lost(pid, pidfd, containment, started, spare)
             continue
         if pidfd is not None and pidfd in ready:
-            break
-        if pidfd is None and os.waitpid(pid, os.WNOHANG)[0] == pid:
+            if not forked:
+                break
+            exited = True
+        if polls and os.waitpid(pid, os.WNOHANG)[0] == pid:
             return {"failure": "runner reaped early"}
-    if pidfd is not None:
-        os.close(pidfd)
-    if exit_r is not None:
-        os.close(exit_r)
-    if ended is not None and early is not None:
-        early(dict(ended, reason=None, wall_time=time.monotonic() - started, swept=True))
-        os.wait4(pid, 0)
-        sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
+    if ended is not None and early is not None and ended.get("by") != "template":
+        early(dict(ending_of(ended), reason=None, wall_time=time.monotonic() - started, swept=True))
+        if not forked:  # the relay is this process's child; a forked one is its template's to reap
+            _reap(pid, forked, records)
+        if records is not None:
+            records.close()
+        if pidfd is not None:
+            os.close(pidfd)
+        sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
         return None
     spent = None
     if reason:
         spent = linux.tree_cpu_seconds(pid)  # before the kill: the relay never reaps what it ran
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    _, status, usage = os.wait4(pid, 0)
+        kill(pid, pidfd)
+    if pidfd is not None:
+        os.close(pidfd)
+    if ended is not None and ended.get("by") == "template":
+        reaped: dict | None = ended
+    else:
+        reaped = _reap(pid, forked, records)
+    if records is not None:
+        records.close()
     wall = time.monotonic() - started
-    swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
-    ending = _ending(status, usage)
-    if spent is not None and spent > ending["cpu_time"]:
-        ending["cpu_time"] = spent
-    return dict(ending, reason=reason, wall_time=wall, swept=swept)
+    swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
+    if reaped is None:
+        return {"failure": "the runner's template went away"}
+    found = ending_of(reaped)
+    if spent is not None and spent > found["cpu_time"]:
+        found["cpu_time"] = spent
+    return dict(found, reason=reason, wall_time=wall, swept=swept)
 
 
-def _ending(status: int, usage: "resource.struct_rusage") -> dict:
+def _reap(pid: int, forked: bool, records: "Records | None") -> dict | None:
+    """Wait for ``pid`` to be gone and say how it ended: by ``wait4`` (this process's child), or
+    by the template's record (``forked``); None when the template went away without one."""
+    if not forked:
+        _, status, usage = os.wait4(pid, 0)
+        return ending(status, usage)
+    while records is not None:
+        record = records.next()
+        if record is None:
+            return None
+        if record.get("by") == "template":
+            return record
+    return None
+
+
+def _lost(pid: int, pidfd: int | None, containment: dict, started: float, spare: frozenset[int]) -> dict:
+    """A forked run whose template went away before saying how it ended: end it, sweep, fail."""
+    kill(pid, pidfd)
+    if pidfd is not None:
+        os.close(pidfd)
+    sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
+    return {"failure": "the runner's template went away", "wall_time": time.monotonic() - started}
+
+
+def ending_of(record: dict) -> dict:
+    """The fields of ``ending`` from a record on the exit pipe (the init's, the relay's or the
+    template's), whatever else it carries."""
+    return {key: record.get(key) for key in ("exit_code", "signal", "cpu_time", "maxrss_kb")}
+
+
+def ending(status: int, usage: "resource.struct_rusage") -> dict:
     """How a process ended, as the verdict says it."""
     return {
         "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
@@ -249,20 +304,32 @@ def _ending(status: int, usage: "resource.struct_rusage") -> dict:
     }
 
 
-def _read_exit(fd: int) -> dict | None:
-    """The first record on the pipe (how the runner ended: the init's, or the relay's), or None
-    at EOF without one. Both may be there already: only the first line counts."""
-    data = b""
-    while b"\n" not in data:
-        chunk = os.read(fd, 4096)
-        if not chunk:
+class Records:
+    """The records on a run's exit pipe, one JSON line each, in order: how the runner ended as
+    its init says it (nothing of the run left), as its relay says it, and, for a runner forked
+    by spawn mode's template, as the template that reaped it says it. The first tells the
+    verdict; the template's tells that the process kept is gone."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self._buffer = b""
+
+    def next(self) -> dict | None:
+        """The next record (waiting for it), or None at EOF without one."""
+        while b"\n" not in self._buffer:
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            record = json.loads(line)
+        except ValueError:
             return None
-        data += chunk
-    try:
-        record = json.loads(data.split(b"\n", 1)[0])
-    except ValueError:
-        return None
-    return record if type(record) is dict else None
+        return record if type(record) is dict else None
+
+    def close(self) -> None:
+        os.close(self.fd)
 
 
 def _start_runner(runner_end: socket.socket, containment: dict, close: set[int], exit_w: int) -> int:
@@ -356,7 +423,7 @@ def init_below(status_w: int, close: set[int] = frozenset(),  # type: ignore[ass
 
         # What the relay's wait4 would say: the CPU time and peak memory of every process this
         # one reaped (the runner, with what it reaped, and anything orphaned to this init).
-        record = dict(_ending(status, resource.getrusage(resource.RUSAGE_CHILDREN)), by="init")
+        record = dict(ending(status, resource.getrusage(resource.RUSAGE_CHILDREN)), by="init")
         try:
             os.write(exit_w, json.dumps(record).encode() + b"\n")
         except OSError:
@@ -411,7 +478,7 @@ def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> 
             status = int(reported)
     if exit_w is not None:
         try:
-            os.write(exit_w, json.dumps(dict(_ending(status, usage), by="relay")).encode() + b"\n")
+            os.write(exit_w, json.dumps(dict(ending(status, usage), by="relay")).encode() + b"\n")
         except OSError:
             pass
     if os.WIFSIGNALED(status):
@@ -456,9 +523,12 @@ def runner_end_message(message: dict, containment: dict) -> dict:
     return start
 
 
-def _kill(pid: int) -> None:
+def kill(pid: int, pidfd: int | None = None) -> None:
     try:
-        os.kill(pid, signal.SIGKILL)
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
 

@@ -140,6 +140,9 @@ class PipeTransport:
         finally:
             self.listener.close()
 
+    def load_deferred(self) -> None:  # a runner started with exec loads them as it warms up
+        pass
+
     def end_runner(self) -> None:
         if self.listener is not None:
             self.listener.close()

@@ -31,6 +31,7 @@ import gc
 import os
 import queue
 import socket
+import sys
 import threading
 import time
 from typing import Callable, Protocol
@@ -39,8 +40,8 @@ from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.judging import needs_dynamo
 from tutor.sandbox.worker.runner import runner, wait_for_request
-from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, judge_preload, load_deferred, ready_message,
-                                          spare_preload, warm_up)
+from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, load_deferred,
+                                          ready_message, spare_preload, warm_up)
 
 
 class Transport(Protocol):
@@ -58,6 +59,11 @@ class Transport(Protocol):
     def runner_channel(self) -> socket.socket:
         """The judge's end of the runner's channel, once the runner reached it (it may not have
         said it is warm yet); WireError when it never does."""
+
+    def load_deferred(self) -> None:
+        """Have the runners started from now on come with ``startup.SPARE_DEFERS`` loaded: the
+        runner template loads them once (``template.py``); a runner started with exec loads them
+        itself when it warms up, so there this does nothing."""
 
     def end_runner(self) -> None:
         """Kill the runner (and what it started, where the transport can tell) and wait for it."""
@@ -98,6 +104,7 @@ def judge_main(config: dict) -> int:
             if judged is None:  # once, while the first runner imports torch beside it
                 judged = judge_preload(preload)  # no warm-up: ops run in the runner
                 start_state = torch_state()
+                gc.freeze()  # what is loaded now lives as long as the judge: see reset_between_runs
             judge_end = transport.runner_channel()
             judge_end.settimeout(RUNNER_START_S)
             warm, stray = wire.recv_frame(judge_end)
@@ -150,8 +157,9 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         wait = max(0.0, idle_since + IDLE_WARM_S - time.monotonic()) if inbox.warm_when_idle and not warmed else None
         try:
             message, fds = inbox.next(wait)
-        except TimeoutError:  # a learner is reading: warm up both
-            warm_runner(judge_end, warm, meanwhile=load_deferred)
+        except TimeoutError:  # a learner is reading: warm up both (and the template, for the next runners)
+            transport.load_deferred()
+            warm_runner(judge_end, warm, meanwhile=load_deferred_and_freeze)
             warmed = True
             continue
         if message.get("op") != "idle":  # "idle": the tutor changed its mind about warming up
@@ -161,7 +169,8 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
             os.close(fd)
         transport.end_runner()
         return "exit"
-    if not warmed and needs_dynamo(message):  # before the run starts: its time is its own
+    if not warmed and not warm.get("deferred") and needs_dynamo(message):  # before the run starts: its time is its own
+        transport.load_deferred()
         warm_runner(judge_end, warm)
     run_id = message["id"]
     try:  # the tutor's wait for a verdict starts now, not when it sent the request
@@ -198,6 +207,14 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
     return "last" if message.get("last") is True else "sent"
 
 
+def load_deferred_and_freeze() -> None:
+    """``startup.load_deferred`` in the judge, between runs: what it loads lives as long as the
+    judge, so it leaves the collector's sight too (``reset_between_runs``: torch._dynamo's objects
+    made each run's collection 0.1 s of CPU)."""
+    load_deferred()
+    gc.freeze()
+
+
 def reset_between_runs(start: dict) -> None:
     """What a check's code (the pack's, which runs here; the learner's never does) or a mode
     adopted from the learner's call (``remote.adopt_modes``) may have changed in this
@@ -212,9 +229,15 @@ def reset_between_runs(start: dict) -> None:
     torch.set_autocast_dtype("cpu", start["autocast_dtype"])
     if torch.get_num_threads() != start["threads"]:
         torch.set_num_threads(start["threads"])
-    torch.use_deterministic_algorithms(start["deterministic"])
+    # Only when a run changed it: its first call imports what costs 1.6 s of CPU here.
+    if (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()) != \
+            (start["deterministic"], start["deterministic_warn_only"]):
+        torch.use_deterministic_algorithms(start["deterministic"], warn_only=start["deterministic_warn_only"])
     torch.autograd.set_detect_anomaly(start["anomaly"])
-    gc.collect()  # a run's mirrored modules and its session refer to each other: free them now
+    # A run's mirrored modules and its session refer to each other: free them now. What the
+    # judge loaded before its first run was frozen out of the collector's sight (``gc.freeze``
+    # in ``judge_main``): a full collection over torch's objects took 0.1 s of CPU per run.
+    gc.collect()
     linux.trim_heap()  # what the last run's data took, handed back to the system
 
 
@@ -225,6 +248,7 @@ def torch_state() -> dict:
     return {"grad_enabled": torch.is_grad_enabled(), "default_dtype": torch.get_default_dtype(),
             "autocast": torch.is_autocast_enabled("cpu"), "autocast_dtype": torch.get_autocast_dtype("cpu"),
             "threads": torch.get_num_threads(), "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
             "anomaly": torch.is_anomaly_enabled()}
 
 
@@ -323,10 +347,11 @@ def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], No
         warm.update(reply)
 
 
-def runner_main(config: dict) -> int:
+def runner_main(config: dict, preloaded: bool = False) -> int:
     """The runner of one spare, over either transport: reach the judge (``runner_channel``),
-    preload, (``mark`` the end of start-up output), tell the judge it is warm, warm up when the
-    judge asks (``warm_runner``), run the one request."""
+    preload (``preloaded``: forked by the runner template, which did), (``mark`` the end of
+    start-up output), tell the judge it is warm, warm up when the judge asks (``warm_runner``),
+    run the one request."""
     if config.get("connect") is not None:
         from tutor.sandbox.worker.pipes import runner_channel
     else:
@@ -336,14 +361,17 @@ def runner_main(config: dict) -> int:
         return reached
     channel, mark = reached
     try:
-        spare_preload(config.get("preload", []))
+        if not preloaded:
+            spare_preload(config.get("preload", []))
     except BaseException as exc:
         wire.send_frame(channel, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
         return 1
     if mark is not None:
         mark()
-    # Sent before any learner code runs, so the judge may trust them: the CPU spent so far.
-    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
+    # Sent before any learner code runs, so the judge may trust them: the CPU spent so far, and
+    # whether the runner has the profiler's machinery already (forked from a template that loaded it).
+    wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time(),
+                              "deferred": all(name in sys.modules for name in SPARE_DEFERS)})
     request = wait_for_request(channel)
     while request[0].get("op") == "warm-up":
         for fd in request[1]:

@@ -6,7 +6,7 @@ Two times per Check: until the first frame the screen draws with the new report 
 (``Screen._compositor_refresh``, where Textual draws a frame), and until the app is idle again
 (the report laid out to its full height and revealed; Pilot's ``pause``).
 
-    python bench/app_check.py [--repeat 10]
+    python bench/app_check.py [--repeat 10] [--mode auto|fork|spawn] [--spawn-runners forked|fresh]
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from tutor.core.loader import load_pack  # noqa: E402
 from tutor.core.progress import ProgressStore  # noqa: E402
 
 
-async def measure(repeat: int, first: list[float] | None = None) -> list[float]:
+async def measure(repeat: int, first: list[float] | None = None, **flags: str) -> list[float]:
     """Seconds from the key press to the app idle again, per Check; ``first`` gets those to the
-    first frame drawn with the new report."""
+    first frame drawn with the new report. ``flags``: settings (``sandbox_mode``, ``spawn_runners``)."""
     data = Path(tempfile.mkdtemp(prefix="tt-check-"))
-    settings = make_settings(data)
+    settings = make_settings(data, **flags)
     app = TutorApp(found=[FoundPack(MINI, "--pack", load_pack(MINI))], store=ProgressStore.open(data),
                    engine=Engine(settings), settings=settings, start_pack="mini", start_lesson="exercises")
     times = []
@@ -78,9 +78,13 @@ async def measure(repeat: int, first: list[float] | None = None) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--mode", choices=("auto", "fork", "spawn"), default="auto", help="the sandbox_mode setting")
+    parser.add_argument("--spawn-runners", choices=("forked", "fresh"), default="forked",
+                        help="the spawn_runners setting (spawn mode)")
     args = parser.parse_args()
     first: list[float] = []
-    times = asyncio.run(measure(args.repeat, first))
+    times = asyncio.run(measure(args.repeat, first, sandbox_mode=args.mode, spawn_runners=args.spawn_runners))
+    print(f"sandbox_mode {args.mode}" + (f", spawn_runners {args.spawn_runners}" if args.mode == "spawn" else ""))
     print(f"Check on a warm worker, key press to the first frame with the report: median "
           f"{statistics.median(first) * 1000:.0f} ms, min {min(first) * 1000:.0f} ms, max {max(first) * 1000:.0f} ms")
     print(f"Check on a warm worker, key press to the app idle again: median {statistics.median(times) * 1000:.0f} ms, "

@@ -1,6 +1,6 @@
 """Grading speed: N learners x every exercise of the built-in pack, through `grade_all`.
 
-Run: python bench/grade.py [--learners 100] [--workers 1]
+Run: python bench/grade.py [--learners 100] [--workers 1] [--mode auto|fork|spawn]
 Each learner hands in, per exercise, the reference solution or the starter (alternating), so the
 batch mixes passing and failing submissions. Grades as `torch-tutor grade` does: with the grade
 cache (keys, look-ups, writes) and the CSV written row by row. Reports the total time, the time
@@ -31,6 +31,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--learners", type=int, default=100)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--mode", choices=("auto", "fork", "spawn"), default="auto",
+                        help="the sandbox mode (as `grade` gets it from the sandbox_mode setting)")
     args = parser.parse_args()
     pack = load_pack(builtin_pack_dirs()[0])
     exercises = [ex for _lesson, ex in pack.exercises() if not (ex.requires and ex.requires.cuda)]
@@ -47,7 +49,7 @@ def main() -> None:
         subs = collect(pack, root).submissions
         collected = time.perf_counter() - started
         cache = GradeCache(root / "cache" / "grade-cache.sqlite")
-        with Sandbox(workers=args.workers).start() as sandbox:
+        with Sandbox(workers=args.workers, mode=args.mode, purpose="batch").start() as sandbox:
             sandbox.wait_ready(120)
             level = sandbox.isolation.level
             for rerun in (False, True):
@@ -64,7 +66,7 @@ def main() -> None:
     graded = [r for r in rows if r.run_seconds]
     overhead = [r.seconds - r.run_seconds for r in graded]
     print(f"{args.learners} learners x {len(exercises)} exercises = {len(rows)} submissions, "
-          f"{args.workers} worker(s)")
+          f"{args.workers} worker(s), {sandbox.mode} mode")
     print(f"collect: {collected:.2f} s; grade: {total:.1f} s total, {total / len(rows) * 1000:.0f} ms per submission")
     print(f"per submission: median request-to-verdict {statistics.median(r.seconds for r in graded) * 1000:.0f} ms, "
           f"median in the child {statistics.median(r.run_seconds for r in graded) * 1000:.0f} ms")

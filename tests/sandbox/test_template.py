@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the template fo
 ROLES = ("import os\n"
          "def role(pid):\n"
          "    words = open(f'/proc/{pid}/cmdline', 'rb').read().decode(errors='replace')\n"
-         "    return next((r for r in ('template', 'runner', 'judge') if f'\"role\": \"{r}\"' in words), 'other')\n"
+         "    return next((r for r in ('runner', 'judge') if f'\"role\": \"{r}\"' in words), 'other')\n"
          "print(role(os.getpid()), role(os.getppid()))\n")
 
 
@@ -36,11 +36,15 @@ def forked():
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_runners_are_forked_from_the_template_by_default(forked):
+    """The interpreter the tutor started stays behind as the template and forks the judge and
+    every runner: a forked runner's command line is the one the template was started with (a
+    spare's judge's), and so is its parent's. The judge's parent is the template too."""
     assert forked.worker_info["runners"] == "forked"
     for _ in range(2):
         result = forked.run(ROLES)
-        # A forked runner still says it is the template in its command line; its parent is the template.
-        assert (result.status, result.stdout) == ("ok", "template template\n"), (result.message, result.stderr)
+        assert (result.status, result.stdout) == ("ok", "judge judge\n"), (result.message, result.stderr)
+    judge = forked.worker_info["pid"]
+    assert _role(_parent(judge)) == "judge"  # the interpreter the tutor started, now the template
 
 
 def test_a_forked_runner_is_as_fresh_as_one_started_with_exec(forked):
@@ -106,25 +110,27 @@ def _latest_ready(box: Sandbox) -> dict:
     return [worker.ready for worker in list(box._all) if worker.ready][-1]
 
 
-def _template_of(box: Sandbox) -> int:
-    judge = box.worker_info["pid"]
-    with open(f"/proc/{judge}/task/{judge}/children") as handle:
-        for pid in handle.read().split():
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                if b'"role": "template"' in cmdline.read():
-                    return int(pid)
-    raise AssertionError("the judge has no template")
+def _parent(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[1])
+
+
+def _role(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        words = handle.read().decode(errors="replace")
+    return next((role for role in ("judge", "runner") if f'"role": "{role}"' in words), "other")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finds the template by /proc")
-def test_a_template_that_dies_mid_run_fails_the_run_and_the_next_runs_start_with_exec():
+def test_a_template_that_dies_mid_run_takes_its_judge_along_and_the_next_runs_come_from_a_new_spare():
     """Nothing of a run can reach its template (another uid, or another PID namespace), but a
-    template can still die (memory, a crash). The judge must not wait forever for the record it
-    would have written, nor pass the run: the run fails, and from then on runners start with exec
-    (the judge's ready message says why)."""
+    template can still die (memory, a crash). Its judge dies with it (the judge is its child), so
+    the run is a sandbox failure, never passed, and the tutor starts another spare."""
     with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[]) as box:
         box.wait_ready(300)
-        template = _template_of(box)
+        judge = box.worker_info["pid"]
+        template = _parent(judge)
+        assert _role(template) == "judge"  # the interpreter the tutor started, for the judge
         outcome: list = []
         running = threading.Thread(target=lambda: outcome.append(
             box.run("import time\nprint('started', flush=True)\ntime.sleep(3)\nprint('lived')")))
@@ -134,12 +140,9 @@ def test_a_template_that_dies_mid_run_fails_the_run_and_the_next_runs_start_with
         running.join(60)
         after = [box.run(f"print({i})") for i in range(2)]
         info = _latest_ready(box)
-    # The run may have finished meanwhile (the judge hears of the template only then), but with
-    # no one to say how it ended it is not passed.
-    assert outcome and outcome[0].status == "sandbox-failure", outcome
-    assert "template went away" in outcome[0].message, outcome
+    assert outcome and outcome[0].status == "sandbox-failure" and "lived" not in outcome[0].stdout, outcome
     assert [(r.status, r.stdout) for r in after] == [("ok", "0\n"), ("ok", "1\n")], [(r.message, r.stderr) for r in after]
-    assert info["runners"] == "fresh" and "template" in info["runners_why"], info
+    assert info["pid"] != judge and info["runners"] == "forked", info
 
 
 #: The attacks of test_hostile.py that reach how a run is kept and reaped, which differs between a

@@ -185,7 +185,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                           "not_used": list(info.not_used)},
             "mode": {"mode": sandbox.mode, "requested": sandbox.requested_mode,
                      "reason": mode_reason(sandbox.requested_mode, sandbox.mode),
-                     "transport": worker.get("transport", "fds")},
+                     "transport": worker.get("transport", "fds"),
+                     "runners": worker.get("runners"), "runners_why": worker.get("runners_why")},
             "limits": sandbox.limits.to_dict(),
             "limits_not_enforced": worker.get("unenforced", []),
             "os_helpers": worker.get("os_helpers", True),
@@ -216,6 +217,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(t("cli.doctor.mode", mode=sandbox.mode, reason=render(mode_said(sandbox.requested_mode, sandbox.mode))))
     if data["mode"]["transport"] == "pipes":
         print(t("cli.doctor.transport"))
+    if data["mode"]["runners"] == "forked":
+        print(t("cli.doctor.runners.forked"))
+    elif data["mode"]["runners"] == "fresh":
+        print(t("cli.doctor.runners.fresh", why=data["mode"]["runners_why"] or "spawn_runners = fresh"))
     print(t("cli.doctor.processes.none") if info.process_limit == "none"
           else t("cli.doctor.processes", how=info.process_limit))
     gaps_said = info.gaps_said if len(info.gaps_said) == len(info.gaps) else (None,) * len(info.gaps)

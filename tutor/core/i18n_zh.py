@@ -423,6 +423,8 @@ ZH: dict[str, str] = {
     "cli.doctor.mode.linux": "在 Linux 上",
     "cli.doctor.mode.platform": "在 {platform} 上",
     "cli.doctor.transport": "  传输：管道（这个操作系统无法传递描述符：由评判进程转发每次运行的输出）",
+    "cli.doctor.runners.forked": "  运行进程：从一个已加载 torch、未运行任何代码的解释器 fork 而来（单线程）",
+    "cli.doctor.runners.fresh": "  运行进程：每次都重新启动，每次运行都要导入一次 torch（{why}）",
     "cli.doctor.processes.none": "进程数：     不限制",
     "cli.doctor.processes": "进程数：     由 {how} 限制",
     "cli.doctor.weaker": "  较弱：     {gap}",

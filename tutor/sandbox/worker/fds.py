@@ -21,14 +21,17 @@ from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.keeper import keep, kill, split_below_relay
 from tutor.sandbox.worker.startup import RUNNER_START_S
+from tutor.sandbox.worker.template import split_off
 
 
 class FdsTransport:
-    """The judge's side: its link to the tutor is the socket it was started with. Its runners
-    are forked by a runner template (``template.py``) it starts once, or, where the template
-    cannot fork safely (or ``runners`` says "fresh"), each started with exec."""
+    """The judge's side: its link to the tutor is the socket it was started with. Where runners
+    may be forked (``config["runners"]``: "forked", the default where there is a fork, or
+    "fresh"), this interpreter first becomes the runner template and forks the judge
+    (``template.split_off``); otherwise, or from the template's first refusal on, each runner is
+    started with exec."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, runner_main: Callable[..., int]):
         self.tutor: wire.Link = wire.SocketLink(socket.socket(fileno=int(config["fd"])))
         linux.die_with_parent()
         containment = config.get("containment", {})
@@ -39,14 +42,16 @@ class FdsTransport:
         self.proc: subprocess.Popen | None = None
         self.judge_end: socket.socket | None = None
         self.exit_r: int | None = None
-        self.preload = list(config.get("preload", []))
-        self.huge_pages = config.get("huge_pages", True) is not False
-        #: Whether runners are forked from the template (``config["runners"]``: "forked", the
-        #: default where there is a fork, or "fresh"); False from the template's first refusal on.
-        self.forking = config.get("runners", "forked") == "forked" and hasattr(os, "fork")
-        self.template: subprocess.Popen | None = None
         self.template_link: socket.socket | None = None
-        self.ready_extra: dict = {"runners": "forked" if self.forking else "fresh"}
+        self.forking = config.get("runners", "forked") == "forked" and hasattr(os, "fork")
+        self.ready_extra: dict = {"runners": "fresh"}
+        if self.forking:
+            # Returns in the judge (the template stays behind in the parent), or here alone.
+            self.template_link, why = split_off(config, runner_main)
+            if self.template_link is None:
+                self._stop_forking(str(why))
+            else:
+                self.ready_extra = {"runners": "forked"}
         self._runner_config: dict = {}
         self._pending = False  # a runner asked of the template, its answer not read yet
         self._deferred_asked = False
@@ -59,7 +64,6 @@ class FdsTransport:
         self.forked_pid = None
         if self.forking:
             try:
-                self._start_template(runner_config)
                 assert self.template_link is not None
                 wire.send_frame(self.template_link, {"op": "runner"})
                 self._pending = True  # its answer is read in ``runner_channel``: the judge imports meanwhile
@@ -95,30 +99,11 @@ class FdsTransport:
             runner_end.close()
             os.close(exit_w)
 
-    def _start_template(self, runner_config: dict) -> None:
-        if self.template is not None:
-            return
-        judge_end, template_end = socket.socketpair()
-        config = {"role": "template", "preload": self.preload, "fd": template_end.fileno(),
-                  "huge_pages": self.huge_pages, "runner": runner_config}
-        try:
-            self.template = subprocess.Popen([sys.executable, "-m", "tutor.sandbox.worker", json.dumps(config)],
-                                             pass_fds=[template_end.fileno()], stdin=subprocess.DEVNULL)
-        finally:
-            template_end.close()
-        self.template_link = judge_end
-
     def _stop_forking(self, why: str) -> None:
-        """From now on each runner starts with exec; the ready message says why."""
+        """From now on each runner starts with exec; the ready message says why. (A template
+        that refused stays idle: it is this judge's parent.)"""
         self.forking = False
         self.ready_extra = {"runners": "fresh", "runners_why": why}
-        if self.template_link is not None:
-            self.template_link.close()
-            self.template_link = None
-        if self.template is not None:
-            self.template.kill()
-            self.template.wait()
-            self.template = None
 
     def _template_answer(self) -> dict:
         """The template's answer to the fork asked of it (its ``warm``, once, comes first)."""
@@ -167,9 +152,8 @@ class FdsTransport:
                 pass
 
     def end_runner(self) -> None:
-        if self._pending:  # asked of the template, not handed over: the template takes it along
+        if self._pending:  # asked of the template, not handed over: it goes when the judge does
             self._pending = False
-            self._stop_forking("the judge stopped before its runner came")
             return
         if self.forked_pid is not None:
             kill(self.forked_pid, self.pidfd)
@@ -183,14 +167,12 @@ class FdsTransport:
 
     def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
              early: Callable[[dict], None]) -> dict | None:
-        # The template is this judge's child: the sweep after the run must leave it.
-        spare = frozenset([self.template.pid]) if self.template is not None else frozenset()
         if self.forked_pid is not None:
             pid, pidfd, exit_r = self.forked_pid, self.pidfd, self.exit_r
             self.forked_pid = self.pidfd = self.exit_r = None
             # A uid of the run's own where each run gets one (see below): the forked runner's pid.
             return keep(pid, judge_end, message, fds, ctl, dict(containment, uid_key=pid), exit_r, early,
-                        pidfd=pidfd, forked=True, spare=spare)
+                        pidfd=pidfd, forked=True)
         assert self.proc is not None
         # A uid of the run's own where each run gets one: this judge serves run after run, so its
         # own pid would give consecutive runs one uid (a run could read the last one's scratch
@@ -199,7 +181,7 @@ class FdsTransport:
         exit_r = self.exit_r if containment.get("namespaces") else None
         if exit_r is not None:  # ``keep`` reads it and closes it
             self.exit_r = None
-        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment, exit_r, early, spare=spare)
+        found = keep(self.proc.pid, judge_end, message, fds, ctl, containment, exit_r, early)
         self.proc.returncode = 0  # reaped by keep (wait4); Popen must not wait for it again
         return found
 

@@ -175,7 +175,7 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
 def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
          containment: dict, exit_r: int | None = None,
          early: Callable[[dict], None] | None = None, *, pidfd: int | None = None,
-         forked: bool = False, spare: frozenset[int] = frozenset()) -> dict | None:
+         forked: bool = False) -> dict | None:
     """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
     child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
     (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict.
@@ -190,7 +190,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     this process, which therefore cannot wait for it: the template reaps it and says how it
     ended on ``exit_r`` (the last record there, ``"by": "template"``); ``pidfd``, where there
     are pidfds, is the template's, opened before it could reap the pid. This function closes
-    ``pidfd``. ``spare``: children of this process the sweep must leave (the template)."""
+    ``pidfd``."""
     if pidfd is None and not forked:
         try:
             pidfd = os.pidfd_open(pid)
@@ -224,7 +224,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
             records.close()  # EOF without a record: the relay's own exit says it all
             records = None
             if forked:  # the template went away: nothing will say how the run ended
-                return _lost(pid, pidfd, containment, started, spare)
+                return _lost(pid, pidfd, containment, started)
             continue
         if pidfd is not None and pidfd in ready:
             if not forked:
@@ -240,7 +240,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
             records.close()
         if pidfd is not None:
             os.close(pidfd)
-        sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
+        sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
         return None
     spent = None
     if reason:
@@ -255,7 +255,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     if records is not None:
         records.close()
     wall = time.monotonic() - started
-    swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
+    swept = sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
     if reaped is None:
         return {"failure": "the runner's template went away"}
     found = ending_of(reaped)
@@ -279,12 +279,12 @@ def _reap(pid: int, forked: bool, records: "Records | None") -> dict | None:
     return None
 
 
-def _lost(pid: int, pidfd: int | None, containment: dict, started: float, spare: frozenset[int]) -> dict:
+def _lost(pid: int, pidfd: int | None, containment: dict, started: float) -> dict:
     """A forked run whose template went away before saying how it ended: end it, sweep, fail."""
     kill(pid, pidfd)
     if pidfd is not None:
         os.close(pidfd)
-    sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid, spare)
+    sweep(time.monotonic() + 2.0, None if containment.get("namespaces") else pid)
     return {"failure": "the runner's template went away", "wall_time": time.monotonic() - started}
 
 

@@ -173,10 +173,6 @@ def main() -> int:
     if role != "worker":  # an interpreter of a spawn-mode spare, over either transport
         from tutor.sandbox.worker import spawn
 
-        if role == "template":
-            from tutor.sandbox.worker import template
-
-            return template.template_main(config)
         return spawn.judge_main(config) if role == "judge" else spawn.runner_main(config)
     channel = socket.socket(fileno=int(config["fd"]))
     linux.die_with_parent()

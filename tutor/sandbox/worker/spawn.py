@@ -3,21 +3,27 @@ possible or not safe (no fork on Windows; on macOS, forking a process that loade
 frameworks is unsafe), and where a fresh warm process answers faster than a fork (Linux, see
 docs/performance.md).
 
-A spare is two interpreters, each started with exec, never forked after torch ran an op:
+A spare is a judge and a runner, neither forked after torch ran an op in its parent:
 
-* the **judge** (``judge_main``), started by the tutor, starts a runner interpreter at once (so
-  the two import torch side by side), imports torch, the profiler and the probe, waits for the
-  runner to be warm, says ready, waits for one request (asking the runner to ``warm_up`` first
-  when the spare waited or the run needs it: ``startup.SPARE_DEFERS``), and then does what a
-  fork-mode keeper does (the transport's ``keep``): judges, enforces wall time, reaps, sweeps,
-  reports the verdict. Then it starts the next runner and says ready again, up to the number of
+* the **judge** (``judge_main``) imports torch, the profiler and the probe, has a runner made,
+  waits for it to be warm, says ready, waits for one request (asking the runner to ``warm_up``
+  first when the spare waited or the run needs it: ``startup.SPARE_DEFERS``), and then does what
+  a fork-mode keeper does (the transport's ``keep``): judges, enforces wall time, reaps, sweeps,
+  reports the verdict. Then it takes the next runner and says ready again, up to the number of
   runs the tutor gave it (``process.JUDGE_RUNS``), and exits. It keeps the report; learner code
-  never runs in it, so it need not be fresh per run, and keeping it halves a run's cost.
-* the **runner** (``runner_main``) is the judge's child, one per run: it imports the same
-  modules but ``torch._dynamo``, tells the judge it is warm, warms up when the judge asks
-  (imports it and runs one op under the profiler, whose first use costs about a second: a
-  process that is never forked afterwards may pay it ahead, the libgomp hazard is about forking
-  after an op), and runs the one request (``runner.runner``).
+  never runs in it, so it need not be fresh per run.
+* the **runner** (``runner_main``), one per run: it has the same modules but ``torch._dynamo``,
+  tells the judge it is warm, warms up when the judge asks (imports it and runs one op under the
+  profiler, whose first use costs about a second: a process that is never forked afterwards may
+  pay it ahead, the libgomp hazard is about forking after an op), and runs the one request
+  (``runner.runner``).
+
+Where they come from is the transport's business. Over the descriptor transport where there is a
+fork, the interpreter the tutor started loads what a runner loads, forks the judge and stays
+behind as the **runner template**, which forks every runner (``template.py``: one thread at every
+fork, never an op); elsewhere (no fork, a template that must not fork, ``runners: "fresh"``) the
+judge starts each runner as an interpreter of its own, with exec, and the two import torch side by
+side.
 
 The judge's loop is the same whatever carries its frames. A ``Transport`` says how the processes
 reach each other: ``fds.FdsTransport`` (a socket that passes descriptors, Linux and macOS; the
@@ -81,7 +87,7 @@ def _transport(config: dict) -> Transport:
         return PipeTransport(config)
     from tutor.sandbox.worker.fds import FdsTransport
 
-    return FdsTransport(config)
+    return FdsTransport(config, runner_main)
 
 
 def judge_main(config: dict) -> int:
@@ -89,12 +95,12 @@ def judge_main(config: dict) -> int:
     ``config["runs"]`` runs (``JUDGE_RUNS`` from the tutor), each in a runner interpreter of its
     own started for it, and says ready before each; it never runs learner code, so it need not
     be fresh: only the runner is."""
-    transport = _transport(config)
+    started = time.perf_counter()
+    transport = _transport(config)  # first: it may fork this process (no thread may have started)
     tutor = transport.tutor
     containment = config.get("containment", {})
     preload = config.get("preload", [])
     inbox = Inbox(tutor, bool(config.get("warm_when_idle", True)))
-    started = time.perf_counter()
     judged: tuple[list[str], dict[str, str]] | None = None
     start_state: dict = {}  # torch_state(), once torch is loaded
     runs = max(1, int(config.get("runs", 1)))

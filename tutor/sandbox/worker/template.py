@@ -1,5 +1,6 @@
-"""Spawn mode's runner template (Linux, macOS): one interpreter, started with exec by a spare's
-judge, that imports what a runner imports and then only forks runners, one per run.
+"""Spawn mode's runner template (Linux, macOS): the interpreter the tutor started for a spare, once
+it has imported what a runner imports, forks its judge (``split_off``) and then only forks
+runners, one per run (``serve``).
 
 A runner interpreter started with exec imports torch for every run: 1.4-2.1 s of CPU here, the
 whole cost of a spawn-mode run. Forked from a template that imported it, a runner costs a fork.
@@ -13,12 +14,14 @@ What makes that fork safe where a fork of a warm fork-mode worker may not be (ma
   that started none of their threads. A template that cannot tell, or finds a second thread,
   refuses the fork, and its judge starts runners with exec from then on (``fds.FdsTransport``).
 
-The template is each forked runner's parent, so it reaps them: once a runner (or, where per-run
+The judge shares the template's pages (a judge started with exec beside the template kept
+146 MB of its own). The template is each forked runner's parent, so it reaps them: once a runner (or, where per-run
 namespaces work, the relay that stands for the run) has ended, the template writes how it ended
 (``keeper.ending``, with ``"by": "template"``) on the run's exit pipe, the one the relay and the
 run's init write on, and closes it: the judge learns from that record that the process it kept
 is gone (it is not the judge's child, so the judge cannot wait for it). Learner code never holds
-that pipe. A template whose judge goes away kills its runners and exits.
+that pipe. A template whose judge goes away kills its runners and exits; a judge whose template
+dies dies with it (its parent-death signal), and the tutor starts another spare.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import signal
 import socket
 import sys
 import time
+from typing import Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
@@ -92,30 +96,61 @@ class _Ahead:
             os.close(fd)
 
 
-def template_main(config: dict) -> int:
-    """The template's life: preload, say ``warm``, keep ``AHEAD`` runners forked (each configured
-    with ``config["runner"]``), hand one to the judge for each ``runner`` request, load the
-    deferred modules when asked (``load-deferred``: the runners forked ahead before are replaced
-    by ones that have them), reap, and say how each handed-out runner ended on its exit pipe."""
-    judge = socket.socket(fileno=int(config["fd"]))
-    linux.die_with_parent()
+def split_off(config: dict, runner_main: Callable[..., int]) -> tuple[socket.socket | None, str | None]:
+    """Called first in a spawn-mode judge over the descriptor transport, before it starts any
+    thread: load what a runner loads (``spare_preload``, a superset of the judge's) and, if this
+    process is then one thread, fork. The parent stays behind as the runner template and never
+    returns (``serve``, then ``os._exit``); the child returns as the judge, with its link to the
+    template and the pages they share. Where it must not fork: (None, why), and this process is
+    the judge alone, starting its runners with exec.
+
+    The judge is the template's child, so it dies with it; the template, a subreaper, adopts
+    what a forked run leaves behind and kills it before it says the run ended (``_sweep``)."""
     try:
         spare_preload(config.get("preload", []))
-    except BaseException as exc:
-        wire.send_frame(judge, {"op": "failed", "error": f"{type(exc).__name__}: {exc}"})
-        return 1
-    huge_pages = config.get("huge_pages") is True
+    except BaseException as exc:  # the judge's own preload fails the same way and says why
+        return None, f"the runner template could not load torch: {type(exc).__name__}: {exc}"
+    huge_pages = config.get("huge_pages", True) is not False
     # As a fork-mode worker does (``serve.main``): a fork and an exit then cost ~4x less.
     huge = linux.collapse_huge_pages() if huge_pages else None
-    gc.freeze()  # a runner's collections then leave the template's objects (and their pages) alone
-    wire.send_frame(judge, {"op": "warm", "rss_mb": linux.rss_mb(), "threads": thread_count(),
-                            "huge_pages_mb": None if huge is None else round(huge / 2**20, 1)})
+    gc.freeze()  # forked processes' collections then leave these objects (and their pages) alone
+    threads = thread_count()
+    if threads != 1:
+        return None, ("the runner template cannot count its threads here" if threads is None else
+                      f"the runner template has {threads} threads") + ": runners start with exec"
+    judge_end, template_end = socket.socketpair()
+    judge = fork()
+    if judge == 0:
+        template_end.close()
+        linux.die_with_parent()  # not inherited across a fork
+        linux.become_subreaper()  # for what runners it starts with exec leave behind, if it must
+        return judge_end, None
+    judge_end.close()
+    code = 1
+    try:
+        close_other_fds({template_end.fileno()})  # the tutor's link is the judge's alone
+        wire.send_frame(template_end, {"op": "warm", "rss_mb": linux.rss_mb(),
+                                       "huge_pages_mb": None if huge is None else round(huge / 2**20, 1)})
+        runner_config = {"role": "runner", "containment": config.get("containment", {}),
+                         "preload": config.get("preload", [])}
+        code = serve(template_end, judge, runner_config, runner_main, huge_pages)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve(judge: socket.socket, judge_pid: int, runner_config: dict, runner_main: Callable[..., int],
+          huge_pages: bool) -> int:
+    """The template's life once the judge is forked: keep ``AHEAD`` runners forked, hand one to
+    the judge for each ``runner`` request, load the deferred modules when asked
+    (``load-deferred``: the runners forked ahead before are replaced by ones that have them),
+    reap, and say how each handed-out runner ended on its exit pipe. Ends when the judge does."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     signal.set_wakeup_fd(wake_w)
-    runner_config = dict(config.get("runner") or {})
     ahead: list[_Ahead] = []
     exits: dict[int, int] = {}  # a forked runner's pid: the write end of its run's exit pipe
     refused: str | None = None  # why this template no longer forks
@@ -126,13 +161,13 @@ def template_main(config: dict) -> int:
             if refused is None and len(ahead) < AHEAD:
                 due = handed + REFILL_S
                 if not ahead or time.monotonic() >= due:
-                    refused = _fork_ahead(runner_config, ahead, exits)
+                    refused = _fork_ahead(runner_config, runner_main, ahead, exits)
                     continue
                 timeout = due - time.monotonic()
             ready, _, _ = select.select([judge.fileno(), wake_r], [], [], timeout)
             if wake_r in ready:
                 _drain(wake_r)
-            _reap(exits)
+            _reap(exits, {judge_pid})
             if judge.fileno() not in ready:
                 continue
             try:
@@ -179,7 +214,8 @@ def _drain(fd: int) -> None:
             return
 
 
-def _fork_ahead(runner_config: dict, ahead: list[_Ahead], exits: dict[int, int]) -> str | None:
+def _fork_ahead(runner_config: dict, runner_main: Callable[..., int], ahead: list[_Ahead],
+                exits: dict[int, int]) -> str | None:
     """Fork one runner ahead (``spawn.runner_main``, its preload inherited); why not, when this
     process is not one thread and must not fork."""
     threads = thread_count()
@@ -195,8 +231,6 @@ def _fork_ahead(runner_config: dict, ahead: list[_Ahead], exits: dict[int, int])
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             close_other_fds({runner_end.fileno(), exit_w})  # the judge's channel, other runs' pipes
-            from tutor.sandbox.worker.spawn import runner_main
-
             code = runner_main(dict(runner_config, fd=runner_end.fileno(), exit_fd=exit_w), preloaded=True)
         finally:
             sys.stdout.flush()
@@ -212,8 +246,10 @@ def _fork_ahead(runner_config: dict, ahead: list[_Ahead], exits: dict[int, int])
     return None
 
 
-def _reap(exits: dict[int, int]) -> None:
-    """Reap every runner that ended and say how on its run's exit pipe, then close it."""
+def _reap(exits: dict[int, int], known: set[int]) -> None:
+    """Reap every runner that ended and, once what its run left behind is gone too (``_sweep``),
+    say how it ended on its run's exit pipe, then close it. ``known``: children that are no
+    run's (the judge)."""
     while True:
         try:
             pid, status, usage = os.wait4(-1, os.WNOHANG)
@@ -224,11 +260,35 @@ def _reap(exits: dict[int, int]) -> None:
         if pid == 0:
             return
         exit_w = exits.pop(pid, None)
-        if exit_w is None:
+        if exit_w is None:  # the judge, or a run's leftover reaped by the way
             continue
+        _sweep(known | set(exits))
         record = dict(ending(status, usage), by="template")
         try:
             os.write(exit_w, json.dumps(record).encode() + b"\n")
         except OSError:  # a runner discarded before it was handed out: no one reads its pipe
             pass
         os.close(exit_w)
+
+
+def _sweep(known: set[int]) -> None:
+    """Kill and reap what a run left behind: this process is a subreaper, so a forked runner's
+    orphans come to it (without per-run namespaces; with them nothing outlives the run's init).
+    Every child that is not ``known`` (the judge, runners still forked) is one. Only each such
+    pid is waited for: a runner's own status must stay for ``_reap``. Off Linux children cannot
+    be listed, and orphans go to init: the judge kills the run's session instead."""
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        strays = [pid for pid in linux.children(os.getpid()) if pid not in known]
+        if not strays:
+            return
+        for pid in strays:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for pid in strays:
+            try:
+                os.waitpid(pid, 0)
+            except (ChildProcessError, InterruptedError):
+                pass

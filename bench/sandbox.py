@@ -1,6 +1,6 @@
 """Sandbox speed, fork mode beside spawn mode and a warm Jupyter kernel, in one run.
 
-    python bench/sandbox.py [--runs 20] [--cold-runs 10] [--isolation auto] [--modes fork,spawn]
+    python bench/sandbox.py [--runs 20] [--cold-runs 10] [--isolation auto] [--modes fork,spawn,spawn-fresh]
                             [--busy] [--no-cpu]
 
 Each interactive number is a median of request-to-result times, for two snippets (an empty one,
@@ -50,6 +50,17 @@ BARE_RSS = ("import torch\n"
             "print(next(int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmRSS')) / 1024)")
 
 
+def _box(mode: str, **options):
+    """A Sandbox in ``mode``: "fork", "spawn" (runners forked from the runner template, the
+    default), or "spawn-fresh" (spawn mode with ``spawn_runners="fresh"``: each runner started
+    with exec, as where the template must not fork, and always over Windows's pipes)."""
+    from tutor.sandbox import Sandbox
+
+    if mode == "spawn-fresh":
+        return Sandbox(mode="spawn", spawn_runners="fresh", **options)
+    return Sandbox(mode=mode, **options)
+
+
 def median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
@@ -79,14 +90,12 @@ def cpu_per_run(mode: str, runs: int) -> float:
     of a sandbox that warmed up and ran nothing. At isolation none, where every process is reaped
     by its parent (under bubblewrap, closing kills the tree before bwrap reaps it, and its CPU
     would go uncounted)."""
-    from tutor.sandbox import Sandbox
-
     before = _children_cpu()
-    with Sandbox(isolation="none", mode=mode) as sandbox:  # warm-up alone: the baseline
+    with _box(mode, isolation="none") as sandbox:  # warm-up alone: the baseline
         sandbox.wait_ready(300)
     idle_cpu = _children_cpu() - before
     before = _children_cpu()
-    with Sandbox(isolation="none", mode=mode) as sandbox:
+    with _box(mode, isolation="none") as sandbox:
         sandbox.wait_ready(300)
         for _ in range(runs):
             _settle(sandbox, 1)
@@ -101,11 +110,9 @@ def cpu_back_to_back(mode: str, runs: int) -> float:
     what it defers (``startup.SPARE_DEFERS``). The difference between a sandbox that ran 2 runs and
     one that ran ``runs`` more, so what starting and closing a sandbox costs cancels out.
     Isolation none, as ``cpu_per_run``."""
-    from tutor.sandbox import Sandbox
-
     def total(count: int) -> float:
         before = _children_cpu()
-        with Sandbox(isolation="none", mode=mode, workers=1) as sandbox:
+        with _box(mode, isolation="none", workers=1) as sandbox:
             sandbox.wait_ready(300)
             for _ in range(count):
                 _timed(sandbox, "pass")
@@ -124,11 +131,9 @@ def cpu_at_a_learners_pace(mode: str, runs: int, profiler: bool | None) -> float
     or spare loads the profiler's machinery unless told runs will not need it, and a spawn-mode
     spare pays that in every run. The difference between ``2 + runs`` runs and 2, isolation none,
     as ``cpu_back_to_back``."""
-    from tutor.sandbox import Sandbox
-
     def total(count: int) -> float:
         before = _children_cpu()
-        sandbox = Sandbox(isolation="none", mode=mode, workers=1)
+        sandbox = _box(mode, isolation="none", workers=1)
         sandbox.expect(profiler)
         with sandbox:
             sandbox.wait_ready(300)
@@ -176,9 +181,7 @@ def _series(run_once, settle, runs: int) -> dict:
 
 
 def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
-    from tutor.sandbox import Sandbox
-
-    with Sandbox(isolation=isolation, mode=mode) as sandbox:
+    with _box(mode, isolation=isolation) as sandbox:
         sandbox.wait_ready(300)
         info = dict(sandbox.worker_info)
         row = _series(lambda code: _timed(sandbox, code), lambda: _settle(sandbox, 1), runs)
@@ -294,7 +297,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--cold-runs", type=int, default=10)
     parser.add_argument("--isolation", default="auto", choices=("auto", "bwrap", "none"))
-    parser.add_argument("--modes", default="fork,spawn", help="comma-separated: fork, spawn")
+    parser.add_argument("--modes", default="fork,spawn", help="comma-separated: fork, spawn, spawn-fresh (runners started with exec)")
     parser.add_argument("--busy", action="store_true", help="also measure with one core kept busy")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-run measurements")
     args = parser.parse_args()

@@ -68,7 +68,5 @@ def test_doctor_in_spawn_mode_and_without_the_linux_helpers():
     assert "mode:       spawn — each run gets a single-use interpreter started ahead of time" in done.stdout
     assert "not enforced on this OS: memory_mb, processes" in done.stdout
     assert "spare (judge + runner) RSS" in done.stdout
-    # Without the Linux helpers (as on macOS) the template counts its threads as macOS does, which
-    # Linux cannot: it refuses to fork, and says so; runners start with exec.
-    assert ("  runners: each started anew, a torch import per run (the runner template cannot count its "
-            "threads here: runners start with exec)") in done.stdout
+    # As on macOS (where the template counts its threads with proc_pidinfo), runs are forked.
+    assert "  runners: forked from an interpreter that loaded torch and ran nothing (one thread)" in done.stdout

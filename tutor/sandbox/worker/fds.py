@@ -1,8 +1,10 @@
 """Spawn mode's descriptor transport (Linux, macOS): the tutor hands the spare's judge a socket
 that carries descriptors (the run's stdout, stderr and report pipes ride along with the request,
-as in fork mode), and the judge reaches its runner over a socket pair it passes to it. Where
-per-run namespaces work the runner unshares them and forks once, before it imports anything
-heavy, so that it is PID 1 of its own namespace exactly as in fork mode (``keeper.split_below_relay``).
+as in fork mode), and the judge reaches its runner over a socket pair: one the runner template
+made and handed over with a runner it forked ahead (``template.py``), or one the judge passes to a
+runner it starts with exec. Where per-run namespaces work the runner unshares them and forks once
+(an exec'd one before it imports anything heavy), so that it is PID 1 of its own namespace
+exactly as in fork mode (``keeper.split_below_relay``).
 
 The judge loop over this transport is ``spawn.judge_main``; this module only says how the
 processes reach each other and how a run is kept (``keeper.keep``, shared with fork mode).

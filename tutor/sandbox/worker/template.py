@@ -79,7 +79,8 @@ def _darwin_thread_count() -> int | None:  # pragma: no cover - macOS only, unve
 AHEAD = 2
 #: With one runner still ahead, how long the template waits for the judge's next request before
 #: it forks the replacement (as ``serve.REFILL_S``): a Run sent the moment the last one came back
-#: runs without the fork beside it on a 2-core machine.
+#: runs without the fork beside it on a 2-core machine. A request that comes within it starts a
+#: stream, and the runners it takes are replaced at once.
 REFILL_S = 0.05
 
 
@@ -157,15 +158,15 @@ def serve(judge: socket.socket, judge_pid: int, runner_config: dict, runner_main
     exits: dict[int, int] = {}  # a forked runner's pid: the write end of its run's exit pipe
     refused: str | None = None  # why this template no longer forks
     handed = float("-inf")  # when the judge last took a runner
+    refill_at = float("-inf")  # when to fork the runners it took, with one still ahead
     try:
         while True:
             timeout = None
             if refused is None and len(ahead) < AHEAD:
-                due = handed + REFILL_S
-                if not ahead or time.monotonic() >= due:
+                if not ahead or time.monotonic() >= refill_at:
                     refused = _fork_ahead(runner_config, runner_main, ahead, exits)
                     continue
-                timeout = due - time.monotonic()
+                timeout = refill_at - time.monotonic()
             ready, _, _ = select.select([judge.fileno(), wake_r], [], [], timeout)
             if wake_r in ready:
                 _drain(wake_r)
@@ -189,7 +190,11 @@ def serve(judge: socket.socket, judge_pid: int, runner_config: dict, runner_main
                     wire.send_frame(judge, {"op": "forked", "pid": taken.pid}, taken.fds())
                 finally:
                     taken.close()
-                handed = time.monotonic()
+                # A request within REFILL_S of the last one is a stream (a grade batch, a key
+                # held down): refill at once, so the next finds a runner ready (``serve`` too).
+                now = time.monotonic()
+                refill_at = now if now - handed < REFILL_S else now + REFILL_S
+                handed = now
             elif op == "load-deferred":
                 for waiting in ahead:  # forked without them: replaced by runners that have them
                     kill(waiting.pid, waiting.pidfd)

@@ -73,7 +73,8 @@ FLOODS_USER = ("tests/sandbox/test_hostile.py::test_fork_bomb_is_contained[",
                  "tests/sandbox/test_hostile.py::test_64_spinning_threads[")
 AT_NONE = ("tests/sandbox/test_spawn.py::", "tests/sandbox/test_scratch_sweep.py::",
            "tests/sandbox/test_tmp_interpreter.py::", "tests/sandbox/test_cli.py::",
-           "tests/sandbox/test_overlapping_runs.py::", "tests/sandbox/test_deferred_profiler.py::")
+           "tests/sandbox/test_overlapping_runs.py::", "tests/sandbox/test_deferred_profiler.py::",
+           "tests/sandbox/test_template.py::")
 
 #: Workers ``-n auto`` starts at most: each holds its own warm sandboxes (a few hundred MB each).
 MAX_WORKERS = 4

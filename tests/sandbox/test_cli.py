@@ -69,4 +69,4 @@ def test_doctor_in_spawn_mode_and_without_the_linux_helpers():
     assert "not enforced on this OS: memory_mb, processes" in done.stdout
     assert "spare (judge + runner) RSS" in done.stdout
     # As on macOS (where the template counts its threads with proc_pidinfo), runs are forked.
-    assert "  runners: forked from an interpreter that loaded torch and ran nothing (one thread)" in done.stdout
+    assert "  runners: forked from a template that loaded torch and ran nothing" in done.stdout

@@ -447,7 +447,7 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.doctor.mode.linux": "on Linux",
         "cli.doctor.mode.platform": "on {platform}",
         "cli.doctor.transport": "  transport: pipes (this OS cannot pass descriptors: the judge relays each run's output)",
-        "cli.doctor.runners.forked": "  runners: forked from an interpreter that loaded torch and ran nothing (one thread)",
+        "cli.doctor.runners.forked": "  runners: forked from a template that loaded torch and ran nothing",
         "cli.doctor.runners.fresh": "  runners: each started anew, a torch import per run ({why})",
         "cli.doctor.processes.none": "processes:  not limited",
         "cli.doctor.processes": "processes:  limited by {how}",

@@ -143,8 +143,6 @@ def sweep(deadline: float, session: int | None = None, keep: frozenset[int] = fr
             return True
         if keep and linux.AVAILABLE and not set(linux.children(me)) - keep:
             return True
-        if keep and not linux.AVAILABLE:  # none to find: the session was killed, what ended reaped
-            return True
         time.sleep(0.002)
     return False
 
@@ -205,6 +203,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
                    stdio=(out_fd, err_fd), closing=(report_fd,))
     ended: dict | None = None
     exited = False  # ``pidfd`` said so: the template's record follows
+    polls = pidfd is None and not forked  # nothing to wait on for the runner's end but waitpid
     while reason is None:
         remaining = wall_time - (time.monotonic() - started)
         if remaining <= 0:
@@ -212,7 +211,6 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
             break
         watch = [ctl_r] + ([pidfd] if pidfd is not None and not exited else []) + \
             ([records.fd] if records is not None else [])
-        polls = pidfd is None and not forked
         ready, _, _ = select.select(watch, [], [], min(remaining, 0.01) if polls else remaining)
         if ctl_r in ready:
             reason = "cancelled"  # a cancel, or the worker went away
@@ -235,7 +233,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     if ended is not None and early is not None and ended.get("by") != "template":
         early(dict(ending_of(ended), reason=None, wall_time=time.monotonic() - started, swept=True))
         if not forked:  # the relay is this process's child; a forked one is its template's to reap
-            _reap(pid, forked, records)
+            os.wait4(pid, 0)
         if records is not None:
             records.close()
         if pidfd is not None:

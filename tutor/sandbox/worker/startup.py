@@ -19,8 +19,9 @@ RUNNER_START_S = 300.0
 BASE_PRELOAD = ("torch", "torch.nn", "torch.nn.functional", "torch.profiler", "numpy")
 OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote", "tutor.sandbox.worker.judging")
 
-#: What a spawn-mode judge does not load before it says ready: it runs no learner code, so the
-#: runner's server is not its business.
+#: What a spawn-mode judge started alone does not load before it says ready: it runs no learner
+#: code, so the runner's server is not its business. (A judge forked from the runner template
+#: has whatever the template loaded for its runners, shared, not copied.)
 JUDGE_LEAVES_OUT = ("tutor.checks.server",)
 #: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
 #: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU, and the runner's warm-up

@@ -117,10 +117,9 @@ def split_off(config: dict, runner_main: Callable[..., int]) -> tuple[socket.soc
     # As a fork-mode worker does (``serve.main``): a fork and an exit then cost ~4x less.
     huge = linux.collapse_huge_pages() if huge_pages else None
     gc.freeze()  # forked processes' collections then leave these objects (and their pages) alone
-    threads = thread_count()
-    if threads != 1:
-        return None, ("the runner template cannot count its threads here" if threads is None else
-                      f"the runner template has {threads} threads") + ": runners start with exec"
+    why = _why_not_fork()
+    if why is not None:
+        return None, f"{why}: runners start with exec"
     judge_end, template_end = socket.socketpair()
     judge = fork()
     if judge == 0:
@@ -206,10 +205,7 @@ def serve(judge: socket.socket, judge_pid: int, runner_config: dict, runner_main
                 gc.freeze()
     finally:
         for pid in exits:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            kill(pid)
 
 
 def _drain(fd: int) -> None:
@@ -225,10 +221,9 @@ def _fork_ahead(runner_config: dict, runner_main: Callable[..., int], ahead: lis
                 exits: dict[int, int]) -> str | None:
     """Fork one runner ahead (``spawn.runner_main``, its preload inherited); why not, when this
     process is not one thread and must not fork."""
-    threads = thread_count()
-    if threads != 1:
-        return "the runner template cannot count its threads here" if threads is None else \
-            f"the runner template has {threads} threads"
+    why = _why_not_fork()
+    if why is not None:
+        return why
     judge_end, runner_end = socket.socketpair()
     exit_r, exit_w = os.pipe()  # the relay, the run's init and this process say on it how the run ended
     pid = fork()
@@ -251,6 +246,15 @@ def _fork_ahead(runner_config: dict, runner_main: Callable[..., int], ahead: lis
     exits[pid] = exit_w
     ahead.append(_Ahead(pid, judge_end.detach(), exit_r, pidfd))
     return None
+
+
+def _why_not_fork() -> str | None:
+    """Why this process must not fork now (it is not one thread, or cannot tell), or None."""
+    threads = thread_count()
+    if threads == 1:
+        return None
+    return "the runner template cannot count its threads here" if threads is None else \
+        f"the runner template has {threads} threads"
 
 
 def _reap(exits: dict[int, int], known: set[int]) -> None:
@@ -290,10 +294,7 @@ def _sweep(known: set[int]) -> None:
         if not strays:
             return
         for pid in strays:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+            kill(pid)
         for pid in strays:
             try:
                 os.waitpid(pid, 0)

@@ -6,6 +6,7 @@ next ordinary run works and that nothing is left behind: no process, no file out
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.conftest import wait_for_idle
+from tests.sandbox.conftest import TEST_LIMITS, wait_for_idle
 from tutor.sandbox import ProbeSpec
 
 ECHO = ProbeSpec("tutor.sandbox.echo_probe", "run_checks", {"exercise": "x"})
@@ -40,7 +41,10 @@ def test_loop_of_torch_ops_times_out(sandbox, recovered):
     "chunks = []\nwhile True:\n    chunks.append(bytearray(256 * 1024**2))\n",
 ], ids=["torch", "bytearray", "growing"])
 def test_memory_bomb_is_stopped(sandbox, recovered, code):
-    result = sandbox.run(code)
+    # The memory limit is what is under test, so the wall limit must not race it: on two cores
+    # shared with a busy-core test, writing 768 MB of chunks once took longer than the usual 4 s
+    # (CI, 2026-12-04: 'timeout'). The CPU limit (8 s) still ends a bomb the memory limit missed.
+    result = sandbox.run(code, limits=dataclasses.replace(TEST_LIMITS, wall_time=20.0))
     assert result.status == "memory", (result.status, result.error, result.message)
     assert result.message == "Stopped: the program needed more than the 768 MB of memory a run may use."
     recovered(sandbox)

@@ -7,6 +7,13 @@ flips between two runs of the same code teaches nothing, and a learner's machine
 idle, so each example runs here the way
 the learner's Run button runs it (the real sandbox, the interpreter's default thread count) ten
 times, with another process keeping one core busy, and must give one verdict.
+
+The timing example's verdict is its printed ratios against two thresholds (0.9, 1.1). Where every
+ratio of its first ``SURE_RUNS`` runs lies ``SURE_FACTOR`` times beyond the nearest threshold
+(bf16 4.2-4.7x as long without bfloat16 instructions, where each run takes 4-10 s), no run of the
+same code on the same machine moves a median of fifteen that far, and the remaining runs are not
+made; a ratio nearer a threshold (1.35x and 1.47x under AVX512_CORE, "about as fast" anywhere)
+gets all ten.
 """
 
 from __future__ import annotations
@@ -26,6 +33,15 @@ VERDICTS = {
     ("autocast", "speed"): re.compile(r"^at batch \d+, bf16 autocast is (.+) float32$", re.MULTILINE),
 }
 RUNS = 10
+#: Ratios an example prints and the thresholds its verdict compares them with (checked against the
+#: example's code below), for stopping early where no verdict can be near flipping.
+RATIOS = {("autocast", "speed"): (re.compile(r"bf16 takes ([0-9.]+)x as long"), (0.9, 1.1))}
+SURE_RUNS, SURE_FACTOR = 4, 1.5
+
+
+def far_from_thresholds(ratios: list[float], low: float, high: float) -> bool:
+    """Whether every ratio is at least SURE_FACTOR times beyond the threshold nearest to it."""
+    return bool(ratios) and all(r <= low / SURE_FACTOR or r >= high * SURE_FACTOR for r in ratios)
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +68,32 @@ def test_one_verdict_in_ten_runs_with_a_busy_core(pack, sandbox, busy_core, wher
     lesson_id, step_id = where
     step = next(s for s in pack.lesson(lesson_id).steps if s.id == step_id)
     verdicts: Counter = Counter()
-    for _ in range(RUNS):
+    ratios: list[float] = []
+    for run in range(RUNS):
         outcome = grading.run_example(sandbox, step)
         assert outcome.matched, outcome.summary
         found = VERDICTS[where].findall(outcome.run.stdout)
         assert found, f"no verdict line in {outcome.run.stdout!r}"
         verdicts[" / ".join(found)] += 1  # one verdict per line (the timing example has one per shape)
+        if where in RATIOS:
+            pattern, (low, high) = RATIOS[where]
+            ratios += [float(r) for r in pattern.findall(outcome.run.stdout)]
+            if run + 1 == SURE_RUNS and len(verdicts) == 1 and far_from_thresholds(ratios, low, high):
+                print(f"{lesson_id}/{step_id}: stopped after {SURE_RUNS} runs, every ratio far from "
+                      f"{low} and {high}: {ratios}")
+                break
     assert len(verdicts) == 1, f"{lesson_id}/{step_id}: the verdict changed between runs: {dict(verdicts)}"
+
+
+def test_the_early_stop_knows_the_examples_thresholds(pack):
+    """RATIOS holds the thresholds the example's code compares with; a ratio near one is not sure."""
+    for (lesson_id, step_id), (pattern, (low, high)) in RATIOS.items():
+        code = next(s for s in pack.lesson(lesson_id).steps if s.id == step_id).code
+        assert f"ratio > {high}" in code and f"ratio < {low}" in code
+        assert pattern.pattern.replace("([0-9.]+)", "{ratio:.2f}") in code
+    assert far_from_thresholds([4.67, 4.19], 0.9, 1.1) and far_from_thresholds([0.56, 2.05], 0.9, 1.1)
+    assert not far_from_thresholds([1.35, 1.47], 0.9, 1.1)  # AVX512_CORE: all ten runs
+    assert not far_from_thresholds([0.56, 1.0], 0.9, 1.1) and not far_from_thresholds([], 0.9, 1.1)
 
 
 def test_lab3_calls_an_exact_half_neither_side(pack):

@@ -77,6 +77,16 @@ def test_intra_op_threads_and_the_profiler_work_after_fork(sandbox):
         assert "USDT" not in result.stderr
 
 
+def test_a_run_has_the_intra_op_threads_it_asks_for(sandbox):
+    """A spare sets the default thread count before its request comes (runner._prepare); a run that
+    asks for another count has that one, and the next run has the default again."""
+    from tutor.sandbox.limits import usable_cpus
+
+    code = "import torch\nprint(torch.get_num_threads())\n"
+    asked = [sandbox.run(code, threads=n).stdout for n in (1, None, 3, None)]
+    assert asked == ["1\n", f"{usable_cpus()}\n", "3\n", f"{usable_cpus()}\n"]
+
+
 def test_per_run_limits_override_the_sandbox_defaults(sandbox):
     result = sandbox.run("import time\ntime.sleep(5)\n", limits=sandbox.limits.with_overrides(wall_time=1))
     assert result.status == "timeout"

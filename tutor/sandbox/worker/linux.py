@@ -162,13 +162,27 @@ def _drop_bounding_set() -> None:
             break  # EINVAL: past the last capability this kernel knows
 
 
-def drop_capabilities() -> None:
-    """No capability in any set, and none to be gained by exec (setuid files included)."""
-    if _libc is None:  # capabilities are Linux's; elsewhere a non-root uid holds none
+def gain_nothing_by_exec() -> None:
+    """No privilege to be gained by exec (setuid files, file capabilities): ``no_new_privs``, an
+    empty bounding set and ambient set. The capabilities the process holds stay effective (a
+    runner still mounts its private /tmp after this); ``drop_capabilities`` ends those. A new user
+    namespace gives its first process every capability again, bounding set included: call this in
+    the process that will run code, after its namespaces exist."""
+    if _libc is None:
         return
     _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
     _drop_bounding_set()
     _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
+
+
+def drop_capabilities(exec_gains_nothing: bool = False) -> None:
+    """No capability in any set, and none to be gained by exec (setuid files included).
+    ``exec_gains_nothing``: this process called ``gain_nothing_by_exec`` already (a runner does,
+    before its request)."""
+    if _libc is None:  # capabilities are Linux's; elsewhere a non-root uid holds none
+        return
+    if not exec_gains_nothing:
+        gain_nothing_by_exec()
     header = _CapHeader(_CAP_VERSION_3, 0)
     data = (_CapData * 2)()
     if _libc.capset(ctypes.byref(header), data) != 0:
@@ -185,8 +199,7 @@ def become_user(uid: int) -> None:
         os.setgid(uid)
         os.setuid(uid)  # as root, sets the real, effective and saved uid alike
         return
-    _libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
-    _drop_bounding_set()
+    gain_nothing_by_exec()
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)  # every uid non-zero: the kernel clears all capabilities

@@ -95,19 +95,25 @@ def _paths_under_tmp() -> list[str]:
     return roots
 
 
-def _isolate_tmp(scratch: str) -> str:
-    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays.
-
-    Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
-    clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
-    folder is opened before the cover and bound back, read-only, from its file descriptor.
-    """
+def _open_paths_under_tmp() -> list[tuple[str, int]]:
+    """``_paths_under_tmp``, each with a descriptor opened on it (``O_PATH``) for ``_isolate_tmp``."""
     keep = []
     for path in _paths_under_tmp():
         try:
             keep.append((path, os.open(path, os.O_PATH | os.O_DIRECTORY)))
         except OSError:
             continue
+    return keep
+
+
+def _isolate_tmp(scratch: str, keep: list[tuple[str, int]]) -> str:
+    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays.
+
+    Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
+    clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
+    folder was opened before the cover (``keep``: ``_open_paths_under_tmp``) and is bound back,
+    read-only, from its file descriptor.
+    """
     try:
         linux.bind_mount(scratch, "/tmp")
     except OSError as exc:
@@ -191,12 +197,46 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
     return message
 
 
-def _set_up(message: dict, containment: dict) -> str | None:
+class _Ahead:
+    """What a runner did before its request came (``_prepare``)."""
+
+    def __init__(self, keep: list[tuple[str, int]], exec_gains_nothing: bool, threads: int) -> None:
+        self.keep = keep  # folders under /tmp, opened, to bind back over the private /tmp
+        self.exec_gains_nothing = exec_gains_nothing  # linux.gain_nothing_by_exec was called
+        self.threads = threads  # torch's intra-op threads as set ahead (0: not set)
+
+
+def _prepare(containment: dict, waiting: bool) -> _Ahead:
+    """What needs no request, done before it: in fork mode a runner is forked ahead and waits
+    (``keeper.Spare``), so a run does not wait for these (traced on an empty run: 1.5-2 of its
+    9-12 ms; docs/performance.md). No learner code exists here yet. What exec could give is
+    given up (the capabilities held stay effective until ``_set_up``: the private /tmp is a mount);
+    the folders under /tmp to keep visible are opened; and a runner still ``waiting`` sets torch's
+    intra-op threads to what the tutor asks for by default (``usable_cpus``), which a request
+    asking for as many need not set again."""
+    keep: list[tuple[str, int]] = []
+    if containment.get("namespaces"):
+        keep = _open_paths_under_tmp()
+    gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
+    if gains_nothing:
+        linux.gain_nothing_by_exec()
+    threads = 0
+    if waiting:
+        import torch
+
+        from tutor.sandbox.limits import usable_cpus
+
+        threads = usable_cpus()
+        torch.set_num_threads(threads)
+    return _Ahead(keep, gains_nothing, threads)
+
+
+def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
     """Scratch folder, privileges, limits, threads; why it failed, or None."""
     scratch = message["scratch"]
     try:
         if containment.get("namespaces"):
-            scratch = _isolate_tmp(scratch)
+            scratch = _isolate_tmp(scratch, ahead.keep)
         os.chdir(scratch)
         os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
         import tempfile
@@ -210,12 +250,12 @@ def _set_up(message: dict, containment: dict) -> str | None:
             linux.become_user(uid)
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
-            linux.drop_capabilities()
+            linux.drop_capabilities(ahead.exec_gains_nothing)
         apply_limits(message["limits"], containment)
         import torch
 
         threads = int(message.get("threads") or 0)
-        if threads > 0:
+        if threads > 0 and threads != ahead.threads:
             torch.set_num_threads(threads)
     except BaseException as exc:
         return f"{type(exc).__name__}: {exc}"
@@ -306,11 +346,28 @@ def _uses(value: object) -> list:
             if type(item) is list and len(item) == 2 and all(type(part) is str for part in item)]
 
 
-def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None) -> None:
-    message = _take_request(channel, request)
+def ahead_of_the_request(channel: socket.socket, containment: dict,
+                         waiting: bool = True) -> tuple[socket.socket, _Ahead, str | None]:
+    """The channel moved out of the way (``_hide_channel``) and ``_prepare`` done, before the
+    request comes; a failure is said as the run's setup error once it has come."""
     channel = _hide_channel(channel)
+    try:
+        return channel, _prepare(containment, waiting), None
+    except BaseException as exc:
+        return channel, _Ahead([], False, 0), f"{type(exc).__name__}: {exc}"
+
+
+def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None,
+           ahead: tuple[_Ahead, str | None] | None = None) -> None:
+    """Run one request (``request``, or the next frame on ``channel``). ``ahead``: what
+    ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
+    if ahead is None:
+        channel, done, why = ahead_of_the_request(channel, containment, waiting=request is None)
+    else:
+        done, why = ahead
+    message = _take_request(channel, request)
     filename = message.get("filename") or "<snippet>"
-    setup_error = _set_up(message, containment)
+    setup_error = why or _set_up(message, containment, done)
     namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     learner_error = None
     # Checks follow: seal the code that will answer them before any learner code exists here

@@ -45,7 +45,7 @@ from typing import Callable, Protocol
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.judging import needs_dynamo
-from tutor.sandbox.worker.runner import runner, wait_for_request
+from tutor.sandbox.worker.runner import ahead_of_the_request, runner, wait_for_request
 from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, load_deferred,
                                           ready_message, spare_preload, warm_up)
 
@@ -374,6 +374,7 @@ def runner_main(config: dict, preloaded: bool = False) -> int:
         return 1
     if mark is not None:
         mark()
+    channel, ahead, why = ahead_of_the_request(channel, config.get("containment", {}))
     # Sent before any learner code runs, so the judge may trust them: the CPU spent so far, and
     # whether the runner has the profiler's machinery already (forked from a template that loaded it).
     wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time(),
@@ -385,5 +386,5 @@ def runner_main(config: dict, preloaded: bool = False) -> int:
         warm_up()
         wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
         request = wait_for_request(channel)
-    runner(channel, config.get("containment", {}), request)
+    runner(channel, config.get("containment", {}), request, (ahead, why))
     return 0

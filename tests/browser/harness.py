@@ -176,7 +176,12 @@ class Tab:
         self.page.keyboard.type(text)
 
     def click_text(self, text: str) -> None:
-        """Click the middle of the first cell of ``text`` on the screen (once it is there)."""
+        """Click the middle of the first cell of ``text`` on the screen, once it is there and the
+        screen has settled, as a learner clicks what they see: a step is drawn, then laid out again
+        (its widgets mounted, scrolled into view), and a click aimed at the first frame's place
+        can land beside the choice (CI, 2026-12-04: the Jupyter test's quiz never said Correct.)."""
+        self.wait_for(text)
+        self.settled()
         self.wait_for(text)
         lines = self.screen.display
         row = next((i for i, line in enumerate(lines) if text in line), None)
@@ -186,6 +191,17 @@ class Tab:
         width, height = self.size
         self.page.mouse.click(box["x"] + (column + 0.5) * box["width"] / width,
                               box["y"] + (row + 0.5) * box["height"] / height)
+
+    def settled(self, quiet: float = 0.5, timeout: float = 15.0) -> str:
+        """The screen once it has not changed for ``quiet`` seconds (or after ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        last, since = self.text(), time.monotonic()
+        while time.monotonic() < deadline and time.monotonic() - since < quiet:
+            self.page.wait_for_timeout(100)
+            now = self.text()
+            if now != last:
+                last, since = now, time.monotonic()
+        return last
 
     def close(self) -> None:
         self.page.close()

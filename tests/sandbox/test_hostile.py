@@ -7,6 +7,7 @@ next ordinary run works and that nothing is left behind: no process, no file out
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import socket
 import threading
@@ -307,6 +308,28 @@ def test_root_only_files_cannot_be_read(sandbox, recovered):
         "except OSError as exc:\n    print('refused', type(exc).__name__)\n")
     assert result.status == "ok", (result.status, result.message, result.error)
     assert result.stdout == "refused PermissionError\n"
+    recovered(sandbox)
+
+
+def test_no_thread_of_a_run_holds_a_capability(sandbox, recovered):
+    """Capabilities belong to each thread: one started before the runner dropped them keeps them.
+    A run's threads (torch's intra-op pool, started by a matmul) hold none, and none can gain any
+    by exec. (Torch's threads once set before the request left a pool thread with every capability
+    of the run's user namespace.)"""
+    result = sandbox.run(
+        "import json, os, torch\ntorch.set_num_threads(2)\na = torch.randn(256, 256)\n"
+        "for _ in range(3):\n    a = a @ a / 256\nfound = set()\n"
+        "for tid in os.listdir('/proc/self/task'):\n"
+        "    status = dict(l.split(':', 1) for l in open(f'/proc/self/task/{tid}/status') if ':' in l)\n"
+        "    found.add(tuple(status[k].strip() for k in ('CapEff', 'CapPrm', 'CapInh', 'CapAmb', 'NoNewPrivs')))\n"
+        "print(len(os.listdir('/proc/self/task')), json.dumps(sorted(found)))\n")
+    assert result.status == "ok", (result.status, result.message, result.error)
+    threads, found = result.stdout.split(" ", 1)
+    assert int(threads) >= 2, result.stdout  # the pool's threads are there to be read
+    caps = json.loads(found)
+    assert all(int(value, 16) == 0 for row in caps for value in row[:4]), result.stdout
+    if result.isolation == "bwrap":
+        assert {row[4] for row in caps} == {"1"}, result.stdout
     recovered(sandbox)
 
 

@@ -200,35 +200,29 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
 class _Ahead:
     """What a runner did before its request came (``_prepare``)."""
 
-    def __init__(self, keep: list[tuple[str, int]], exec_gains_nothing: bool, threads: int) -> None:
+    def __init__(self, keep: list[tuple[str, int]], exec_gains_nothing: bool) -> None:
         self.keep = keep  # folders under /tmp, opened, to bind back over the private /tmp
         self.exec_gains_nothing = exec_gains_nothing  # linux.gain_nothing_by_exec was called
-        self.threads = threads  # torch's intra-op threads as set ahead (0: not set)
 
 
-def _prepare(containment: dict, waiting: bool) -> _Ahead:
+def _prepare(containment: dict) -> _Ahead:
     """What needs no request, done before it: in fork mode a runner is forked ahead and waits
-    (``keeper.Spare``), so a run does not wait for these (traced on an empty run: 1.5-2 of its
+    (``keeper.Spare``), so a run does not wait for these (traced on an empty run: ~1.5 of its
     9-12 ms; docs/performance.md). No learner code exists here yet. What exec could give is
-    given up (the capabilities held stay effective until ``_set_up``: the private /tmp is a mount);
-    the folders under /tmp to keep visible are opened; and a runner still ``waiting`` sets torch's
-    intra-op threads to what the tutor asks for by default (``usable_cpus``), which a request
-    asking for as many need not set again."""
+    given up (the capabilities held stay effective until ``_set_up``: the private /tmp is a
+    mount), and the folders under /tmp to keep visible are opened.
+
+    Nothing here may start a thread: capabilities, ``no_new_privs`` and the bounding set belong to
+    each thread, and one started before ``_set_up`` drops them keeps them. (Torch's intra-op
+    threads, set here once, left a pool thread with every capability of the run's user namespace
+    and made a profiled run 10 ms slower: tests/sandbox/test_hostile.py reads every thread's.)"""
     keep: list[tuple[str, int]] = []
     if containment.get("namespaces"):
         keep = _open_paths_under_tmp()
     gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
     if gains_nothing:
         linux.gain_nothing_by_exec()
-    threads = 0
-    if waiting:
-        import torch
-
-        from tutor.sandbox.limits import usable_cpus
-
-        threads = usable_cpus()
-        torch.set_num_threads(threads)
-    return _Ahead(keep, gains_nothing, threads)
+    return _Ahead(keep, gains_nothing)
 
 
 def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
@@ -255,7 +249,7 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
         import torch
 
         threads = int(message.get("threads") or 0)
-        if threads > 0 and threads != ahead.threads:
+        if threads > 0:
             torch.set_num_threads(threads)
     except BaseException as exc:
         return f"{type(exc).__name__}: {exc}"
@@ -346,15 +340,14 @@ def _uses(value: object) -> list:
             if type(item) is list and len(item) == 2 and all(type(part) is str for part in item)]
 
 
-def ahead_of_the_request(channel: socket.socket, containment: dict,
-                         waiting: bool = True) -> tuple[socket.socket, _Ahead, str | None]:
+def ahead_of_the_request(channel: socket.socket, containment: dict) -> tuple[socket.socket, _Ahead, str | None]:
     """The channel moved out of the way (``_hide_channel``) and ``_prepare`` done, before the
     request comes; a failure is said as the run's setup error once it has come."""
     channel = _hide_channel(channel)
     try:
-        return channel, _prepare(containment, waiting), None
+        return channel, _prepare(containment), None
     except BaseException as exc:
-        return channel, _Ahead([], False, 0), f"{type(exc).__name__}: {exc}"
+        return channel, _Ahead([], False), f"{type(exc).__name__}: {exc}"
 
 
 def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None,
@@ -362,7 +355,7 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     """Run one request (``request``, or the next frame on ``channel``). ``ahead``: what
     ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
     if ahead is None:
-        channel, done, why = ahead_of_the_request(channel, containment, waiting=request is None)
+        channel, done, why = ahead_of_the_request(channel, containment)
     else:
         done, why = ahead
     message = _take_request(channel, request)

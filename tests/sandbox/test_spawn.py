@@ -88,6 +88,38 @@ def test_a_forked_runner_has_the_profiler_machinery_once_a_spare_waited_for_it_o
         assert result.cpu_time < 1.0, result.cpu_time  # the import (1.2 s of CPU and more) was the template's
 
 
+THREAD_CAPS = ("import json, os, torch\nfrom torch.profiler import profile\n"
+               "with profile() as prof:\n    torch.ones(4).sum()\nfound = []\n"
+               "for tid in os.listdir('/proc/self/task'):\n"
+               "    status = dict(l.split(':', 1) for l in open(f'/proc/self/task/{tid}/status') if ':' in l)\n"
+               "    found.append([status[k].strip() for k in ('CapEff', 'CapPrm', 'NoNewPrivs')])\n"
+               "print(json.dumps(found))\n")
+
+
+@pytest.mark.parametrize("runners", ["forked", "fresh"])
+def test_a_runner_that_warmed_up_while_waiting_has_no_thread_with_a_capability(runners):
+    """A spawn-mode runner warms up before its request, while it still holds the capabilities of
+    the run's user namespace (it mounts the private /tmp once the request names the scratch
+    folder). Capabilities belong to each thread: the profiler's first use starts one (Kineto's
+    configuration loader), which ran in the warm-up and kept them all, so a run could have
+    used that thread to unmount its private /tmp. The warm-up now starts no thread; every
+    thread of the run holds nothing."""
+    if _bwrap_reason():
+        pytest.skip(f"bubblewrap does not work here: {_bwrap_reason()}")
+    import json
+
+    with Sandbox(TEST_LIMITS, isolation="bwrap", mode="spawn", workers=1, preload=[], spawn_runners=runners) as box:
+        box.wait_ready(300)
+        box.run("pass")  # the next spare starts now
+        wait_for_idle(box)
+        time.sleep(2 * IDLE_WARM_S)  # the judge has asked its runner to warm up
+        result = box.run(THREAD_CAPS)
+    assert result.status == "ok", (result.status, result.message, result.stderr[-2000:])
+    threads = json.loads(result.stdout)
+    assert len(threads) >= 2, threads  # the profiler's thread is there to be read
+    assert all(int(eff, 16) == 0 and int(prm, 16) == 0 and nnp == "1" for eff, prm, nnp in threads), threads
+
+
 def test_spares_told_no_run_profiles_stay_without_the_warm_up_until_told_one_may():
     """The app says, step by step, whether runs there may profile (``Sandbox.expect``): then a
     spare left waiting does not pay its runner's warm-up (1.3-2.4 s of CPU, every run), and a

@@ -88,9 +88,17 @@ def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mo
 
 
 def warm_up() -> None:
-    """What the runner defers (``SPARE_DEFERS``), then one op under the profiler (on
-    constant tensors: the random state stays untouched). Its output is not the run's: it goes to
-    /dev/null. A profiler that fails here fails again in the run that uses it, and says why there."""
+    """What the runner defers (``SPARE_DEFERS``), loaded before its request. Its output is not the
+    run's: it goes to /dev/null. A module that fails here fails again in the run that uses it, and
+    says why there.
+
+    No op runs here, under the profiler or not: a spawn-mode runner warms up while it still holds
+    the capabilities of the run's user namespace (it mounts the private /tmp once its request
+    names the scratch folder), capabilities belong to each thread, and a thread started now keeps
+    them. The profiler's first use starts one (Kineto's configuration loader): a profiled op here
+    left a thread with every capability beside the learner's code. The run's first profile now
+    starts it, after the drop (~4 ms more for that profile here;
+    tests/sandbox/test_spawn.py reads every thread's capabilities)."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     saved = [os.dup(1), os.dup(2)]
@@ -100,14 +108,6 @@ def warm_up() -> None:
     os.close(null)
     try:
         load_deferred()
-        import torch
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            torch.nn.functional.linear(torch.ones(2, 8), torch.ones(8, 8)).sum()
-        prof.key_averages()
-    except Exception:  # noqa: BLE001 - see above
-        pass
     finally:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

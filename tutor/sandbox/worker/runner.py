@@ -207,8 +207,8 @@ class _Ahead:
 
 def _prepare(containment: dict) -> _Ahead:
     """What needs no request, done before it: in fork mode a runner is forked ahead and waits
-    (``keeper.Spare``), so a run does not wait for these (traced on an empty run: ~1.5 of its
-    9-12 ms; docs/performance.md). No learner code exists here yet. What exec could give is
+    (``keeper.Spare``), so a run does not wait for these (an empty Run, side by side: ~0.9 ms of
+    its 7-8; docs/performance.md). No learner code exists here yet. What exec could give is
     given up (the capabilities held stay effective until ``_set_up``: the private /tmp is a
     mount), and the folders under /tmp to keep visible are opened.
 

@@ -78,8 +78,8 @@ def test_intra_op_threads_and_the_profiler_work_after_fork(sandbox):
 
 
 def test_a_run_has_the_intra_op_threads_it_asks_for(sandbox):
-    """A spare sets the default thread count before its request comes (runner._prepare); a run that
-    asks for another count has that one, and the next run has the default again."""
+    """A run has the thread count it asks for, and the next run the default again (the runner sets
+    it after its request, never before: a thread started then would keep its capabilities)."""
     from tutor.sandbox.limits import usable_cpus
 
     code = "import torch\nprint(torch.get_num_threads())\n"

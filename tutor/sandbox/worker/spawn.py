@@ -13,10 +13,9 @@ A spare is a judge and a runner, neither forked after torch ran an op in its par
   runs the tutor gave it (``process.JUDGE_RUNS``), and exits. It keeps the report; learner code
   never runs in it, so it need not be fresh per run.
 * the **runner** (``runner_main``), one per run: it has the same modules but ``torch._dynamo``,
-  tells the judge it is warm, warms up when the judge asks (imports it and runs one op under the
-  profiler, whose first use costs about a second: a process that is never forked afterwards may
-  pay it ahead, the libgomp hazard is about forking after an op), and runs the one request
-  (``runner.runner``).
+  tells the judge it is warm, warms up when the judge asks (imports it, and runs nothing: it still
+  holds its capabilities then, and a thread an op started would keep them; ``startup.warm_up``),
+  and runs the one request (``runner.runner``).
 
 Where they come from is the transport's business. Over the descriptor transport where there is a
 fork, the interpreter the tutor started loads what a runner loads, forks the judge and stays

@@ -24,8 +24,7 @@ OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote
 #: has whatever the template loaded for its runners, shared, not copied.)
 JUDGE_LEAVES_OUT = ("tutor.checks.server",)
 #: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
-#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU, and the runner's warm-up
-#: runs one op under it). A spare that waits ``IDLE_WARM_S`` for its request (a learner reading
+#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU). A spare that waits ``IDLE_WARM_S`` for its request (a learner reading
 #: the exercise) loads it then, in both; a spare taken at once (back-to-back runs, a ``grade``
 #: batch) loads it only where its run needs it (``judging.needs_dynamo``), before the run
 #: starts, so the run is never charged for it.
@@ -108,6 +107,8 @@ def warm_up() -> None:
     os.close(null)
     try:
         load_deferred()
+    except Exception:  # noqa: BLE001 - see above
+        pass
     finally:
         for stream in (sys.stdout, sys.stderr):
             stream.flush()

@@ -44,29 +44,48 @@ def close_other_fds(keep: set[int]) -> None:
 
 
 class Spare:
-    """A keeper/runner pair forked ahead, waiting for its one request."""
+    """A keeper/runner pair forked ahead, waiting for its one request.
+
+    The worker keeps a copy of the judge's end of the channel to the runner until the request
+    comes, and hands the runner its start itself (``start``): the runner then begins while the
+    keeper takes the request, instead of after (one wake-up less before the learner's code runs;
+    docs/performance.md). The worker never reads that channel, and no learner code exists before
+    the start it sends; it closes its copy at once."""
 
     def __init__(self, containment: dict, keep: set[int]):
+        self.containment = containment
         self.ctl_r, self.ctl_w = os.pipe()
         self.status_r, status_w = os.pipe()
         self.request, keeper_end = socket.socketpair()
+        self.to_runner, runner_end = socket.socketpair()  # the judge's end, the runner's end
         pid = fork()
         if pid == 0:
             os.close(self.ctl_w)
             os.close(self.status_r)
             self.request.close()
             try:
-                close_other_fds({self.ctl_r, status_w, keeper_end.fileno()})
-                keeper(self.ctl_r, status_w, keeper_end, containment)
+                close_other_fds({self.ctl_r, status_w, keeper_end.fileno(), self.to_runner.fileno(),
+                                 runner_end.fileno()})
+                keeper(self.ctl_r, status_w, keeper_end, containment, (self.to_runner, runner_end))
             finally:
                 os._exit(70)
         self.pid = pid
         os.close(self.ctl_r)
         os.close(status_w)
         keeper_end.close()
+        runner_end.close()
 
     def start(self, message: dict, fds: list[int]) -> None:
-        wire.send_frame(self.request, message, fds)
+        """Hand the run over: its start (the code, never the checks) and its stdout and stderr
+        to the runner, then the whole request and the report's descriptor to the keeper."""
+        out_fd, err_fd, report_fd = fds
+        try:
+            wire.send_frame(self.to_runner, runner_end_message(message, dict(self.containment, uid_key=self.pid)),
+                            [out_fd, err_fd])
+        except OSError:
+            pass  # no runner (its namespaces could not be made): the keeper's judge says why
+        self.to_runner.close()
+        wire.send_frame(self.request, message, [report_fd])
         self.request.close()
         os.write(self.ctl_w, b"S%f\n" % float(message["limits"]["wall_time"]))
 
@@ -112,6 +131,7 @@ class Spare:
             except OSError:
                 pass
         self.request.close()
+        self.to_runner.close()
 
     def discard(self) -> None:
         self.close()  # EOF on its control pipe: the keeper kills the runner and exits
@@ -147,10 +167,14 @@ def sweep(deadline: float, session: int | None = None, keep: frozenset[int] = fr
     return False
 
 
-def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict) -> None:
+def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
+           channel: tuple[socket.socket, socket.socket]) -> None:
+    """A spare's keeper: forks the runner, then waits for its request. ``channel``: the judge's and
+    the runner's ends of the channel between them; the worker sends the runner's start on its own
+    copy of the judge's end, so the request that comes here holds only the report's descriptor."""
     linux.die_with_parent()
     linux.become_subreaper()
-    judge_end, runner_end = socket.socketpair()
+    judge_end, runner_end = channel
     exit_r, exit_w = os.pipe()
     pid = _start_runner(runner_end, containment, {ctl_r, status_w, request.fileno(), judge_end.fileno(), exit_r},
                         exit_w)
@@ -165,7 +189,8 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
         return
     message, fds = taken
     verdict = keep(pid, judge_end, message, fds, ctl_r, containment,
-                   exit_r if containment.get("namespaces") else None, lambda early: report_status(status_w, early))
+                   exit_r if containment.get("namespaces") else None, lambda early: report_status(status_w, early),
+                   start_sent=True)
     if verdict is not None:
         report_status(status_w, verdict)
 
@@ -173,7 +198,7 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict)
 def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
          containment: dict, exit_r: int | None = None,
          early: Callable[[dict], None] | None = None, *, pidfd: int | None = None,
-         forked: bool = False) -> dict | None:
+         forked: bool = False, start_sent: bool = False) -> dict | None:
     """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
     child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
     (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict.
@@ -188,7 +213,10 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     this process, which therefore cannot wait for it: the template reaps it and says how it
     ended on ``exit_r`` (the last record there, ``"by": "template"``); ``pidfd``, where there
     are pidfds, is the template's, opened before it could reap the pid. This function closes
-    ``pidfd``."""
+    ``pidfd``.
+
+    ``fds``: the run's stdout, stderr and report descriptors, or, ``start_sent`` (fork mode's worker
+    sent the runner its start and stdout and stderr itself: ``Spare.start``), the report's alone."""
     if pidfd is None and not forked:
         try:
             pidfd = os.pidfd_open(pid)
@@ -197,10 +225,10 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     records = Records(exit_r) if exit_r is not None else None
     wall_time = float(message["limits"]["wall_time"])
     started = time.monotonic()
-    out_fd, err_fd, report_fd = fds
-    reason = judge(judge_end, runner_end_message(message, containment), message, ctl_r, started + wall_time,
-                   kill=lambda: kill(pid, pidfd), write_report=lambda data: write_all(report_fd, data),
-                   stdio=(out_fd, err_fd), closing=(report_fd,))
+    *stdio, report_fd = fds
+    reason = judge(judge_end, None if start_sent else runner_end_message(message, containment), message, ctl_r,
+                   started + wall_time, kill=lambda: kill(pid, pidfd),
+                   write_report=lambda data: write_all(report_fd, data), stdio=tuple(stdio), closing=(report_fd,))
     ended: dict | None = None
     exited = False  # ``pidfd`` said so: the template's record follows
     polls = pidfd is None and not forked  # nothing to wait on for the runner's end but waitpid
@@ -531,16 +559,18 @@ def kill(pid: int, pidfd: int | None = None) -> None:
         pass
 
 
-def judge(channel: socket.socket, start: dict, message: dict, ctl_r: int, deadline: float, *,
+def judge(channel: socket.socket, start: dict | None, message: dict, ctl_r: int, deadline: float, *,
           kill: Callable[[], None], write_report: Callable[[bytes], None], stdio: tuple[int, ...] = (),
           closing: tuple[int, ...] = ()) -> str | None:
     """The keeper's second job, once the runner is started (it never forks again, so it may run
     torch): hand the runner its code (and, with the descriptor transport, the run's stdout and
-    stderr), then run the probe here, against the runner's answers, and hand the one report to
-    ``write_report`` (a descriptor or frames only this process holds). Returns why the run was
-    stopped ("timeout", "cancelled"), or None. ``closing``: descriptors to close when done."""
+    stderr; ``start`` None: fork mode's worker did), then run the probe here, against the runner's
+    answers, and hand the one report to ``write_report`` (a descriptor or frames only this process
+    holds). Returns why the run was stopped ("timeout", "cancelled"), or None. ``closing``:
+    descriptors to close when done."""
     try:
-        wire.send_frame(channel, start, stdio)
+        if start is not None:
+            wire.send_frame(channel, start, stdio)
     except OSError:
         pass
     finally:

@@ -58,6 +58,36 @@ def test_fork_bomb_is_contained(sandbox, recovered):
     recovered(sandbox)
 
 
+FORK_FORTY = """\
+import os, time
+children = []
+for _ in range(40):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    children.append(pid)
+print(len(children))
+"""
+
+
+def test_each_run_has_its_own_process_limit(sandbox, recovered):
+    # Whatever holds the ceiling (the worker's pids cgroup as root, RLIMIT_NPROC otherwise), it
+    # is the run's own, both ways: after a run that may start many processes, one that may start
+    # few cannot, and the other way round (the cgroup is written only when the limit changes).
+    counts = []
+    for processes in (8, 64, 64, 8):
+        result = sandbox.run(FORK_FORTY, limits=dataclasses.replace(TEST_LIMITS, processes=processes))
+        assert result.status == "ok", (result.status, result.message, result.stderr[-500:])
+        counts.append(int(result.stdout))
+    assert counts[1] == counts[2] == 40, counts
+    assert counts[0] < 40 and counts[3] < 40, counts
+    recovered(sandbox)
+
+
 def test_a_gigabyte_on_stdout_is_cut_off(sandbox, recovered):
     result = sandbox.run("import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(1024 * 1024):\n"
                          "    sys.stdout.write(line)\n")

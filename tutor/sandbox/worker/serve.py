@@ -110,8 +110,9 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         if deferred and needs_dynamo(message):  # before the run starts: its time is its own
             load_deferred_and_fork_again()
             deferred = False
-        # The tutor's wait for the verdict starts now (the ready message bounds the load above).
-        wire.send_frame(channel, {"op": "started", "id": message["id"]})
+            # The tutor's wait for the verdict starts now (the ready message bounds the load
+            # above). Said only then: it wakes the tutor beside the run, on the run's path.
+            wire.send_frame(channel, {"op": "started", "id": message["id"]})
         at_once = not refill_when_idle or time.monotonic() - last_verdict < REFILL_S
         current = spares.pop(0)
         current.start(message, fds)

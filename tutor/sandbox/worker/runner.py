@@ -26,8 +26,10 @@ def _set_limit(which: int, value: int, hard_value: int | None = None) -> None:
     resource.setrlimit(which, (value, wanted))
 
 
-def apply_limits(limits: dict, containment: dict) -> None:
-    """The run's rlimits, those the OS has (``linux.unenforced_limits`` names the rest)."""
+def apply_limits(limits: dict, containment: dict, baseline: int | None = None) -> None:
+    """The run's rlimits, those the OS has (``linux.unenforced_limits`` names the rest).
+    ``baseline``: the address space the runner mapped when it was ready for its request, read
+    then (``_Ahead.vm_size``); None: read now."""
     if resource is None:
         return
     mib = 1024 * 1024
@@ -58,7 +60,8 @@ def apply_limits(limits: dict, containment: dict) -> None:
     _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
     # Address space above what the fork already maps: torch fails cleanly ("can't allocate
     # memory") with room to spare, where a tight limit makes it crash in odd ways.
-    baseline = linux.vm_size_bytes()
+    if baseline is None:
+        baseline = linux.vm_size_bytes()
     if baseline is not None:
         ceiling = baseline + int(limits["memory_mb"]) * mib
         _set_limit(resource.RLIMIT_AS, ceiling)
@@ -165,18 +168,33 @@ def wait_for_request(channel: socket.socket) -> tuple[dict, list[int]]:
         os._exit(0)
 
 
-def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None) -> dict:
-    """Wait for the one request (from the keeper) unless it came already; wire
-    stdin/stdout/stderr; return it. The report descriptor stays with the keeper, the judge: this
-    process never has it. With the pipe transport no descriptor comes: stdout and stderr already
-    are the pipes the judge reads (``pipes.py``)."""
-    message, fds = request if request is not None else wait_for_request(channel)
-    if hasattr(os, "setsid"):
-        os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
+def _stdio_ahead() -> None:
+    """What of the run's stdio needs no request: stdin is the null device, and stdout and
+    stderr are text streams on descriptors 1 and 2, where ``_take_request`` puts the run's pipes
+    (the streams write to whatever those descriptors are then)."""
+    import io
+
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
+    sys.stdin = open(os.devnull)
+    _flush_streams()
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+
+
+def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None) -> dict:
+    """Wait for the one request (from the keeper) unless it came already; wire stdout and
+    stderr (``_stdio_ahead`` did the rest); return it. The report descriptor stays with the
+    keeper, the judge: this process never has it. With the pipe transport no descriptor comes:
+    stdout and stderr already are the pipes the judge reads (``pipes.py``)."""
+    message, fds = request if request is not None else wait_for_request(channel)
+    if hasattr(os, "setsid"):
+        os.setsid()  # its own session and group: nothing it signals as a group reaches the worker
     if len(fds) == 2:
+        _flush_streams()  # nothing written before the request may reach the run's output
         out_fd, err_fd = fds
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
@@ -186,23 +204,17 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
         for fd in fds:
             os.close(fd)
     linux.set_name(b"tutor-run")
-
-    import io
-
-    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
-                                  errors="backslashreplace", line_buffering=True)
-    sys.stdin = open(os.devnull)
     return message
 
 
 class _Ahead:
-    """What a runner did before its request came (``_prepare``)."""
+    """What a runner did before its request came (``_prepare``, ``_settle_ahead``)."""
 
     def __init__(self, keep: list[tuple[str, int]], exec_gains_nothing: bool) -> None:
         self.keep = keep  # folders under /tmp, opened, to bind back over the private /tmp
         self.exec_gains_nothing = exec_gains_nothing  # linux.gain_nothing_by_exec was called
+        self.home_set = False  # HOME, TMPDIR and PWD say /tmp, the run's private /tmp
+        self.vm_size: int | None = None  # the address space mapped once ready (apply_limits)
 
 
 def _prepare(containment: dict) -> _Ahead:
@@ -222,7 +234,24 @@ def _prepare(containment: dict) -> _Ahead:
     gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
     if gains_nothing:
         linux.gain_nothing_by_exec()
+    _stdio_ahead()
     return _Ahead(keep, gains_nothing)
+
+
+def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
+    """What fork mode's runner does last before it waits, where nothing else runs until its
+    request (a spawn-mode runner may still warm up, importing modules that read HOME, under the
+    machine's /tmp): with the run's namespaces its folder will be /tmp, so HOME, TMPDIR and PWD
+    say so now; and the address space it maps is read for the memory limit. Each of these cost
+    a run 0.2-0.5 ms after its request: a forked process's first writes to pages it shares with
+    its parent are copies (``os.environ.update``: ~120 page faults)."""
+    import tempfile
+
+    if containment.get("namespaces"):
+        os.environ.update(HOME="/tmp", TMPDIR="/tmp", PWD="/tmp")
+        tempfile.tempdir = None
+        ahead.home_set = True
+    ahead.vm_size = linux.vm_size_bytes()
 
 
 def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
@@ -232,10 +261,11 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
         if containment.get("namespaces"):
             scratch = _isolate_tmp(scratch, ahead.keep)
         os.chdir(scratch)
-        os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
-        import tempfile
+        if not ahead.home_set or scratch != "/tmp":
+            os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
+            import tempfile
 
-        tempfile.tempdir = None
+            tempfile.tempdir = None
         if containment.get("drop_uid") == "per-run":  # isolation.PER_RUN: root at isolation none
             # Still root: the folder becomes this run's alone before the run becomes its uid.
             uid = int(message["uid"])
@@ -245,7 +275,7 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
         elif containment.get("namespaces"):
             # Root of its own user namespace, with every capability there: give them all up.
             linux.drop_capabilities(ahead.exec_gains_nothing)
-        apply_limits(message["limits"], containment)
+        apply_limits(message["limits"], containment, ahead.vm_size)
         import torch
 
         threads = int(message.get("threads") or 0)
@@ -354,8 +384,13 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
            ahead: tuple[_Ahead, str | None] | None = None) -> None:
     """Run one request (``request``, or the next frame on ``channel``). ``ahead``: what
     ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
-    if ahead is None:
+    if ahead is None:  # fork mode: forked ahead, waiting here until its request
         channel, done, why = ahead_of_the_request(channel, containment)
+        if why is None:
+            try:
+                _settle_ahead(done, containment)
+            except BaseException as exc:
+                why = f"{type(exc).__name__}: {exc}"
     else:
         done, why = ahead
     message = _take_request(channel, request)

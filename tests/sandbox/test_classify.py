@@ -45,3 +45,19 @@ def test_the_cpu_limits_own_signal_is_a_stop_for_cpu_time_never_a_crash():
     assert result.status == "timeout" and "2 s of CPU time" in result.message, (result.status, result.message)
     crashed = RawRun(verdict={"exit_code": None, "signal": int(signal.SIGKILL), "wall_time": 0.4, "cpu_time": 0.3})
     assert classify(crashed, Limits(cpu_time=2.0)).status == "killed"
+
+
+NO_SPACE = {"type": "OSError", "lineno": 2, "traceback": "Traceback ...\n",
+            "message": "[Errno 28] No space left on device"}
+
+
+def test_a_full_private_tmp_is_explained_and_a_full_disk_is_not_blamed_on_it():
+    full = _failed(NO_SPACE)
+    full.tmp_mb = 256  # the run had a private /tmp (a tmpfs of that size)
+    result = classify(full, Limits())
+    assert result.status == "error" and result.error.type == "OSError"
+    assert result.message == ("The run's files filled the 256 MB its folder may hold "
+                              "(four times the largest file a run may write).")
+    # A run whose folder is on the machine's disk (no per-run namespaces): the disk is full, and
+    # the learner reads Python's own words, not a limit the run never had.
+    assert classify(_failed(NO_SPACE), Limits()).message is None

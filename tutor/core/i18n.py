@@ -301,6 +301,7 @@ TABLE: dict[str, dict[str, str]] = {
         "run.cpu_time": "Stopped after using {seconds:g} s of CPU time — a long computation or an infinite loop?",
         "run.file_size.signal": "Stopped: a file grew past the {mb} MB limit.",
         "run.file_size": "A file grew past the {mb} MB a run may write.",
+        "run.tmp_full": "The run's files filled the {mb} MB its folder may hold (four times the largest file a run may write).",
         "run.file_size.compile": "torch.compile's C++ compiler wrote a file past the {mb} MB a run may write. {note}",
         "run.crashed": "The program crashed with {words} ({name}).",
         "run.signal.SIGSEGV": "a segmentation fault — often a bad ctypes call, or recursion so deep the C stack "

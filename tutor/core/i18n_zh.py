@@ -268,6 +268,7 @@ ZH: dict[str, str] = {
     "run.cpu_time": "用掉 {seconds:g} s CPU 时间后已停止：是计算量太大，还是死循环？",
     "run.file_size.signal": "已停止：有文件超过了 {mb} MB 的限制。",
     "run.file_size": "有文件超过了一次运行可写入的 {mb} MB。",
+    "run.tmp_full": "本次运行的文件已占满其文件夹可容纳的 {mb} MB（一次运行可写入的最大文件的四倍）。",
     "run.file_size.compile": "torch.compile 的 C++ 编译器写出的文件超过了一次运行可写入的 {mb} MB。{note}",
     "run.crashed": "程序崩溃了：{words}（{name}）。",
     "run.signal.SIGSEGV": "段错误——常见原因是错误的 ctypes 调用，或递归太深导致 C 栈溢出",

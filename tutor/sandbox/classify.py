@@ -39,6 +39,9 @@ class RawRun:
     probe_requested: bool = False
     isolation: str = "none"
     extra: dict = field(default_factory=dict)
+    #: The size of the run's private /tmp (a tmpfs, with per-run namespaces), or None (a folder
+    #: on the machine's disk).
+    tmp_mb: int | None = None
 
 
 def _text(data: bytes, over: bool, limits: Limits, stream: str) -> tuple[str, bool]:
@@ -181,6 +184,9 @@ def classify(raw: RawRun, limits: Limits, compiles: bool = False, unreadable: st
             result.status = "error"
             if "File too large" in result.error.message:
                 _say(result, "run.file_size", mb=limits.file_size_mb)
+            elif "No space left on device" in result.error.message and raw.tmp_mb:
+                # The run's private /tmp (a tmpfs of its own) is full, not the machine's disk.
+                _say(result, "run.tmp_full", mb=raw.tmp_mb)
             elif result.error.type == "EOFError" and "when reading a line" in result.error.message:
                 # input() at the end of an empty stdin: a run here has no keyboard
                 _say(result, "run.no_keyboard")

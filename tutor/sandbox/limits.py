@@ -34,6 +34,16 @@ class Limits:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def tmp_mb(self) -> int:
+        """What a run's files may take in all where the run has a /tmp of its own in memory (per-run
+        namespaces: a tmpfs, gone with the run): four times the largest file it may write."""
+        return TMP_FILES * self.file_size_mb
+
+
+#: ``Limits.tmp_mb``: a run's private /tmp holds this many of its largest files.
+TMP_FILES = 4
+
 
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity mask where the OS has one: a container or

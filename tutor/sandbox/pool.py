@@ -204,7 +204,7 @@ class Sandbox:
         self._counter += 1
         assert self._info is not None and self._scratch_root is not None
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
-                               preload=self.preload, processes=self.limits.processes,
+                               preload=self.preload, processes=self.limits.processes, tmp_mb=self.limits.tmp_mb,
                                name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
                                role="judge" if self.mode == "spawn" else "worker",
                                warm_when_idle=self._warms_when_idle(),

@@ -66,8 +66,12 @@ class WorkerProcess:
     def __init__(self, *, python: str, info: isolation.IsolationInfo, scratch_root: str,
                  preload: list[str], processes: int, name: str, cgroups: bool,
                  hide: tuple[str, ...] = (), role: str = "worker", warm_when_idle: bool = True,
-                 huge_pages: bool = True, refill_when_idle: bool = False, runners: str = "forked"):
+                 huge_pages: bool = True, refill_when_idle: bool = False, runners: str = "forked",
+                 tmp_mb: int | None = None):
         self.python = python
+        #: With per-run namespaces: the size of the private /tmp each runner mounts before its
+        #: request (``Limits.tmp_mb`` of the sandbox's limits; a run with others resizes it).
+        self.tmp_mb = tmp_mb if tmp_mb is not None else Limits().tmp_mb
         #: "worker" (fork mode: serves run after run, a process forked per run) or "judge" (spawn
         #: mode: serves up to ``JUDGE_RUNS`` runs, a runner interpreter started per run).
         self.role = role
@@ -124,7 +128,7 @@ class WorkerProcess:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
         config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
-                        "containment": isolation.containment(self.info), "runs": JUDGE_RUNS,
+                        "containment": dict(isolation.containment(self.info), tmp_mb=self.tmp_mb), "runs": JUDGE_RUNS,
                         "huge_pages": self.huge_pages,
                         "refill": "when-idle" if self.refill_when_idle else "at-once", "runners": self.runners}
         child_end = None
@@ -271,15 +275,18 @@ class WorkerProcess:
             raise WorkerDied("the worker is not running")
         if self._group is not None:
             self._group.set_limit(limits.processes)
-        scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs}")
         self._runs += 1
-        # The run's alone from the start: between now and the moment the run takes it (a spawn-mode
-        # spare may warm up first, seconds), a run beside it must not plant or read anything
-        # there. As root under bubblewrap the run is the worker's uid; at isolation none each
-        # run chowns it to its own uid before it leaves root; otherwise the run is the tutor's uid.
-        os.mkdir(scratch, 0o700)
-        if self.info.worker_uid is not None:
-            os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
+        scratch: str | None = None
+        if not self.info.per_run_namespaces:  # with them, the run's folder is a tmpfs of its own
+            scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs - 1}")
+            # The run's alone from the start: between now and the moment the run takes it (a
+            # spawn-mode spare may warm up first, seconds), a run beside it must not plant or read
+            # anything there. As root under bubblewrap the run is the worker's uid; at isolation
+            # none each run chowns it to its own uid before it leaves root; otherwise the run is
+            # the tutor's uid.
+            os.mkdir(scratch, 0o700)
+            if self.info.worker_uid is not None:
+                os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
         # Where descriptors travel, the run's stdout, stderr and report come on pipes of its own;
         # elsewhere the judge relays them as frames.
         pipes = [os.pipe() for _ in range(3)] if self._link.carries_fds else []
@@ -288,7 +295,7 @@ class WorkerProcess:
             self._active_id = self._run_id
             self._cancel_reason = None
         message = dict(request, op="run", id=self._run_id, scratch=scratch,
-                       limits=limits.to_dict())
+                       limits=dict(limits.to_dict(), tmp_mb=limits.tmp_mb))
         if last and self.role == "judge":
             message["last"] = True
             self._runs_left = 1
@@ -315,7 +322,10 @@ class WorkerProcess:
                     os.close(r)
                 except OSError:
                     pass
-            _discard(scratch)
+            if scratch is not None:
+                _discard(scratch)
+        if scratch is None:
+            raw.tmp_mb = limits.tmp_mb  # the run's files in all, in its private /tmp
         return raw
 
     def _collect(self, reads: list[int], limits: Limits) -> RawRun:

@@ -21,6 +21,8 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 PR_SET_PDEATHSIG = 1
+PR_GET_DUMPABLE = 3
+PR_SET_DUMPABLE = 4
 PR_SET_NAME = 15
 PR_SET_CHILD_SUBREAPER = 36
 PR_CAPBSET_DROP = 24
@@ -68,12 +70,38 @@ def let_the_woken_run() -> None:
         os.sched_yield()
 
 
+#: The run's uid and gid inside its user namespace, as they read before it had a map (the
+#: overflow id): the one id mapped there, to this process's own outside it.
+RUN_ID = 65534
+
+
 def unshare_run_namespaces() -> str | None:
-    """A user, PID and mount namespace of the run's own; why not, or None when done."""
+    """A user, PID and mount namespace of the run's own; why not, or None when done.
+
+    The user namespace maps one id, ``RUN_ID``, to this process's own uid and gid outside it
+    (the one map a process may write for the namespace it just made). Without a map the run's
+    ids are unmapped there, and a filesystem the run's namespace mounts (its private /tmp)
+    refuses to create a file it cannot give an owner (EOVERFLOW)."""
     if _libc is None:
         return "namespaces are a Linux feature"
+    uid, gid = os.geteuid(), os.getegid()
     if _libc.unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS) != 0:
         return os.strerror(ctypes.get_errno())
+    # /proc/self's files belong to root while this process is not dumpable (a worker that left
+    # root), and the maps can then not be written: dumpable for these three writes only. Nothing
+    # outside this namespace's ancestors may trace it meanwhile (other runs' are siblings).
+    dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
+    if dumpable != 1:
+        _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        for name, line in (("setgroups", "deny"), ("uid_map", f"{RUN_ID} {uid} 1"), ("gid_map", f"{RUN_ID} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(line)
+    except OSError as exc:
+        return f"cannot map the run's ids: {exc}"
+    finally:
+        if dumpable != 1:
+            _libc.prctl(PR_SET_DUMPABLE, max(dumpable, 0), 0, 0, 0)
     return None
 
 
@@ -82,6 +110,21 @@ def bind_mount(source: str, target: str) -> None:
         raise OSError(38, "bind mounts are a Linux feature")
     if _libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None) != 0:
         raise OSError(ctypes.get_errno(), f"cannot bind {source} on {target}")
+
+
+MS_NOSUID = 2
+MS_NODEV = 4
+
+
+def mount_tmpfs(target: str, size_bytes: int, remount: bool = False) -> None:
+    """A fresh tmpfs of ``size_bytes`` on ``target`` (mode 0700, no setuid or device files), or,
+    ``remount``, the one there given that size (what is in it stays)."""
+    if _libc is None:
+        raise OSError(38, "tmpfs mounts are a Linux feature")
+    flags = MS_NOSUID | MS_NODEV | (MS_REMOUNT if remount else 0)
+    options = f"size={int(size_bytes)},mode=0700".encode()
+    if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, options) != 0:
+        raise OSError(ctypes.get_errno(), f"cannot mount a {int(size_bytes) >> 20} MB tmpfs on {target}")
 
 
 def remount_read_only(path: str) -> None:

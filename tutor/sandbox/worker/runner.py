@@ -85,6 +85,10 @@ def _hide_channel(channel: socket.socket) -> socket.socket:
     return socket.socket(fileno=target)
 
 
+#: The size of a run's private /tmp when the tutor names none (``Limits.tmp_mb`` at the defaults).
+DEFAULT_TMP_MB = 256
+
+
 def _paths_under_tmp() -> list[str]:
     """Folders under /tmp this interpreter reads from (a venv or a checkout can live there)."""
     candidates = {sys.prefix, sys.base_prefix, os.path.dirname(sys.executable),
@@ -109,18 +113,18 @@ def _open_paths_under_tmp() -> list[tuple[str, int]]:
     return keep
 
 
-def _isolate_tmp(scratch: str, keep: list[tuple[str, int]]) -> str:
-    """In the run's own mount namespace, the scratch dir *is* /tmp: nothing written there stays.
+def _private_tmp(size_mb: int) -> None:
+    """In the run's own mount namespace, /tmp becomes a fresh tmpfs of ``size_mb``, the run's
+    folder: what the run writes stays in memory, no other run can see it, and it is gone with the
+    run's namespaces (nothing for the tutor to make or remove). Done before the request (the
+    capabilities of the run's user namespace are still held; no request is needed).
 
     Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
     clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
-    folder was opened before the cover (``keep``: ``_open_paths_under_tmp``) and is bound back,
-    read-only, from its file descriptor.
+    folder is opened before the cover and bound back, read-only, from its file descriptor.
     """
-    try:
-        linux.bind_mount(scratch, "/tmp")
-    except OSError as exc:
-        raise OSError(exc.errno, "cannot bind the scratch directory on /tmp") from None
+    keep = _open_paths_under_tmp()
+    linux.mount_tmpfs("/tmp", size_mb << 20)
     for path, fd in keep:
         os.makedirs(path, exist_ok=True)
         try:
@@ -129,7 +133,6 @@ def _isolate_tmp(scratch: str, keep: list[tuple[str, int]]) -> str:
             raise OSError(exc.errno, f"cannot bind {path} back over the private /tmp") from None
         os.close(fd)
         linux.remount_read_only(path)
-    return "/tmp"
 
 
 def _learner_error(exc: BaseException, filename: str) -> dict:
@@ -210,8 +213,8 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
 class _Ahead:
     """What a runner did before its request came (``_prepare``, ``_settle_ahead``)."""
 
-    def __init__(self, keep: list[tuple[str, int]], exec_gains_nothing: bool) -> None:
-        self.keep = keep  # folders under /tmp, opened, to bind back over the private /tmp
+    def __init__(self, tmp_mb: int | None, exec_gains_nothing: bool) -> None:
+        self.tmp_mb = tmp_mb  # the size of the private /tmp mounted (with the run's namespaces)
         self.exec_gains_nothing = exec_gains_nothing  # linux.gain_nothing_by_exec was called
         self.home_set = False  # HOME, TMPDIR and PWD say /tmp, the run's private /tmp
         self.vm_size: int | None = None  # the address space mapped once ready (apply_limits)
@@ -219,30 +222,32 @@ class _Ahead:
 
 def _prepare(containment: dict) -> _Ahead:
     """What needs no request, done before it: in fork mode a runner is forked ahead and waits
-    (``keeper.Spare``), so a run does not wait for these (an empty Run, side by side: ~0.9 ms of
-    its 7-8; docs/performance.md). No learner code exists here yet. What exec could give is
-    given up (the capabilities held stay effective until ``_set_up``: the private /tmp is a
-    mount), and the folders under /tmp to keep visible are opened.
+    (``keeper.Spare``), so a run does not wait for these (docs/performance.md). No learner code
+    exists here yet. With the run's namespaces, /tmp becomes the run's own tmpfs (``_private_tmp``);
+    what exec could give is given up (the capabilities held stay effective until ``_set_up``,
+    which resizes that tmpfs for a run with limits of its own); stdin and the text streams of
+    stdout and stderr are made (``_stdio_ahead``).
 
     Nothing here may start a thread: capabilities, ``no_new_privs`` and the bounding set belong to
     each thread, and one started before ``_set_up`` drops them keeps them. (Torch's intra-op
     threads, set here once, left a pool thread with every capability of the run's user namespace
     and made a profiled run 10 ms slower: tests/sandbox/test_hostile.py reads every thread's.)"""
-    keep: list[tuple[str, int]] = []
+    tmp_mb = None
     if containment.get("namespaces"):
-        keep = _open_paths_under_tmp()
+        tmp_mb = int(containment.get("tmp_mb") or DEFAULT_TMP_MB)
+        _private_tmp(tmp_mb)
     gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
     if gains_nothing:
         linux.gain_nothing_by_exec()
     _stdio_ahead()
-    return _Ahead(keep, gains_nothing)
+    return _Ahead(tmp_mb, gains_nothing)
 
 
 def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
     """What fork mode's runner does last before it waits, where nothing else runs until its
-    request (a spawn-mode runner may still warm up, importing modules that read HOME, under the
-    machine's /tmp): with the run's namespaces its folder will be /tmp, so HOME, TMPDIR and PWD
-    say so now; and the address space it maps is read for the memory limit. Each of these cost
+    request (a spawn-mode runner may still warm up, importing modules, which see the worker's
+    HOME and grow the address space): with the run's namespaces its folder is /tmp, so HOME,
+    TMPDIR and PWD say so now; and the address space it maps is read for the memory limit. Each of these cost
     a run 0.2-0.5 ms after its request: a forked process's first writes to pages it shares with
     its parent are copies (``os.environ.update``: ~120 page faults)."""
     import tempfile
@@ -256,10 +261,17 @@ def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
 
 def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
     """Scratch folder, privileges, limits, threads; why it failed, or None."""
-    scratch = message["scratch"]
+    scratch = message.get("scratch")
     try:
-        if containment.get("namespaces"):
-            scratch = _isolate_tmp(scratch, ahead.keep)
+        if containment.get("namespaces"):  # the private /tmp, mounted ahead, is the run's folder
+            scratch = "/tmp"
+            wanted = int(message["limits"].get("tmp_mb") or 0)
+            if ahead.tmp_mb is None:
+                raise OSError("the run's private /tmp was not mounted")
+            if wanted and wanted != ahead.tmp_mb:  # a run with limits of its own
+                linux.mount_tmpfs("/tmp", wanted << 20, remount=True)
+        if scratch is None:
+            raise ValueError("the request names no folder for the run")
         os.chdir(scratch)
         if not ahead.home_set or scratch != "/tmp":
             os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
@@ -377,7 +389,7 @@ def ahead_of_the_request(channel: socket.socket, containment: dict) -> tuple[soc
     try:
         return channel, _prepare(containment), None
     except BaseException as exc:
-        return channel, _Ahead([], False), f"{type(exc).__name__}: {exc}"
+        return channel, _Ahead(None, False), f"{type(exc).__name__}: {exc}"
 
 
 def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None,

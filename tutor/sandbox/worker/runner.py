@@ -211,7 +211,7 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
 
 
 class _Ahead:
-    """What a runner did before its request came (``_prepare``, ``_settle_ahead``)."""
+    """What a runner did before its request came (``_prepare``, ``settle_ahead``)."""
 
     def __init__(self, tmp_mb: int | None, exec_gains_nothing: bool) -> None:
         self.tmp_mb = tmp_mb  # the size of the private /tmp mounted (with the run's namespaces)
@@ -243,13 +243,23 @@ def _prepare(containment: dict) -> _Ahead:
     return _Ahead(tmp_mb, gains_nothing)
 
 
+def settle_ahead(ahead: _Ahead, why: str | None, containment: dict) -> str | None:
+    """What a runner does last each time before it waits for its request (spawn mode's again
+    after each warm-up, which grows the address space): with the run's namespaces its folder is
+    /tmp, so HOME, TMPDIR and PWD say so now; and the address space it maps is read for the
+    memory limit. Each cost a run 0.2-0.5 ms after its request: a forked process's first writes to
+    pages it shares with its parent are copies (``os.environ.update``: ~120 page faults). Why the
+    set-up ahead failed (``why``, or now), or None."""
+    if why is not None:
+        return why
+    try:
+        _settle_ahead(ahead, containment)
+    except BaseException as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
-    """What fork mode's runner does last before it waits, where nothing else runs until its
-    request (a spawn-mode runner may still warm up, importing modules, which see the worker's
-    HOME and grow the address space): with the run's namespaces its folder is /tmp, so HOME,
-    TMPDIR and PWD say so now; and the address space it maps is read for the memory limit. Each of these cost
-    a run 0.2-0.5 ms after its request: a forked process's first writes to pages it shares with
-    its parent are copies (``os.environ.update``: ~120 page faults)."""
     import tempfile
 
     if containment.get("namespaces"):
@@ -398,11 +408,7 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
     if ahead is None:  # fork mode: forked ahead, waiting here until its request
         channel, done, why = ahead_of_the_request(channel, containment)
-        if why is None:
-            try:
-                _settle_ahead(done, containment)
-            except BaseException as exc:
-                why = f"{type(exc).__name__}: {exc}"
+        why = settle_ahead(done, why, containment)
     else:
         done, why = ahead
     message = _take_request(channel, request)

@@ -44,7 +44,7 @@ from typing import Callable, Protocol
 from tutor.sandbox import wire
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.judging import needs_dynamo
-from tutor.sandbox.worker.runner import ahead_of_the_request, runner, wait_for_request
+from tutor.sandbox.worker.runner import ahead_of_the_request, runner, settle_ahead, wait_for_request
 from tutor.sandbox.worker.startup import (IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, load_deferred,
                                           ready_message, spare_preload, warm_up)
 
@@ -373,7 +373,9 @@ def runner_main(config: dict, preloaded: bool = False) -> int:
         return 1
     if mark is not None:
         mark()
-    channel, ahead, why = ahead_of_the_request(channel, config.get("containment", {}))
+    containment = config.get("containment", {})
+    channel, ahead, why = ahead_of_the_request(channel, containment)
+    why = settle_ahead(ahead, why, containment)
     # Sent before any learner code runs, so the judge may trust them: the CPU spent so far, and
     # whether the runner has the profiler's machinery already (forked from a template that loaded it).
     wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time(),
@@ -383,7 +385,8 @@ def runner_main(config: dict, preloaded: bool = False) -> int:
         for fd in request[1]:
             os.close(fd)
         warm_up()
+        why = settle_ahead(ahead, why, containment)  # the warm-up grew the address space
         wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
         request = wait_for_request(channel)
-    runner(channel, config.get("containment", {}), request, (ahead, why))
+    runner(channel, containment, request, (ahead, why))
     return 0

@@ -188,9 +188,12 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
         os.waitpid(pid, 0)
         return
     message, fds = taken
+    def early(verdict: dict) -> None:
+        report_status(status_w, verdict)
+        linux.step_aside()  # what is left (the relay's end, the sweep, this exit) waits for no one
+
     verdict = keep(pid, judge_end, message, fds, ctl_r, containment,
-                   exit_r if containment.get("namespaces") else None, lambda early: report_status(status_w, early),
-                   start_sent=True)
+                   exit_r if containment.get("namespaces") else None, early, start_sent=True)
     if verdict is not None:
         report_status(status_w, verdict)
 
@@ -455,6 +458,7 @@ def init_below(status_w: int, close: set[int] = frozenset(),  # type: ignore[ass
         except OSError:
             pass
         linux.let_the_woken_run()  # the keeper, before this process's exit
+        linux.step_aside()
     if status is not None:
         try:
             os.write(status_w, b"%d\n" % status)
@@ -507,6 +511,7 @@ def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> 
             os.write(exit_w, json.dumps(dict(ending(status, usage), by="relay")).encode() + b"\n")
         except OSError:
             pass
+    linux.step_aside()  # the namespaces' teardown, as this process exits
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         signal.signal(sig, signal.SIG_DFL)

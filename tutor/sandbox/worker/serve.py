@@ -85,10 +85,9 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             load_deferred_and_fork_again()
             deferred = False
             continue
-        for fd in ready:
-            if fd in finishing:
+        if channel.fileno() not in ready:  # a request first: a keeper's end waits for the next turn
+            for fd in ready:
                 finish(fd)
-        if channel.fileno() not in ready:
             continue
         try:
             message, fds = wire.recv_frame(channel)

@@ -188,6 +188,7 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
         os.waitpid(pid, 0)
         return
     message, fds = taken
+
     def early(verdict: dict) -> None:
         report_status(status_w, verdict)
         linux.step_aside()  # what is left (the relay's end, the sweep, this exit) waits for no one

@@ -177,11 +177,13 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
     if not warmed and not warm.get("deferred") and needs_dynamo(message):  # before the run starts: its time is its own
         transport.load_deferred()
         warm_runner(judge_end, warm)
+        warmed = True
     run_id = message["id"]
-    try:  # the tutor's wait for a verdict starts now, not when it sent the request
-        transport.tutor.send({"op": "started", "id": run_id})
-    except OSError:
-        pass
+    if warmed:  # the request may have waited for a warm-up: the tutor's wait for a verdict starts now
+        try:  # (said only then: it wakes the tutor beside the run; the ready message bounds a warm-up)
+            transport.tutor.send({"op": "started", "id": run_id})
+        except OSError:
+            pass
     ctl_judge, ctl_relay = socket.socketpair()
     inbox.watch(run_id, ctl_relay)
     sent: list[bool] = []

@@ -12,13 +12,13 @@ import pytest
 
 from tests.sandbox.conftest import TEST_LIMITS
 
-#: What a run says about its folder: size (MB), where it is, HOME, what is in it (but the
-#: interpreter's folders under /tmp bound back read-only: CI's checkout lives in /tmp), and the
-#: owner of a file it writes there beside its own uid.
+#: What a run says about its folder: size (MB), where it is, HOME, the files in it (folders are
+#: the interpreter's, bound back read-only where it lives under /tmp as CI's checkout does, or a
+#: spawn-mode runner's warm-up's), and the owner of a file it writes there beside its own uid.
 LOOK = """\
 import os
 st = os.statvfs('/tmp')
-found = sorted(n for n in os.listdir('/tmp') if not os.statvfs('/tmp/' + n).f_flag & os.ST_RDONLY)
+found = sorted(n for n in os.listdir('/tmp') if os.path.isfile('/tmp/' + n))
 open('mine.txt', 'w').write('hi')
 print(st.f_blocks * st.f_frsize >> 20, os.getcwd(), os.environ['HOME'], found,
       os.stat('mine.txt').st_uid == os.getuid())
@@ -43,13 +43,41 @@ def test_a_runs_folder_is_a_fresh_tmpfs_of_its_own(private, recovered):
     recovered(private)
 
 
-def test_a_run_with_a_larger_file_limit_has_a_larger_folder(private, recovered):
+def test_a_run_with_limits_of_its_own_keeps_its_sandboxs_folder_and_its_own_file_limit(private, recovered):
+    # The runner gave up the capabilities a resize needs before its request: the folder is the
+    # sandbox's size, while the largest file follows the run's own limits.
     limits = dataclasses.replace(TEST_LIMITS, file_size_mb=2 * TEST_LIMITS.file_size_mb)
-    result = private.run("import os\nst = os.statvfs('/tmp')\nprint(st.f_blocks * st.f_frsize >> 20)\n",
+    size = TEST_LIMITS.file_size_mb + 4  # past the sandbox's file limit, under the run's
+    result = private.run("import os\nst = os.statvfs('/tmp')\nprint(st.f_blocks * st.f_frsize >> 20)\n"
+                         f"open('big', 'wb').write(b'x' * ({size} << 20))\nprint(os.path.getsize('big') >> 20)\n",
                          limits=limits)
-    assert (result.status, result.stdout.strip()) == ("ok", str(limits.tmp_mb)), (result.status, result.stdout)
-    result = private.run("import os\nst = os.statvfs('/tmp')\nprint(st.f_blocks * st.f_frsize >> 20)\n")
-    assert (result.status, result.stdout.strip()) == ("ok", str(TEST_LIMITS.tmp_mb))
+    assert (result.status, result.stdout.split()) == ("ok", [str(TEST_LIMITS.tmp_mb), str(size)]), \
+        (result.status, result.stdout, result.message)
+    recovered(private)
+
+
+#: What a run tries to get back what it gave up: a user namespace of a process of its own (one
+#: thread, forked), where it would hold every capability and could mount a tmpfs of any size.
+NESTED = """\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    r = libc.unshare(0x10000000 | 0x00020000)  # CLONE_NEWUSER | CLONE_NEWNS
+    err = ctypes.get_errno()
+    caps = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')][0]
+    os.write(1, f"{r} {os.strerror(err) if r else ''}|{caps}\\n".encode())
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+def test_a_run_cannot_make_a_user_namespace_and_hold_capabilities_again(private, recovered):
+    result = private.run(NESTED)
+    assert result.status == "ok", (result.status, result.message, result.error)
+    outcome, caps = result.stdout.strip().split("|")
+    assert outcome.startswith("-1 "), result.stdout  # refused (EPERM: its ids are mapped nowhere)
+    assert int(caps, 16) == 0, result.stdout
     recovered(private)
 
 

@@ -37,7 +37,9 @@ class Limits:
     @property
     def tmp_mb(self) -> int:
         """What a run's files may take in all where the run has a /tmp of its own in memory (per-run
-        namespaces: a tmpfs, gone with the run): four times the largest file it may write."""
+        namespaces: a tmpfs, gone with the run): four times the largest file it may write. That is
+        memory beside ``memory_mb``, which counts address space, not files. Each runner mounts it
+        before its request, at its sandbox's limits: a run given limits of its own keeps it."""
         return TMP_FILES * self.file_size_mb
 
 

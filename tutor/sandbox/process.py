@@ -70,7 +70,7 @@ class WorkerProcess:
                  tmp_mb: int | None = None):
         self.python = python
         #: With per-run namespaces: the size of the private /tmp each runner mounts before its
-        #: request (``Limits.tmp_mb`` of the sandbox's limits; a run with others resizes it).
+        #: request (``Limits.tmp_mb`` of the sandbox's limits, whatever limits a run brings).
         self.tmp_mb = tmp_mb if tmp_mb is not None else Limits().tmp_mb
         #: "worker" (fork mode: serves run after run, a process forked per run) or "judge" (spawn
         #: mode: serves up to ``JUDGE_RUNS`` runs, a runner interpreter started per run).
@@ -295,7 +295,7 @@ class WorkerProcess:
             self._active_id = self._run_id
             self._cancel_reason = None
         message = dict(request, op="run", id=self._run_id, scratch=scratch,
-                       limits=dict(limits.to_dict(), tmp_mb=limits.tmp_mb))
+                       limits=limits.to_dict())
         if last and self.role == "judge":
             message["last"] = True
             self._runs_left = 1
@@ -325,7 +325,7 @@ class WorkerProcess:
             if scratch is not None:
                 _discard(scratch)
         if scratch is None:
-            raw.tmp_mb = limits.tmp_mb  # the run's files in all, in its private /tmp
+            raw.tmp_mb = self.tmp_mb  # the run's files in all, in its private /tmp (the sandbox's size)
         return raw
 
     def _collect(self, reads: list[int], limits: Limits) -> RawRun:

@@ -117,9 +117,24 @@ def unshare_run_namespaces() -> str | None:
     except OSError as exc:
         return f"cannot map the run's ids: {exc}"
     finally:
-        if dumpable != 1:
-            _libc.prctl(PR_SET_DUMPABLE, max(dumpable, 0), 0, 0, 0)
+        # Not dumpable again (0: the only other value a process may set; 2, suid_dumpable's "root
+        # only", cannot be set back and would leave it dumpable).
+        if dumpable != 1 and _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+            return "cannot make the run's relay undumpable again"
     return None
+
+
+def enter_unmapped_user_namespace() -> None:
+    """A user namespace of this process's own in which no id is mapped, entered by a runner once
+    its private /tmp is mounted: the run's ids are unmapped there, and a process whose id is
+    unmapped cannot make a user namespace. (With the run's id mapped, learner code made one and
+    held every capability in it: enough to mount a tmpfs of any size, RAM no limit counts.) The
+    process gets every capability of this namespace, which ``gain_nothing_by_exec`` and
+    ``drop_capabilities`` then end. Must be called while the process is one thread."""
+    if _libc is None:
+        raise OSError(38, "namespaces are a Linux feature")
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        raise OSError(ctypes.get_errno(), "cannot enter the runner's own user namespace")
 
 
 def bind_mount(source: str, target: str) -> None:
@@ -133,12 +148,11 @@ MS_NOSUID = 2
 MS_NODEV = 4
 
 
-def mount_tmpfs(target: str, size_bytes: int, remount: bool = False) -> None:
-    """A fresh tmpfs of ``size_bytes`` on ``target`` (mode 0700, no setuid or device files), or,
-    ``remount``, the one there given that size (what is in it stays)."""
+def mount_tmpfs(target: str, size_bytes: int) -> None:
+    """A fresh tmpfs of ``size_bytes`` on ``target`` (mode 0700, no setuid or device files)."""
     if _libc is None:
         raise OSError(38, "tmpfs mounts are a Linux feature")
-    flags = MS_NOSUID | MS_NODEV | (MS_REMOUNT if remount else 0)
+    flags = MS_NOSUID | MS_NODEV
     options = f"size={int(size_bytes)},mode=0700".encode()
     if _libc.mount(b"tmpfs", target.encode(), b"tmpfs", flags, options) != 0:
         raise OSError(ctypes.get_errno(), f"cannot mount a {int(size_bytes) >> 20} MB tmpfs on {target}")
@@ -224,8 +238,8 @@ def _drop_bounding_set() -> None:
 
 def gain_nothing_by_exec() -> None:
     """No privilege to be gained by exec (setuid files, file capabilities): ``no_new_privs``, an
-    empty bounding set and ambient set. The capabilities the process holds stay effective (a
-    runner still mounts its private /tmp after this); ``drop_capabilities`` ends those. A new user
+    empty bounding set and ambient set. The capabilities the process holds stay effective;
+    ``drop_capabilities`` ends those. A new user
     namespace gives its first process every capability again, bounding set included: call this in
     the process that will run code, after its namespaces exist."""
     if _libc is None:

@@ -103,7 +103,7 @@ def _paths_under_tmp() -> list[str]:
 
 
 def _open_paths_under_tmp() -> list[tuple[str, int]]:
-    """``_paths_under_tmp``, each with a descriptor opened on it (``O_PATH``) for ``_isolate_tmp``."""
+    """``_paths_under_tmp``, each with a descriptor opened on it (``O_PATH``) for ``_private_tmp``."""
     keep = []
     for path in _paths_under_tmp():
         try:
@@ -116,8 +116,10 @@ def _open_paths_under_tmp() -> list[tuple[str, int]]:
 def _private_tmp(size_mb: int) -> None:
     """In the run's own mount namespace, /tmp becomes a fresh tmpfs of ``size_mb``, the run's
     folder: what the run writes stays in memory, no other run can see it, and it is gone with the
-    run's namespaces (nothing for the tutor to make or remove). Done before the request (the
-    capabilities of the run's user namespace are still held; no request is needed).
+    run's namespaces (nothing for the tutor to make or remove). Done before the request, while the
+    runner still holds the capabilities of the run's user namespace (``_prepare`` then gives them
+    up). Its size is the sandbox's (``Limits.tmp_mb``): once the runner has given up those
+    capabilities nothing can resize it, so a run with limits of its own keeps it.
 
     Covering /tmp would also hide a virtual environment or a checkout that lives under it (CI
     clones into /tmp), and lazy imports (numpy.ma, torch submodules) would then fail. Each such
@@ -223,10 +225,10 @@ class _Ahead:
 def _prepare(containment: dict) -> _Ahead:
     """What needs no request, done before it: in fork mode a runner is forked ahead and waits
     (``keeper.Spare``), so a run does not wait for these (docs/performance.md). No learner code
-    exists here yet. With the run's namespaces, /tmp becomes the run's own tmpfs (``_private_tmp``);
-    what exec could give is given up (the capabilities held stay effective until ``_set_up``,
-    which resizes that tmpfs for a run with limits of its own); stdin and the text streams of
-    stdout and stderr are made (``_stdio_ahead``).
+    exists here yet. With the run's namespaces, /tmp becomes the run's own tmpfs (``_private_tmp``),
+    the runner enters a user namespace in which no id is mapped (``linux.enter_unmapped_user_namespace``)
+    and gives up every capability and what exec could give; stdin and the text streams of stdout
+    and stderr are made (``_stdio_ahead``).
 
     Nothing here may start a thread: capabilities, ``no_new_privs`` and the bounding set belong to
     each thread, and one started before ``_set_up`` drops them keeps them. (Torch's intra-op
@@ -236,9 +238,12 @@ def _prepare(containment: dict) -> _Ahead:
     if containment.get("namespaces"):
         tmp_mb = int(containment.get("tmp_mb") or DEFAULT_TMP_MB)
         _private_tmp(tmp_mb)
+        linux.enter_unmapped_user_namespace()
     gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
     if gains_nothing:
         linux.gain_nothing_by_exec()
+    if containment.get("namespaces"):  # nothing left to do that needs a capability
+        linux.drop_capabilities(exec_gains_nothing=True)
     _stdio_ahead()
     return _Ahead(tmp_mb, gains_nothing)
 
@@ -275,11 +280,8 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
     try:
         if containment.get("namespaces"):  # the private /tmp, mounted ahead, is the run's folder
             scratch = "/tmp"
-            wanted = int(message["limits"].get("tmp_mb") or 0)
             if ahead.tmp_mb is None:
                 raise OSError("the run's private /tmp was not mounted")
-            if wanted and wanted != ahead.tmp_mb:  # a run with limits of its own
-                linux.mount_tmpfs("/tmp", wanted << 20, remount=True)
         if scratch is None:
             raise ValueError("the request names no folder for the run")
         os.chdir(scratch)
@@ -294,9 +296,6 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
             os.chown(scratch, uid, uid)
             os.chmod(scratch, 0o700)
             linux.become_user(uid)
-        elif containment.get("namespaces"):
-            # Root of its own user namespace, with every capability there: give them all up.
-            linux.drop_capabilities(ahead.exec_gains_nothing)
         apply_limits(message["limits"], containment, ahead.vm_size)
         import torch
 

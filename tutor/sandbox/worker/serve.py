@@ -85,9 +85,10 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             load_deferred_and_fork_again()
             deferred = False
             continue
-        if channel.fileno() not in ready:  # a request first: a keeper's end waits for the next turn
-            for fd in ready:
+        for fd in ready:
+            if fd in finishing:
                 finish(fd)
+        if channel.fileno() not in ready:
             continue
         try:
             message, fds = wire.recv_frame(channel)

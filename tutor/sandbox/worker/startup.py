@@ -91,12 +91,12 @@ def warm_up() -> None:
     run's: it goes to /dev/null. A module that fails here fails again in the run that uses it, and
     says why there.
 
-    No op runs here, under the profiler or not: a spawn-mode runner warms up while it still holds
-    the capabilities of the run's user namespace (it mounts the private /tmp once its request
-    names the scratch folder), capabilities belong to each thread, and a thread started now keeps
-    them. The profiler's first use starts one (Kineto's configuration loader): a profiled op here
-    left a thread with every capability beside the learner's code. The run's first profile now
-    starts it, after the drop (~4 ms more for that profile here;
+    No op runs here, under the profiler or not. A spawn-mode runner warmed up while it still held
+    the capabilities of the run's user namespace, capabilities belong to each thread, and a thread
+    started then kept them: the profiler's first use starts one (Kineto's configuration loader),
+    and a profiled op here left a thread with every capability beside the learner's code. The
+    runner now gives up its capabilities before it warms up (``runner._prepare``), and the run's
+    first profile starts that thread (~4 ms more for that profile here;
     tests/sandbox/test_spawn.py reads every thread's capabilities)."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

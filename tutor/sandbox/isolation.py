@@ -230,12 +230,13 @@ def _probe_script() -> str:
     interpreter is still readable, then try a run's namespaces and the private /tmp a runner
     mounts in them (a tmpfs). Exit 0 ok, 3 no nested namespaces, 4 the interpreter is unreadable
     by an unprivileged user."""
-    return _READABLE_CHECK + ("ok = linux.unshare_run_namespaces() is None\n"
+    return _READABLE_CHECK + ("if linux.unshare_run_namespaces() is not None:\n"
+                              "    sys.exit(3)\n"
                               "try:\n"
-                              "    ok and linux.mount_tmpfs('/tmp', 1 << 20)\n"
+                              "    linux.mount_tmpfs('/tmp', 1 << 20)\n"
                               "except OSError:\n"
-                              "    ok = False\n"
-                              "sys.exit(0 if ok else 3)\n")
+                              "    sys.exit(3)\n"
+                              "sys.exit(0)\n")
 
 
 #: Leave root for the uid in argv[1] (when >= 0) and exit 4, printing the folder, if one of the

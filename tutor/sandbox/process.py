@@ -275,10 +275,9 @@ class WorkerProcess:
             raise WorkerDied("the worker is not running")
         if self._group is not None:
             self._group.set_limit(limits.processes)
-        self._runs += 1
         scratch: str | None = None
         if not self.info.per_run_namespaces:  # with them, the run's folder is a tmpfs of its own
-            scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs - 1}")
+            scratch = os.path.join(self.scratch_root, f"run-{self.name}-{self._runs}")
             # The run's alone from the start: between now and the moment the run takes it (a
             # spawn-mode spare may warm up first, seconds), a run beside it must not plant or read
             # anything there. As root under bubblewrap the run is the worker's uid; at isolation
@@ -287,6 +286,7 @@ class WorkerProcess:
             os.mkdir(scratch, 0o700)
             if self.info.worker_uid is not None:
                 os.chown(scratch, self.info.worker_uid, self.info.worker_uid)
+        self._runs += 1
         # Where descriptors travel, the run's stdout, stderr and report come on pipes of its own;
         # elsewhere the judge relays them as frames.
         pipes = [os.pipe() for _ in range(3)] if self._link.carries_fds else []
@@ -324,7 +324,7 @@ class WorkerProcess:
                     pass
             if scratch is not None:
                 _discard(scratch)
-        if scratch is None:
+        if self.info.per_run_namespaces:
             raw.tmp_mb = self.tmp_mb  # the run's files in all, in its private /tmp (the sandbox's size)
         return raw
 

@@ -17,6 +17,8 @@ CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
 MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
@@ -110,18 +112,18 @@ def unshare_run_namespaces() -> str | None:
     dumpable = _libc.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0)
     if dumpable != 1:
         _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    why = None
     try:
         for name, line in (("setgroups", "deny"), ("uid_map", f"{RUN_ID} {uid} 1"), ("gid_map", f"{RUN_ID} {gid} 1")):
             with open(f"/proc/self/{name}", "w") as handle:
                 handle.write(line)
     except OSError as exc:
-        return f"cannot map the run's ids: {exc}"
-    finally:
-        # Not dumpable again (0: the only other value a process may set; 2, suid_dumpable's "root
-        # only", cannot be set back and would leave it dumpable).
-        if dumpable != 1 and _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-            return "cannot make the run's relay undumpable again"
-    return None
+        why = f"cannot map the run's ids: {exc}"
+    # Not dumpable again (0: the only other value a process may set; 2, suid_dumpable's "root
+    # only", cannot be set back and would leave it dumpable).
+    if dumpable != 1 and _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        why = why or "cannot make the run's relay undumpable again"
+    return why
 
 
 def enter_unmapped_user_namespace() -> None:
@@ -142,10 +144,6 @@ def bind_mount(source: str, target: str) -> None:
         raise OSError(38, "bind mounts are a Linux feature")
     if _libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None) != 0:
         raise OSError(ctypes.get_errno(), f"cannot bind {source} on {target}")
-
-
-MS_NOSUID = 2
-MS_NODEV = 4
 
 
 def mount_tmpfs(target: str, size_bytes: int) -> None:

@@ -15,6 +15,7 @@ except ImportError:  # Windows: wall time and output caps are the only limits th
     resource = None  # type: ignore[assignment]
 
 from tutor.sandbox import wire
+from tutor.sandbox.limits import Limits
 from tutor.sandbox.worker import linux
 
 
@@ -83,10 +84,6 @@ def _hide_channel(channel: socket.socket) -> socket.socket:
     os.dup2(channel.fileno(), target, inheritable=False)
     channel.close()
     return socket.socket(fileno=target)
-
-
-#: The size of a run's private /tmp when the tutor names none (``Limits.tmp_mb`` at the defaults).
-DEFAULT_TMP_MB = 256
 
 
 def _paths_under_tmp() -> list[str]:
@@ -213,12 +210,11 @@ def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None
 
 
 class _Ahead:
-    """What a runner did before its request came (``_prepare``, ``settle_ahead``)."""
+    """What a runner did before its request came (``_prepare``, ``settle_ahead``). A failure
+    there is the run's setup error, so ``_set_up`` only ever sees all of it done."""
 
-    def __init__(self, tmp_mb: int | None, exec_gains_nothing: bool) -> None:
-        self.tmp_mb = tmp_mb  # the size of the private /tmp mounted (with the run's namespaces)
+    def __init__(self, exec_gains_nothing: bool) -> None:
         self.exec_gains_nothing = exec_gains_nothing  # linux.gain_nothing_by_exec was called
-        self.home_set = False  # HOME, TMPDIR and PWD say /tmp, the run's private /tmp
         self.vm_size: int | None = None  # the address space mapped once ready (apply_limits)
 
 
@@ -231,13 +227,12 @@ def _prepare(containment: dict) -> _Ahead:
     and stderr are made (``_stdio_ahead``).
 
     Nothing here may start a thread: capabilities, ``no_new_privs`` and the bounding set belong to
-    each thread, and one started before ``_set_up`` drops them keeps them. (Torch's intra-op
-    threads, set here once, left a pool thread with every capability of the run's user namespace
-    and made a profiled run 10 ms slower: tests/sandbox/test_hostile.py reads every thread's.)"""
-    tmp_mb = None
+    each thread, and one started before they are given up keeps them (here, or, as root at
+    isolation none, in ``_set_up``). (Torch's intra-op threads, set here once, left a pool thread
+    with every capability of the run's user namespace and made a profiled run 10 ms slower:
+    tests/sandbox/test_hostile.py reads every thread's.)"""
     if containment.get("namespaces"):
-        tmp_mb = int(containment.get("tmp_mb") or DEFAULT_TMP_MB)
-        _private_tmp(tmp_mb)
+        _private_tmp(int(containment.get("tmp_mb") or Limits().tmp_mb))
         linux.enter_unmapped_user_namespace()
     gains_nothing = bool(containment.get("namespaces") or containment.get("drop_uid") == "per-run")
     if gains_nothing:
@@ -245,7 +240,7 @@ def _prepare(containment: dict) -> _Ahead:
     if containment.get("namespaces"):  # nothing left to do that needs a capability
         linux.drop_capabilities(exec_gains_nothing=True)
     _stdio_ahead()
-    return _Ahead(tmp_mb, gains_nothing)
+    return _Ahead(gains_nothing)
 
 
 def settle_ahead(ahead: _Ahead, why: str | None, containment: dict) -> str | None:
@@ -267,25 +262,24 @@ def settle_ahead(ahead: _Ahead, why: str | None, containment: dict) -> str | Non
 def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
     import tempfile
 
-    if containment.get("namespaces"):
+    if containment.get("namespaces"):  # _set_up does it at the request otherwise
         os.environ.update(HOME="/tmp", TMPDIR="/tmp", PWD="/tmp")
         tempfile.tempdir = None
-        ahead.home_set = True
     ahead.vm_size = linux.vm_size_bytes()
 
 
 def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
-    """Scratch folder, privileges, limits, threads; why it failed, or None."""
-    scratch = message.get("scratch")
+    """Working folder (the private /tmp mounted ahead, with the run's namespaces), the run's uid
+    (as root at isolation none), limits, threads; why it failed, or None."""
     try:
-        if containment.get("namespaces"):  # the private /tmp, mounted ahead, is the run's folder
+        if containment.get("namespaces"):  # HOME and the rest say so already (settle_ahead)
             scratch = "/tmp"
-            if ahead.tmp_mb is None:
-                raise OSError("the run's private /tmp was not mounted")
-        if scratch is None:
-            raise ValueError("the request names no folder for the run")
-        os.chdir(scratch)
-        if not ahead.home_set or scratch != "/tmp":
+            os.chdir(scratch)
+        else:
+            scratch = message.get("scratch")
+            if scratch is None:
+                raise ValueError("the request names no folder for the run")
+            os.chdir(scratch)
             os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
             import tempfile
 
@@ -398,7 +392,7 @@ def ahead_of_the_request(channel: socket.socket, containment: dict) -> tuple[soc
     try:
         return channel, _prepare(containment), None
     except BaseException as exc:
-        return channel, _Ahead(None, False), f"{type(exc).__name__}: {exc}"
+        return channel, _Ahead(False), f"{type(exc).__name__}: {exc}"
 
 
 def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None,

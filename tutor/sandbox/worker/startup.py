@@ -24,10 +24,10 @@ OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.checks.server", "tutor.checks.remote
 #: has whatever the template loaded for its runners, shared, not copied.)
 JUDGE_LEAVES_OUT = ("tutor.checks.server",)
 #: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
-#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU). A spare that waits ``IDLE_WARM_S`` for its request (a learner reading
-#: the exercise) loads it then, in both; a spare taken at once (back-to-back runs, a ``grade``
-#: batch) loads it only where its run needs it (``judging.needs_dynamo``), before the run
-#: starts, so the run is never charged for it.
+#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU). A spare that waits
+#: ``IDLE_WARM_S`` for its request (a learner reading the exercise) loads it then, in both; a
+#: spare taken at once (back-to-back runs, a ``grade`` batch) loads it only where its run needs it
+#: (``judging.needs_dynamo``), before the run starts, so the run is never charged for it.
 SPARE_DEFERS = ("torch._dynamo",)
 IDLE_WARM_S = 1.0
 
@@ -91,12 +91,12 @@ def warm_up() -> None:
     run's: it goes to /dev/null. A module that fails here fails again in the run that uses it, and
     says why there.
 
-    No op runs here, under the profiler or not. A spawn-mode runner warmed up while it still held
-    the capabilities of the run's user namespace, capabilities belong to each thread, and a thread
-    started then kept them: the profiler's first use starts one (Kineto's configuration loader),
-    and a profiled op here left a thread with every capability beside the learner's code. The
-    runner now gives up its capabilities before it warms up (``runner._prepare``), and the run's
-    first profile starts that thread (~4 ms more for that profile here;
+    No op runs here, under the profiler or not: capabilities belong to each thread, and a thread
+    started before the runner gives up its own keeps them (as root at isolation none the runner
+    is root until its request). The profiler's first use starts one (Kineto's configuration
+    loader): a profiled op here, when the runner still held the capabilities of the run's user
+    namespace while it warmed up, left a thread with every capability beside the learner's code.
+    The run's first profile starts that thread (~4 ms more for that profile here;
     tests/sandbox/test_spawn.py reads every thread's capabilities)."""
     for stream in (sys.stdout, sys.stderr):
         stream.flush()

@@ -276,9 +276,10 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
             scratch = "/tmp"
             os.chdir(scratch)
         else:
-            scratch = message.get("scratch")
-            if scratch is None:
+            named = message.get("scratch")
+            if type(named) is not str:
                 raise ValueError("the request names no folder for the run")
+            scratch = named
             os.chdir(scratch)
             os.environ.update(HOME=scratch, TMPDIR=scratch, PWD=scratch)
             import tempfile

@@ -6,7 +6,9 @@
   must say so (compute-bound), not call it memory-bound;
 - the profiler lesson's ranking: on one thread, as the example pins it, `addmm` leads the
   self-time table (in most of five profiled runs: a claim about what a learner normally sees);
-- the no_grad lesson's distillation choice and the three-traps lesson's "more than twice".
+- the no_grad lesson's distillation choice and the three-traps lesson's "more than twice";
+- when autocast casts a weight again (counted casts: one block or one per call, no_grad,
+  training, inference_mode, frozen weights), and the casts tiny layers pay under autocast.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.packs.conftest import en
 
@@ -207,8 +211,14 @@ print(sum(blocks.values()) // 1024, each[0] // 1024)
 """
 
 
-def test_the_distillation_and_saved_tensor_claims(pack):
-    distill, per_tensor = _run([DISTILLATION, PER_TENSOR])
+@pytest.fixture(scope="module")
+def claims_run():
+    """The distillation, saved-tensor and cast-count snippets in one runner (one import of torch)."""
+    return dict(zip(("distill", "per_tensor", "casts"), _run([DISTILLATION, PER_TENSOR, CASTS])))
+
+
+def test_the_distillation_and_saved_tensor_claims(pack, claims_run):
+    distill, per_tensor = claims_run["distill"], claims_run["per_tensor"]
     assert distill["returncode"] == 0, distill["stderr"][-2000:]
     got = dict(line.rsplit(" ", 1) for line in distill["stdout"].splitlines())
     # 03, which-one: mse_loss on the teacher's logits raises, and so do kl_div and cross_entropy
@@ -224,3 +234,61 @@ def test_the_distillation_and_saved_tensor_claims(pack):
     intro = " ".join(en(step.intro).split())
     assert f"{each} KiB instead of {once}" in intro and each > 2 * once, (once, each)
     assert f"{each} KiB，而不是 {once}" in step.intro["zh"], (once, each)
+
+
+CASTS = """
+import torch
+import torch.nn as nn
+from torch.profiler import ProfilerActivity, profile
+
+torch.manual_seed(0)
+model = nn.Sequential(*[nn.Linear(64, 64) for _ in range(4)])  # Lab 2's model at WIDTH = 64
+x = torch.randn(256, 64)
+
+
+def casts(mode, one_block, frozen=False, mixed=True):
+    for parameter in model.parameters():
+        parameter.requires_grad_(not frozen)
+    with profile(activities=[ProfilerActivity.CPU]) as prof, mode():
+        if one_block:
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
+                for _ in range(10):
+                    model(x)
+        else:
+            for _ in range(10):
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=mixed):
+                    model(x)
+    return sum(row.count for row in prof.key_averages() if row.key == "aten::_to_copy")
+
+
+print("float32", casts(torch.no_grad, True, mixed=False))
+print("no_grad one block", casts(torch.no_grad, True))
+print("no_grad a block per call", casts(torch.no_grad, False))
+print("training one block", casts(torch.enable_grad, True))
+print("inference_mode one block", casts(torch.inference_mode, True))
+print("frozen no_grad one block", casts(torch.no_grad, True, frozen=True))
+"""
+
+
+def test_when_autocast_casts_a_weight_again(pack, claims_run):
+    """04 `speed`: autocast keeps a weight's bfloat16 copy until its block exits only for a weight
+    that requires grad, outside inference_mode (torch's cached_cast: `arg.requires_grad() &&
+    arg.is_leaf() && ... && !c10::InferenceMode::is_enabled()`); 09 says the same in short; Lab 2:
+    tiny layers pay autocast's own casts (counted, not timed: the input and four weights and
+    biases, 9 a forward, none in float32)."""
+    explain = " ".join(en(_step(pack, "autocast", "speed").explain).split())
+    assert ("keeps its bfloat16 copy of a weight until its `with` block exits only if the weight requires grad"
+            in explain and "is not under `inference_mode`" in explain), explain
+    assert "10 forwards of four `Linear` layers in one block ran 18 casts under `no_grad` and 90 under" in explain
+    summary = " ".join(en(_step(pack, "summary", "summary").body).split())
+    assert "on every call under `inference_mode` or for frozen weights" in summary
+    lab2 = _step(pack, "labs", "autocast-cpu")
+    assert "nn.Linear(WIDTH, WIDTH) for _ in range(LAYERS)" in lab2.code and "LAYERS = 512, 256, 4" in lab2.code
+    assert "autocast's own casts (of the input, of every weight and of every bias)" in " ".join(
+        en(lab2.explain).split())
+    result = claims_run["casts"]
+    assert result["returncode"] == 0, result["stderr"][-2000:]
+    got = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in result["stdout"].splitlines()}
+    # 8 parameters cast once and the input once a call, against all 9 casts on each of 10 calls
+    assert got == {"float32": 0, "no_grad one block": 18, "no_grad a block per call": 90, "training one block": 18,
+                   "inference_mode one block": 90, "frozen no_grad one block": 90}, got

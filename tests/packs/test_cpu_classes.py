@@ -285,9 +285,9 @@ def kept(pack):
 def test_keeping_freed_memory_removes_the_faults_and_decides_the_batch_16_verdict(pack, measured, kept):
     """04 `speed`: with GLIBC_TUNABLES as the lesson gives it "the bf16 forward's page faults then fell
     from thousands to at most a few hundred, and at batch 16 autocast came out as fast as float32
-    or faster"; Lab 2: "it rose to 1.2-1.4x" from about 0.5x. The verdicts are held side by side
+    or faster"; Lab 2: "it rose above 1 (1.05-1.4x)" from 0.4-0.5x. The verdicts are held side by side
     with the default allocator's, run for run the same code (here: 1.6-1.9x -> 0.7-0.9x, and Lab 2
-    0.5x -> 1.2-1.4x); the faults are counted."""
+    0.47x -> 1.23x); the faults are counted."""
     explain = " ".join(en(_step(pack, "autocast", "speed").explain).split())
     assert "`GLIBC_TUNABLES` to `glibc.malloc.mmap_threshold=268435456` and `glibc.malloc.trim_threshold=1073741824`, " \
            "joined by a colon" in explain and ":".join(["glibc.malloc.mmap_threshold=268435456",

@@ -261,7 +261,16 @@ def casts(mode, one_block, frozen=False, mixed=True):
     return sum(row.count for row in prof.key_averages() if row.key == "aten::_to_copy")
 
 
+def bias_copies():  # copy_ inside addmm in one float32 forward: the bias into the output
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        model(x)
+    return sum(1 for event in prof.events()
+               if event.name == "aten::copy_" and event.cpu_parent is not None
+               and event.cpu_parent.name == "aten::addmm")
+
+
 print("float32", casts(torch.no_grad, True, mixed=False))
+print("bias copies in addmm", bias_copies())
 print("no_grad one block", casts(torch.no_grad, True))
 print("no_grad a block per call", casts(torch.no_grad, False))
 print("training one block", casts(torch.enable_grad, True))
@@ -275,7 +284,8 @@ def test_when_autocast_casts_a_weight_again(pack, claims_run):
     that requires grad, outside inference_mode (torch's cached_cast: `arg.requires_grad() &&
     arg.is_leaf() && ... && !c10::InferenceMode::is_enabled()`); 09 says the same in short; Lab 2:
     tiny layers pay autocast's own casts (counted, not timed: the input and four weights and
-    biases, 9 a forward, none in float32)."""
+    biases, 9 a forward, none in float32); and the `copy_` column's one float32 copy per layer is
+    the bias copied into addmm's output."""
     explain = " ".join(en(_step(pack, "autocast", "speed").explain).split())
     assert ("keeps its bfloat16 copy of a weight until its `with` block exits only if the weight requires grad"
             in explain and "is not under `inference_mode`" in explain), explain
@@ -290,5 +300,8 @@ def test_when_autocast_casts_a_weight_again(pack, claims_run):
     assert result["returncode"] == 0, result["stderr"][-2000:]
     got = {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in result["stdout"].splitlines()}
     # 8 parameters cast once and the input once a call, against all 9 casts on each of 10 calls
+    # 04: "`copy_` also holds a copy float32 makes too: `addmm` starts by copying the bias into its output"
+    assert "`addmm` starts by copying the bias into its output" in explain
+    assert got.pop("bias copies in addmm") == 4, got
     assert got == {"float32": 0, "no_grad one block": 18, "no_grad a block per call": 90, "training one block": 18,
                    "inference_mode one block": 90, "frozen no_grad one block": 90}, got

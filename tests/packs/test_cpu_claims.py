@@ -8,7 +8,8 @@
   self-time table (in most of five profiled runs: a claim about what a learner normally sees);
 - the no_grad lesson's distillation choice and the three-traps lesson's "more than twice";
 - when autocast casts a weight again (counted casts: one block or one per call, no_grad,
-  training, inference_mode, frozen weights), and the casts tiny layers pay under autocast.
+  training, inference_mode, frozen weights), the casts tiny layers pay under autocast, and
+  that a forward records a graph only for a model with trainable parameters.
 """
 
 from __future__ import annotations
@@ -271,6 +272,12 @@ def bias_copies():  # copy_ inside addmm in one float32 forward: the bias into t
 
 print("float32", casts(torch.no_grad, True, mixed=False))
 print("bias copies in addmm", bias_copies())
+for parameter in model.parameters():  # frozen, no context manager: nothing to record
+    parameter.requires_grad_(False)
+print("frozen forward records a graph", int(model(x).grad_fn is not None))
+for parameter in model.parameters():
+    parameter.requires_grad_(True)
+print("trainable forward records a graph", int(model(x).grad_fn is not None))
 print("no_grad one block", casts(torch.no_grad, True))
 print("no_grad a block per call", casts(torch.no_grad, False))
 print("training one block", casts(torch.enable_grad, True))
@@ -285,7 +292,7 @@ def test_when_autocast_casts_a_weight_again(pack, claims_run):
     arg.is_leaf() && ... && !c10::InferenceMode::is_enabled()`); 09 says the same in short; Lab 2:
     tiny layers pay autocast's own casts (counted, not timed: the input and four weights and
     biases, 9 a forward, none in float32); and the `copy_` column's one float32 copy per layer is
-    the bias copied into addmm's output."""
+    the bias copied into addmm's output; 03 and 07: a frozen model's forward records no graph."""
     explain = " ".join(en(_step(pack, "autocast", "speed").explain).split())
     assert ("keeps its bfloat16 copy of a weight until its `with` block exits only if the weight requires grad"
             in explain and "is not under `inference_mode`" in explain), explain
@@ -303,5 +310,11 @@ def test_when_autocast_casts_a_weight_again(pack, claims_run):
     # 04: "`copy_` also holds a copy float32 makes too: `addmm` starts by copying the bias into its output"
     assert "`addmm` starts by copying the bias into its output" in explain
     assert got.pop("bias copies in addmm") == 4, got
+    # 03 intro and 07 no-grad-vs-inference: only a model with trainable parameters records a graph
+    assert (got.pop("frozen forward records a graph"), got.pop("trainable forward records a graph")) == (0, 1)
+    intro = " ".join(en(pack.lesson("no-grad-and-inference").steps[0].body).split())
+    assert "every forward of a model with trainable parameters records a graph" in intro, intro
+    answer = " ".join(en(_step(pack, "self-test", "no-grad-vs-inference").answer).split())
+    assert "every forward of a model with trainable parameters keeps its activations" in answer, answer
     assert got == {"float32": 0, "no_grad one block": 18, "no_grad a block per call": 90, "training one block": 18,
                    "inference_mode one block": 90, "frozen no_grad one block": 90}, got

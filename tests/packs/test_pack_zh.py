@@ -130,3 +130,14 @@ def test_self_test_summary_counts_its_questions_in_chinese(pack):
     word = stated.group(1)
     number = int(word) if word.isdigit() else _chinese_number(word)
     assert number == sum(step.kind == "quiz" for step in lesson.steps)
+
+
+def test_a_speed_up_of_one_to_two_is_not_said_as_faster_by_one_to_two(pack):
+    """Issue 54: 快一到两倍 reads as "faster by one to two times" (2-3x) in Chinese; the English
+    means a speed-up of 1-2x. Said as a ratio (加速比), it cannot be misread."""
+    step = next(s for s in pack.lesson("labs").steps if s.id == "autocast-cuda")
+    assert "A whole model usually runs one to two times as fast" in " ".join(step.explain["en"].split())
+    assert "整个模型的加速比通常只有一到两倍" in step.explain["zh"]
+    faster_by = re.compile(r"快(?:一|两|1|2|\s)*到?(?:一|两|1|2)\s*倍")  # 快一倍, 快一到两倍, 快 1 到 2 倍
+    misread = [label for path, label, text in _texts(pack) if faster_by.search(text["zh"])]
+    assert not misread, misread

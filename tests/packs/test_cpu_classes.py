@@ -244,18 +244,20 @@ def test_the_quiz_premise_is_the_lesson_case(pack):
 def test_the_casts_take_page_faults_with_the_default_allocator(pack, measured, isa):
     """04 `speed`: "thousands of page faults per bf16 forward against none for float32" at 2048 wide,
     batch 16 (the AVX-512 BF16 bullet's "It lost here"): each forward's fresh 8 MiB copies land in
-    pages glibc gave back, up to 2048 small pages each. Medians of three here: 6 112 (BF16), 1 355
-    (AVX512_CORE), 8 160 (AVX2); how many depends on where glibc put the copies, so the other
-    classes are held only to many more than float32. Counted, not timed."""
+    pages glibc gave back, up to 2048 small pages each. Medians of three here: 6 112 and 6 522
+    (BF16), 8 160 twice (AVX2), but 1 355 and 239 (AVX512_CORE): how many depends on where glibc
+    put the copies among the other blocks, which oneDNN's path changes, so only the class the
+    lesson says it for is held to thousands; float32's forward takes none on every class (0 in
+    all six). Counted, not timed."""
     if isa not in CLASSES:
         pytest.skip(f"this machine is {REAL}: it cannot stand in for {isa}")
     if not glibc():
         pytest.skip("the lesson's count is glibc's default allocator's")
     fp32, bf16 = measured[isa]["faults"][16]
     where = f"under ONEDNN_MAX_CPU_ISA={isa}: {measured[isa]['faults']}"
-    assert fp32 < 50 and bf16 > 10 * (fp32 + 1), where
+    assert fp32 < 50, where
     if LESSON_CLASS[isa] == "AVX-512 BF16 without AMX" and not huge_pages_always():
-        assert bf16 > 1000, where
+        assert bf16 > 1000 and bf16 > 10 * (fp32 + 1), where
 
 
 @pytest.fixture(scope="module")

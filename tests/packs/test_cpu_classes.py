@@ -298,9 +298,9 @@ def test_keeping_freed_memory_removes_the_faults_and_decides_the_batch_16_verdic
     where = f"under ONEDNN_MAX_CPU_ISA={isa}: kept freed memory {got}, default allocator {default}"
     fp32, bf16 = got["faults"][16]
     assert fp32 < 50 and bf16 < 1000, where
-    if not huge_pages_always():
-        assert bf16 < default["faults"][16][1] / 10, where
     if isa == "AVX512_CORE_BF16":
+        if not huge_pages_always():  # "from thousands"; the default's count elsewhere varies (see above)
+            assert bf16 < default["faults"][16][1] / 10, where
         ratio_16 = default["speed"][16][0]
         assert ratio_16 > SLOWER and got["ratio_16"] < SLOWER and got["ratio_16"] < ratio_16 / 1.5, where
         assert default["lab2_wide"] < FASTER and got["lab2_wide"] > FASTER, where

@@ -275,18 +275,20 @@ def test_handin_writes_what_the_learner_solved_and_grade_reads_it(tmp_path):
     store.answers.record_attempt(pack.id, lesson_a.id, first.id, "check", passed=True, code=first.solution)
     store.drafts.save(pack.id, lesson_a.id, first.id, "# typed after solving\n")
     store.drafts.save(pack.id, lesson_b.id, second.id, second.starter + "\n# still working\n")
-    store.answers.record_quiz(pack.id, "self-test", "q1", "B", True)
+    store.answers.record_quiz(pack.id, "self-test", "q-dtype-source", "1", True)
     store.close()
     env = {"TORCH_TUTOR_DATA_DIR": str(data), "TORCH_TUTOR_CONFIG_DIR": str(tmp_path / "config")}
     archive = tmp_path / "subs" / "ann.handin.zip"
     out = tutor("handin", "--learner", "Ann", "-o", str(archive), env=env)
     assert out.returncode == 0, out.stderr
-    assert "2 exercises (1 solved), 1 quiz answers" in out.stdout
+    said = " ".join(out.stdout.split())
+    assert f"2 of {len(pack.exercises())} exercises (1 solved), 1 of " in said
+    assert f"not solved, handed in as you last left them (1): {second.id}" in said
     handin = read_handin(archive)
     assert handin.learner == "Ann" and handin.pack == pack.id
     assert handin.exercises[first.id].decode() == first.solution  # the passing code, not the later draft
     assert handin.solved == {first.id: True, second.id: False}
-    assert handin.quizzes == {"self-test/q1": {"answer": "B", "correct": True}}
+    assert handin.quizzes == {"self-test/q-dtype-source": {"answer": "1", "correct": True}}
 
     empty = tutor("handin", env={"TORCH_TUTOR_DATA_DIR": str(tmp_path / "nothing")})
     assert empty.returncode == 2 and "nothing to hand in" in empty.stderr

@@ -248,8 +248,10 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
 
 def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, code: str, report: ExerciseReport) -> None:
     """The check as the app's Check button records it, in the learner's data directory: an attempt,
-    and when every check passed a solve whose code `torch-tutor handin` hands in. Checking the
-    starter unchanged is a look at the task, not an attempt (as in the app)."""
+    and when every check passed a solve whose code `torch-tutor handin` hands in. The code checked,
+    passing or not, becomes the exercise's draft (what the app's editor holds): the learner's
+    latest version, which `handin` hands in for an exercise not solved. Checking the starter
+    unchanged is a look at the task, not an attempt (as in the app)."""
     from tutor.core import review
     from tutor.core.progress import ProgressStore
 
@@ -261,6 +263,7 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
         store.answers.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,
                                      checks_passed=sum(c.status == "passed" for c in report.checks),
                                      checks_total=len(report.checks), wall_time=report.run.wall_time, code=code)
+        store.drafts.save(pack.id, lesson_id, exercise.id, code)
         kept = store.storage.persistent and store.storage.write_error is None
         notice = store.storage.write_error or store.storage.notice
     finally:

@@ -48,6 +48,40 @@ def speak(args: Any) -> None:
         pass
 
 
+def cells(text: str) -> int:
+    """How many terminal cells ``text`` takes (a CJK character is two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def wrap_cells(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
+    """``text`` (its whitespace runs made one space) in lines of at most ``width`` cells: breaks at
+    spaces, and between any two CJK characters (``tutor.app.cjk_wrap``'s chunks, closing
+    punctuation kept on its line). ``first`` starts the first line instead of ``indent``; a word
+    wider than a line is cut where the width ends."""
+    from tutor.app.cjk_wrap import RICH_WORD
+
+    lead = indent if first is None else first
+    lines: list[str] = []
+    line = lead
+    for word in RICH_WORD.findall(" ".join(text.split())):
+        if line.strip() and cells((line + word).rstrip()) > width:
+            lines.append(line.rstrip())
+            word, line = word.lstrip(), indent
+        while cells(line + word.rstrip()) > width and len(word) > 1:  # one word wider than a line
+            room = width - cells(line)
+            cut = 1
+            while cut < len(word) and cells(word[:cut + 1]) <= room:
+                cut += 1
+            lines.append(line + word[:cut])
+            word, line = word[cut:], indent
+        line += word
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
 def print_json(data: Any) -> None:
     """JSON with every character a terminal would act on written as a \\u escape (JSON escapes
     C0 controls itself; DEL, C1 and bidi marks it would leave raw), so it stays valid JSON after

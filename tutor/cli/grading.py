@@ -93,7 +93,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "handin", help="write your solved code and quiz answers to an archive for your instructor",
         description="Write LEARNER-PACK.handin.zip with, for every exercise you worked on, the last code "
-        "that passed its checks (else your latest draft), and your quiz answers. `torch-tutor grade` reads it.")
+        "that passed its checks (else your latest version: the app's draft or the file you last checked), "
+        "and your quiz answers; it names the exercises left unsolved or never worked on. `torch-tutor grade` "
+        "reads it.")
     p.add_argument("pack_arg", nargs="?", metavar="PACK",
                    help="a pack id (as `torch-tutor list` shows it), folder or pack.yaml (default: the built-in pack)")
     p.add_argument("--learner", help="your name as your instructor knows it (default: your user name)")
@@ -397,6 +399,8 @@ def cmd_handin(args: argparse.Namespace) -> int:
         recorded = store.steps.of_pack(pack.id)
         exercises: dict[str, tuple[str, bool]] = {}
         for lesson, exercise in pack.exercises():
+            # the code that passed, else the latest version: the app's draft, which a `check` of a
+            # file also writes, passing or not (an answer that failed still earns what it passes)
             passing = store.answers.solved_code(pack.id, lesson.id, exercise.id)
             code = passing if passing is not None else store.drafts.get(pack.id, lesson.id, exercise.id)
             if code is not None:
@@ -411,6 +415,33 @@ def cmd_handin(args: argparse.Namespace) -> int:
     target = Path(args.output) if args.output else Path(f"{safe}-{pack.id}{SUFFIX}")
     write_handin(target, learner=learner, pack_id=pack.id, pack_version=pack.version,
                  tutor_version=__version__, exercises=exercises, quizzes=quizzes)
-    solved = sum(solved for _code, solved in exercises.values())
-    print(t("cli.handin.wrote", target=target, exercises=len(exercises), solved=solved, quizzes=len(quizzes)))
+    for line in handin_summary(pack, target, exercises, quizzes):
+        print(line)
     return 0
+
+
+def handin_summary(pack: Pack, target: Path, exercises: dict[str, tuple[str, bool]],
+                   quizzes: dict[str, object], width: int = 80) -> list[str]:
+    """What `handin` wrote, in lines of at most ``width`` cells: the counts out of the pack's, then
+    the exercises handed in unsolved, those never worked on (not in the archive) and the quizzes
+    not answered, by name: nothing is left out without a word."""
+    from tutor.cli.common import wrap_cells
+    from tutor.core.i18n import t
+    from tutor.core.models import QuizBase
+
+    every = [exercise.id for _lesson, exercise in pack.exercises()]
+    refs = [f"{lesson.id}/{step.id}" for lesson in pack.lessons for step in lesson.steps
+            if isinstance(step, QuizBase)]
+    solved = sum(done for _code, done in exercises.values())
+    lines = wrap_cells(t("cli.handin.wrote", target=target, exercises=len(exercises), total=len(every),
+                         solved=solved, quizzes=sum(ref in quizzes for ref in refs), quiz_total=len(refs)),
+                       width, "  ", first="")
+    unsolved = [eid for eid in every if eid in exercises and not exercises[eid][1]]
+    untouched = [eid for eid in every if eid not in exercises]
+    unanswered = [ref for ref in refs if ref not in quizzes]
+    for key, names in (("cli.handin.unsolved", unsolved), ("cli.handin.unattempted", untouched),
+                       ("cli.handin.unanswered", unanswered)):
+        if names:
+            lines += wrap_cells(t(key, count=len(names), names=", ".join(names), pack=pack.id), width, "    ",
+                                first="  ")
+    return lines

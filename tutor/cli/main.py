@@ -49,9 +49,9 @@ def _helped(text: str | None) -> str | None:
 
 
 def _cells(text: str) -> int:
-    import unicodedata
+    from tutor.cli.common import cells
 
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    return cells(text)
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -65,16 +65,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _split_lines(self, text: str, width: int) -> list[str]:
         if _cells(text) == len(text):
             return super()._split_lines(text, width)
-        from tutor.app.cjk_wrap import RICH_WORD
+        from tutor.cli.common import wrap_cells
 
-        lines, line = [], ""
-        for word in RICH_WORD.findall(" ".join(text.split())):
-            if line and _cells((line + word).rstrip()) > width:
-                lines.append(line.rstrip())
-                word = word.lstrip()
-                line = ""
-            line += word
-        return [*lines, line.rstrip()] if line.strip() else lines
+        return [line for line in wrap_cells(text, width) if line]
 
     def format_help(self) -> str:
         import re

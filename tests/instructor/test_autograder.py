@@ -262,6 +262,15 @@ def test_github_classroom_gives_partial_credit_per_check_and_quiz_points(tmp_pat
     earned, _possible, outputs = _run_like_classroom(repo, steps, env)
     assert earned == 1 and outputs["add-to-copy: values"].startswith("SKIPPED"), outputs
 
+    # issue 51: loose files and no archive: the quiz's test fails and says why, out of the same 4
+    (repo / "add-to-copy.py").write_text(WRONG)
+    (repo / "me-pack.handin.zip").unlink()
+    earned, possible, outputs = _run_like_classroom(repo, steps, env)
+    assert (earned, possible) == (1, 4), outputs
+    quiz = outputs["quiz first-lesson/which-is-a-view"]
+    assert quiz.startswith("FAIL first-lesson/which-is-a-view: missing: no answer: loose .py files carry no "
+                           "quiz answers; the archive `torch-tutor handin` writes does"), quiz
+
 
 def test_github_classroom_points_that_are_not_whole(tmp_path):
     """1 point over 3 checks: Classroom takes whole numbers, so every test is worth x100 and an

@@ -110,7 +110,8 @@ def test_roster_rows_points_and_late_flags(course):
     expected = {  # (status, points, max_points, late, handed_in_from, learner_id)
         ("ann", "add-to-copy"): ("passed", "4", "4", "true", "file mtime", "1001"),  # the exercise's own deadline
         ("ann", "add-two"): ("failed", "0.67", "2", "true", "file mtime", "1001"),  # 1 of 3 checks, rounded
-        # ann handed in loose files, which carry no quiz answer: no quiz row (the summary says so)
+        # ann handed in loose files, which carry no quiz answer: the quiz is 0 of its point, and says why
+        ("ann", "first-lesson/which-is-a-view"): ("missing", "0", "1", "", "", "1001"),
         ("ben", "add-to-copy"): ("failed", "2", "4", "true", "archive", "1002"),  # weight 2 of 4 passed
         ("ben", "add-two"): ("passed", "2", "2", "false", "archive", "1002"),
         ("ben", "first-lesson/which-is-a-view"): ("passed", "1", "1", "false", "archive", "1002"),
@@ -130,8 +131,8 @@ def test_roster_rows_points_and_late_flags(course):
 def test_totals_for_the_gradebook(course):
     data = list(csv.reader(io.StringIO((course["out"] / "totals.csv").read_text())))
     assert data[0] == ["Student", "SIS User ID", "Email", "pack (7 points)", "Points Possible"]
-    # ann 4 + 0.67 (2/3 of 2, rounded) of 6 (no quiz row); ben 4 x 2/4 + 2 + 1; cat nothing
-    assert data[1:] == [["ann", "1001", "ann@example.org", "4.67", "6"],
+    # ann 4 + 0.67 (2/3 of 2, rounded) of 7 (the quiz unanswered); ben 4 x 2/4 + 2 + 1; cat nothing
+    assert data[1:] == [["ann", "1001", "ann@example.org", "4.67", "7"],
                         ["ben", "1002", "ben@example.org", "5", "7"],
                         ["cat", "1003", "cat@example.org", "0", "7"]]
 
@@ -180,7 +181,7 @@ def test_shards_merged_equal_one_run(course):
     for path in (out / "feedback").iterdir():
         assert (out / "merged-feedback" / path.name).read_text() == path.read_text()
     merged = json.loads((out / "merged.json").read_text())
-    assert merged["summary"]["shard"] is None and len(merged["rows"]) == 8  # ann has no quiz row
+    assert merged["summary"]["shard"] is None and len(merged["rows"]) == 9  # 3 learners x 3 items (ann's quiz row too)
 
 
 def test_merge_refuses_an_incomplete_set(course):
@@ -261,5 +262,5 @@ def test_a_disk_that_fills_mid_batch_keeps_the_rows_done(course, tmp_path):
     assert table[0][0] == "learner" and len(table) >= 2
     assert all(len(row) == 15 for row in table)  # whole rows only: a row cut by the full disk is taken back
     assert kept.endswith("\n") and table[1][:5] == ["learner0", "", "", "add-to-copy", "true"]
-    # every submission was still graded and printed (2 exercises each: loose files carry no quiz row)
-    assert sum(line.startswith("learner") for line in run.stdout.splitlines()) == 12
+    # every submission was still graded and printed (2 exercises and the unanswered quiz each)
+    assert sum(line.startswith("learner") for line in run.stdout.splitlines()) == 18

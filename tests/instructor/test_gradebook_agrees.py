@@ -4,8 +4,9 @@ whose numbers need rounding (issue 27, items 2, 3, 5 and 6):
 - points are rounded half up to POINT_PLACES (2) places once, after partial credit and the late
   penalty, and every output (CSV, JSON, totals, feedback, Gradescope) carries the same numbers;
   a learner's total is the sum of their rounded rows;
-- a learner who handed in loose files has no quiz rows (only an archive carries quiz answers), so
-  no maximum is inflated by points nobody could earn, and the summary says so once;
+- a learner who handed in loose files has the quiz rows everyone has, 'missing' and 0 (only an
+  archive carries quiz answers): every learner's maximum is the pack's, by every route (issue 51),
+  and the summary says once why those rows are 0;
 - hints follow failures only: never on a skipped, error or timeout check, unless the author wrote
   a hint for that status;
 - an exercise whose every check raised is `error`, not `failed`.
@@ -110,8 +111,8 @@ def test_every_output_carries_the_same_rounded_points(graded):
     points = {key: float(r["points"]) for key, r in rows.items()}
     assert points == {("bob", "add-to-copy"): 0.27, ("bob", "add-two"): 0.27,
                       ("eve", "add-to-copy"): 0.33, ("eve", "add-two"): 0.0,
-                      ("eve", "first-lesson/which-is-a-view"): 1.0,
-                      ("sam", "add-to-copy"): 0.0, ("sam", "add-two"): 1.0}
+                      ("eve", "first-lesson/which-is-a-view"): 1.0, ("bob", "first-lesson/which-is-a-view"): 0.0,
+                      ("sam", "add-to-copy"): 0.0, ("sam", "add-two"): 1.0, ("sam", "first-lesson/which-is-a-view"): 0.0}
     data = json.loads((graded["out"] / "all.json").read_text())
     assert {(r["learner"], r["exercise"]): r["points"] for r in data["rows"]} == points
     assert data["summary"]["point_places"] == 2
@@ -124,7 +125,7 @@ def test_every_output_carries_the_same_rounded_points(graded):
     bob = (graded["out"] / "feedback" / "bob.md").read_text()
     assert bob.count("0.27 of 1 points") == 2 and "0.2666" not in bob and "0.2667" not in bob
     # Gradescope applies no deadline (its own late policy does): bob's rows are 1/3 -> 0.33 each there
-    expected = {"bob": {"add-to-copy": 0.33, "add-two": 0.33},
+    expected = {"bob": {"add-to-copy": 0.33, "add-two": 0.33, "first-lesson/which-is-a-view": 0.0},
                 "eve": {"add-to-copy": 0.33, "add-two": 0.0, "first-lesson/which-is-a-view": 1.0}}
     for name, tests in expected.items():
         results = graded["gradescope"][name]
@@ -133,25 +134,35 @@ def test_every_output_carries_the_same_rounded_points(graded):
         assert f"{results['score']:g} of " in results["output"]
 
 
-def test_a_maximum_holds_only_what_the_learners_hand_in_could_carry(graded):
+def test_a_learners_maximum_is_the_same_whatever_route_they_handed_in_by(graded):
+    """Issue 51: under Gradescope loose files were scored out of 2 and an archive out of 3, and
+    under `grade` a learner of loose files had no quiz rows. Every learner now has every graded
+    quiz's row; one with no answer is 'missing', 0 of its points, and the row says why."""
+    from tutor.grading.gradebook import NO_ARCHIVE
+
     rows = _csv_rows(graded)
-    assert ("bob", "first-lesson/which-is-a-view") not in rows  # loose files carry no quiz answer
-    assert ("sam", "first-lesson/which-is-a-view") not in rows
+    for name in ("bob", "sam"):  # loose files carry no quiz answer: 0 of the quiz's point, said so
+        row = rows[(name, "first-lesson/which-is-a-view")]
+        assert (row["status"], row["points"], row["max_points"]) == ("missing", "0", "1")
+        assert row["message"] == NO_ARCHIVE and "torch-tutor handin" in row["message"]
     assert rows[("eve", "first-lesson/which-is-a-view")]["status"] == "passed"
     totals = {r["Student"]: r["Points Possible"]
               for r in csv.DictReader(io.StringIO((graded["out"] / "totals.csv").read_text()))}
-    assert totals == {"bob": "2", "eve": "3", "sam": "2"}
-    assert "**0.54 of 2 points.**" in (graded["out"] / "feedback" / "bob.md").read_text()
+    assert totals == {"bob": "3", "eve": "3", "sam": "3"}
+    assert "**0.54 of 3 points.**" in (graded["out"] / "feedback" / "bob.md").read_text()
     stderr = graded["done"].stderr
     note = [line for line in stderr.splitlines() if "quiz" in line and "archive" in line]
     assert len(note) == 1, stderr  # said once, in the summary
-    assert "2 learners" in note[0] and "2 points, not 3" in note[0]
+    assert "2 learners" in note[0] and "0 of 1 point, out of the same maximum of 3" in note[0]
     summary = json.loads((graded["out"] / "all.json").read_text())["summary"]
-    assert summary["without_quiz_rows"] == {"learners": 2, "quiz_points": 1.0, "note": summary["without_quiz_rows"]["note"]}
+    assert summary["without_quiz_answers"] == {"learners": 2, "quiz_points": 1.0,
+                                               "note": summary["without_quiz_answers"]["note"]}
     bob = graded["gradescope"]["bob"]
-    assert [t["name"] for t in bob["tests"]] == ["add-to-copy", "add-two"]
-    assert "0.66 of 2 points" in bob["output"] and "archive" in bob["output"]
+    assert [t["name"] for t in bob["tests"]] == ["add-to-copy", "add-two", "first-lesson/which-is-a-view"]
+    assert [t["max_score"] for t in bob["tests"]] == [1, 1, 1]
+    assert "0.66 of 3 points" in bob["output"] and "No quiz answer" in bob["output"]
     assert "1.33 of 3 points" in graded["gradescope"]["eve"]["output"]
+    assert "quiz" not in graded["gradescope"]["eve"]["output"].lower()
 
 
 def test_hints_follow_failures_only(graded):

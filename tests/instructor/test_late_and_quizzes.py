@@ -97,7 +97,9 @@ def test_points_after_penalties_and_quizzes(graded):
         ("ann", "add-to-copy"): ("passed", "3.2", "4", "true", "20"),
         # 1 of 3 checks of 2 points is 0.6667; add-two's own 25% a day for 1 day: 0.5
         ("ann", "add-two"): ("failed", "0.5", "2", "true", "25"),
-        # ann handed in loose files, which carry no quiz answers: no quiz rows
+        # ann handed in loose files, which carry no quiz answers: 0 of each quiz's points, out of the same 9
+        ("ann", "first-lesson/which-is-a-view"): ("missing", "0", "1", "", "0"),
+        ("ann", "first-lesson/predict-view"): ("missing", "0", "2", "", "0"),
         # 63 days late, capped at the pack's 25%: 3
         ("ben", "add-to-copy"): ("passed", "3", "4", "true", "25"),
         # 2 days x 25% (add-two's own penalty, no cap given): 1
@@ -114,15 +116,15 @@ def test_points_after_penalties_and_quizzes(graded):
 
 
 def test_the_summary_line_counts_quiz_answers_apart_from_file_problems(graded):
-    # 5 exercise runs; ben's and cat's 2 quiz answers each; cat's add-two missing (ann has no quiz rows)
-    assert "4 quiz answers marked, 1 not run (file problems)" in graded["done"].stderr
+    # 5 exercise runs; ben's and cat's 2 quiz answers each; cat's add-two and ann's 2 quizzes missing
+    assert "4 quiz answers marked, 3 not run (file problems)" in graded["done"].stderr
 
 
 def test_totals_and_feedback_after_penalties(graded):
     data = list(csv.reader(io.StringIO((graded["out"] / "totals.csv").read_text())))
     assert data[0][3] == "pack (9 points)"
-    # ann 3.2 + 0.5 of 6 (no quiz rows); ben 3 + 1 + 0.8 + 1.6; cat 4/3, rounded
-    assert [(r[0], r[3], r[4]) for r in data[1:]] == [("ann", "3.7", "6"), ("ben", "6.4", "9"),
+    # ann 3.2 + 0.5 of 9 (no quiz answered); ben 3 + 1 + 0.8 + 1.6; cat 4/3, rounded
+    assert [(r[0], r[3], r[4]) for r in data[1:]] == [("ann", "3.7", "9"), ("ben", "6.4", "9"),
                                                       ("cat", "1.33", "9")]
     ben = (graded["out"] / "feedback" / "ben.md").read_text()
     assert "(late: 50% of the points taken)" in ben and "**6.4 of 9 points.**" in ben

@@ -291,7 +291,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
           f"{f' ({why})' if why else ''}, {cached} from the cache, "
           f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
           f"(file problems), in {time.monotonic() - started:.1f} s{not_kept}", file=sys.stderr)
-    left_out = gradeout.without_quiz_rows(meta, rows)
+    left_out = gradeout.without_quiz_answers(meta, rows)
     if left_out is not None:
         print(f"quizzes: {left_out['note']}", file=sys.stderr)
     accepted = "" if _isolates(info) else " (accepted with --unisolated)"

@@ -312,7 +312,7 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
     """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
     files that are no exercise are listed as failed tests worth nothing."""
     from tutor.grading.gradebook import round_points
-    from tutor.grading.output import without_quiz_rows
+    from tutor.grading.output import without_quiz_answers
 
     items = set(meta["items"])
     tests = []
@@ -327,9 +327,10 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
         tests.append(test)
     score = round_points(sum(row.points for row in rows if row.exercise in items))
     maximum = round_points(sum(row.max_points for row in rows if row.exercise in items))
-    quizzes = ("" if without_quiz_rows(meta, rows) is None else
-               f" Quiz answers ({_points(meta.get('quiz_points') or 0)}) are not part of it: only the archive "
-               "`torch-tutor handin` writes carries them, and this submission is loose files.")
+    quizzes = ("" if without_quiz_answers(meta, rows) is None else
+               f" No quiz answer: this submission is loose files, and only the archive `torch-tutor handin` "
+               f"writes carries quiz answers, so the quizzes ({_points(meta.get('quiz_points') or 0)}) "
+               "count 0.")
     return {
         "score": score,
         "execution_time": max(0, round(seconds)),

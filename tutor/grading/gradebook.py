@@ -218,6 +218,12 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
+#: The message of a quiz row of a learner who handed in loose files and no archive (the archive
+#: `torch-tutor handin` writes is what carries quiz answers): 0 of the quiz's points.
+NO_ARCHIVE = ("no answer: loose .py files carry no quiz answers; the archive `torch-tutor handin` writes "
+              "does (answer quizzes in the app or with `torch-tutor quiz`)")
+
+
 #: A quiz whose type is graded (its declaration has ``mark``; its record has ``points``).
 GradedQuiz = Graded
 
@@ -400,16 +406,17 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
             sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
         best = answers.get(learner)
-        if learner not in archived and slot:
-            continue  # loose files carry no quiz answers: no row nobody could earn (output.without_quiz_rows)
+        # Every learner has a row per graded quiz, whatever they handed in: the same maximum by
+        # every route (loose files, an archive, Gradescope, Classroom); an unanswered quiz is 0.
+        unanswered = (NO_ARCHIVE if slot and learner not in archived else
+                      "nothing handed in" if not slot else "not answered in the hand-in archive")
         for ref, quiz in quizzes:
             recorded = best[1].get(ref) if best else None
             answer = recorded.get("answer") if isinstance(recorded, dict) else None
             if isinstance(answer, str) and best is not None:
                 sub = Submission(learner, ref, best[2], answer=answer, handed_in=best[3], handed_in_from=best[4])
             else:
-                sub = Submission(learner, ref, best[2] if best else "", status="missing",
-                                 message="no answer in a hand-in archive")
+                sub = Submission(learner, ref, best[2] if best else "", status="missing", message=unanswered)
             sub.learner_id, sub.email = who.id, who.email
             submissions.append(sub)
     for sub in strays:

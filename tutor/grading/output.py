@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
 from tutor.errors import TutorError
-from tutor.grading.gradebook import COLUMNS, POINT_PLACES, Row, round_points
+from tutor.grading.gradebook import COLUMNS, NO_ARCHIVE, POINT_PLACES, Row, round_points
 
 FORMAT = "torch-tutor-grade"
 FORMAT_VERSION = 1
@@ -178,28 +178,25 @@ def summary(meta: GradeMeta, rows: list[Row]) -> dict[str, Any]:
         "learners": len({r.learner for r in rows if r.exercise in set(meta["items"])}),
         "rows": len(rows), "passed": sum(r.passed for r in rows),
         "statuses": _count(r.status for r in rows),
-        "without_quiz_rows": without_quiz_rows(meta, rows),
+        "without_quiz_answers": without_quiz_answers(meta, rows),
     }
 
 
-def without_quiz_rows(meta: GradeMeta, rows: list[Row]) -> dict[str, Any] | None:
-    """The learners whose hand-in could carry no quiz answer (loose files only: no archive), so they
-    have no quiz rows and a smaller maximum; None when every learner's maximum is the pack's."""
+def without_quiz_answers(meta: GradeMeta, rows: list[Row]) -> dict[str, Any] | None:
+    """The learners who handed in loose files and no archive, so no quiz answer (only the archive
+    `torch-tutor handin` writes carries them): their quiz rows are 'missing', 0 of the quizzes'
+    points, out of the same maximum as everyone's. None when there is no such learner."""
     quizzes = set(meta.get("quizzes") or [])
     if not quizzes:
         return None
-    items = set(meta["items"])
-    learners = {r.learner for r in rows if r.exercise in items}
-    with_quiz = {r.learner for r in rows if r.exercise in quizzes}
-    count = len(learners - with_quiz)
+    count = len({r.learner for r in rows if r.exercise in quizzes and r.message == NO_ARCHIVE})
     if not count:
         return None
     quiz_points = float(meta.get("quiz_points") or 0.0)
-    full = float(meta["max_points"])
     who = "1 learner" if count == 1 else f"{count} learners"
-    note = (f"{who} handed in no hand-in archive, only loose files, which carry no quiz answers: no quiz rows, "
-            f"so a maximum of {_points(full - quiz_points)}, not {_num(full)} (quiz answers reach "
-            "`grade` only in the archive `torch-tutor handin` writes)")
+    note = (f"{who} handed in loose files and no hand-in archive, so no quiz answer: their quiz rows are "
+            f"'missing', 0 of {_points(quiz_points)}, out of the same maximum of {_num(float(meta['max_points']))} "
+            "(quiz answers reach `grade` only in the archive `torch-tutor handin` writes)")
     return {"learners": count, "quiz_points": quiz_points, "note": note}
 
 

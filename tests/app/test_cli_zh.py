@@ -248,7 +248,9 @@ def test_handin_in_chinese(tmp_path, capsys):
     target = tmp_path / "out.tthandin"
     code, out, _ = _run(capsys, tmp_path, "--language", "zh", "handin", "mini", "--learner", "ada",
                         "--output", str(target))
-    assert code == 0 and out == f"已写入 {target}：1 个练习（已解出 0 个），1 个测验答案\n", out
+    said = "".join(out.split())
+    assert code == 0 and said.startswith(f"已写入{target}：1个练习中的1个（已解出0个），6个测验中的1个答案"), out
+    assert "未解出，按你最后留下的样子提交（1个）：double" in said, out
 
 
 # ---------------------------------------------------------------- the sandbox's isolation, in Chinese
@@ -386,7 +388,7 @@ def test_the_torch_range_notice_in_chinese():
 # ---------------------------------------------------------------- --help, in Chinese
 
 #: The learner's commands, whose --help is all in the table (the instructors' keep their English).
-LEARNER_COMMANDS = ("check", "run", "progress", "review", "doctor", "handin", "open", "reset", "serve")
+LEARNER_COMMANDS = ("check", "run", "progress", "review", "doctor", "handin", "quiz", "open", "reset", "serve")
 
 
 @pytest.mark.parametrize("command", [None, *LEARNER_COMMANDS])
@@ -404,7 +406,7 @@ def test_help_in_chinese(capsys, command):
         names = {"torch", "tutor", "id", "JSON", "Schema", "FSRS", "ISO", "Python", "Gradescope", "GitHub",
                  "Classroom", "PyTorch", "en", "zh", "sandbox_mode", "language", "list", "validate", "schema",
                  "config", "check", "new", "grade", "merge", "handin", "autograder", "open", "progress", "reset",
-                 "review", "run", "doctor", "serve", "pack", "yaml"}
+                 "review", "run", "doctor", "serve", "pack", "yaml", "quiz", "Enter", "Ctrl"}  # key names stay
         english = [word for word in re.findall(r"[A-Za-z_]{2,}", shown) if word not in names]
         assert not english, (line, english)
     if command is None:

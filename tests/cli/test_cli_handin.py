@@ -196,4 +196,4 @@ def test_handin_leaves_out_nothing_and_says_what_is_unsolved_or_untouched(tmp_pa
     else:
         assert "2 个练习中的 1 个（已解出 0 个）" in out
         assert "未解出，按你最后留下的样子提交（1 个）：add-to-copy" in out
-        assert "从未做过，不在压缩包里（1 个）：doubled" in out
+        assert "从未做过，不在归档文件里（1 个）：doubled" in out

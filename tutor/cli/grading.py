@@ -7,7 +7,7 @@ import functools
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from tutor.cli.common import UsageError, guarded
 
@@ -421,7 +421,7 @@ def cmd_handin(args: argparse.Namespace) -> int:
 
 
 def handin_summary(pack: Pack, target: Path, exercises: dict[str, tuple[str, bool]],
-                   quizzes: dict[str, object], width: int = 80) -> list[str]:
+                   quizzes: Mapping[str, object], width: int = 80) -> list[str]:
     """What `handin` wrote, in lines of at most ``width`` cells: the counts out of the pack's, then
     the exercises handed in unsolved, those never worked on (not in the archive) and the quizzes
     not answered, by name: nothing is left out without a word."""

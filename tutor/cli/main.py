@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "tutor.cli.packs",
     "tutor.cli.settings",
     "tutor.cli.checking",
+    "tutor.cli.quiz",
     "tutor.cli.author",
     "tutor.cli.grading",
     "tutor.cli.autograder",

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import random
+import secrets
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from tutor.core.quizzes import QuizBase, QuizType, Ran
 from tutor.core.spec import Meta, record
 from tutor.core.text import Text
+
+if TYPE_CHECKING:
+    from tutor.core.progress import ProgressStore
+
+#: The progress store's preference that seeds every shuffle for this learner.
+SEED_PREFERENCE = "shuffle-seed"
 
 
 @record
@@ -36,6 +44,49 @@ class ChoiceQuiz(QuizBase):
     def multiple(self) -> bool:
         return sum(c.correct for c in self.choices) > 1
 
+    @property
+    def correct_choices(self) -> set[int]:
+        """The indexes (in the order written) of the correct choices."""
+        return {i for i, choice in enumerate(self.choices) if choice.correct}
+
+    def is_right(self, picked: set[int]) -> bool:
+        """An answer is right when it picks exactly the correct choices."""
+        return picked == self.correct_choices
+
+
+def answer_text(picked: set[int]) -> str:
+    """How an answer is recorded (progress store, hand-in): the picked indexes in the order
+    written, comma-separated."""
+    return ",".join(map(str, sorted(picked)))
+
+
+def picked_of(answer: str | None) -> set[int] | None:
+    """The choices a recorded answer picked; None for text that is no such answer."""
+    if not answer:
+        return set()
+    try:
+        return {int(part) for part in answer.split(",") if part.strip()}
+    except ValueError:
+        return None
+
+
+def learner_seed(store: "ProgressStore") -> str:
+    """This learner's shuffle seed: made once, kept with their progress."""
+    seed = store.preferences.get(SEED_PREFERENCE)
+    if not seed:
+        seed = secrets.token_hex(8)
+        store.preferences.set(SEED_PREFERENCE, seed)
+    return seed
+
+
+def choice_order(count: int, seed: str, key: tuple[str, ...], shuffle: bool = True) -> list[int]:
+    """The order (original indices) in which this learner sees the ``count`` choices of quiz ``key``
+    (pack, lesson, step): the same in the app, in `torch-tutor quiz` and in every review."""
+    order = list(range(count))
+    if shuffle:
+        random.Random("/".join((seed, *key))).shuffle(order)
+    return order
+
 
 def _review(step: ChoiceQuiz) -> list[Any]:
     return [step.question, [[c.text, c.correct] for c in step.choices], step.multiple]
@@ -43,13 +94,8 @@ def _review(step: ChoiceQuiz) -> list[Any]:
 
 def _mark(quiz: ChoiceQuiz, answer: str, ran: Ran | None) -> tuple[bool, str]:
     """A hand-in records the picked choices' indexes in the order written, comma-separated."""
-    correct = {i for i, choice in enumerate(quiz.choices) if choice.correct}
-    picked: set[int] | None
-    try:
-        picked = {int(part) for part in answer.split(",") if part.strip()}
-    except ValueError:
-        picked = None
-    right = picked == correct
+    picked = picked_of(answer)
+    right = picked is not None and quiz.is_right(picked)
     return right, "correct" if right else ("not an answer to this quiz" if picked is None else "not the right choices")
 
 

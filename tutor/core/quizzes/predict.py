@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from tutor.core.quizzes import QuizBase, QuizType, Ran
 from tutor.core.spec import Meta, record
 from tutor.core.step_base import Seconds
 from tutor.core.text import Text
+
+if TYPE_CHECKING:
+    from tutor.core.predict import Verdict
 
 
 @record
@@ -35,6 +38,16 @@ class PredictQuiz(QuizBase):
 
 def _review(step: PredictQuiz) -> list[Any]:
     return [step.question, step.code]
+
+
+def judge_run(quiz: PredictQuiz, prediction: str, output: str, error_type: str | None) -> "Verdict":
+    """A prediction against a run of the quiz's code that printed ``output`` and raised an exception
+    of type ``error_type`` (its qualified name, or None): the app, `torch-tutor quiz` and `grade`
+    (through ``_mark``) judge by this."""
+    from tutor.core.predict import judge
+
+    raised = error_type.rsplit(".", 1)[-1] if error_type is not None else None
+    return judge(prediction, output, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises, raised=raised)
 
 
 def _mark(quiz: PredictQuiz, answer: str, ran: Ran | None) -> tuple[bool, str]:

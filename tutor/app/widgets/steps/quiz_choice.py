@@ -9,9 +9,7 @@ quiz keeps its order and the right answer is not always first), unless the autho
 
 from __future__ import annotations
 
-import random
 import re
-import secrets
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
@@ -33,14 +31,12 @@ from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
 from tutor.core.models import ChoiceQuiz
+from tutor.core.quizzes.choice import SEED_PREFERENCE, answer_text, choice_order, learner_seed
 
-#: The progress store's preference that seeds every shuffle for this learner.
-SEED_PREFERENCE = "shuffle-seed"
+__all__ = ["SEED_PREFERENCE", "ChoiceQuizStep", "choice_order", "learner_seed", "soft_join"]
 
 if TYPE_CHECKING:  # what _Wrapping is mixed into (a private module; only its type is needed)
     from textual.widgets._toggle_button import ToggleButton as _Toggle
-
-    from tutor.core.progress import ProgressStore
 else:
     _Toggle = object
 
@@ -50,23 +46,6 @@ _SOFT_BREAK = re.compile(r"(?<![\n\\])(?<!  )\n(?!\n)")
 def soft_join(text: str) -> str:
     """Markdown's soft line breaks (one newline inside a paragraph) joined with a space."""
     return _SOFT_BREAK.sub(" ", text.strip())
-
-
-def learner_seed(store: ProgressStore) -> str:
-    """This learner's shuffle seed: made once, kept with their progress."""
-    seed = store.preferences.get(SEED_PREFERENCE)
-    if not seed:
-        seed = secrets.token_hex(8)
-        store.preferences.set(SEED_PREFERENCE, seed)
-    return seed
-
-
-def choice_order(count: int, seed: str, key: tuple[str, ...], shuffle: bool = True) -> list[int]:
-    """The order (original indices) in which this learner sees the ``count`` choices of quiz ``key``."""
-    order = list(range(count))
-    if shuffle:
-        random.Random("/".join((seed, *key))).shuffle(order)
-    return order
 
 
 def _indices(answer: str | None) -> set[int]:
@@ -259,9 +238,9 @@ class ChoiceQuizStep(StepView):
         self._answer({int((box.id or "-1").removeprefix("choice-")) for box in self.query(ChoiceBox) if box.value})
 
     def _answer(self, picked: set[int]) -> None:
-        correct = {i for i, c in enumerate(self.step.choices) if c.correct}
-        self.store.answers.record_quiz(*self.key, ",".join(map(str, sorted(picked))), picked == correct)
-        self._everything = self._everything or picked == correct
+        right = self.step.is_right(picked)
+        self.store.answers.record_quiz(*self.key, answer_text(picked), right)
+        self._everything = self._everything or right
         self._show(picked)
 
     def feedback(self, picked: set[int], everything: bool = True) -> Group:
@@ -270,7 +249,7 @@ class ChoiceQuizStep(StepView):
         marks a right choice, red a wrong one; the text and the explanations are never drawn as
         errors. Not everything: a line says how to see the rest."""
         choices = self.step.choices
-        right = picked == {i for i, c in enumerate(choices) if c.correct}
+        right = self.step.is_right(picked)
         verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
                        style="bold green" if right else "bold red")
         if not everything:

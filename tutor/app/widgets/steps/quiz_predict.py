@@ -24,10 +24,11 @@ from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
 from tutor.core.i18n import t
 from tutor.core.models import PredictQuiz
+from tutor.core.quizzes.predict import judge_run
 import difflib
 import re
 
-from tutor.core.predict import judge, side_by_side
+from tutor.core.predict import side_by_side
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
@@ -118,10 +119,7 @@ class PredictQuizStep(StepView):
         quiz = self.step
         prediction = self.query_one("#prediction", TextArea).text
         actual = result.stdout or ""
-        run_error = result.error
-        raised = run_error.type.rsplit(".", 1)[-1] if run_error is not None else None
-        verdict = judge(prediction, actual, compare=quiz.compare, accept=quiz.accept, raises=quiz.raises,
-                        raised=raised)
+        verdict = judge_run(quiz, prediction, actual, result.error.type if result.error is not None else None)
         self.store.answers.record_quiz(*self.key, prediction, verdict.right)
         if verdict.right:
             output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))

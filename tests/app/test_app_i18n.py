@@ -211,10 +211,11 @@ def test_the_scan_finds_english_where_it_is_shown(tmp_path):
 # tutor/checks/words.py. A string literal with an English word in any of those places is a
 # sentence built outside the table.
 
-#: The learner-facing commands (check, run, doctor, open, progress, reset, review, serve; the
+#: The learner-facing commands (check, run, doctor, open, progress, quiz, reset, review, serve; the
 #: usage errors of every command) and, in grading.py, handin: file -> the functions scanned (None: all).
 _COMMANDS = {"cli/checking.py": None, "cli/sandbox.py": None, "cli/app.py": None, "cli/review.py": None,
-             "cli/common.py": None, "cli/main.py": None, "cli/serve.py": None, "cli/grading.py": {"cmd_handin"}}
+             "cli/common.py": None, "cli/main.py": None, "cli/serve.py": None, "cli/quiz.py": None,
+             "cli/grading.py": {"cmd_handin", "handin_summary"}}
 #: call -> which positional arguments it shows (None: all); keyword arguments are shown unless listed below.
 _SAYING = {"print": None, "write": None, "input": None, "UsageError": None, "fail_usage": None,
            "Failed": 1, "Tampered": None, "_result": slice(2, 3)}

@@ -5,7 +5,7 @@ more checkouts side by side (alternating, so that the machine's load falls on ea
     python bench/check_command.py [--runs 5] [--tree .] [--tree ../other-checkout] EXERCISE FILE
 
 Each tree is a checkout with its own ``.venv`` (the README's command); without ``--tree``, this
-one. The CPU time is the whole machine's (``/proc/stat``, Linux), from the command's start to a
+one, run by the interpreter that runs this script. The CPU time is the whole machine's (``/proc/stat``, Linux), from the command's start to a
 second after its end (the sandbox's processes end after the command returns): run it on a quiet
 machine. docs/performance.md, "Loading the profiler's machinery only for runs that need it".
 """
@@ -40,9 +40,12 @@ def main() -> int:
     args = parser.parse_args()
     if not os.path.exists("/proc/stat"):
         parser.error("this bench reads /proc/stat (Linux)")
-    trees = [t.resolve() for t in (args.tree or [Path(__file__).resolve().parents[1]])]
-    for tree in trees:
-        if not (tree / ".venv" / "bin" / "python").exists():
+    # Each --tree runs with its own .venv; without one, this checkout runs with this interpreter.
+    pythons = {t.resolve(): t.resolve() / ".venv" / "bin" / "python" for t in args.tree or []} \
+        or {Path(__file__).resolve().parents[1]: Path(sys.executable)}
+    trees = list(pythons)
+    for tree, python in pythons.items():
+        if not python.exists():
             parser.error(f"{tree} has no .venv/bin/python")
     results: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
     with tempfile.TemporaryDirectory() as home:
@@ -51,7 +54,7 @@ def main() -> int:
             for tree in trees:
                 time.sleep(SPACING_S)
                 cpu0, start = machine_cpu(), time.monotonic()
-                done = subprocess.run([str(tree / ".venv" / "bin" / "python"), "-m", "tutor", "check", args.exercise,
+                done = subprocess.run([str(pythons[tree]), "-m", "tutor", "check", args.exercise,
                                        str(args.file.resolve())], capture_output=True, text=True, env=env, cwd=home)
                 wall = time.monotonic() - start
                 time.sleep(SETTLE_S)

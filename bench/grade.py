@@ -1,6 +1,6 @@
 """Grading speed: N learners x every exercise of the built-in pack, through `grade_all`.
 
-Run: python bench/grade.py [--learners 100] [--workers 1] [--mode auto|fork|spawn]
+Run: python bench/grade.py [--learners 100] [--workers 1] [--mode auto|fork|spawn] [--exercises N]
 Each learner hands in, per exercise, the reference solution or the starter (alternating), so the
 batch mixes passing and failing submissions. Grades as `torch-tutor grade` does: with the grade
 cache (keys, look-ups, writes) and the CSV written row by row. Reports the total time, the time
@@ -33,9 +33,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--mode", choices=("auto", "fork", "spawn"), default="auto",
                         help="the sandbox mode (as `grade` gets it from the sandbox_mode setting)")
+    parser.add_argument("--exercises", type=int, default=None,
+                        help="only the pack's first N exercises (default: every one that needs no GPU)")
     args = parser.parse_args()
     pack = load_pack(builtin_pack_dirs()[0])
     exercises = [ex for _lesson, ex in pack.exercises() if not (ex.requires and ex.requires.cuda)]
+    exercises = exercises[:args.exercises] if args.exercises else exercises
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for n in range(args.learners):
@@ -46,7 +49,8 @@ def main() -> None:
                 # a comment makes every file unique, as real submissions are (no accidental sharing)
                 (folder / f"{exercise.id}.py").write_text(f"# learner {n}\n{code}")
         started = time.perf_counter()
-        subs = collect(pack, root).submissions
+        chosen = {exercise.id for exercise in exercises}
+        subs = [sub for sub in collect(pack, root).submissions if sub.exercise in chosen]
         collected = time.perf_counter() - started
         cache = GradeCache(root / "cache" / "grade-cache.sqlite")
         with Sandbox(workers=args.workers, mode=args.mode, purpose="batch").start() as sandbox:

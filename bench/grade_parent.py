@@ -2,11 +2,12 @@
 write, points, the hand-in time with a late penalty, and one streamed CSV row; 300 submissions of
 the built-in pack, no sandbox.
 
-Run: python bench/grade_parent.py
+Run: python bench/grade_parent.py [--submissions 300]
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -25,6 +26,9 @@ from tutor.sandbox.limits import Limits  # noqa: E402
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=300)
+    args = parser.parse_args()
     pack = load_pack(builtin_pack_dirs()[0])
     exercises = [ex for _lesson, ex in pack.exercises()]
     started = time.perf_counter()
@@ -38,7 +42,7 @@ def main() -> None:
         cache = GradeCache(Path(tmp) / "grade-cache.sqlite")
         stream = CsvStream(Path(tmp) / "grades.csv")
         times = []
-        for n in range(300):
+        for n in range(args.submissions):
             exercise = exercises[n % len(exercises)]
             started = time.perf_counter()
             key = GradeCache.key(exercise, f"# learner {n}\n{exercise.solution}",

@@ -92,7 +92,7 @@ def main() -> None:
         if "--no-run" in help_text:  # structure only: running 2,000 exercises is another benchmark
             command.append("--no-run")
         cli = median_seconds(lambda: subprocess.run(command, check=True, capture_output=True),
-                             max(3, args.repeat // 2))
+                             max(1, args.repeat // 2))
     print(f"load {args.lessons}-lesson pack (in process): median {big:.3f} s over {args.repeat} runs")
     print(f"`torch-tutor validate` of it (whole command):  median {cli:.3f} s")
     builtin = builtin_pack_dirs()[0]

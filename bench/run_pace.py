@@ -5,6 +5,8 @@ Made for side-by-side comparisons of two trees, which the noise of a virtual mac
 ``PYTHONPATH=TREE python bench/run_pace.py`` from each tree in turn, alternating, several passes
 (docs/performance.md, "The verdict from the run's init"). bench/sandbox.py has the whole picture
 beside a warm Jupyter kernel.
+
+    python bench/run_pace.py [--runs 40] [--isolation bwrap]
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--isolation", default="bwrap", choices=["bwrap", "none", "auto"])
     args = parser.parse_args()
+    if args.runs < 2:
+        parser.error("--runs: at least 2 (a first quartile needs two runs)")
     box = Sandbox(Limits(wall_time=20.0, cpu_time=20.0), isolation=args.isolation, mode="fork").start()
     try:
         assert box.wait_ready(300), "the sandbox did not warm up"

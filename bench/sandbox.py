@@ -70,6 +70,15 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def per_run(spent: float, baseline: float, runs: int) -> float | None:
+    """CPU seconds per run: what ``runs`` more runs added to a baseline, each a difference of two
+    measurements. None where the difference is not above zero: the baseline's own CPU (a sandbox's
+    start and close, a spare's warm-up) varied by more than the runs cost, as on a busy machine.
+    Such a figure cannot be measured this pass; it is never a negative cost."""
+    added = spent - baseline
+    return added / runs if added > 0 else None
+
+
 def _settle(sandbox, workers: int, timeout: float = 120.0) -> None:
     """Wait until every worker or spare is warm and waiting (spawn mode refills after each run)."""
     deadline = time.monotonic() + timeout
@@ -85,7 +94,7 @@ def _timed(sandbox, code: str) -> float:
     return elapsed
 
 
-def cpu_per_run(mode: str, runs: int) -> float:
+def cpu_per_run(mode: str, runs: int) -> float | None:
     """CPU seconds per run, the spare's start included: every reaped descendant's CPU, less that
     of a sandbox that warmed up and ran nothing. At isolation none, where every process is reaped
     by its parent (under bubblewrap, closing kills the tree before bwrap reaps it, and its CPU
@@ -101,10 +110,10 @@ def cpu_per_run(mode: str, runs: int) -> float:
             _settle(sandbox, 1)
             _timed(sandbox, SNIPPET)
         _settle(sandbox, 1)
-    return (_children_cpu() - before - idle_cpu) / runs
+    return per_run(_children_cpu() - before, idle_cpu, runs)
 
 
-def cpu_back_to_back(mode: str, runs: int) -> float:
+def cpu_back_to_back(mode: str, runs: int) -> float | None:
     """CPU seconds per run when each run follows the last at once, one spare or worker (as a
     ``grade`` batch or a test suite takes them): a spawn-mode judge taken at once never loads
     what it defers (``startup.SPARE_DEFERS``). The difference between a sandbox that ran 2 runs and
@@ -118,14 +127,14 @@ def cpu_back_to_back(mode: str, runs: int) -> float:
                 _timed(sandbox, "pass")
         return _children_cpu() - before
 
-    return (total(2 + runs) - total(2)) / runs
+    return per_run(total(2 + runs), total(2), runs)
 
 
 #: A learner reading between Runs: longer than a worker's or spare's ``IDLE_WARM_S``.
 READING_S = 2.0
 
 
-def cpu_at_a_learners_pace(mode: str, runs: int, profiler: bool | None) -> float:
+def cpu_at_a_learners_pace(mode: str, runs: int, profiler: bool | None) -> float | None:
     """CPU seconds per run of an empty snippet, each ``READING_S`` after the last one's result,
     with the sandbox told ``Sandbox.expect(profiler)`` (the app says it per step): an idle worker
     or spare loads the profiler's machinery unless told runs will not need it, and a spawn-mode
@@ -145,7 +154,11 @@ def cpu_at_a_learners_pace(mode: str, runs: int, profiler: bool | None) -> float
             time.sleep(READING_S)  # the next spare, read beside as the others were
         return _children_cpu() - before
 
-    return (total(2 + runs) - total(2)) / runs
+    return per_run(total(2 + runs), total(2), runs)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
 
 
 SPACING_S = 0.5
@@ -196,10 +209,10 @@ def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
     row.update(mode=mode, isolation=level, memory_mb=memory, pss_mb=pss, warmup_s=warmup_s or 0.0,
                huge_mb=info.get("huge_pages_mb"))
     if cpu:
-        row.update(cpu_ms=cpu_per_run(mode, runs) * 1000,
-                   cpu_b2b_ms=cpu_back_to_back(mode, max(3, runs // 2)) * 1000,
-                   cpu_read_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), None) * 1000,
-                   cpu_read_said_ms=cpu_at_a_learners_pace(mode, max(3, runs // 2), False) * 1000)
+        row.update(cpu_ms=_ms(cpu_per_run(mode, runs)),
+                   cpu_b2b_ms=_ms(cpu_back_to_back(mode, max(3, runs // 2))),
+                   cpu_read_ms=_ms(cpu_at_a_learners_pace(mode, max(3, runs // 2), None)),
+                   cpu_read_said_ms=_ms(cpu_at_a_learners_pace(mode, max(3, runs // 2), False)))
     return row
 
 
@@ -334,9 +347,24 @@ def main() -> int:
              ("CPU per run, back to back, ms *", "cpu_b2b_ms", "{:.0f}"),
              ("CPU per empty run read 2 s, ms *", "cpu_read_ms", "{:.0f}"),
              ("  the same, told no run profiles, ms *", "cpu_read_said_ms", "{:.0f}")]
+    unmeasured = False
     for label, key, fmt in table:
-        print(f"{label:40}" + "".join(f"{fmt.format(row[key]) if key in row else '':>11}" for _, row in columns))
+        cells = []
+        for _, row in columns:
+            if key not in row:
+                cells.append("")
+            elif row[key] is None and key.startswith("cpu"):
+                cells.append("n/m")
+                unmeasured = True
+            elif row[key] is None:  # the PSS, off Linux (no /proc)
+                cells.append("n/a")
+            else:
+                cells.append(fmt.format(row[key]))
+        print(f"{label:40}" + "".join(f"{cell:>11}" for cell in cells))
     print("* measured at isolation none (see cpu_per_run)")
+    if unmeasured:
+        print("n/m: not measured this pass: the CPU of the sandbox's own start and close varied by more "
+              "than the runs cost (a busy machine); run it again on a quieter one, or with more --runs")
     if cold is not None:
         print(f"cold python -c, Linear snippet:   {cold:.0f} ms")
     if jupyter is None:

@@ -111,6 +111,7 @@ KNOWN_COST = {
     "tests/e2e/test_leftover_check.py": 13.0,  # per test: a pytest run of its own
     "tests/cli/test_validate_verdicts.py": 10.0,  # per test: a `validate` of a fixture pack
     "tests/browser/": 10.0,  # per test: a tab's sandbox imports torch
+    "tests/bench/": 8.0,  # per test: a bench script at its smallest, most with a sandbox of their own
     # Tests that mostly wait (a real terminal) or hold one core for long (a cold mypy): sent out
     # before the many one-second tests, so that other workers' computing overlaps them and mypy
     # no longer ends the run. (The minutes at ~60-75 % busy near the end of a run are not theirs:

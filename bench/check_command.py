@@ -7,7 +7,7 @@ more checkouts side by side (alternating, so that the machine's load falls on ea
 Each tree is a checkout with its own ``.venv`` (the README's command); without ``--tree``, this
 one, run by the interpreter that runs this script. The CPU time is the whole machine's (``/proc/stat``, Linux), from the command's start to a
 second after its end (the sandbox's processes end after the command returns): run it on a quiet
-machine. docs/performance.md, "Loading the profiler's machinery only for runs that need it".
+machine. docs/performance.md, "Check in the app, and `torch-tutor check`".
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ one sent the moment that one came back. Medians and first quartiles, one sandbox
 
 Made for side-by-side comparisons of two trees, which the noise of a virtual machine needs:
 ``PYTHONPATH=TREE python bench/run_pace.py`` from each tree in turn, alternating, several passes
-(docs/performance.md, "The verdict from the run's init"). bench/sandbox.py has the whole picture
+(docs/performance.md, "A run's path (fork mode)"). bench/sandbox.py has the whole picture
 beside a warm Jupyter kernel.
 
     python bench/run_pace.py [--runs 40] [--isolation bwrap]

@@ -4,7 +4,7 @@
 
 Prints the wall times; run it under a cpuacct cgroup (or ``perf stat -a``) to count the CPU of the
 whole process tree (the sandbox's processes are in sessions of their own, so the rusage of this
-process's children misses them). docs/performance.md, "Spawn mode: a judge that serves several runs".
+process's children misses them). docs/performance.md, "Spawn mode".
 """
 
 from __future__ import annotations

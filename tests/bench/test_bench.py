@@ -8,8 +8,8 @@ needs and this machine lacks (a warm Jupyter kernel: the ``bench`` extra's ipyke
 out and says so, and the test checks that it says so.
 
 These run Linux only: the scripts read /proc, fork, or default to bubblewrap (isolation ``auto``
-here, so a machine without it still runs them). Together they add about 36 s of a 2-core
-machine's CPU to the suite (docs/performance.md, "The test suite").
+here, so a machine without it still runs them). Together they take 65 s of CPU, about 32 s of a
+2-core machine's time (docs/performance.md, "The test suite").
 """
 
 from __future__ import annotations

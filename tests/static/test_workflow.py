@@ -66,7 +66,11 @@ def test_the_readme_test_command_is_the_one_ci_runs():
 
 
 def test_every_test_the_portable_jobs_name_exists():
-    matrix = _workflow()["jobs"]["portable"]["strategy"]["matrix"]["include"]
+    """They run in spawn mode, the only one off Linux (tests/checks/conftest.py reads the variable)."""
+    portable = _workflow()["jobs"]["portable"]
+    assert portable["env"]["TORCH_TUTOR_TEST_MODES"] == "spawn"
+    assert "TORCH_TUTOR_TEST_MODES" in (ROOT / "tests" / "checks" / "conftest.py").read_text(encoding="utf-8")
+    matrix = portable["strategy"]["matrix"]["include"]
     assert {job["name"] for job in matrix} == {"macOS", "Windows"}
     for job in matrix:
         for path in job["tests"].split():

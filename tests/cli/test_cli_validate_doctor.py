@@ -150,3 +150,28 @@ def test_doctor_says_why_auto_chose_spawn_where_there_is_no_fork() -> None:
     native = subprocess.run([sys.executable, "-c", code.replace("'spawn'", "'fork'")], capture_output=True,
                             text=True, timeout=120, env=_env())
     assert "(auto: on Linux;" in native.stdout
+
+
+def test_a_pack_with_a_5000_digit_integer_is_one_problem_and_never_breaks_list(tmp_path: Path) -> None:
+    """Issue 50: `validate` printed a traceback (Python's 4300-digit limit on int()), and such a
+    pack in the data folder's packs broke `list`, and with it the app's start."""
+    from tutor.core.discovery import discover
+
+    data = tmp_path / "data"
+    big = data / "packs" / "big"
+    big.mkdir(parents=True)
+    (big / "pack.yaml").write_text("format_version: 1\nid: big\ntitle: Big\nversion: 1.0.0\n"
+                                   f"lessons: []\nseed: {'7' * 5000}\n")
+    done = tutor("validate", str(big), "--no-run", data=data, cwd=tmp_path)
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.returncode == 1
+    assert (f"{big / 'pack.yaml'}:6:7: an integer of more than 100 digits (5000 characters): a pack's "
+            "integers have at most 100") in done.stdout
+    listed = tutor("list", data=data, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "debugging-and-speed" in listed.stdout
+    assert f"(broken pack)  {big}  [user folder]: 1 problem(s)" in listed.stdout
+    for cache in (False, True):  # the app's start reads through the pack cache
+        entries = {entry.path.name: entry for entry in discover(data_dir=data, cache=cache)}
+        assert entries["big"].pack is None and len(entries["big"].problems) == 1
+        assert entries["debugging-and-speed"].pack is not None

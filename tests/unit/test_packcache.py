@@ -17,7 +17,7 @@ from tutor.core.discovery import builtin_pack_dirs, discover
 from tutor.core.loader import load_pack
 from tutor.core.problems import PackError
 
-from tests.unit.conftest import MINIMAL_LESSON, install_tiny_pack
+from tests.unit.conftest import MINIMAL_LESSON, install_tiny_pack, write_one_lesson_pack
 
 
 def _touch_later(path: Path) -> None:
@@ -188,3 +188,26 @@ def test_a_damaged_entry_point_cache_is_rebuilt(tmp_path, damage):
     cache_file.write_text(damage, encoding="utf-8")
     assert [(f.path, f.origin) for f in discover([], tmp_path, cache=True)] == expected
     assert json.loads(cache_file.read_text(encoding="utf-8"))["stamp"], "rewritten with a real stamp"
+
+
+def test_a_pack_whose_reading_raises_is_one_broken_pack_and_the_others_are_found(tmp_path, monkeypatch):
+    """Issue 50: an exception no one expected from one pack (a 5000-digit integer's ValueError
+    was one) broke `list` and the app's start for every pack; it is now that pack's problem."""
+    data = tmp_path / "data"
+    write_one_lesson_pack(data / "packs" / "good", "good", "Good")
+    bad = write_one_lesson_pack(data / "packs" / "bad", "bad", "Bad")
+    real = packcache.load
+
+    def load(path, cache_dir):
+        if Path(path) == bad:
+            raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
+        return real(path, cache_dir)
+
+    monkeypatch.setattr(packcache, "load", load)
+    for cache in (False, True):
+        found = {entry.path.name: entry for entry in discover(data_dir=data, cache=cache)}
+        assert found["good"].pack is not None and found["bad"].pack is None
+        [problem] = found["bad"].problems
+        assert str(problem) == (f"{bad / 'pack.yaml'}: could not be read: ValueError: Exceeds the limit (4300 "
+                                "digits) for integer string conversion (a bug in torch-tutor: please report it "
+                                "with this pack)")

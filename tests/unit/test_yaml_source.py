@@ -114,3 +114,79 @@ def test_a_scalar_where_a_record_belongs_names_the_mapping_it_takes(make_pack):
         load_pack(pack)
     assert [(p.line, p.message) for p in caught.value.problems] == [
         (13, "lessons[0].steps[0].expect: expected a mapping such as {output: ..., raises: ...}, got a number")]
+
+
+# Issue 50: numbers YAML converts that Python cannot use. Each is one problem at file:line:col;
+# none is a traceback, and none can take long to read (a sexagesimal integer of a million parts
+# is a million bignum multiplications in PyYAML's constructor).
+HUGE_NUMBERS = [
+    ("1" * 5000, "an integer of more than 100 digits (5000 characters)"),
+    ("-" + "9" * 101, "an integer of more than 100 digits: a pack's integers have at most 100"),
+    ("0x" + "f" * 5000, "an integer of more than 100 digits (5002 characters)"),
+    ("0x" + "f" * 84, "an integer of more than 100 digits"),  # 102 digits from 86 characters
+    ("1" + ":00" * 400_000, "an integer of more than 100 digits (1200001 characters)"),
+    ("1.0e+999", "'1.0e+999' is not a finite number"),  # YAML 1.1 reads 1e999 as a string
+    (".inf", "'.inf' is not a finite number"),
+    ("-.Inf", "'-.Inf' is not a finite number"),
+    (".nan", "'.nan' is not a finite number"),
+    ("1" * 5000 + ".5", "'11111111111111111111…' is not a finite number"),
+]
+
+
+@pytest.mark.parametrize("text, message", HUGE_NUMBERS, ids=[m.split(" (")[0][:30] + str(i)
+                                                             for i, (_t, m) in enumerate(HUGE_NUMBERS)])
+def test_a_number_python_cannot_use_is_one_problem_at_its_place(tmp_path, text, message):
+    import time
+
+    path = tmp_path / "numbers.yaml"
+    path.write_text(f"ok: 12\nsizes:\n  - 1_000_000\n  - {text}\nrate: 1.5e-3\n", encoding="utf-8")
+    started = time.perf_counter()
+    with pytest.raises(SourceError) as caught:
+        read_source(path)
+    assert time.perf_counter() - started < 10
+    [problem] = caught.value.problems
+    assert (problem.line, problem.col) == (4, 5)
+    assert problem.message.startswith(message), problem.message
+
+
+def test_numbers_a_pack_uses_still_read_as_numbers(tmp_path):
+    path = tmp_path / "numbers.yaml"
+    path.write_text("a: 12\nb: -0x1F\nc: 1_000\nd: " + "9" * 100 + "\ne: 1.5e-3\nf: -2.0\ng: 017\nh: 1:30\n",
+                    encoding="utf-8")
+    assert read_source(path).data == {"a": 12, "b": -31, "c": 1000, "d": int("9" * 100), "e": 1.5e-3,
+                                      "f": -2.0, "g": 15, "h": 90}
+
+
+def test_an_exercise_worth_infinite_points_is_refused_where_it_is_written(make_pack):
+    """`points: .inf` passed validation and reached `grade`'s arithmetic."""
+    lesson = MINIMAL_EXERCISE_LESSON.replace("    kind: exercise\n", "    kind: exercise\n    points: .inf\n")
+    pack = make_pack(files={"lesson.yaml": lesson}, lessons="lessons:\n  - lesson.yaml\n")
+    with pytest.raises(PackError) as caught:
+        load_pack(pack)
+    assert [(p.file.name, p.line, p.message) for p in caught.value.problems] == [
+        ("lesson.yaml", 6, "'.inf' is not a finite number: a pack's numbers are finite")]
+
+
+MINIMAL_EXERCISE_LESSON = """\
+id: basics
+title: Basics
+steps:
+  - id: bump
+    kind: exercise
+    body: Bump it.
+    contract:
+      - {name: bumped, signature: bumped(t), description: t + 1}
+    starter: |
+      def bumped(t):
+          return t
+    solution: |
+      def bumped(t):
+          return t + 1
+    checks:
+      - id: values
+        kind: tensor
+        description: returns t + 1
+        setup: x = torch.randn(3)
+        value: bumped(x.clone())
+        close_to: x + 1
+"""

@@ -128,5 +128,10 @@ def discover(extra: list[str | Path] | None = None, data_dir: Path | None = None
             entry.pack = packcache.load(path, cache_dir)
         except PackError as exc:
             entry.problems = exc.problems
+        except Exception as exc:  # a pack that finds a bug of ours is still one broken pack, and
+            # `list` and the app show the others (issue 50: a 5000-digit integer's ValueError broke both)
+            entry.problems = [Problem(path / PACK_FILE, None, None,
+                                      f"could not be read: {type(exc).__name__}: {str(exc)[:300]} (a bug in "
+                                      "torch-tutor: please report it with this pack)")]
         found.append(entry)
     return found

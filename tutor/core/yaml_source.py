@@ -9,6 +9,7 @@ duplicate keys, control characters) comes as a :class:`SourceError`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,6 +23,12 @@ from tutor.errors import TutorError
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_NODES = 300_000
+#: The most digits an integer in a pack may have. Python refuses to print (or write to JSON) an
+#: integer of more than 4300 digits, and PyYAML builds a sexagesimal one (``1:00:00``) with one
+#: bignum multiplication per part: no count, size or seed a pack needs comes near either.
+MAX_INT_DIGITS = 100
+#: An integer's text is refused unread beyond this many characters (binary, underscores).
+MAX_INT_CHARS = 4 * MAX_INT_DIGITS
 
 try:  # libyaml's parser is several times faster; the pure-Python one behaves the same
     _BaseLoader: type = yaml.CSafeLoader
@@ -49,6 +56,7 @@ _Y = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_Y + t for t in ("str", "int", "float", "bool", "null")}
 _TIMESTAMP = _Y + "timestamp"
 _STR, _NULL, _BOOL, _MAP, _SEQ = _Y + "str", _Y + "null", _Y + "bool", _Y + "map", _Y + "seq"
+_INT = _Y + "int"
 
 
 class SourceError(TutorError):
@@ -135,6 +143,31 @@ class _Converter:
             self.problems.append(_at(self.path, node, f"control character {label} at character {offset + 1} of "
                                      "this text: pack text may hold no control characters except tab and newline"))
 
+    def _number(self, node: yaml.ScalarNode, tag: str) -> Any:
+        """An int or float scalar as Python's number, or a problem for one no code can use: an
+        integer of more than MAX_INT_DIGITS digits (its conversion raised ValueError, or its
+        value later broke printing and JSON), or infinity or NaN (``.inf``, ``1e999``, which
+        passed a ``points: ge=0`` and reached the gradebook's arithmetic)."""
+        text = node.value
+        if tag == _INT:
+            if len(text) > MAX_INT_CHARS:
+                return self._refuse(node, f"an integer of more than {MAX_INT_DIGITS} digits ({len(text)} characters): "
+                                    f"a pack's integers have at most {MAX_INT_DIGITS}")
+            value = _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)
+            if abs(value) >= 10**MAX_INT_DIGITS:
+                return self._refuse(node, f"an integer of more than {MAX_INT_DIGITS} digits: a pack's integers "
+                                    f"have at most {MAX_INT_DIGITS}")
+            return value
+        value = _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)
+        if not math.isfinite(value):
+            shown = text if len(text) <= 20 else text[:20] + "…"
+            return self._refuse(node, f"{shown!r} is not a finite number: a pack's numbers are finite")
+        return value
+
+    def _refuse(self, node: yaml.Node, message: str) -> str:
+        self.problems.append(_at(self.path, node, message))
+        return str(node.value)[:20]  # a placeholder: the file's problems end its reading
+
     def convert(self, node: yaml.Node) -> Any:
         self.budget -= 1
         if self.budget < 0:
@@ -155,7 +188,7 @@ class _Converter:
             if tag not in _SCALAR_TAGS:
                 self.problems.append(_at(self.path, node, f"tag {tag} is not allowed: packs are plain data, never code"))
                 return node.value
-            return _SCALAR_CONSTRUCTOR.construct_object(node, deep=True)  # int and float: rare
+            return self._number(node, tag)  # int and float: rare
         if kind is yaml.MappingNode:
             if node.tag != _MAP:
                 self.problems.append(_at(self.path, node, f"tag {node.tag} is not allowed: packs are plain data"))

@@ -5,15 +5,22 @@ escape sequences that set the terminal's title, write the clipboard (OSC 52), pl
 clear the screen, and bidi overrides that make code read differently than it runs. Every such
 string goes through :func:`neutralize` before a terminal sees it: control characters become
 visible and inert (ESC shows as ``␛``), tab and newline stay. One implementation for the app, the
-commands and the sandbox's output cleaning (``tutor.sandbox.textclean``).
+commands, the sandbox's output cleaning (``tutor.sandbox.textclean``) and every file ``grade`` and
+the autograder write (CSV, JSON, JUnit XML, feedback, Gradescope's results: see
+``tutor.grading.output.inert``), where the same characters would reach a spreadsheet, a CI
+server's XML parser or an LMS page.
 """
 
 from __future__ import annotations
 
 import re
 
-# C0 controls except tab and newline, DEL, C1 controls, and the bidi/invisible formatting marks.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except tab and newline, DEL, C1 controls, the bidi/invisible formatting marks (the
+# Arabic letter mark, LRM/RLM, the embeddings and overrides, the isolates), and what no UTF-8 file
+# or XML 1.0 document may hold: lone surrogates (a name decoded with surrogateescape) and the
+# noncharacters U+FFFE and U+FFFF. What is left is printable and well-formed everywhere.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                     "\ud800-\udfff\ufffe\uffff]")
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -312,7 +312,7 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
     """results.json in Gradescope's format: one test per exercise (and graded quiz), named by it;
     files that are no exercise are listed as failed tests worth nothing."""
     from tutor.grading.gradebook import round_points
-    from tutor.grading.output import without_quiz_answers
+    from tutor.grading.output import inert, without_quiz_answers
 
     items = set(meta["items"])
     tests = []
@@ -331,7 +331,7 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
                f" No quiz answer: this submission is loose files, and only the archive `torch-tutor handin` "
                f"writes carries quiz answers, so the quizzes ({_points(meta.get('quiz_points') or 0)}) "
                "count 0.")
-    return {
+    results: dict[str, Any] = inert({  # a learner's message and names show on Gradescope's page: no raw control
         "score": score,
         "execution_time": max(0, round(seconds)),
         "output": (f"Graded by torch-tutor against the pack {meta['pack']} {meta['pack_version']}: "
@@ -339,7 +339,8 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
         "visibility": visibility,
         "stdout_visibility": "hidden",
         "tests": tests,
-    }
+    })
+    return results
 
 
 def results_schema() -> dict[str, Any]:

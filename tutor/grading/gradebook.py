@@ -74,10 +74,16 @@ def round_points(value: float) -> float:
 
 def clean_name(text: str) -> str:
     """A file or learner name from someone else, safe to print and to store: control and bidi
-    characters made visible (the sandbox's own neutraliser), undecodable bytes replaced."""
+    characters made visible (the sandbox's own neutraliser), undecodable bytes replaced. A lone
+    surrogate that no file name's bytes gave (a learner's ``raise ValueError("\\ud800")``) is
+    replaced too, never a UnicodeEncodeError that ends the whole class's grading."""
     from tutor.sandbox.textclean import clean_output
 
-    return clean_output(text.encode("utf-8", "surrogateescape"))
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # surrogates outside U+DC80-U+DCFF: each becomes U+FFFD below
+        data = text.encode("utf-8", "surrogatepass")
+    return clean_output(data)
 
 
 @dataclass

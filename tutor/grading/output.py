@@ -3,8 +3,11 @@ file, and one Markdown feedback file per learner.
 
 Every writer works from the rows and a plain ``meta`` dict (pack id, version, title, graded items,
 isolation), never from the pack, so merging shards' JSON gives byte-for-byte the files one run
-would have written. Cells that a spreadsheet would run as a formula are defused, and names from
-learners are neutralised before they reach a terminal.
+would have written. Cells that a spreadsheet would run as a formula are defused. Every text a file
+holds passes through :func:`inert` (the terminal's neutraliser, ``tutor.core.textclean``): a
+learner's error message or folder name with ESC, BEL, C1 controls, bidi overrides or characters
+XML 1.0 forbids reaches no file raw, so the JUnit XML always parses and no spreadsheet, CI server
+or LMS page acts on them.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
+from tutor.core.textclean import neutralize
 from tutor.errors import TutorError
 from tutor.grading.gradebook import COLUMNS, NO_ARCHIVE, POINT_PLACES, Row, round_points
 
@@ -42,6 +46,19 @@ class MergeError(TutorError, ValueError):
 # --------------------------------------------------------------------------- cells and names
 
 
+def inert(value: Any) -> Any:
+    """``value`` with every string in it (in dicts and lists too) neutralised for a file: control
+    and bidi characters made visible (ESC shows as ``␛``, U+202E as ``\\u202e``), tab and newline
+    kept. Idempotent, so text read back from a shard's JSON comes out the same."""
+    if isinstance(value, str):
+        return neutralize(value)
+    if isinstance(value, dict):
+        return {key: inert(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [inert(item) for item in value]
+    return value
+
+
 def csv_cell(value: Any) -> str:
     """A CSV cell a spreadsheet shows as text: '=1+1', '+x', '@x', '-x' get a leading apostrophe
     (OWASP's advice for CSV injection); numbers are written as numbers."""
@@ -51,7 +68,7 @@ def csv_cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return _num(value)
-    text = str(value)
+    text = neutralize(str(value))
     if len(text) > 1 and text.startswith(_FORMULA_START):
         return "'" + text
     return text
@@ -201,27 +218,27 @@ def without_quiz_answers(meta: GradeMeta, rows: list[Row]) -> dict[str, Any] | N
 
 
 def to_json(meta: GradeMeta, rows: list[Row]) -> str:
-    return json.dumps({"summary": summary(meta, rows), "rows": [row_json(r) for r in rows]},
+    return json.dumps(inert({"summary": summary(meta, rows), "rows": [row_json(r) for r in rows]}),
                       indent=2, ensure_ascii=False) + "\n"
 
 
 def to_junit(meta: GradeMeta, rows: list[Row]) -> str:
-    pack_id, version = meta["pack"], meta["pack_version"]
+    pack_id, version = inert(meta["pack"]), inert(meta["pack_version"])
     suites = ET.Element("testsuites", name=f"torch-tutor grade {pack_id} {version}")
     for learner in sorted({r.learner for r in rows}):
         mine = [r for r in rows if r.learner == learner]
-        suite = ET.SubElement(suites, "testsuite", name=learner, tests=str(len(mine)),
+        suite = ET.SubElement(suites, "testsuite", name=inert(learner), tests=str(len(mine)),
                               failures=str(sum(r.status in ("failed",) for r in mine)),
                               errors=str(sum(not r.passed and r.status != "failed" for r in mine)),
                               time=f"{sum(r.seconds for r in mine):.3f}")
         for row in mine:
-            case = ET.SubElement(suite, "testcase", classname=f"{pack_id}.{learner}", name=row.exercise,
-                                 time=f"{row.seconds:.3f}")
+            case = ET.SubElement(suite, "testcase", classname=inert(f"{pack_id}.{learner}"),
+                                 name=inert(row.exercise), time=f"{row.seconds:.3f}")
             if row.passed:
                 continue
             tag = "failure" if row.status == "failed" else "error"
-            ET.SubElement(case, tag, type=row.status,
-                          message=f"{row.checks_passed}/{row.checks_total} checks: {row.message}"[:2000])
+            ET.SubElement(case, tag, type=inert(row.status),  # XML 1.0 allows none of C0 but tab and newline
+                          message=inert(f"{row.checks_passed}/{row.checks_total} checks: {row.message}"[:2000]))
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -251,8 +268,8 @@ def to_totals(meta: GradeMeta, rows: list[Row]) -> str:
     (column named after the pack) and the maximum."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["Student", "SIS User ID", "Email", f"{meta['pack']} ({_num(meta['max_points'])} points)",
-                     "Points Possible"])
+    writer.writerow(["Student", "SIS User ID", "Email",
+                     csv_cell(f"{meta['pack']} ({_num(meta['max_points'])} points)"), "Points Possible"])
     for entry in learner_totals(meta, rows):
         writer.writerow([csv_cell(entry["learner"]), csv_cell(entry["id"]), csv_cell(entry["email"]),
                          csv_cell(entry["points"]), csv_cell(entry["max_points"])])
@@ -310,7 +327,7 @@ def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
             if check.get("hint"):
                 lines += [f"  - Hint: {check['hint']}", ""]
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return neutralize("\n".join(lines).rstrip() + "\n")  # names, messages, hints: nothing raw
 
 
 def md_text(text: str) -> str:

@@ -4,6 +4,7 @@ retired items, the new-card cap, the migration from schema 1, and reset."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import sqlite3
 from datetime import datetime, timezone
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tutor.core import review
+from tutor.core.i18n import t
 from tutor.core.loader import load_pack
 from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
@@ -180,6 +182,7 @@ def test_new_cards_are_capped_per_day(store):
 
 def test_the_migration_from_the_current_release_keeps_every_row(tmp_path, pack):
     shutil.copy(FIXTURE, tmp_path / FILE_NAME)
+    os.chmod(tmp_path / FILE_NAME, 0o644)  # as that release left it (issue 50)
     old = sqlite3.connect(tmp_path / FILE_NAME)
     tables = ("meta", "position", "steps", "drafts", "attempts", "solutions", "quiz")
     before = {t: sorted(old.execute(f"SELECT * FROM {t}").fetchall()) for t in tables}
@@ -188,7 +191,8 @@ def test_the_migration_from_the_current_release_keeps_every_row(tmp_path, pack):
 
     store = ProgressStore.open(tmp_path)
     try:
-        assert store.storage.notice is None and store.storage.persistent
+        # the one thing said: the file is made the learner's alone (tests/unit/test_private_data.py)
+        assert store.storage.notice == t("progress.private", count=1, folder=tmp_path) and store.storage.persistent
         for table in tables:
             rows = sorted(store.storage._conn.execute(f"SELECT * FROM {table}").fetchall())
             if table == "meta":

@@ -7,12 +7,14 @@ row) goes on telling its own files from newer ones.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from tutor.core.i18n import t
 from tutor.core.progress import storage
 from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
@@ -42,12 +44,14 @@ def _header(path: Path) -> tuple[int, str | None]:
 @pytest.mark.parametrize(("fixture", "tables"), [("progress-v1.sqlite3", TABLES), ("progress-v2.sqlite3", V2_TABLES)])
 def test_a_file_from_before_user_version_keeps_every_row(tmp_path, fixture, tables):
     shutil.copy(FIXTURES / fixture, tmp_path / FILE_NAME)
+    os.chmod(tmp_path / FILE_NAME, 0o644)  # as those tutors left it (issue 50)
     assert _header(tmp_path / FILE_NAME)[0] == 0  # the version was only in the row
     before = _rows(tmp_path / FILE_NAME, tables)
     assert all(before[t] for t in ("meta", "position", "drafts", "quiz"))
 
     store = ProgressStore.open(tmp_path)
-    assert store.storage.notice is None and store.storage.persistent
+    # the one thing said: the file is made the learner's alone (test_private_data)
+    assert store.storage.notice == t("progress.private", count=1, folder=tmp_path) and store.storage.persistent
     assert store.drafts.get("mini", "exercises", "double").endswith("# draft\n")
     assert store.preferences.get("theme") == "light"
     store.close()

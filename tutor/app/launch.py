@@ -113,7 +113,7 @@ def launch(settings: Settings, target: Target) -> int:
     set_language(settings.language)
     extra, wanted, lesson = resolve_target(target.target, target.packs)
     found = discover(extra, settings.data_path, cache=True)
-    store = ProgressStore.open(settings.data_path)
+    store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     pack_id, named = pick_pack(found, wanted, store)
     if pack_id is None and named:
         store.close()

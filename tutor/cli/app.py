@@ -58,7 +58,7 @@ def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
     from tutor.core.progress import ProgressStore
 
     settings = settings_from_args(args)
-    store = ProgressStore.open(settings.data_path)
+    store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     if store.storage.notice:
         print(store.storage.notice, file=sys.stderr)
     return settings, store

@@ -225,7 +225,7 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
     from tutor.core.progress import ProgressStore
 
     folder = Path(file).parent if file != "-" else None
-    store = ProgressStore.open(settings.data_path)
+    store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     try:
         answers: list[tuple[str, str | None]] = []
         for lesson, earlier in used:
@@ -257,7 +257,7 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
 
     if not report.passed and code.strip() == exercise.starter.strip():
         return
-    store = ProgressStore.open(settings.data_path)
+    store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     review.keep_first_meetings(store)  # a first pass is the exercise's first review, as in the app
     try:
         store.answers.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,

@@ -394,7 +394,7 @@ def cmd_handin(args: argparse.Namespace) -> int:
     learner = (args.learner or getpass.getuser()).strip()
     if not learner:
         raise UsageError(t("cli.handin.no_learner"))
-    store = ProgressStore.open(settings.data_path)
+    store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     try:
         recorded = store.steps.of_pack(pack.id)
         exercises: dict[str, tuple[str, bool]] = {}

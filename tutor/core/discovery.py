@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.core import packcache, paths
+from tutor.core import packcache, paths, private
 from tutor.core.models import Pack
 from tutor.core.paths import PACK_FILE
 from tutor.core.problems import PackError, Problem
@@ -92,8 +92,9 @@ def _cached_entry_point_dirs(cache_file: Path) -> list[tuple[Path, str]]:
     found = _entry_point_dirs()
     if not any("cannot import" in origin for _, origin in found):  # retry broken ones next time
         try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            private.make_folder(cache_file.parent, levels=2)  # DATA/cache, each 0700 when made
             tmp = cache_file.with_name(cache_file.name + f".{os.getpid()}.tmp")
+            private.make_file(tmp)
             tmp.write_text(json.dumps({"stamp": stamp, "found": [[str(p), o] for p, o in found]}),
                            encoding="utf-8")
             os.replace(tmp, cache_file)

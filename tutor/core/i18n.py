@@ -231,6 +231,8 @@ TABLE: dict[str, dict[str, str]] = {
                          "shown; progress made now is not saved.",
         "progress.io": "Your progress file {path} cannot be written now ({reason}). It was left untouched; "
                        "progress made now is not saved.",
+        "progress.private": "Other users of this machine could read {count} of your torch-tutor folders and "
+                            "files (the data folder {folder} and what it holds); now only you can.",
         "progress.shared": "Another torch-tutor (process {pid}) is open on this data folder. Both save "
                            "your progress; for a step open in both, the last one to save wins.",
         "progress.write.full": "saving failed: the disk is full ({reason}); your text is kept and saving is "

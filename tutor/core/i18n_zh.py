@@ -206,6 +206,8 @@ ZH: dict[str, str] = {
                          "现在取得的进度不会保存。",
     "progress.full": "无法写入你的进度文件 {path}：磁盘已满。你的进度照常显示；现在取得的进度不会保存。",
     "progress.io": "现在无法写入你的进度文件 {path}（{reason}）。文件保持原样；现在取得的进度不会保存。",
+    "progress.private": "本机的其他用户曾能读取你的 {count} 个 torch-tutor 目录和文件（数据目录 {folder} "
+                        "及其中的内容）；现在只有你能读取。",
     "progress.shared": "另一个 torch-tutor（进程 {pid}）也打开了这个数据目录。两者都会保存你的进度；"
                        "同一步在两边都打开时，以最后保存的为准。",
     "progress.write.full": "保存失败：磁盘已满（{reason}）；你的文字仍保留，稍后会重试保存",

@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from tutor.core import private
 from tutor.core.models import Pack
 from tutor.core.paths import PACK_FILE
 
@@ -102,7 +103,7 @@ def write(pack: Pack, directory: Path) -> bool:
     import tempfile
 
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private.make_folder(directory, levels=3)  # DATA/cache/packs, each 0700 when made
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".entry-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:

@@ -34,6 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
 
+from tutor.core import private
 from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
 from tutor.core.models import QUIZ_TYPES, Exercise, LatePenalty, Pack, QuizBase
 from tutor.core.quizzes import Graded, Ran
@@ -523,7 +524,13 @@ class GradeCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private.make_folder(path.parent)  # the data folder: 0700 when made, the file 0600
+            repaired = private.repair_data(path.parent)  # rows hold learners' messages and names
+            if repaired:
+                from tutor.core.i18n import t
+
+                self._notice(t("progress.private", count=len(repaired), folder=path.parent))
+            private.make_file(path)
             self._db = self._open(path)
         except sqlite3.DatabaseError as exc:
             self._off(f"is damaged ({exc}); delete it to start a fresh one")

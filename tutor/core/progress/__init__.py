@@ -59,10 +59,10 @@ class ProgressStore:
         self.cards = Cards(storage)
 
     @classmethod
-    def open(cls, data_dir: Path, *, wait: float = BUSY_WAIT) -> "ProgressStore":
+    def open(cls, data_dir: Path, *, wait: float = BUSY_WAIT, config_dir: Path | None = None) -> "ProgressStore":
         """Open (or create) the store in ``data_dir``; never raises for a bad file or folder
-        (see :meth:`Storage.open`)."""
-        return cls(Storage.open(data_dir, wait=wait))
+        (see :meth:`Storage.open`, which also makes ``config_dir`` private)."""
+        return cls(Storage.open(data_dir, wait=wait, config_dir=config_dir))
 
     @classmethod
     def in_memory(cls) -> "ProgressStore":

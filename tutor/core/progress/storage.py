@@ -140,7 +140,7 @@ class Storage:
         return cls(conn, None)
 
     @classmethod
-    def open(cls, data_dir: Path, *, wait: float = BUSY_WAIT) -> "Storage":
+    def open(cls, data_dir: Path, *, wait: float = BUSY_WAIT, config_dir: Path | None = None) -> "Storage":
         """Open (or create) the store in ``data_dir``; never raises for a bad file or folder.
 
         Only a file that is not a readable database (corrupt, foreign) is renamed aside and a
@@ -148,14 +148,33 @@ class Storage:
         program for ``wait`` seconds, a read-only folder, a full disk) is read into memory and
         left untouched; a file from a newer tutor is copied aside once and left untouched. In
         those cases this session runs on the in-memory copy and ``notice`` says so.
+
+        The data folder is made 0700 and the file 0600 (``tutor.core.private``); a data folder,
+        a file in it, or ``config_dir`` that other users could read is made private first, and
+        ``notice`` says so (once: nothing is left to repair the next time).
         """
+        from tutor.core import private
+        from tutor.core.i18n import t
+
+        try:
+            private.make_folder(data_dir)
+        except OSError as exc:
+            return cls._in_memory_copy(data_dir / FILE_NAME, t("progress.unwritable", folder=data_dir,
+                                                                reason=_reason(exc)))
+        repaired = private.repair_data(data_dir, config_dir)
+        storage = cls._open(data_dir, wait)
+        if repaired:
+            said = t("progress.private", count=len(repaired), folder=data_dir)
+            storage.notice = f"{said} {storage.notice}" if storage.notice else said
+        return storage
+
+    @classmethod
+    def _open(cls, data_dir: Path, wait: float) -> "Storage":
+        from tutor.core import private
         from tutor.core.i18n import t
 
         path = data_dir / FILE_NAME
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return cls._in_memory_copy(path, t("progress.unwritable", folder=data_dir, reason=_reason(exc)))
+        private.make_file(path)  # SQLite gives -wal, -shm and -journal this file's mode
         conn = None
         try:
             conn = _connect(str(path), timeout=wait)
@@ -169,6 +188,7 @@ class Storage:
             except OSError as move:
                 return cls._in_memory_copy(path, t("progress.corrupt.stuck", reason=str(exc), error=_reason(move)),
                                            copy=False)
+            private.make_file(path)
             conn = _connect(str(path), timeout=wait)
             _create(conn)
             storage = cls(conn, path, notice=t("progress.corrupt", reason=str(exc), backup=backup))
@@ -231,9 +251,11 @@ class Storage:
             return None
         from tutor.core.i18n import t
 
+        from tutor.core import private
+
         lock = self.path.with_name(LOCK_NAME)
         try:
-            handle = open(lock, "a+")
+            handle = private.open_private(lock)
         except OSError:
             return None
         try:

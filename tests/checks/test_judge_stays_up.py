@@ -80,3 +80,22 @@ def test_an_honest_frame_with_tensors_is_not_refused(grade):
     code = "import torch\nbig = torch.ones(4 << 20)\ndef f(x):\n    return x * 2 + big[:3] - 1\n"
     report = grade(code, CHECK)
     assert report.run.status == "ok" and report.passed, [c.message for c in report.checks]
+
+
+def test_a_frame_of_millions_of_empty_objects_is_refused_for_what_parsing_it_builds(grade):
+    """Issue 50: ~25 MB of `[{},{},...]`, just under the size check (bytes times JSON_FACTOR): the
+    judge parsed 8 million dicts, ~600 MB, and its depth walk a tuple per dict on top (920 MB of
+    RSS against a 512 MB budget). What a frame's text can build is counted before it is parsed."""
+    from tutor.checks import protocol
+
+    size = Session.MEMORY_BUDGET // protocol.JSON_FACTOR - 64
+    assert size * protocol.JSON_FACTOR <= Session.MEMORY_BUDGET  # the size check lets it through
+    n = (size - 40) // 3
+    code = SEND_FIRST + textwrap.dedent(f"""\
+        body = b'{{"op":"answer","value":[' + b",".join([b"{{}}"] * {n}) + b']}}'
+        send_first(body)
+    """)
+    report = grade(code, CHECK)
+    assert report.run.status == "memory", (report.run.status, report.run.message)
+    assert f"more than {Session.MEMORY_BUDGET >> 20} MB of data" in report.run.message, report.run.message
+    assert not report.passed

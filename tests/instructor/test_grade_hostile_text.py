@@ -104,3 +104,17 @@ def test_gradescope_results_carry_no_control_character(graded):
     results = json.loads(data)
     assert not [c for c in RAW if c in json.dumps(results, ensure_ascii=False)]
     assert "ValueError: ␛]0;owned␇" in results["tests"][0]["output"]
+
+
+def test_validate_junit_parses_whatever_a_run_printed(tmp_path):
+    """`validate --junit`: a run's summary and problems carry what the pack's code printed (an
+    example's `print("\\x1b]0;x\\x07")`), which the YAML check cannot see in its source."""
+    from tutor.core.problems import Problem
+    from tutor.grading.validate import StepRun, junit_xml
+
+    run = StepRun("basics", "show", "example", False, f"output differs: {HOSTILE}", 0.1,
+                  [Problem(tmp_path / "lesson.yaml", 3, 1, f"got {HOSTILE}")])
+    xml = junit_xml([("pack", [run])])
+    assert not [c for c in RAW if c in xml]
+    failure = ET.fromstring(xml).find("testsuite").find("testcase").find("failure")
+    assert "␛]0;owned␇" in failure.get("message") and "␛]0;owned␇" in failure.text

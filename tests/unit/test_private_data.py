@@ -127,6 +127,18 @@ def test_a_layout_made_before_is_repaired_and_said_once(shared_home):
     store.close()
 
 
+def test_commands_that_print_no_other_notice_say_the_repair_too(shared_home):
+    """`handin` (and `check`) print the store's notice only when it matters to them; the repair
+    is said by each, once: the next open finds nothing to repair."""
+    data, _config = _old_layout(shared_home)
+    first = tutor("handin", "--learner", "alice", home=shared_home)  # nothing solved: it says so, after
+    assert "Traceback" not in first.stderr and "nothing to hand in" in first.stderr
+    assert first.stderr.count("now only you can") == 1, first.stderr
+    again = tutor("handin", "--learner", "alice", home=shared_home)
+    assert "nothing to hand in" in again.stderr and "now only you can" not in again.stderr, again.stderr
+    assert mode(data) == 0o700
+
+
 def test_the_repair_is_said_in_chinese(shared_home):
     data, _config = _old_layout(shared_home)
     done = tutor("--language", "zh", "progress", home=shared_home)

@@ -226,6 +226,8 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
 
     folder = Path(file).parent if file != "-" else None
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
+    if store.storage.repaired:  # said once: the next open finds nothing to repair
+        print(t("cli.notice", notice=store.storage.repaired), file=sys.stderr)
     try:
         answers: list[tuple[str, str | None]] = []
         for lesson, earlier in used:
@@ -258,6 +260,8 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
     if not report.passed and code.strip() == exercise.starter.strip():
         return
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
+    if store.storage.repaired:  # said once: the next open finds nothing to repair
+        print(t("cli.notice", notice=store.storage.repaired), file=sys.stderr)
     review.keep_first_meetings(store)  # a first pass is the exercise's first review, as in the app
     try:
         store.answers.record_attempt(pack.id, lesson_id, exercise.id, "check", passed=report.passed,

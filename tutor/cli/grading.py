@@ -395,6 +395,8 @@ def cmd_handin(args: argparse.Namespace) -> int:
     if not learner:
         raise UsageError(t("cli.handin.no_learner"))
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
+    if store.storage.repaired:  # said once: the next open finds nothing to repair
+        print(t("cli.notice", notice=store.storage.repaired), file=sys.stderr)
     try:
         recorded = store.steps.of_pack(pack.id)
         exercises: dict[str, tuple[str, bool]] = {}

@@ -119,6 +119,9 @@ class Storage:
         self.path = path
         self.notice = notice
         self.backup: Path | None = None
+        #: The sentence saying this open made the data folder private (also in ``notice``), for
+        #: commands that print only that (``check``, ``handin``); None when nothing was repaired.
+        self.repaired: str | None = None
         #: Why the last write failed (None once a write succeeds again).
         self.write_error: str | None = None
         #: Called after a write succeeds where the one before it failed.
@@ -164,8 +167,8 @@ class Storage:
         repaired = private.repair_data(data_dir, config_dir)
         storage = cls._open(data_dir, wait)
         if repaired:
-            said = t("progress.private", count=len(repaired), folder=data_dir)
-            storage.notice = f"{said} {storage.notice}" if storage.notice else said
+            storage.repaired = t("progress.private", count=len(repaired), folder=data_dir)
+            storage.notice = f"{storage.repaired} {storage.notice}" if storage.notice else storage.repaired
         return storage
 
     @classmethod

@@ -208,6 +208,7 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
         return _result(check, "tampered", words.say("checks.tampered", lie=SEAL_BROKEN))
     cases = check.get("cases") or [{}]
     data = None
+    scales: list = []  # each case's reference_scale (a tensor check's): its data says the largest
     for number, bindings in enumerate(cases):
         if number:  # a mode the learner's call left switched stays in its own case (as in its own check)
             reset_modes()
@@ -221,6 +222,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
                 canary.ask(session, kind, case.label, seed=case.seed, check=check)
             case.prepare()
             data = runner(check, case)
+            if refs.type_(data) is dict and "reference_scale" in data:
+                scales.append(data["reference_scale"])
             if not canary_first:
                 canary.ask(session, kind, case.label, check=check)
         except canary.Tampered as lie:
@@ -249,6 +252,8 @@ def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner
 
             return _result(check, "error", words.say("checks.checker_failed", error=f"{refs.type_(bug).__name__}: {bug}"),
                            case=number, seed=case.seed, internal=True, detail=traceback.format_exc(limit=-6))
+    if scales and refs.type_(data) is dict:  # the largest of every case: one near-zero case is not the scale
+        data["reference_scale"] = None if None in scales else max(scales)
     summary = data.get("summary") if refs.type_(data) is dict else None
     if refs.type_(summary) is dict and data is not None:  # a said: its English stays in the data
         data["summary"] = words.english(summary)

@@ -40,6 +40,25 @@ def _plain(value):
     raise TypeError("not numeric")
 
 
+def largest_magnitude(reference) -> float | None:
+    """The largest absolute value of a reference (a tensor, a number, or a sequence of them), or
+    None when it holds no number: how far from zero the values a check compares against lie."""
+    items = reference if refs.type_(reference) in (list, tuple) else [reference]
+    largest: float | None = None
+    for item in items:
+        try:
+            tensor = as_float_tensor(item, "")
+        except Failed:
+            return None
+        if not refs.t_numel(tensor):
+            continue
+        value = refs.float_(refs.t_item(refs.t_amax(refs.t_abs(tensor))))
+        if not refs.isfinite(value):
+            return None
+        largest = value if largest is None else max(largest, value)
+    return largest
+
+
 def first_mismatch(got, expected, rtol: float, atol: float):
     """(index, got, expected, count) of the first element outside tolerance, or None."""
     close = refs.torch_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)

@@ -184,6 +184,7 @@ class FormData(CheckData, total=False):
     """Judged by the parent (``tutor.core.form``), never by the probe: listed so the two sides agree."""
 
     function: str | None
+    follow_calls: bool
     max_lines: int | None
     max_statements: int | None
     max_line_length: int | None

@@ -21,9 +21,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "autograder", help="write a Gradescope autograder bundle or a GitHub Classroom setup for a pack",
         description="--gradescope OUT.zip writes setup.sh, run_autograder and the wheels of torch-tutor and "
         "the pack: upload it as a Gradescope programming assignment's autograder. --github-classroom DIR "
-        "writes, into a starter repository, the workflow and autograding.json that run `torch-tutor check` "
-        "per exercise with its points. --run DIR --results FILE is what run_autograder calls: grade one "
-        "submission (loose <exercise-id>.py files or a hand-in archive) into Gradescope's results.json.")
+        "writes, into a starter repository, the workflow and autograding.json, the pack without its solutions "
+        "and the torch-tutor wheel (under .torch-tutor/) and each exercise's starter file: the workflow grades "
+        "the repository once (`--run . --json`, as `torch-tutor grade` would), then runs one test per check "
+        "(`--passed EXERCISE --check ID`, worth its share of the exercise's points; one `--passed EXERCISE` "
+        "for an all-or-nothing exercise) and one per graded quiz. --run DIR --results FILE is what "
+        "run_autograder calls: grade one submission (loose <exercise-id>.py files or a hand-in archive) into "
+        "Gradescope's results.json. A failed --github-classroom or --gradescope leaves nothing half-written.")
     p.add_argument("pack_arg", metavar="PACK", help="a pack folder, its pack.yaml, or a pack id")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--gradescope", metavar="OUT.zip", help="write the Gradescope autograder bundle")
@@ -95,7 +99,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
                       f"Classroom points (a total of {round(classroom_total(pack))} means {round(classroom_total(pack)) / scale:g} "
                       "of the pack's points)")
             print(f"wrote {len(written)} files into {args.github_classroom}: .github/workflows/classroom.yml "
-                  "(a test per check and per graded quiz, worth its share of the points"
+                  "(a test per check, or per exercise scored all or nothing, and per graded quiz, worth its share of the points"
                   f"{points}), .github/classroom/autograding.json, .torch-tutor/ (the pack without its solutions, "
                   f"and the torch-tutor wheel)" + (f" and {starters} starter file(s)" if starters else "") + kept
                   + ". Commit them to the assignment's starter repository.")

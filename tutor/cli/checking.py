@@ -205,10 +205,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         data = report.to_json()
         data["exercise"] = f"{lesson.id}/{exercise.id}"
         data["replayed_seed"] = args.seed
+        data["scoring"] = "all-or-nothing" if exercise.all_or_nothing else "partial"
         print_json(data)
     else:
         _print_report(report, f"{lesson.id}/{exercise.id}", settings.language, pack.languages[0],
-                      pinned={c.id for c in exercise.checks if c.seed is not None}, replay=args.seed)
+                      pinned={c.id for c in exercise.checks if c.seed is not None}, replay=args.seed,
+                      all_or_nothing=exercise.all_or_nothing)
     if outside is not None:
         print(t("cli.notice", notice=outside), file=sys.stderr)
     _record(settings, pack, lesson.id, exercise, code, report)
@@ -281,13 +283,17 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
 
 
 def _print_report(report: ExerciseReport, name: str, language: str | None, fallback: str,
-                  pinned: set[str] | None = None, replay: int | None = None) -> None:
+                  pinned: set[str] | None = None, replay: int | None = None, all_or_nothing: bool = False) -> None:
     """``pinned``: checks whose inputs come from the pack's own seed; ``replay``: the seed
-    every other check drew from (`--seed`)."""
+    every other check drew from (`--seed`); ``all_or_nothing``: the exercise's points come only
+    with every check (its scoring), said under the summary."""
+    from tutor.core.check_models import PARENT_KINDS
     from tutor.core.i18n import shown, t
     from tutor.core.text import resolve
 
     print(f"{name}: {shown(report.message, getattr(report, 'said', None))}")
+    if all_or_nothing:
+        print(t("cli.check.all_or_nothing"))
     if replay is not None:
         print(t("cli.check.replaying", seed=replay))
     run = report.run
@@ -300,7 +306,17 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
         if error is not None and error.traceback:
             for line in error.traceback.rstrip().splitlines()[-6:]:
                 print(f"    {line}")
-        print(t("cli.check.waiting", total=len(report.checks)))
+        # what was judged from the text alone (a form check) has its verdict, marked like any other
+        judged = [c for c in report.checks if c.kind in PARENT_KINDS and c.status != "skipped"]
+        for check in judged:
+            print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")
+            if check.message:
+                print(f"        {shown(check.message, getattr(check, 'said', None))}")
+        waiting = len(report.checks) - len(judged)
+        if not judged:
+            print(t("cli.check.waiting", total=waiting))
+        elif waiting:
+            print(t("cli.check.waiting_other_one") if waiting == 1 else t("cli.check.waiting_other", total=waiting))
         return
     for check in report.checks:
         print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")

@@ -318,6 +318,7 @@ def grade_meta(pack: Pack, info: IsolationInfo, *, shard: tuple[int, int] | None
         "pack_fingerprint": pack_fingerprint(pack), "items": item_order(pack),
         "max_points": round_points(sum(float(ex.points) for ex in exercises.values())
                                    + sum(float(q.points) for _r, q in _quizzes(pack))),
+        "all_or_nothing": [ex.id for ex in exercises.values() if ex.all_or_nothing],
         "quizzes": [ref for ref, _quiz in _quizzes(pack)],
         "quiz_points": round_points(sum(float(q.points) for _r, q in _quizzes(pack))),
         "isolation": {"level": info.level, "reason": info.reason, "gaps": list(info.gaps),
@@ -341,6 +342,8 @@ def pack_fingerprint(pack: Pack) -> str:
     for ref, quiz in _quizzes(pack):  # a quiz's content decides its verdicts: hashed like an exercise
         digest.update(f"{ref}:{exercise_fingerprint(quiz)}".encode())
     digest.update(repr(pack.late_penalty).encode())
+    if pack.scoring != "partial":  # the pack's policy decides points too (an exercise's own is hashed above)
+        digest.update(f"scoring={pack.scoring}".encode())
     return digest.hexdigest()
 
 

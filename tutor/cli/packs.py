@@ -242,6 +242,13 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
             junit.append((pack.id, runs))
             entry["runs"] = [run.to_json() for run in runs]
             entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+            ran_warnings = [w for run in runs for w in run.warnings]  # found by running: a tolerance's scale
+            if ran_warnings:
+                entry["warnings"] += [w.to_json() for w in ran_warnings]
+                if not args.json:
+                    for warning in ran_warnings:
+                        print(warning)
+                about = about.replace(note, "") + f", {len(warnings) + len(ran_warnings)} warning(s)"
             timeouts = [run for run in runs if run.timeouts]
             if timeouts:
                 entry["timeouts"] = [f"{run.lesson}/{run.step}: {', '.join(run.timeouts)}" for run in timeouts]

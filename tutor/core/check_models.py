@@ -509,9 +509,15 @@ class _FormCheckHead(CheckBase):
     function: Annotated[
         str | None,
         Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
-        Meta("the rules apply to the body of this top-level function (its docstring aside); default: the "
-             "whole file"),
+        Meta("the rules apply to the body of this top-level function (its docstring aside) and, unless "
+             "`follow_calls` is false, to every function of the submission it reaches; default: the whole file"),
     ] = None
+    follow_calls: Annotated[
+        bool,
+        Meta("with `function`: the rules also judge every function (or class, or `name = lambda`) of the "
+             "submission that the function names, and what those name in turn, as one piece of code (its "
+             "lines and statements count together); false: the function's own body only"),
+    ] = True
 
 
 @record

@@ -5,7 +5,9 @@ own process, from the source text the learner submitted (``tutor.grading.exercis
 :func:`judge` before the run), never in a process the learner's code ran in: nothing the code
 does when it runs can change this verdict. What it reads is the syntax tree (``ast``), not the
 text: a ``for`` inside a string or a comment is not a loop, ``torch.view`` in a comment is not an
-attribute. It is a rule about form, not a sandbox: code can still reach a denied function
+attribute. A check on one ``function`` judges it with every function of the file it reaches by
+name (``follow_calls``, see ``_reached``): a helper is part of the answer. It is a rule about
+form, not a sandbox: code can still reach a denied function
 through ``getattr`` or ``__dict__``; deny those names too where it matters (``names_deny``), and
 let behaviour checks (a profile's ``only``) say what the code may run.
 
@@ -43,6 +45,8 @@ class _Breach:
     lineno: int
     what: str
     column: int = 0
+    #: the helper the line is in, when the rule reached it from the check's function
+    within: str = ""
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -63,6 +67,88 @@ def _scope(tree: ast.Module, function: str | None) -> tuple[list[ast.stmt], ast.
                 body = body[1:]
             return body, node
     return [], None
+
+
+def _docstring_aside(body: list[ast.stmt]) -> list[ast.stmt]:
+    if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        return body[1:]
+    return body
+
+
+#: A top-level statement the check's function can reach by a name: its statements, and the name.
+_Reached = tuple[str, list[ast.stmt]]
+
+
+def _definitions(tree: ast.Module) -> dict[str, list[ast.stmt]]:
+    """The top-level statements that define code under a name: ``def``, ``class``, and an
+    assignment of a lambda or of another name (``helper = lambda x: ...``, ``g = torch.autograd.grad``).
+    An assignment of data (``a = torch.randn(4)``, a learner's own test) is not code to judge."""
+    found: dict[str, list[ast.stmt]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (ast.Lambda, ast.Name,
+                                                                                        ast.Attribute)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found.setdefault(name.id, []).append(node)
+    return found
+
+
+def _local_names(function: ast.AST) -> set[str]:
+    """The names a function binds itself (its parameters and what it assigns), unless it declares
+    them ``global``: a use of one of them is not a use of the module's definition."""
+    local: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = function.args
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                local.add(arg.arg)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        return local  # an alias (``g = torch.autograd.grad``) binds nothing of its own
+    body = function.body if isinstance(function.body, list) else [function.body]
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                local.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                local.add(node.name)
+            elif isinstance(node, ast.Global):
+                declared.update(node.names)
+    return local - declared
+
+
+def _reached(tree: ast.Module, start: ast.AST) -> list[_Reached]:
+    """Every top-level definition the function ``start`` reaches by name, transitively, in the
+    file's order (``start`` itself aside): what its rules judge with it (``follow_calls``)."""
+    definitions = _definitions(tree)
+    seen: set[int] = {id(start)}
+    out: list[tuple[int, str, ast.stmt]] = []
+    todo: list[ast.AST] = [start]
+    while todo:
+        scope = todo.pop()
+        local = _local_names(scope.value if isinstance(scope, (ast.Assign, ast.AnnAssign)) and
+                             isinstance(scope.value, ast.Lambda) else scope)
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or node.id in local:
+                continue
+            for definition in definitions.get(node.id, []):
+                if id(definition) not in seen:
+                    seen.add(id(definition))
+                    out.append((definition.lineno, node.id, definition))
+                    todo.append(definition)
+    out.sort(key=lambda item: item[0])
+    reached: list[_Reached] = []
+    for _line, name, definition in out:
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            reached.append((name, _docstring_aside(list(definition.body))))
+        else:
+            reached.append((name, [definition]))
+    return reached
 
 
 def _torch_aliases(everything: list[ast.AST]) -> tuple[set[str], dict[str, str]]:
@@ -118,7 +204,13 @@ def _code_lines(statements: list[ast.stmt], lines: list[str]) -> list[int]:
 
 def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str]) -> list[_Breach]:
     function = check.get("function")
-    statements, _ = _scope(tree, function)
+    statements, defined = _scope(tree, function)
+    reached = _reached(tree, defined) if function is not None and defined is not None \
+        and check.get("follow_calls", True) else []
+    statements = statements + [statement for _name, body in reached for statement in body]
+    #: the first line of each helper's code -> its name: a breach there says which helper it is in
+    spans = [(min(s.lineno for s in body), max(s.end_lineno or s.lineno for s in body), name)
+             for name, body in reached if body]
     found: list[_Breach] = []
     everything = list(ast.walk(tree))
     nodes = everything[1:] if function is None else [node for statement in statements for node in ast.walk(statement)]
@@ -200,6 +292,10 @@ def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str]) -> list
             continue
         _judge_torch(used, torch_allow, torch_deny, _line(node), found)
     found.sort(key=lambda breach: (breach.lineno, breach.column))
+    if spans:
+        found = [_Breach(b.rule, b.lineno, b.what, b.column,
+                         next((name for first, last, name in spans if first <= b.lineno <= last), ""))
+                 for b in found]
     return found
 
 
@@ -237,12 +333,17 @@ def judge(check: dict[str, Any], source: str) -> Verdict:
     breaches = _breaches(check, tree, lines)
     if not breaches:
         where = f"`{function}`" if function else "your code"
-        return Verdict("passed", f"{where} keeps to the rules")
+        helpers = [name for name, _body in _reached(tree, _scope(tree, function)[1] or tree)] \
+            if function is not None and check.get("follow_calls", True) else []
+        also = (", and so does what it uses (" + ", ".join(f"`{name}`" for name in dict.fromkeys(helpers)) + ")"
+                if helpers else "")
+        return Verdict("passed", f"{where} keeps to the rules{also}")
     first = breaches[0]
     shown = []
     for breach in breaches[:_SHOWN]:
         code = lines[breach.lineno - 1] if 0 < breach.lineno <= len(lines) else ""
-        shown.append(f"line {breach.lineno}: {breach.what} breaks the rule \"{breach.rule}\""
+        where = f" (in `{breach.within}`, which `{function}` uses)" if breach.within else ""
+        shown.append(f"line {breach.lineno}{where}: {breach.what} breaks the rule \"{breach.rule}\""
                      + (f" (`{_clip(code)}`)" if code.strip() else ""))
     more = len(breaches) - _SHOWN
     message = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")

@@ -151,6 +151,7 @@ TABLE: dict[str, dict[str, str]] = {
                            "what the lesson shows. Nothing you did caused this; read on, or run it where "
                            "there is a GPU (the `python` setting).",
         "exercise.id": "Exercise id: {id}  (torch-tutor check {id} your_file.py)",
+        "exercise.all_or_nothing": "All or nothing: this exercise earns its points only when every check passes.",
         "editor.tab_first_line": "You are already in the editor: type to change the code. (Tab did nothing: "
                                  "indenting the first line is an IndentationError in Python.)",
         "editor.title.focused": "✎ editing: keys type into your code",
@@ -363,9 +364,12 @@ TABLE: dict[str, dict[str, str]] = {
                                "(without --seed, each check draws new ones)",
         "cli.check.printed": "  your code printed:",
         "cli.check.waiting": "  the {total} checks run once your code does",
+        "cli.check.waiting_other": "  the other {total} checks run once your code does",
+        "cli.check.waiting_other_one": "  the other check runs once your code does",
         "cli.check.seed": "        inputs drawn at random with seed {seed} (each check draws new ones; add --seed "
                           "{seed} to draw these again)",
         "cli.check.tampered": "  note: your code replaced {names}; the checks used the originals",
+        "cli.check.all_or_nothing": "  all or nothing: this exercise earns its points only when every check passes",
         "cli.mark.passed": "PASS ",
         "cli.mark.failed": "FAIL ",
         "cli.mark.error": "ERROR",

@@ -135,6 +135,7 @@ ZH: dict[str, str] = {
     "outcome.no_cuda": "这一步需要 CUDA GPU，而这台机器没有，所以代码无法做到课程里展示的效果。"
                        "这不是你的操作造成的；请继续阅读，或在有 GPU 的地方运行它（`python` 设置）。",
     "exercise.id": "练习 id：{id}  （torch-tutor check {id} your_file.py）",
+    "exercise.all_or_nothing": "全有或全无：每项检查都通过，这个练习才得分。",
     "editor.tab_first_line": "你已经在编辑器里了：直接输入即可修改代码。（Tab 没有起作用："
                              "在 Python 里缩进第一行会引发 IndentationError。）",
     "editor.title.focused": "✎ 编辑中：按键输入到你的代码",
@@ -323,8 +324,11 @@ ZH: dict[str, str] = {
     "cli.check.replaying": "  重放种子 {seed}：随机生成输入的检查都用它生成了输入（不加 --seed 时，每项检查都会生成新的输入）",
     "cli.check.printed": "  你的代码打印了：",
     "cli.check.waiting": "  等你的代码能运行后，这 {total} 项检查才会运行",
+    "cli.check.waiting_other": "  等你的代码能运行后，其余 {total} 项检查才会运行",
+    "cli.check.waiting_other_one": "  等你的代码能运行后，其余 1 项检查才会运行",
     "cli.check.seed": "        输入由种子 {seed} 随机生成（每项检查每次都生成新的输入；加上 --seed {seed} 可再次生成这组输入）",
     "cli.check.tampered": "  注意：你的代码替换了 {names}；检查用的是原来的版本",
+    "cli.check.all_or_nothing": "  全有或全无：每项检查都通过，这个练习才得分",
     "cli.mark.passed": "通过  ",
     "cli.mark.failed": "未通过",
     "cli.mark.error": "出错  ",

@@ -56,6 +56,7 @@ def load_pack(path: str | Path) -> Pack:
         for step in lesson.steps:
             if isinstance(step, Exercise):
                 object.__setattr__(step, "_prelude", prelude)  # frozen; the pack's, given by the loader
+                object.__setattr__(step, "_pack_scoring", header.scoring)
     fields = {item.name: getattr(header, item.name) for item in dataclasses.fields(header)}
     pack = Pack(**fields, lessons=lessons)
     for field_path, _label, text in pack_texts(header):

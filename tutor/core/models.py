@@ -58,6 +58,11 @@ def _valid_deadline(value: str | None) -> str | None:
     return value
 
 
+#: How an exercise's points are earned: each passed check its weight's share, or all of them only
+#: when every check passes (docs/authoring.md, "Points").
+Scoring = Literal["partial", "all-or-nothing"]
+
+
 @record
 class LatePenalty:
     """What lateness costs in `grade`: per_day percent of the points for each started day late, at most max."""
@@ -148,6 +153,11 @@ class Exercise(StepBase):
     points: Annotated[
         float, Meta(ge=0), Meta("what the exercise is worth when graded; each check earns its weight's share")
     ] = 1.0
+    scoring: Annotated[
+        Scoring | None,
+        Meta("`partial` (each passed check earns its weight's share of the points) or `all-or-nothing` "
+             "(the points only when every check passes); default: the pack's `scoring`"),
+    ] = None
     deadline: Annotated[
         str | None,
         Meta("hand-in deadline, ISO 8601 with a UTC offset, e.g. 2026-12-01T23:59:00+01:00; "
@@ -165,11 +175,18 @@ class Exercise(StepBase):
              "sandbox only; a missing one is the one thing the report asks for"),
     ] = field(default_factory=list)
     _prelude: str | None = hidden(default=None)
+    _pack_scoring: str = hidden(default="partial")
 
     @property
     def prelude_code(self) -> str:
         """The pack's prelude as this exercise runs it ('' for none); set by the loader."""
         return (self._prelude or "") if self.prelude else ""
+
+    @property
+    def all_or_nothing(self) -> bool:
+        """Whether the exercise earns its points only when every check passes: its own `scoring`,
+        else the pack's (given by the loader)."""
+        return (self.scoring or self._pack_scoring) == "all-or-nothing"
 
 
 Step = Annotated[Union[Prose, Example, Quiz, Exercise], Meta(discriminator="kind")]
@@ -225,6 +242,13 @@ class PackHeader:
         Meta("a .py file (relative to pack.yaml, inside the pack folder) holding the prelude, instead of "
              "`prelude`", pattern=r"\.py$"),
     ] = None
+
+    scoring: Annotated[
+        Scoring,
+        Meta("how every exercise's points are earned: `partial` (each passed check earns its weight's share) "
+             "or `all-or-nothing` (the points only when every check passes); an exercise's own `scoring` "
+             "replaces it"),
+    ] = "partial"
 
     def __post_init__(self) -> None:
         if self.prelude is not None and self.prelude_file is not None:

@@ -57,6 +57,8 @@ _SCALAR_TAGS = {_Y + t for t in ("str", "int", "float", "bool", "null")}
 _TIMESTAMP = _Y + "timestamp"
 _STR, _NULL, _BOOL, _MAP, _SEQ = _Y + "str", _Y + "null", _Y + "bool", _Y + "map", _Y + "seq"
 _INT = _Y + "int"
+#: ``<<``: YAML 1.1's merge key, plain data (the mappings it names are merged into its own)
+_MERGE = _Y + "merge"
 
 
 class SourceError(TutorError):
@@ -192,6 +194,8 @@ class _Converter:
         if kind is yaml.MappingNode:
             if node.tag != _MAP:
                 self.problems.append(_at(self.path, node, f"tag {node.tag} is not allowed: packs are plain data"))
+            if any(key_node.tag == _MERGE for key_node, _value in node.value):
+                return self._merged(node)
             out: dict[Any, Any] = {}
             convert = self.convert
             for key_node, value_node in node.value:
@@ -207,6 +211,51 @@ class _Converter:
         if node.tag != _SEQ:
             self.problems.append(_at(self.path, node, f"tag {node.tag} is not allowed: packs are plain data"))
         return [self.convert(item) for item in node.value]
+
+
+    def _merged(self, node: yaml.MappingNode) -> dict[Any, Any]:
+        """A mapping with merge keys (``<<: *defaults``, or ``<<: [*a, *b]``), as YAML 1.1 says:
+        its own keys win, then each merged mapping's in the order given (the first wins). Plain
+        data: only mappings merge, and what they hold is converted like any other value.
+
+        The node's pairs become the merged mapping's own, in the data's order (a merged key's
+        nodes are where its value is written, under the anchor): ``Source.walk`` then finds every
+        key of the data at its node, as for any mapping."""
+        own: list[tuple[yaml.Node, yaml.Node]] = []
+        merged: list[yaml.MappingNode] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE:
+                own.append((key_node, value_node))
+                continue
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                if isinstance(source, yaml.MappingNode):
+                    merged.append(source)
+                else:
+                    self.problems.append(_at(self.path, source, "a merge key (<<) takes a mapping or a list of "
+                                             "mappings (e.g. <<: *defaults)"))
+        out: dict[Any, Any] = {}
+        pairs: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in own:
+            key = self.convert(key_node)
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                self.problems.append(_at(self.path, key_node, "a key must be a plain value"))
+                continue
+            if key in out:
+                self.problems.append(_at(self.path, key_node, f"duplicate key {key!r}"))
+                continue
+            out[key] = self.convert(value_node)
+            pairs.append((key_node, value_node))
+        for source in merged:
+            data = self.convert(source)  # flattens its own merge keys first: its pairs are its data's
+            if not isinstance(data, dict) or len(source.value) != len(data):
+                continue  # its problems are recorded
+            for (key_node, value_node), key in zip(source.value, data):
+                if key not in out:
+                    out[key] = data[key]
+                    pairs.append((key_node, value_node))
+        node.value = pairs
+        return out
 
 
 # --------------------------------------------------------------------------- walking

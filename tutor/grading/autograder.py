@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -265,19 +266,24 @@ def build_gradescope_bundle(pack: Pack, out: Path, *, torch: str, tutor_wheel: P
         deps = download_dependencies(wheels / "deps", python) if dependencies else []
         values = dict(pack_id=pack.id, pack_version=pack.version, torch=torch, index=TORCH_CPU_INDEX,
                       visibility=visibility, python=python)
-        partial = out.with_name(out.name + ".partial")
         out.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
-            for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
-                info = zipfile.ZipInfo(name)
-                info.external_attr = 0o100755 << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                bundle.writestr(info, text.format(**values))
-            for wheel in (tutor, packed):
-                bundle.write(wheel, f"wheels/{wheel.name}")
-            for wheel in deps:
-                bundle.write(wheel, f"wheels/deps/{wheel.name}")
-        partial.replace(out)
+        # written beside OUT and renamed into place once whole: a failure leaves no file behind
+        partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
+        try:
+            with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+                for name, text in (("setup.sh", SETUP_SH), ("run_autograder", RUN_AUTOGRADER)):
+                    info = zipfile.ZipInfo(name)
+                    info.external_attr = 0o100755 << 16
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    bundle.writestr(info, text.format(**values))
+                for wheel in (tutor, packed):
+                    bundle.write(wheel, f"wheels/{wheel.name}")
+                for wheel in deps:
+                    bundle.write(wheel, f"wheels/deps/{wheel.name}")
+            partial.replace(out)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     return out
 
 
@@ -314,13 +320,19 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
     from tutor.grading.gradebook import round_points
     from tutor.grading.output import inert, without_quiz_answers
 
+    from tutor.grading.output import ALL_OR_NOTHING
+
     items = set(meta["items"])
+    whole = set(meta.get("all_or_nothing") or [])
     tests = []
     for row in rows:
         graded = row.exercise in items
         name = row.exercise if graded else f"{row.origin or row.exercise}: {row.status}"
+        output = _test_output(row) or row.status
+        if row.exercise in whole:
+            output = f"Scored {ALL_OR_NOTHING}.\n{output}"
         test: dict[str, Any] = {"name": name, "status": "passed" if row.passed else "failed",
-                                "output": _test_output(row) or row.status, "visibility": visibility}
+                                "output": output, "visibility": visibility}
         if graded:
             test["score"] = row.points  # rounded like every output's (gradebook.POINT_PLACES)
             test["max_score"] = row.max_points
@@ -356,11 +368,15 @@ def results_schema() -> dict[str, Any]:
 
 def _shares(pack: Pack) -> list[tuple[str, str, str | None, float]]:
     """(test name, item, check id or None, points) of every Classroom test: each check of each
-    exercise worth points x weight / the exercise's weights, each graded quiz its points."""
+    exercise worth points x weight / the exercise's weights, or one test for the whole of an
+    all-or-nothing exercise (it passes when every check does), each graded quiz its points."""
     from tutor.grading.gradebook import graded_quizzes
 
     out: list[tuple[str, str, str | None, float]] = []
     for _lesson, exercise in pack.exercises():
+        if exercise.all_or_nothing:
+            out.append((f"{exercise.id}: every check (all or nothing)", exercise.id, None, float(exercise.points)))
+            continue
         total = sum(check.weight for check in exercise.checks)
         for check in exercise.checks:
             share = float(exercise.points) * check.weight / total if total else 0.0
@@ -439,23 +455,70 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     """A starter repository's autograding: the workflow GitHub Classroom runs (one grading step,
     then a test per check and graded quiz worth its share of the points, see ``classroom_tests``),
     the legacy autograding.json, the pack without its solutions and the torch-tutor wheel under
-    .torch-tutor/, and each exercise's starter file (kept if present)."""
-    import yaml
+    .torch-tutor/, and each exercise's starter file (kept if present).
 
-    written: list[Path] = []
-    home = out / ".torch-tutor"
-    pack_dir = home / "pack"
+    Everything is written into a folder of its own inside ``out`` first and moved into place only
+    when all of it is there: a failure (a wheel that cannot be built, a full disk) leaves ``out`` as
+    it was."""
     if pack.root is None:
         raise AutograderError("the pack was not loaded from a folder")
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".torch-tutor-classroom-", dir=out))
+    try:
+        written = _write_classroom(pack, staging, out, torch=torch, tutor_wheel=tutor_wheel)
+        return _move_in(staging, out, written)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(out.iterdir()):
+            out.rmdir()
+
+
+def _move_in(staging: Path, out: Path, written: list[Path]) -> list[Path]:
+    """Each file written under ``staging`` to its place under ``out`` (renames, on one file
+    system); .torch-tutor/pack/ as a whole, so nothing of an older pack stays published."""
+    pack_dir = out / ".torch-tutor" / "pack"
+    (out / ".torch-tutor").mkdir(exist_ok=True)
     if pack_dir.exists():
-        shutil.rmtree(pack_dir)  # an earlier run's copy: nothing of an older pack stays published
+        old = Path(tempfile.mkdtemp(prefix=".torch-tutor-old-", dir=out))
+        pack_dir.rename(old / "pack")
+        shutil.rmtree(old, ignore_errors=True)
+    (staging / ".torch-tutor" / "pack").rename(pack_dir)
+    for old_wheel in (out / ".torch-tutor" / "wheels").glob("torch_tutor-*.whl"):
+        old_wheel.unlink()
+    moved: list[Path] = []
+    for path in written:
+        relative = path.relative_to(staging)
+        target = out / relative
+        if relative.parts[:2] != (".torch-tutor", "pack"):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        moved.append(target)
+    return moved
+
+
+def _is_yaml(path: Path) -> bool:
+    return path.suffix in (".yaml", ".yml")
+
+
+def _write_classroom(pack: Pack, home_root: Path, out: Path, *, torch: str,
+                     tutor_wheel: Path | None) -> list[Path]:
+    """``github_classroom``'s files, written under ``home_root`` (a starter file only where
+    ``out`` has none)."""
+    import yaml
+
+    assert pack.root is not None
+    written: list[Path] = []
+    home = home_root / ".torch-tutor"
+    pack_dir = home / "pack"
     for source in pack.sources:
         target = pack_dir / source.resolve().relative_to(pack.root.resolve())
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(public_yaml(source), encoding="utf-8")
+        if _is_yaml(source):
+            target.write_text(public_yaml(source), encoding="utf-8")
+        else:  # the prelude_file: Python the checks run, published as written
+            target.write_bytes(source.read_bytes())
         written.append(target)
-    for old in (home / "wheels").glob("torch_tutor-*.whl"):
-        old.unlink()
     written.append(build_tutor_wheel(home / "wheels", tutor_wheel))
     setup = (f"python -m pip install --quiet --index-url {TORCH_CPU_INDEX} torch=={torch} && "
              "python -m pip install --quiet .torch-tutor/wheels/*.whl")
@@ -468,7 +531,8 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
     grade_minutes = max(2, int(sum((ex.timeout or 60) for _l, ex in pack.exercises()) * 3 // 60) + 2)
     # One ungraded step grades the whole repository as `grade` would (loose <exercise-id>.py files,
     # and a hand-in archive for the quizzes); each test after it is one check (or quiz) worth its
-    # share of the points, so Classroom's per-test all-or-nothing adds up to partial credit.
+    # share of the points, so Classroom's per-test all-or-nothing adds up to partial credit; an
+    # all-or-nothing exercise is one test, passed when every check passed.
     steps.append({"name": "Grade with torch-tutor", "run": f"rm -f {results} && torch-tutor autograder "
                   f".torch-tutor/pack --run . --json {results}", "continue-on-error": True,
                   "timeout-minutes": grade_minutes})
@@ -491,8 +555,8 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
         tests.append({"name": name, "setup": setup, "run": command, "input": "", "output": "",
                       "comparison": "included", "timeout": grade_minutes if setup else 1, "points": points})
     for _lesson, exercise in pack.exercises():
-        starter = out / f"{exercise.id}.py"
-        if not starter.exists():
+        if not (out / f"{exercise.id}.py").exists():
+            starter = home_root / f"{exercise.id}.py"
             starter.write_text(exercise.starter, encoding="utf-8")
             written.append(starter)
     steps.append({"name": "Autograding Reporter", "uses": "classroom-resources/autograding-grading-reporter@v1",
@@ -503,13 +567,13 @@ def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | N
                 "jobs": {"run-autograding-tests": {"runs-on": "ubuntu-latest",
                                                    "if": "github.actor != 'github-classroom[bot]'",
                                                    "steps": steps}}}
-    target = out / ".github" / "workflows" / "classroom.yml"
+    target = home_root / ".github" / "workflows" / "classroom.yml"
     target.parent.mkdir(parents=True, exist_ok=True)
     title = resolve(pack.title, None, pack.languages[0])
     target.write_text(f"# Written by `torch-tutor autograder {pack.id} --github-classroom`: {title} "
                       f"{pack.version}\n" + yaml.safe_dump(workflow, sort_keys=False, width=120), encoding="utf-8")
     written.append(target)
-    config = out / ".github" / "classroom" / "autograding.json"
+    config = home_root / ".github" / "classroom" / "autograding.json"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(json.dumps({"tests": tests}, indent=2) + "\n", encoding="utf-8")
     written.append(config)

@@ -214,6 +214,21 @@ def _decode(data: bytes) -> tuple[str | None, str | None, str]:
     return code, None, ""
 
 
+#: What editors, Python and file managers leave beside a learner's files: never graded, never a row
+#: or a notice (docs/authoring.md, "What `grade` reads"). Other names starting with "." are hidden:
+#: not graded either, with a notice.
+_CLUTTER_NAMES = frozenset({"__pycache__", ".DS_Store", "Thumbs.db", "desktop.ini", ".ipynb_checkpoints",
+                            ".git", ".github", ".gitignore", ".gitattributes", ".torch-tutor", ".vscode",
+                            ".idea"})
+
+
+def is_clutter(name: str) -> bool:
+    """A name a learner's tools write, not the learner: ``__pycache__``, ``*.pyc``, editor backups
+    (``file~``, ``.file.swp``, ``#file#``), ``.DS_Store``..."""
+    return (name in _CLUTTER_NAMES or name.endswith(("~", ".pyc", ".swp", ".swo", ".swx"))
+            or (len(name) > 1 and name.startswith("#") and name.endswith("#")) or name.startswith("._"))
+
+
 def _inside(path: Path, root: Path) -> bool:
     return Path(os.path.realpath(path)).is_relative_to(root)
 
@@ -312,6 +327,8 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
     top_archives: list[Path] = []
     for entry in sorted(root.iterdir(), key=lambda p: p.name):
         shown = clean_name(entry.name)
+        if is_clutter(entry.name):
+            continue
         if entry.name.startswith("."):
             ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
             continue
@@ -345,6 +362,8 @@ def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> 
         found.setdefault(learner, {})
         for item in sorted(folder.iterdir(), key=lambda p: p.name):
             shown = f"{clean_name(folder.name)}/{clean_name(item.name)}"
+            if is_clutter(item.name):
+                continue
             if item.name.startswith("."):
                 ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded")
                 continue
@@ -684,7 +703,8 @@ def score(row: Row, exercise: Exercise, language: str | None = None, fallback: s
     """Points, weights and hints onto a row (also a cached one): see docs/authoring.md, "Points".
 
     points = exercise.points x (sum of the weights of the passed checks / sum of all weights);
-    a run that was tampered with, or ended by a limit, earns nothing.
+    under ``scoring: all-or-nothing`` (the exercise's, else the pack's) the points only for a row
+    that passed. A run that was tampered with, or ended by a limit, earns nothing.
     """
     weights = {check.id: check.weight for check in exercise.checks}
     row.max_points = float(exercise.points)
@@ -696,7 +716,7 @@ def score(row: Row, exercise: Exercise, language: str | None = None, fallback: s
         check["hint"] = resolve(hint, language, fallback) if hint is not None and check["status"] != "passed" \
             else None
     total = sum(weights.values())
-    if row.status in ("passed", "failed", "error") and total > 0:
+    if row.status in ("passed", "failed", "error") and total > 0 and not exercise.all_or_nothing:
         earned = sum(c["weight"] for c in row.checks if c["status"] == "passed")
         row.points = exercise.points * earned / total  # rounded once, after any late penalty (finish)
     else:

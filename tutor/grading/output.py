@@ -35,7 +35,8 @@ _ROW_FIELDS = {f.name for f in fields(Row)}
 
 #: What every output says about a run besides its rows: the keys of META_KEYS (pack, version,
 #: title, fingerprint, graded items, max_points, isolation, shard, ignored notices, deadline,
-#: late_penalty), as ``grade`` builds them and as a shard's JSON carries them back.
+#: late_penalty, the all-or-nothing exercises), as ``grade`` builds them and as a shard's JSON
+#: carries them back.
 GradeMeta = dict[str, Any]
 
 
@@ -224,6 +225,7 @@ def to_json(meta: GradeMeta, rows: list[Row]) -> str:
 
 def to_junit(meta: GradeMeta, rows: list[Row]) -> str:
     pack_id, version = inert(meta["pack"]), inert(meta["pack_version"])
+    whole = set(meta.get("all_or_nothing") or [])
     suites = ET.Element("testsuites", name=f"torch-tutor grade {pack_id} {version}")
     for learner in sorted({r.learner for r in rows}):
         mine = [r for r in rows if r.learner == learner]
@@ -237,8 +239,9 @@ def to_junit(meta: GradeMeta, rows: list[Row]) -> str:
             if row.passed:
                 continue
             tag = "failure" if row.status == "failed" else "error"
+            scored = f" ({ALL_OR_NOTHING}: 0 points)" if row.exercise in whole else ""
             ET.SubElement(case, tag, type=inert(row.status),  # XML 1.0 allows none of C0 but tab and newline
-                          message=inert(f"{row.checks_passed}/{row.checks_total} checks: {row.message}"[:2000]))
+                          message=inert(f"{row.checks_passed}/{row.checks_total} checks{scored}: {row.message}"[:2000]))
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
 
@@ -303,10 +306,13 @@ def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
     lines = [f"# {md_text(meta.get('pack_title') or meta['pack'])}: feedback for {md_text(learner)}", "",
              f"Pack `{meta['pack']}` version {meta['pack_version']}. "
              f"**{_num(total)} of {_num(maximum)} points.**", ""]
+    whole = set(meta.get("all_or_nothing") or [])
     for row in mine:
         verdict = "passed" if row.passed else row.status
         lines += [f"## {md_text(row.exercise)}: {verdict}, {_num(row.points)} of {_num(row.max_points)} points",
                   ""]
+        if row.exercise in whole:
+            lines += [f"Scored {ALL_OR_NOTHING}.", ""]
         if row.handed_in:
             late = " (late)" if row.late else ""
             if row.late and row.late_penalty:
@@ -317,7 +323,8 @@ def feedback_markdown(meta: GradeMeta, learner: str, rows: list[Row]) -> str:
         for check in row.checks:
             mark = {"passed": "✓", "failed": "✗", "error": "!", "skipped": "–", "timeout": "⏱",
                     "tampered": "!"}.get(check["status"], "?")
-            weight = f" (weight {_num(check.get('weight', 1.0))})" if check.get("weight", 1.0) != 1.0 else ""
+            weight = (f" (weight {_num(check.get('weight', 1.0))})"
+                      if check.get("weight", 1.0) != 1.0 and row.exercise not in whole else "")
             lines.append(f"- {mark} **{check['status']}**: {check['description']}{weight}")
             details = check["message"]
             if check.get("expected") is not None or check.get("got") is not None:
@@ -438,7 +445,10 @@ def _unisolated(isolation: dict[str, Any]) -> bool:
 
 
 META_KEYS = ("pack", "pack_version", "pack_title", "pack_fingerprint", "items", "max_points", "isolation",
-             "shard", "ignored", "deadline", "late_penalty", "quizzes", "quiz_points")
+             "shard", "ignored", "deadline", "late_penalty", "quizzes", "quiz_points", "all_or_nothing")
+
+#: What a row of an all-or-nothing exercise says about its points (feedback, JUnit, Gradescope).
+ALL_OR_NOTHING = "all or nothing: the points only when every check passes"
 
 
 def _count(items: Iterable[str]) -> dict[str, int]:

@@ -51,6 +51,8 @@ class StepRun:
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: solutions: each check's time in the judge against its budget (see ``_budgets``), for ``--repeat``
     budgets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: solutions: what passes but should worry the author (a tolerance far from the data's scale)
+    warnings: list[Problem] = field(default_factory=list)
     #: solutions: the checks (or "the run") that ended `timeout` on the reference solution
     timeouts: list[str] = field(default_factory=list)
 
@@ -66,6 +68,7 @@ class StepRun:
                 **({"answer": self.answer} if self.answer is not None else {}),
                 **({"measured": self.measured} if self.measured else {}),
                 **({"budgets": self.budgets} if self.budgets else {}),
+                **({"warnings": [w.to_json() for w in self.warnings]} if self.warnings else {}),
                 **({"timeouts": self.timeouts} if self.timeouts else {})}
 
 
@@ -465,7 +468,8 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
     if timeouts:
         summary = f"timeout ({', '.join(timeouts)}) on the reference solution; {summary}"
     yield StepRun(lesson, exercise.id, "solution", not problems, summary, solution_seconds, problems,
-                  measured=_measured(report, exercise), budgets=_budgets(report), timeouts=timeouts)
+                  measured=_measured(report, exercise), budgets=_budgets(report), timeouts=timeouts,
+                  warnings=tolerance_warnings(lesson, index, exercise, report, locator))
     for number, code in enumerate(exercise.solutions):
         yield _other_solution(lesson, index, exercise, number, code, sandbox, locator, uses)
 
@@ -491,6 +495,52 @@ def _other_solution(lesson: str, index: int, exercise: Exercise, number: int, co
                                             f"{check.message}{_replay(check.seed)}"))
     return StepRun(lesson, exercise.id, f"solution {number + 2}", not problems, report.message, seconds, problems,
                    measured=_measured(report, exercise))
+
+
+#: A tensor check whose reference values all lie within this many `atol` of zero, on every case,
+#: compares at the scale of its tolerance rather than of its data: wrong values near zero pass.
+NEAR_ZERO_ATOLS = 10.0
+
+
+def tolerance_warnings(lesson: str, index: int, exercise: Exercise, report: ExerciseReport,
+                       locator: "_Locator") -> list[Problem]:
+    """A warning for each `close_to` check of ``exercise`` whose reference values, on every case
+    the reference solution's run drew, are within NEAR_ZERO_ATOLS x `atol` of zero (the judge
+    reports each check's largest reference magnitude), saying which `atol` to set."""
+    specs = {check.id: (position, check) for position, check in enumerate(exercise.checks)}
+    out: list[Problem] = []
+    for check in report.checks:
+        scale = (check.data or {}).get("reference_scale") if check.status == "passed" else None
+        found = specs.get(check.id)
+        if not isinstance(scale, (int, float)) or found is None:
+            continue
+        position, spec = found
+        atol = float(getattr(spec, "atol", 0.0) or 0.0)
+        if atol <= 0 or scale == 0 or scale >= NEAR_ZERO_ATOLS * atol:
+            continue  # (a reference that is exactly zero everywhere is a check that something vanishes)
+        advice = f"set the check's `atol` to about {float(f'{scale / 1000:.0e}'):g} (a thousandth of the largest value)"
+        out.append(Problem(*_where(locator, lesson, index, ("checks", position, "atol") if "atol" in
+                                   _written(locator, lesson, index, position) else ("checks", position)),
+                           f"exercise {exercise.id!r}: check {check.id!r}: every reference value is within "
+                           f"{scale / atol:.2g} atol of zero (the largest is {scale:.3g}, atol {atol:g}), so an "
+                           f"answer near zero passes as well as the right one: {advice}, or scale the "
+                           "inputs up", severity="warning"))
+    return out
+
+
+def _where(locator: "_Locator", lesson: str, index: int, path: tuple) -> tuple[Path, int | None, int | None]:
+    problem = locator.problem(lesson, index, path, "")
+    return problem.file, problem.line, problem.col
+
+
+def _written(locator: "_Locator", lesson: str, index: int, position: int) -> dict:
+    """The check's own keys as the YAML holds them (to point at its `atol` where it wrote one)."""
+    found = locator.sources.get(lesson)
+    if found is None:
+        return {}
+    source, base = found
+    place = source.walk(base + ("steps", index, "checks", position))
+    return place.value if not place.missed and isinstance(place.value, dict) else {}
 
 
 def _replay(seed: int | None) -> str:

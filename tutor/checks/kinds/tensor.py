@@ -30,16 +30,18 @@ def run(check: TensorData, case: Case) -> None:
         reference = case.eval(check.get("close_to") or "")
         refs.torch_set_rng_state(state)
     value = case.eval(check["value"])
+    # how far from zero the reference lies, for `validate` (a tolerance at the data's scale)
+    data = {"reference_scale": values.largest_magnitude(reference)} if reference is not None else None
     if not check.get("each"):
         _check_one(check, case, value, reference, "")
-        return None
+        return data
     if refs.type_(value) not in (list, tuple):
         raise Failed(words.say("checks.tensor.not_sequence", got=render.described(value)),
                      expected=words.say("checks.phrase.a_sequence"), got=render.described(value))
     paired = isinstance(reference, (list, tuple)) and refs.len_(reference) == refs.len_(value)
     for index, item in enumerate(value):
         _check_one(check, case, item, reference[index] if paired else reference, words.say("checks.item", index=index))  # type: ignore[index]  # paired: a sequence
-    return None
+    return data
 
 
 def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: dict | str) -> None:

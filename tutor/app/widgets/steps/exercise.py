@@ -67,6 +67,8 @@ class ExerciseStep(StepView):
         # The id is what `torch-tutor check` takes: shown where a learner working in their own
         # editor needs it.
         yield Static(Text(t("exercise.id", id=step.id), style="dim"), id="exercise-id")
+        if step.all_or_nothing:  # how the exercise is graded: no share of its points for some checks
+            yield Static(Text(t("exercise.all_or_nothing"), style="italic"), id="all-or-nothing")
         draft = self.store.drafts.get(*self.key)
         yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)

@@ -238,3 +238,26 @@ def test_grade_ignores_what_a_learners_tools_leave_behind(tmp_path):
     assert [r for r in rows if r[2] not in (None,) and r[2] != "missing"] == [], rows
     assert ("ann", exercise, None) in rows
     assert collection.ignored == ["ann/.notes: a hidden name (it starts with '.'), not graded"]
+
+
+def test_an_earlier_answer_defined_here_is_that_exercises_not_a_helper():
+    """`uses: [checkerboard]`: a learner who defines their checkerboard in inverted.py too (as the
+    report invites them to) is judged on inverted's one line; checkerboard has its own rules."""
+    from tutor.grading.exercise import judge_here
+
+    pack = load_pack(Path(__file__).resolve().parents[2] / "examples" / "tensor-puzzles")
+    inverted = pack.find_exercise("inverted")[1]
+    code = ("def checkerboard(n):\n    x = arange(n)\n    return (x[:, None] + x[None, :]) % 2\n\n"
+            "def inverted(n):\n    return where(checkerboard(n) == 0, 1, 0)\n")
+    assert judge_here(inverted, code)["rules"]["status"] == "passed"
+    helper = code.replace("checkerboard", "board")
+    verdict = judge_here(inverted, helper)["rules"]
+    assert verdict["status"] == "failed" and "(in `board`, which `inverted` uses)" in verdict["message"]
+
+
+def test_the_grade_cache_is_keyed_by_the_form_judge_too():
+    """Form checks are judged in the tutor's process (tutor/core/form.py): a change to how they
+    judge (the helpers a rule reaches) must re-grade them, never replay an older verdict."""
+    from tutor.grading.gradebook import engine_files
+
+    assert any(path.as_posix().endswith("tutor/core/form.py") for path in engine_files())

@@ -122,10 +122,11 @@ def _local_names(function: ast.AST) -> set[str]:
     return local - declared
 
 
-def _reached(tree: ast.Module, start: ast.AST) -> list[_Reached]:
+def _reached(tree: ast.Module, start: ast.AST, used: frozenset[str] = frozenset()) -> list[_Reached]:
     """Every top-level definition the function ``start`` reaches by name, transitively, in the
-    file's order (``start`` itself aside): what its rules judge with it (``follow_calls``)."""
-    definitions = _definitions(tree)
+    file's order (``start`` itself aside): what its rules judge with it (``follow_calls``). The
+    ``used`` names (another exercise's answer, defined here too) are not followed."""
+    definitions = {name: found for name, found in _definitions(tree).items() if name not in used}
     seen: set[int] = {id(start)}
     out: list[tuple[int, str, ast.stmt]] = []
     todo: list[ast.AST] = [start]
@@ -202,10 +203,11 @@ def _code_lines(statements: list[ast.stmt], lines: list[str]) -> list[int]:
                   if 0 < n <= len(lines) and lines[n - 1].strip() and not lines[n - 1].strip().startswith("#"))
 
 
-def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str]) -> list[_Breach]:
+def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str],
+              used: frozenset[str] = frozenset()) -> list[_Breach]:
     function = check.get("function")
     statements, defined = _scope(tree, function)
-    reached = _reached(tree, defined) if function is not None and defined is not None \
+    reached = _reached(tree, defined, used) if function is not None and defined is not None \
         and check.get("follow_calls", True) else []
     statements = statements + [statement for _name, body in reached for statement in body]
     #: the first line of each helper's code -> its name: a breach there says which helper it is in
@@ -313,8 +315,10 @@ def _matches_dotted(used: str, patterns: list[str]) -> bool:
                and pattern.endswith(".*") for pattern in patterns)
 
 
-def judge(check: dict[str, Any], source: str) -> Verdict:
-    """The verdict of one ``form`` check (its plain data, as ``spec.as_data`` makes it) on ``source``."""
+def judge(check: dict[str, Any], source: str, used: tuple[str, ...] | list[str] = ()) -> Verdict:
+    """The verdict of one ``form`` check (its plain data, as ``spec.as_data`` makes it) on ``source``.
+    ``used``: the names the exercises this one ``uses`` define: a definition of one of them in
+    ``source`` is the learner's answer to that exercise, judged there, never a helper here."""
     if len(source) > MAX_SOURCE:
         return Verdict("failed", f"your code is {len(source) // 1024} KiB; rules about its form are judged on at "
                        f"most {MAX_SOURCE // 1024} KiB", expected=f"at most {MAX_SOURCE // 1024} KiB",
@@ -330,10 +334,10 @@ def judge(check: dict[str, Any], source: str) -> Verdict:
         return Verdict("failed", f"your code does not define a function `{function}` (at the top level), so "
                        "its form cannot be checked", expected=f"def {function}(...)", got="not defined")
     lines = source.splitlines()
-    breaches = _breaches(check, tree, lines)
+    breaches = _breaches(check, tree, lines, frozenset(used))
     if not breaches:
         where = f"`{function}`" if function else "your code"
-        helpers = [name for name, _body in _reached(tree, _scope(tree, function)[1] or tree)] \
+        helpers = [name for name, _body in _reached(tree, _scope(tree, function)[1] or tree, frozenset(used))] \
             if function is not None and check.get("follow_calls", True) else []
         also = (", and so does what it uses (" + ", ".join(f"`{name}`" for name in dict.fromkeys(helpers)) + ")"
                 if helpers else "")

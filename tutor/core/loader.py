@@ -63,6 +63,10 @@ def load_pack(path: str | Path) -> Pack:
         if isinstance(text, dict):
             line, col = source.locate(field_path)
             reading.locations[("text",) + tuple(map(str, field_path))] = (source.path, line, col)
+    for _lesson, exercise in pack.exercises():
+        if exercise.uses:
+            names = tuple(item.name for _l, used in pack.used_by(exercise) for item in used.contract)
+            object.__setattr__(exercise, "_used_names", names)
     object.__setattr__(pack, "_locations", reading.locations)  # Pack is frozen; these are the loader's
     object.__setattr__(pack, "_root", source.path.parent)
     object.__setattr__(pack, "_sources", tuple(reading.sources))

@@ -176,6 +176,9 @@ class Exercise(StepBase):
     ] = field(default_factory=list)
     _prelude: str | None = hidden(default=None)
     _pack_scoring: str = hidden(default="partial")
+    #: the contract names of the exercises this one ``uses`` (transitively), given by the loader: a
+    #: learner's own definition of one in this file is that exercise's answer, not a helper of this one
+    _used_names: tuple[str, ...] = hidden(default=())
 
     @property
     def prelude_code(self) -> str:

@@ -161,7 +161,7 @@ def judge_here(exercise: Exercise, code: str) -> dict[str, dict[str, Any]]:
     decided: dict[str, dict[str, Any]] = {}
     for check in exercise.checks:
         if check.kind == "form":
-            verdict = form.judge(as_data(check), code)
+            verdict = form.judge(as_data(check), code, used=getattr(exercise, "_used_names", ()))
             decided[check.id] = {"id": check.id, "kind": check.kind, "status": verdict.status,
                                  "message": verdict.message, "expected": verdict.expected, "got": verdict.got,
                                  "lineno": verdict.lineno, "case": None, "seed": None, "data": None}

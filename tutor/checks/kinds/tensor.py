@@ -21,7 +21,7 @@ def _device(tensor):
 
 
 
-def run(check: TensorData, case: Case) -> None:
+def run(check: TensorData, case: Case) -> dict | None:
     reference = None
     if check.get("close_to") is not None:
         # the reference first, with the RNG put back, so a learner's function that modifies its

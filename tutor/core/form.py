@@ -122,11 +122,11 @@ def _local_names(function: ast.AST) -> set[str]:
     return local - declared
 
 
-def _reached(tree: ast.Module, start: ast.AST, used: frozenset[str] = frozenset()) -> list[_Reached]:
+def _reached(tree: ast.Module, start: ast.AST, exempt: frozenset[str] = frozenset()) -> list[_Reached]:
     """Every top-level definition the function ``start`` reaches by name, transitively, in the
     file's order (``start`` itself aside): what its rules judge with it (``follow_calls``). The
-    ``used`` names (another exercise's answer, defined here too) are not followed."""
-    definitions = {name: found for name, found in _definitions(tree).items() if name not in used}
+    ``exempt`` names (another exercise's answer, defined here too) are not followed."""
+    definitions = {name: found for name, found in _definitions(tree).items() if name not in exempt}
     seen: set[int] = {id(start)}
     out: list[tuple[int, str, ast.stmt]] = []
     todo: list[ast.AST] = [start]
@@ -204,10 +204,10 @@ def _code_lines(statements: list[ast.stmt], lines: list[str]) -> list[int]:
 
 
 def _breaches(check: dict[str, Any], tree: ast.Module, lines: list[str],
-              used: frozenset[str] = frozenset()) -> list[_Breach]:
+              exempt: frozenset[str] = frozenset()) -> list[_Breach]:
     function = check.get("function")
     statements, defined = _scope(tree, function)
-    reached = _reached(tree, defined, used) if function is not None and defined is not None \
+    reached = _reached(tree, defined, exempt) if function is not None and defined is not None \
         and check.get("follow_calls", True) else []
     statements = statements + [statement for _name, body in reached for statement in body]
     #: the first line of each helper's code -> its name: a breach there says which helper it is in

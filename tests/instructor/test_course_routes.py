@@ -66,7 +66,10 @@ def course(tmp_path_factory):
     text = lesson.read_text()
     marker = "  - id: interleave\n    kind: exercise\n"
     assert marker in text
-    lesson.write_text(text.replace(marker, marker + "    scoring: all-or-nothing\n"))
+    text = text.replace(marker, marker + "    scoring: all-or-nothing\n")
+    pinned = "        description: a and b, alternating\n"  # a check whose inputs the pack pins
+    assert pinned in text
+    lesson.write_text(text.replace(pinned, pinned + "        seed: 7\n"))
     subs = base / "subs"
     for learner, files in LEARNERS.items():
         write(subs / learner, files)
@@ -85,6 +88,27 @@ def course(tmp_path_factory):
     runs["merge"] = tutor("grade-merge", str(out / "shard1.json"), str(out / "shard2.json"), "--json",
                           str(out / "merged.json"), "--totals", str(out / "merged-totals.csv"), env=env)
     return {"base": base, "pack": pack, "subs": subs, "env": env, "out": out, "runs": runs, "wheel": wheel}
+
+
+def same_pack(copy: Path, original: Path, *, published: bool) -> None:
+    """Every feature of the pack survives the copy: the header (prelude, form rules, scoring...),
+    each exercise's checks, seeds, uses, points and scoring, the prelude each runs; a published
+    copy (Classroom) has no solutions, and nothing else differs."""
+    from tutor.core.spec import as_data
+
+    theirs, ours = load_pack(copy), load_pack(original)
+    assert any(check.seed == 7 for _l, exercise in theirs.exercises() for check in exercise.checks)
+    assert as_data(theirs) != {} and len(theirs.exercises()) == len(ours.exercises())
+    for (_l, mine), (_m, given) in zip(theirs.exercises(), ours.exercises()):
+        left, right = as_data(mine), as_data(given)
+        if published:
+            assert "not published" in left.pop("solution") and left.pop("solutions") == []
+            right.pop("solution"), right.pop("solutions")
+        assert left == right
+        assert mine.prelude_code == given.prelude_code and mine.all_or_nothing == given.all_or_nothing
+        assert mine._used_names == given._used_names
+    header = {k: v for k, v in as_data(theirs).items() if k != "lessons"}
+    assert header == {k: v for k, v in as_data(ours).items() if k != "lessons"}
 
 
 def points(path: Path) -> dict[tuple[str, str], float]:
@@ -125,7 +149,7 @@ def test_the_gradescope_bundle_carries_the_whole_pack_and_grades_alike(course):
     (module,) = [p for p in (base / "installed").iterdir() if p.name.startswith("torch_tutor_pack_")
                  and p.is_dir() and not p.name.endswith(".dist-info")]
     assert (module / "prelude.py").read_text() == (course["pack"] / "prelude.py").read_text()
-    assert load_pack(module).exercises()[1][1].all_or_nothing
+    same_pack(module, course["pack"], published=False)
     for learner, files in LEARNERS.items():
         submission = base / "gradescope" / learner
         write(submission, files)
@@ -148,7 +172,7 @@ def test_the_github_classroom_setup_publishes_the_prelude_and_grades_alike(cours
     assert done.returncode == 0, done.stderr
     published = repo / ".torch-tutor" / "pack"
     assert (published / "prelude.py").read_text() == (course["pack"] / "prelude.py").read_text()
-    assert load_pack(published).exercises()[1][1].all_or_nothing
+    same_pack(published, course["pack"], published=True)
     assert sorted(p.name for p in repo.iterdir()) == [".github", ".torch-tutor", "checkerboard.py",
                                                        "interleave.py", "inverted.py"]
     workflow = yaml.safe_load((repo / ".github" / "workflows" / "classroom.yml").read_text())

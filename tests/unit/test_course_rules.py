@@ -261,3 +261,18 @@ def test_the_grade_cache_is_keyed_by_the_form_judge_too():
     from tutor.grading.gradebook import engine_files
 
     assert any(path.as_posix().endswith("tutor/core/form.py") for path in engine_files())
+
+
+def test_merges_of_merges_are_bounded_like_aliases(make_pack):
+    """Each level merges the one before fifty times: the node budget refuses it, quickly."""
+    import time
+
+    lines = ["k0: &a0 {id: x}"]
+    for level in range(1, 200):
+        lines.append(f"k{level}: &a{level} {{<<: [{', '.join([f'*a{level - 1}'] * 50)}], n{level}: {level}}}")
+    lines.append("id: x\ntitle: T\nsteps: [{id: a, kind: prose, body: b}]")
+    started = time.monotonic()
+    with pytest.raises(PackError) as caught:
+        load_pack(make_pack(files={"lesson.yaml": "\n".join(lines) + "\n"}))
+    assert "more than 300,000 values" in str(caught.value)
+    assert time.monotonic() - started < 10

@@ -453,9 +453,10 @@ def public_yaml(source: Path) -> str:
 
 def github_classroom(pack: Pack, out: Path, *, torch: str, tutor_wheel: Path | None = None) -> list[Path]:
     """A starter repository's autograding: the workflow GitHub Classroom runs (one grading step,
-    then a test per check and graded quiz worth its share of the points, see ``classroom_tests``),
-    the legacy autograding.json, the pack without its solutions and the torch-tutor wheel under
-    .torch-tutor/, and each exercise's starter file (kept if present).
+    then a test per check, or per all-or-nothing exercise, and per graded quiz, worth its share of
+    the points, see ``classroom_tests``), the legacy autograding.json, the pack without its
+    solutions (its prelude_file as written) and the torch-tutor wheel under .torch-tutor/, and each
+    exercise's starter file (kept if present).
 
     Everything is written into a folder of its own inside ``out`` first and moved into place only
     when all of it is there: a failure (a wheel that cannot be built, a full disk) leaves ``out`` as

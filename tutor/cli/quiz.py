@@ -50,8 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=cmd_quiz)
 
 
-class Stop(Exception):
-    """The learner typed a quit word."""
+class Stop(EOFError):
+    """The learner typed a quit word: the end of their input, as Ctrl-D is."""
 
 
 class Asker:
@@ -269,7 +269,7 @@ class Session:
                 if outcome is not None:
                     self.answered += 1
                     self.right += bool(outcome)
-        except (EOFError, Stop):
+        except EOFError:  # Stop, a quit word, is one
             print()
             say(t("cli.quiz.stopped"))
             self._end(where)

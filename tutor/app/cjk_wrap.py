@@ -1,47 +1,164 @@
-"""Line breaks for Chinese (and Japanese, Korean) text: between any two CJK characters.
+"""Line breaks for Chinese (and Japanese, Korean) text: between any two CJK characters, on the
+rules CJK readers expect (kinsoku shori), and never losing a character.
 
 Textual and Rich wrap at whitespace only, so a sentence of Chinese, which has no spaces, is one
 "word": it is moved whole to the next line (leaving the line before it short) and, longer than
 the width, folded wherever the width ends, "Esc" cut into "Es" and "c". Here each CJK character
-is a chunk of its own, with the closing punctuation after it (，。：）...) kept on its line, so
-lines fill by cell width (a CJK character is two cells) and Latin words and key names are never
-split. Text without CJK characters breaks exactly as before.
+is a chunk of its own, so lines fill by cell width (a CJK character is two cells) and Latin words
+and key names are never split, and:
+
+- closing punctuation (，。：）…) stays on the line of the character before it: no line starts
+  with it;
+- opening punctuation (（《「…) goes with whatever follows it, a CJK character or a Latin word:
+  no line ends with it, and "（.clone()）" is one unit, never "（." and "clone()）";
+- a paragraph's last line is not one character alone when the character before it can join it
+  (the line above gives up its last character);
+- a line's trailing space is counted in cells, not characters: Rich's ``Text.rstrip_end`` counted
+  characters, so a CJK line followed by a space came out one cell too wide and a table cell (whose
+  overflow is an ellipsis) lost its last character to "…".
+
+Text without CJK characters breaks exactly as before (Rich's own ``divide_line``).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from rich._wrap import divide_line as _rich_divide_line
 
 #: CJK ideographs, kana, hangul, full-width forms and CJK punctuation.
 _CJK = "\u2e80-\u2fff\u3000-\u303f\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
 #: Punctuation that must not start a line: it stays with the character before it.
 _CLOSING = "，。、：；！？）》」』】〉…,.:;!?)"
+#: Punctuation that must not end a line: it goes with what follows it.
 _OPENING = "（《「『【〈"
-_CHUNK = rf"[{_OPENING}]*[{_CJK}][{_CLOSING}]*|[^\s{_CJK}]+[{_CLOSING}]*"
+#: A chunk: opening punctuation, then one CJK character or one Latin word, then closing
+#: punctuation; opening punctuation with nothing after it (at a space or the end) is one too, so
+#: that every character that is not whitespace is in some chunk.
+_CHUNK = rf"[{_OPENING}]*(?:(?![{_OPENING}])[{_CJK}]|[^\s{_CJK}]+)[{_CLOSING}]*|[{_OPENING}]+"
 
 #: Textual's chunks: a word and the whitespace after it, or whitespace alone.
 TEXTUAL_CHUNK = re.compile(rf"(?:{_CHUNK})\s*|\s+")
 #: Rich's words: whitespace, a word, whitespace.
 RICH_WORD = re.compile(rf"\s*(?:{_CHUNK})\s*")
+_HAS_CJK = re.compile(rf"[{_CJK}]")
+#: One CJK character with the punctuation around it: a line of only this is an orphan.
+_ONE_CHARACTER = re.compile(rf"\s*[{_OPENING}]*(?![{_OPENING}{_CLOSING}])[{_CJK}][{_CLOSING}]*\s*")
+
+
+def has_cjk(text: str) -> bool:
+    return _HAS_CJK.search(text) is not None
+
+
+def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+    """Where to break ``text`` (one line, no newlines) to fit ``width`` cells: Rich's
+    ``divide_line`` with the chunks and rules above when the text has CJK characters, Rich's own
+    otherwise."""
+    if not has_cjk(text):
+        return _rich_divide_line(text, width, fold)
+    from rich.cells import cell_len, chop_cells
+
+    breaks: list[int] = []
+    words: list[tuple[int, int]] = []  # every word's (start, end), to look back for an orphan
+    offset = 0  # cells on the current line
+    position = 0
+    while (match := RICH_WORD.match(text, position)) is not None:
+        start, end = match.span()
+        position = end
+        word = match.group(0)
+        words.append((start, end))
+        length = cell_len(word.rstrip())
+        if length <= width - offset:
+            offset += cell_len(word)
+        elif length > width:
+            if fold:
+                pieces = chop_cells(word, width)
+                for index, piece in enumerate(pieces):
+                    if start:
+                        breaks.append(start)
+                    if index == len(pieces) - 1:
+                        offset = cell_len(piece)
+                    else:
+                        start += len(piece)
+            else:
+                if start:
+                    breaks.append(start)
+                offset = cell_len(word)
+        elif offset and start:
+            breaks.append(start)
+            offset = cell_len(word)
+    if position < len(text) and text[position:].strip():  # pragma: no cover - every non-space is a chunk
+        raise AssertionError(f"cjk_wrap: no chunk at {text[position:position + 10]!r}")
+    return _no_orphan(text, width, breaks, words)
+
+
+def _no_orphan(text: str, width: int, breaks: list[int], words: list[tuple[int, int]]) -> list[int]:
+    """Move the last break back one word when the last line would be one CJK character alone and
+    that word fits beside it, and the line above keeps at least one word of its own."""
+    from rich.cells import cell_len
+
+    if not breaks or not _ONE_CHARACTER.fullmatch(text[breaks[-1]:]):
+        return breaks
+    line_start = breaks[-2] if len(breaks) > 1 else 0
+    last_line = [start for start, _end in words if line_start <= start < breaks[-1]]
+    if len(last_line) < 2:
+        return breaks
+    moved = last_line[-1]
+    if not _ONE_CHARACTER.fullmatch(text[moved:breaks[-1]]):  # a Latin word stays where it is
+        return breaks
+    if cell_len(text[moved:].strip()) > width:
+        return breaks
+    return [*breaks[:-1], moved]
+
+
+def _rstrip_end(self: Any, size: int) -> None:
+    """``Text.rstrip_end`` counted in cells: remove whitespace beyond ``size`` cells at the end."""
+    from rich.cells import cell_len
+
+    excess = self.cell_len - size
+    if excess <= 0:
+        return
+    plain = self.plain
+    crop = 0
+    while excess > 0 and crop < len(plain) and plain[len(plain) - 1 - crop].isspace():
+        excess -= cell_len(plain[len(plain) - 1 - crop])
+        crop += 1
+    if crop:
+        self.right_crop(crop)
 
 
 def install() -> bool:
-    """Break CJK text by character in Textual's and Rich's wrapping; True when both took it."""
+    """Break CJK text on the rules above in Textual's and Rich's wrapping; True when all took it."""
     done = 0
     try:
         from textual import _wrap as textual_wrap
 
         if isinstance(getattr(textual_wrap, "re_chunk", None), re.Pattern):
-            textual_wrap.re_chunk = TEXTUAL_CHUNK
+            textual_wrap.re_chunk = TEXTUAL_CHUNK  # the editor's soft wrap (compute_wrap_offsets)
             done += 1
     except ImportError:  # pragma: no cover - a Textual without the module: wraps as it does
         pass
     try:
         from rich import _wrap as rich_wrap
+        from rich import text as rich_text
 
         if isinstance(getattr(rich_wrap, "re_word", None), re.Pattern):
             rich_wrap.re_word = RICH_WORD
             done += 1
+        if callable(getattr(rich_text, "divide_line", None)) and hasattr(rich_text.Text, "rstrip_end"):
+            rich_text.divide_line = divide_line
+            rich_text.Text.rstrip_end = _rstrip_end  # type: ignore[method-assign]
+            done += 1
     except ImportError:  # pragma: no cover
         pass
-    return done == 2
+    try:
+        from textual import content as textual_content
+
+        if callable(getattr(textual_content, "divide_line", None)):
+            textual_content.divide_line = divide_line  # Textual's own Content wraps with Rich's
+            done += 1
+    except ImportError:  # pragma: no cover
+        pass
+    return done == 4
+

@@ -419,7 +419,7 @@ def _render_block(block: Block, dark: bool) -> RenderableType:
     if isinstance(block, ListBlock):
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True, justify="right" if block.ordered else "left")
-        grid.add_column(ratio=1)
+        grid.add_column(ratio=1, overflow="fold")  # a word wider than the column folds, never "…"
         for index, item in enumerate(block.items):
             marker = f"{block.start + index}." if block.ordered else "•"
             content = render(item, dark=dark, tight=not block.loose) if item else Text("")
@@ -431,7 +431,7 @@ def _render_block(block: Block, dark: bool) -> RenderableType:
         table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
         for index, cell in enumerate(block.header):
             align = block.align[index] if index < len(block.align) else "left"
-            table.add_column(inline(cell), justify=align)  # type: ignore[arg-type]
+            table.add_column(inline(cell), justify=align, overflow="fold")  # type: ignore[arg-type]
         for row in block.rows:
             cells = [inline(cell) for cell in row[:len(block.header)]]
             table.add_row(*cells, *[Text("")] * (len(block.header) - len(cells)))

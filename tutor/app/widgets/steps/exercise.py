@@ -56,7 +56,7 @@ class ExerciseStep(StepView):
         # a grid, so that a long description wraps under its own start, never at column 0
         items = Table.grid(padding=(0, 2))
         items.add_column(no_wrap=False, max_width=36, overflow="fold")
-        items.add_column(ratio=1)
+        items.add_column(ratio=1, overflow="fold")
         for item in step.contract:
             signature = Text(neutralize(item.signature), style="bold cyan")
             if item.optional:

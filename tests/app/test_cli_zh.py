@@ -120,8 +120,8 @@ def test_check_reports_a_wrong_fix_in_chinese(tmp_path):
     proc = _tutor("check", "double", str(wrong), data_dir=tmp_path, env_extra={"TORCH_TUTOR_LANGUAGE": "zh"})
     assert proc.returncode == 1, proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert first.startswith("exercises/double: ") and "项检查中通过了 0 项" in first, proc.stdout
-    assert "  未通过 doubles: double(x) is twice x" in proc.stdout, proc.stdout
+    assert first.startswith("exercises/double：") and "项检查中通过了 0 项" in first, proc.stdout
+    assert "  未通过 doubles：double(x) is twice x" in proc.stdout, proc.stdout
     assert "提示：Multiply by two." in proc.stdout, proc.stdout
     assert "checks passed" not in proc.stdout and "FAIL" not in proc.stdout, proc.stdout
 
@@ -402,9 +402,9 @@ def test_help_in_chinese(capsys, command):
     for line in out.splitlines():
         if line.startswith(("用法", " " * 10)) and not CJK.search(line):
             continue  # the usage lines: the command's own words
-        shown = re.sub(r"`[^`]*`|--?[\w-]+|\{[^}]*\}|\b[A-Z_]{2,}\b|\S*\.(?:py|yaml|zip)\b", "", line)
+        shown = re.sub(r"`[^`]*`|--?[\w-]+|\{[^}]*\}|\b[A-Z_]{2,}\b|\S*\.(?:py|yaml|zip)\b|[~/]\S*/\S*", "", line)
         names = {"torch", "tutor", "id", "JSON", "Schema", "FSRS", "ISO", "Python", "Gradescope", "GitHub",
-                 "Classroom", "PyTorch", "en", "zh", "sandbox_mode", "language", "list", "validate", "schema",
+                 "Classroom", "PyTorch", "en", "zh", "sandbox_mode", "data_dir", "language", "list", "validate", "schema",
                  "config", "check", "new", "grade", "merge", "handin", "autograder", "open", "progress", "reset",
                  "review", "run", "doctor", "serve", "pack", "yaml", "quiz", "Enter", "Ctrl"}  # key names stay
         english = [word for word in re.findall(r"[A-Za-z_]{2,}", shown) if word not in names]

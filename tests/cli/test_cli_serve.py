@@ -173,7 +173,7 @@ def test_doctor_in_a_hubs_container_says_what_the_admin_enables() -> None:
     report = doctor_report(False, "auto", {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "JUPYTERHUB_USER": "ada"})
     assert report is not None and report["container"] == "Kubernetes"
     lines = doctor_lines(report)
-    assert lines[0] == "container:  Kubernetes, JupyterHub user ada"
+    assert lines[0] == "container:  yes: the tutor runs in a Kubernetes pod, JupyterHub user ada"
     assert "no bubblewrap here" in lines[1] and "docs/jupyterhub.md" in lines[1]
     bwrap = doctor_report(True, "auto", {"JUPYTERHUB_USER": "ada"})
     assert bwrap is not None and doctor_lines(bwrap)[1] == "  bubblewrap works here: each run is isolated"
@@ -216,7 +216,7 @@ def test_doctor_without_user_namespaces_says_what_the_admin_enables(tmp_path: Pa
                           capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "isolation:  none" in done.stdout
-    assert "container:  Kubernetes" in done.stdout
+    assert "container:  yes: the tutor runs in a Kubernetes pod" in done.stdout
     assert "no bubblewrap here: it needs unprivileged user namespaces" in done.stdout
     assert 'docs/jupyterhub.md, "3. Enable the sandbox"' in done.stdout
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.cli.common import UsageError, fit, guarded, line_width, print_json, say, settings_from_args
 from tutor.core.i18n import t
 
 if TYPE_CHECKING:
@@ -91,10 +91,12 @@ def cmd_progress(args: argparse.Namespace) -> int:
     if not summaries and not orphans:
         print(t("cli.progress.none"))
         return 0
+    width = line_width()
     for summary in summaries:
         pack = packs[summary.pack]
         lang = settings.language
-        print(f"{resolve(pack.title, lang, pack.languages[0])} ({pack.id})")
+        say(t("cli.progress.pack", title=resolve(pack.title, lang, pack.languages[0]), pack=pack.id))
+        rows = []
         for lesson, entry in zip(pack.lessons, summary.lessons):
             title = resolve(lesson.title, lang, pack.languages[0])
             state = t(f"home.state.{entry.state}")
@@ -103,17 +105,50 @@ def cmd_progress(args: argparse.Namespace) -> int:
                 parts.append(t("cli.progress.exercises", solved=entry.exercises_solved, total=entry.exercises))
             if entry.quizzes:
                 parts.append(t("cli.progress.quiz", correct=entry.quiz_correct, total=entry.quizzes))
-            print(f"  {_pad(title, 40)} {_pad(state, 12)} {t('cli.progress.sep').join(parts)}")
+            rows.append((title, state, t("cli.progress.sep").join(parts)))
+        for line in _table(rows, width):
+            print(line)
         if summary.position:
             lesson_id, step_id = summary.position
-            print(t("cli.progress.resume", where=_where(pack, lesson_id, step_id, lang)))
+            say(t("cli.progress.resume", where=_where(pack, lesson_id, step_id, lang)))
         counts = due[summary.pack]
         if counts["cards"]:
             nxt = t("cli.progress.next", when=counts["next"]) if counts["next"] else ""
-            print(t("cli.progress.review", due=counts["due"], new=counts["new"], next=nxt, cards=counts["cards"]))
+            say(t("cli.progress.review", due=counts["due"], new=counts["new"], next=nxt, cards=counts["cards"]))
     for pack_id in orphans:
-        print(t("cli.progress.orphan", pack=pack_id))
+        say(t("cli.progress.orphan", pack=pack_id))
     return 0
+
+
+def _table(rows: list[tuple[str, str, str]], width: int | None) -> list[str]:
+    """progress's lessons: title, state and counts in columns, two cells in. The counts and the
+    state keep their width; the title column takes what is left of ``width`` (at most 40 cells)
+    and a longer title goes on under itself; with less than 20 cells left, each lesson is a title
+    and state line and a counts line. ``width`` None: every title whole on its row."""
+    from rich.cells import cell_len
+
+    from tutor.app.cjk_wrap import divide_line
+
+    if not rows:
+        return []
+    states = max(cell_len(state) for _, state, _ in rows)
+    counts = max(cell_len(count) for _, _, count in rows)
+    titles = min(40, max(cell_len(title) for title, _, _ in rows))
+    if width is not None:
+        titles = min(titles, width - 2 - 1 - states - 1 - counts)
+        if titles < 20:  # too narrow for three columns: the counts go on a line of their own
+            return [line for title, state, count in rows
+                    for line in (fit(f"  {title}  {state}", width, 4), fit(f"      {count}", width, 6))]
+    lines = []
+    for title, state, count in rows:
+        pieces = [title]
+        if width is not None and cell_len(title) > titles:
+            cuts = [0, *divide_line(title, titles), len(title)]
+            pieces = [title[a:b].strip() for a, b in zip(cuts, cuts[1:])]
+        line = f"  {_pad(pieces[0], titles)} {_pad(state, states)} {count}".rstrip()
+        lines.append(fit(line, width, 2 + titles + 1 + states + 1))
+        lines += [f"  {piece}" for piece in pieces[1:]]
+    return lines
 
 
 def _pad(text: str, cells: int) -> str:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, settings_from_args
+from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, say, settings_from_args
 from tutor.core.i18n import t
 
 if TYPE_CHECKING:
@@ -291,11 +291,11 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
     from tutor.core.i18n import shown, t
     from tutor.core.text import resolve
 
-    print(f"{name}: {shown(report.message, getattr(report, 'said', None))}")
+    say(t("cli.check.head", name=name, message=shown(report.message, getattr(report, "said", None))), indent=2)
     if all_or_nothing:
-        print(t("cli.check.all_or_nothing"))
+        say(t("cli.check.all_or_nothing"))
     if replay is not None:
-        print(t("cli.check.replaying", seed=replay))
+        say(t("cli.check.replaying", seed=replay))
     run = report.run
     if run.stdout.strip():
         print(t("cli.check.printed"))
@@ -309,24 +309,26 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
         # what was judged from the text alone (a form check) has its verdict, marked like any other
         judged = [c for c in report.checks if c.kind in PARENT_KINDS and c.status != "skipped"]
         for check in judged:
-            print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")
+            say(t("cli.check.item", mark=t("cli.mark." + check.status), id=check.id,
+                  description=check.description.strip()), indent=4)
             if check.message:
-                print(f"        {shown(check.message, getattr(check, 'said', None))}")
+                say(f"        {shown(check.message, getattr(check, 'said', None))}")
         waiting = len(report.checks) - len(judged)
         if not judged:
-            print(t("cli.check.waiting", total=waiting))
+            say(t("cli.check.waiting", total=waiting))
         elif waiting:
-            print(t("cli.check.waiting_other_one") if waiting == 1 else t("cli.check.waiting_other", total=waiting))
+            say(t("cli.check.waiting_other_one") if waiting == 1 else t("cli.check.waiting_other", total=waiting))
         return
     for check in report.checks:
-        print(f"  {t('cli.mark.' + check.status)} {check.id}: {check.description.strip()}")
+        say(t("cli.check.item", mark=t("cli.mark." + check.status), id=check.id, description=check.description.strip()),
+            indent=4)
         if check.message:
-            print(f"        {shown(check.message, getattr(check, 'said', None))}")
+            say(f"        {shown(check.message, getattr(check, 'said', None))}")
         if check.hint is not None and not check.passed:  # grading chose it for this status and case
-            print("        " + t("check.hint", value=resolve(check.hint, language, fallback).strip()))
+            say("        " + t("check.hint", value=resolve(check.hint, language, fallback).strip()))
         if check.seed is not None and not check.passed and check.id not in (pinned or set()) and replay is None:
             # What the learner can use: the next run draws new inputs, and `--seed` draws these
             # again. How an author pins a seed is `validate`'s advice, not theirs.
-            print(t("cli.check.seed", seed=check.seed))
+            say(t("cli.check.seed", seed=check.seed))
     if report.tampered:
-        print(t("cli.check.tampered", names=", ".join(report.tampered[:5])))
+        say(t("cli.check.tampered", names=", ".join(report.tampered[:5])), indent=4)

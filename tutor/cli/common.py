@@ -124,3 +124,81 @@ def resolve_pack_arg(value: str, args: argparse.Namespace) -> Path:
         if found.pack is not None and found.pack.id == value:
             return found.path
     raise UsageError(t("cli.no_pack_arg", value=repr(value)))
+
+
+def line_width() -> int | None:
+    """The width, in cells, to fit printed lines to: ``COLUMNS`` when set (as argparse and
+    ``shutil`` read it), else the terminal's when stdout is one; None for a pipe or a file, where
+    each fact stays on one line for ``grep``."""
+    import os
+    import shutil
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.strip().isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if sys.stdout.isatty():
+            return shutil.get_terminal_size().columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    return None
+
+
+def fit(line: str, width: int | None = None, indent: int | None = None) -> str:
+    """``line`` broken to ``width`` cells between words (between characters in CJK text, on its
+    rules: see ``tutor.app.cjk_wrap``), never inside a word that fits a line. Later lines start
+    under ``indent`` cells; by default under the line's value: after a label ("limits:     ",
+    "  resume at: ", "限制：       ") within the first half of the width, else two cells in from
+    the line's own indentation. ``width`` None: the line as it is (see :func:`line_width`)."""
+    import re
+
+    from rich.cells import cell_len
+
+    from tutor.app.cjk_wrap import divide_line
+
+    if width is None or cell_len(line) <= width or "\n" in line:
+        if "\n" in line and width is not None:
+            return "\n".join(fit(part, width, indent) for part in line.split("\n"))
+        return line
+    lead = len(line) - len(line.lstrip(" "))
+    if indent is None:
+        label = re.match(r" *[^:：\s][^:：]{0,30}?[:：] *(?=\S)", line)
+        indent = cell_len(label.group(0)) if label and cell_len(label.group(0)) <= width // 2 else lead + 2
+    indent = max(0, min(indent, width // 2))
+    head = _cut_at_cells(line, indent)
+    rest = line[len(head):]
+    if cell_len(head) != indent or head.strip() and not re.fullmatch(r".*[:：] *| *", head):
+        head, rest = line[:lead], line[lead:]  # no label: the whole line wraps, later lines indented
+        first = width - lead
+    else:
+        first = width - indent
+    room = width - indent
+    out: list[str] = []
+    text = rest
+    cuts = divide_line(text, first) if first > 0 else []
+    first_line = text[:cuts[0]] if cuts else text
+    out.append(head + first_line.rstrip())
+    text = text[len(first_line):].lstrip(" ")
+    while text:
+        cuts = divide_line(text, room)
+        piece = text[:cuts[0]] if cuts else text
+        out.append(" " * indent + piece.rstrip())
+        text = text[len(piece):].lstrip(" ")
+    return "\n".join(out)
+
+
+def _cut_at_cells(text: str, cells: int) -> str:
+    """The longest start of ``text`` no wider than ``cells``."""
+    from rich.cells import cell_len
+
+    total = 0
+    for index, char in enumerate(text):
+        total += cell_len(char)
+        if total > cells:
+            return text[:index]
+    return text
+
+
+def say(line: str = "", *, indent: int | None = None, file: Any = None) -> None:
+    """Print ``line`` fitted to the terminal's width (:func:`fit`)."""
+    print(fit(line, line_width(), indent), file=file)

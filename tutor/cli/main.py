@@ -35,18 +35,29 @@ EXIT_CODES = """exit codes:
 def _helped(text: str | None) -> str | None:
     """A help text in the tutor's language while a command line is parsed (``--help``): the
     table's ``help.*`` entry whose English it is; as it is otherwise (and where the table has no
-    such entry: the instructors' commands keep their English)."""
-    if not text or _SPEAKING is None:
+    such entry: the instructors' commands keep their English). ``{folder}`` in it is the data
+    folder's default on this machine."""
+    if not text:
         return text
-    _SPEAKING.speak()
-    from tutor.core.i18n import TABLE, t
+    said = text
+    if _SPEAKING is not None:
+        _SPEAKING.speak()
+        from tutor.core.i18n import TABLE, t
 
-    key = _SPEAKING.help_keys.get(text)
-    if key is None:
-        _SPEAKING.help_keys.update({english: name for name, english in TABLE["en"].items()
-                                    if name.startswith("help.")})
         key = _SPEAKING.help_keys.get(text)
-    return t(key) if key is not None else text
+        if key is None:
+            _SPEAKING.help_keys.update({english: name for name, english in TABLE["en"].items()
+                                        if name.startswith("help.")})
+            key = _SPEAKING.help_keys.get(text)
+        said = t(key) if key is not None else text
+    if "{folder}" in said:
+        from pathlib import Path
+
+        from tutor.core.paths import default_data_dir
+
+        folder, home = str(default_data_dir()), str(Path.home())
+        said = said.replace("{folder}", "~" + folder[len(home):] if folder.startswith(home + "/") else folder)
+    return said
 
 
 def _cells(text: str) -> int:
@@ -66,9 +77,24 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _split_lines(self, text: str, width: int) -> list[str]:
         if _cells(text) == len(text):
             return super()._split_lines(text, width)
-        from tutor.cli.common import wrap_cells
+        from tutor.app.cjk_wrap import divide_line  # CJK: between characters, on kinsoku rules
 
-        return [line for line in wrap_cells(text, width) if line]
+        text = " ".join(text.split())
+        cuts = [0, *divide_line(text, max(1, width)), len(text)]
+        return [piece for a, b in zip(cuts, cuts[1:]) if (piece := text[a:b].strip())]
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """A description or epilog: its own line breaks kept (the exit codes' list), and a line
+        wider than the terminal broken between words, going on under its own indentation."""
+        lines = []
+        for line in text.splitlines():
+            lead = len(line) - len(line.lstrip())
+            if _cells(indent + line) <= width:
+                lines.append(indent + line)
+                continue
+            for piece in self._split_lines(line, width - len(indent) - lead):
+                lines.append(indent + " " * lead + piece)
+        return "\n".join(lines)
 
     def format_help(self) -> str:
         import re
@@ -101,6 +127,7 @@ class Parser(argparse.ArgumentParser):
 
 SANDBOX_MODES = ("auto", "fork", "spawn")
 SANDBOX_MODE_HELP = "how the sandbox starts each run (the sandbox_mode setting)"
+DATA_DIR_HELP = "where progress and drafts are kept (the data_dir setting; default: {folder})"
 LANGUAGE_HELP = "the language the tutor speaks: en, zh... (the language setting; default: the system locale)"
 
 
@@ -197,7 +224,7 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"torch-tutor {__version__}")
     parser.add_argument("--pack", action="append", default=[], metavar="DIR",
                         help="also load the pack in DIR (repeatable)")
-    parser.add_argument("--data-dir", metavar="DIR", help="where progress and drafts are kept")
+    parser.add_argument("--data-dir", metavar="DIR", help=DATA_DIR_HELP)
     parser.add_argument("--sandbox-mode", choices=SANDBOX_MODES, help=SANDBOX_MODE_HELP)
     parser.add_argument("--language", metavar="CODE", help=LANGUAGE_HELP)
     if commands:
@@ -218,7 +245,7 @@ def _late_global_options(sub: argparse.ArgumentParser) -> None:
     group = sub.add_argument_group("global options (also accepted before the command)")
     if "--data-dir" not in taken:
         group.add_argument("--data-dir", dest="late_data_dir", metavar="DIR", default=None,
-                           help="where progress and drafts are kept")
+                           help=DATA_DIR_HELP)
     if "--sandbox-mode" not in taken:
         group.add_argument("--sandbox-mode", dest="late_sandbox_mode", choices=SANDBOX_MODES, default=None,
                            help=SANDBOX_MODE_HELP)

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
+from tutor.cli.common import UsageError, guarded, print_json, say, settings_from_args
 from tutor.core.config import ISOLATION_CHOICES
 from tutor.core.i18n import t
 
@@ -210,35 +210,40 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 0 if probe.ok else 1
     from tutor.core.i18n import render, shown, t
 
-    print(t("cli.doctor.python", python=data["python"], version=data["python_version"]))
-    print(t("cli.doctor.torch", torch=data["torch"]))
+    say(t("cli.doctor.python", python=data["python"], version=data["python_version"]))
+    say(t("cli.doctor.torch", torch=data["torch"]))
     for line in isolation_lines(info):
-        print(line)
-    print(t("cli.doctor.mode", mode=sandbox.mode, reason=render(mode_said(sandbox.requested_mode, sandbox.mode))))
+        say(line)
+    say(t("cli.doctor.mode", mode=sandbox.mode, reason=render(mode_said(sandbox.requested_mode, sandbox.mode))))
     if data["mode"]["transport"] == "pipes":
-        print(t("cli.doctor.transport"))
+        say(t("cli.doctor.transport"))
     if data["mode"]["runners"] == "forked":
-        print(t("cli.doctor.runners.forked"))
+        say(t("cli.doctor.runners.forked"))
     elif data["mode"]["runners"] == "fresh":
-        print(t("cli.doctor.runners.fresh", why=data["mode"]["runners_why"] or "spawn_runners = fresh"))
-    print(t("cli.doctor.processes.none") if info.process_limit == "none"
-          else t("cli.doctor.processes", how=info.process_limit))
+        say(t("cli.doctor.runners.fresh", why=data["mode"]["runners_why"] or "spawn_runners = fresh"))
+    say(t("cli.doctor.processes.none") if info.process_limit == "none"
+        else t("cli.doctor.processes", how=info.process_limit))
     gaps_said = info.gaps_said if len(info.gaps_said) == len(info.gaps) else (None,) * len(info.gaps)
     for gap, gap_said in zip(info.gaps, gaps_said):
-        print(t("cli.doctor.weaker", gap=shown(gap, gap_said)))
+        say(t("cli.doctor.weaker", gap=shown(gap, gap_said)))
     limits = data["limits"]
-    print(t("cli.doctor.limits", wall=limits["wall_time"], cpu=limits["cpu_time"], memory=limits["memory_mb"],
-            output=limits["output_kb"], processes=limits["processes"], files=limits["file_size_mb"],
-            open_files=limits["open_files"]))
+    say(t("cli.doctor.limits", wall=limits["wall_time"], cpu=limits["cpu_time"], memory=limits["memory_mb"],
+          output=limits["output_kb"], processes=limits["processes"], files=limits["file_size_mb"],
+          open_files=limits["open_files"]))
+    cores = limits["cpu_time"] / limits["wall_time"] if limits["wall_time"] else 0
+    say(t("cli.doctor.limits.cpu", cores=round(cores, 1), cpu=limits["cpu_time"], wall=limits["wall_time"])
+        if cores > 1 else t("cli.doctor.limits.cpu_one"))
+    say(t("cli.doctor.limits.memory", memory=limits["memory_mb"]))
     if data["limits_not_enforced"]:
-        print(t("cli.doctor.not_enforced", names=", ".join(data["limits_not_enforced"])))
+        say(t("cli.doctor.not_enforced", names=", ".join(data["limits_not_enforced"])))
     kept = t("cli.doctor.kept.worker") if sandbox.mode == "fork" else t("cli.doctor.kept.spare")
     rss = f"{data['worker_rss_mb']:.0f} MB" if data["worker_rss_mb"] else t("cli.doctor.rss_unknown")
-    print(t("cli.doctor.warmup", seconds=data["warmup_s"], kept=kept, rss=rss))
+    say(t("cli.doctor.warmup", seconds=data["warmup_s"], kept=kept, rss=rss))
     for name, why in data["preload_failures"].items():
-        print(t("cli.doctor.not_preloaded", name=name, why=why))
-    print(t("cli.doctor.test_run", status=probe.status, ms=probe.wall_time * 1000))
+        say(t("cli.doctor.not_preloaded", name=name, why=why))
+    say(t("cli.doctor.test_run", status=t("cli.doctor.ok") if probe.status == "ok" else probe.status,
+          ms=probe.wall_time * 1000))
     words = {key: t("hub." + key) for key in WORDS}  # the container's lines in the learner's language
     for line in doctor_lines(hub, words) if hub is not None else ():
-        print(line)
+        say(line)
     return 0 if probe.ok else 1

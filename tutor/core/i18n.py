@@ -360,6 +360,8 @@ TABLE: dict[str, dict[str, str]] = {
         "example.ran_ok": "ran without an error",
         # the learner's commands (tutor/cli): check, run, progress, review, handin
         "cli.sandbox_failed": "torch-tutor: the sandbox could not start: {reason}",
+        "cli.check.head": "{name}: {message}",
+        "cli.check.item": "  {mark} {id}: {description}",
         "cli.check.replaying": "  replaying seed {seed}: checks that draw their inputs at random drew them from it "
                                "(without --seed, each check draws new ones)",
         "cli.check.printed": "  your code printed:",
@@ -377,6 +379,7 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.mark.tampered": "TAMPR",
         "cli.mark.timeout": "TIME ",
         "cli.run.summary": "[{status}] {wall:.2f} s wall, {cpu:.2f} s CPU, peak {peak:.0f} MB, isolation {isolation}",
+        "cli.progress.pack": "{title} ({pack})",
         "cli.progress.none": "No progress yet. Run `torch-tutor` to start.",
         "cli.progress.steps": "{seen}/{total} steps",
         "cli.progress.exercises": "{solved}/{total} exercises",
@@ -490,8 +493,14 @@ TABLE: dict[str, dict[str, str]] = {
         "cli.doctor.processes.none": "processes:  not limited",
         "cli.doctor.processes": "processes:  limited by {how}",
         "cli.doctor.weaker": "  weaker:   {gap}",
-        "cli.doctor.limits": "limits:     wall {wall:g} s, CPU {cpu:g} s, memory +{memory} MB, output {output} KiB/stream, "
-                             "{processes} processes, files {files} MB, {open_files} open files",
+        "cli.doctor.limits": "limits:     each run: wall {wall:g} s, CPU {cpu:g} s, memory +{memory} MB, output {output} "
+                             "KiB/stream, {processes} processes, a file up to {files} MB, {open_files} open files",
+        "cli.doctor.limits.cpu": "  wall is time on the clock; CPU adds up the time of all the run's threads: a run busy "
+                                 "on {cores:g} cores spends {cpu:g} s of CPU in {wall:g} s",
+        "cli.doctor.limits.cpu_one": "  wall is time on the clock; CPU adds up the time of all the run's threads",
+        "cli.doctor.limits.memory": "  memory +{memory} MB: what a run may map beyond what the warm worker already "
+                                    "holds (torch itself included)",
+        "cli.doctor.ok": "ok",
         "cli.doctor.not_enforced": "  not enforced on this OS: {names} (wall time and output caps hold everywhere)",
         "cli.doctor.kept.worker": "worker",
         "cli.doctor.kept.spare": "spare (judge + runner)",
@@ -544,7 +553,8 @@ TABLE: dict[str, dict[str, str]] = {
         "serve.page_restart": "Start again",
         "serve.page_start": "Start",
         "hub.container": "container:  {where}",
-        "hub.a_container": "a container",
+        "hub.a_container": "yes: the tutor runs inside a container (Docker, Podman or the like)",
+        "hub.kubernetes": "yes: the tutor runs in a Kubernetes pod",
         "hub.no_container": "no container this process can see",
         "hub.hub_user": "{where}, JupyterHub user {user}",
         "hub.bwrap_works": "  bubblewrap works here: each run is isolated",
@@ -599,7 +609,7 @@ TABLE: dict[str, dict[str, str]] = {
         "help.version": "show program's version number and exit",
         "help.global_options": "global options (also accepted before the command)",
         "help.pack_dir": "also load the pack in DIR (repeatable)",
-        "help.data_dir": "where progress and drafts are kept",
+        "help.data_dir": "where progress and drafts are kept (the data_dir setting; default: {folder})",
         "help.sandbox_mode": "how the sandbox starts each run (the sandbox_mode setting)",
         "help.language": "the language the tutor speaks: en, zh... (the language setting; default: the system locale)",
         "help.cmd.list": "list the packs the tutor can see",

@@ -55,7 +55,8 @@ def doctor_report(isolates: bool, chosen: str = "auto",
 #: language (the table's ``hub.*`` keys, kept equal to these by a test; tutor.web cannot import it).
 WORDS = {
     "container": "container:  {where}",
-    "a_container": "a container",
+    "a_container": "yes: the tutor runs inside a container (Docker, Podman or the like)",
+    "kubernetes": "yes: the tutor runs in a Kubernetes pod",
     "no_container": "no container this process can see",
     "hub_user": "{where}, JupyterHub user {user}",
     "bwrap_works": "  bubblewrap works here: each run is isolated",
@@ -71,7 +72,7 @@ def doctor_lines(report: dict[str, Any], words: dict[str, str] | None = None) ->
     """doctor's lines for ``report``; ``words``: :data:`WORDS` in the language to say them in."""
     say = {**WORDS, **(words or {})}
     kind = report["container"]
-    where = say["a_container"] if kind == "a container" else kind or say["no_container"]
+    where = {"a container": say["a_container"], "Kubernetes": say["kubernetes"]}.get(kind or "", kind or say["no_container"])
     if report["jupyterhub_user"]:
         where = say["hub_user"].format(where=where, user=report["jupyterhub_user"])
     lines = [say["container"].format(where=where)]

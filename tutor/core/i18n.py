@@ -542,6 +542,11 @@ TABLE: dict[str, dict[str, str]] = {
         "serve.serving_socket": "torch-tutor is serving on {address} (open it through the Jupyter server's launcher)",
         "serve.serving_token": "torch-tutor is serving. Open this address in a browser (it holds the access token: "
                                "keep it to yourself):",
+        "serve.serving_token_many": "torch-tutor is serving on every address of this machine. Open one of these in a "
+                                     "browser (each holds the access token: keep them to yourself):",
+        "serve.this_machine": "(from this machine only)",
+        "serve.no_address": "(this machine's other addresses could not be read: use its name or address in place of "
+                            "{host})",
         "serve.serving": "torch-tutor is serving on {address}",
         "serve.tabs": "Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.",
         "serve.stopping": "torch-tutor serve: stopping (each open tab's tutor saves and quits)",

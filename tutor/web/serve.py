@@ -57,6 +57,10 @@ WORDS = {
     "serving_socket": "torch-tutor is serving on {address} (open it through the Jupyter server's launcher)",
     "serving_token": "torch-tutor is serving. Open this address in a browser (it holds the access token: keep it to "
                      "yourself):",
+    "serving_token_many": "torch-tutor is serving on every address of this machine. Open one of these in a browser "
+                          "(each holds the access token: keep them to yourself):",
+    "this_machine": "(from this machine only)",
+    "no_address": "(this machine's other addresses could not be read: use its name or address in place of {host})",
     "serving": "torch-tutor is serving on {address}",
     "tabs": "Each tab is its own tutor, on your data folder. Press Ctrl+C here to stop.",
     "stopping": "torch-tutor serve: stopping (each open tab's tutor saves and quits)",
@@ -253,12 +257,20 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
     app = await server._make_app()
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=10)
     await runner.setup()
-    site: web.BaseSite
-    if where.path is not None:
-        site = web.UnixSite(runner, where.path)
-    else:
-        site = web.TCPSite(runner, where.host, where.port, reuse_address=True)
     try:
+        if where.path is not None:
+            # Bound here, not by asyncio's create_unix_server, which removes whatever socket file
+            # is at the path first, another program's live one too; only a dead one goes here.
+            _free_stale_socket(where.path)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                listener.bind(where.path)
+            except OSError:
+                listener.close()
+                raise
+            site: web.BaseSite = web.SockSite(runner, listener)
+        else:
+            site = web.TCPSite(runner, where.host, where.port, reuse_address=True)
         await site.start()
     except OSError as exc:
         await runner.cleanup()
@@ -266,15 +278,25 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
             raise ServeError(words["cannot_listen_path"].format(path=where.path, error=exc.strerror or exc)) from None
         raise ServeError(words["cannot_listen"].format(host=where.host, port=where.port,
                                                        error=exc.strerror or exc)) from None
+    bound = _socket_id(where.path) if where.path is not None else None
     if where.path is not None:
         address = f"unix:{where.path}"
         out.write(words["serving_socket"].format(address=address) + "\n")
     else:
         port = runner.addresses[0][1]
-        shown = f"[{where.host}]" if ":" in where.host else where.host
-        address = f"http://{shown}:{port}/"
-        if door.token is not None:
-            out.write(words["serving_token"] + f"\n\n    {address}?{TOKEN_PARAM}={door.token}\n\n")
+        hosts = reachable_hosts(where.host)
+        address = _url(hosts[0], port)
+        query = f"?{TOKEN_PARAM}={door.token}" if door.token is not None else ""
+        if len(hosts) > 1 or hosts[0] != where.host:  # 0.0.0.0 or ::: the addresses that reach it
+            out.write(words["serving_token_many"] + "\n\n")  # a TCP address always has a token
+            for host in hosts:
+                note = "   " + words["this_machine"] if is_loopback(host) else ""
+                out.write(f"    {_url(host, port)}{query}{note}\n")
+            if all(is_loopback(host) for host in hosts):
+                out.write("    " + words["no_address"].format(host=where.host) + "\n")
+            out.write("\n")
+        elif door.token is not None:
+            out.write(words["serving_token"] + f"\n\n    {address}{query}\n\n")
         else:
             out.write(words["serving"].format(address=address) + "\n")
         out.write(words["tabs"] + "\n")
@@ -282,10 +304,18 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
     if ready is not None:
         ready(address)
     stop = asyncio.Event()
+    stopped_by: list[int] = []
     loop = asyncio.get_running_loop()
-    for number in (signal.SIGINT, signal.SIGTERM):
+
+    def stop_on(number: int) -> None:
+        stopped_by.append(number)
+        stop.set()
+
+    for number in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if number is None:  # pragma: no cover - Windows has no SIGHUP
+            continue
         try:
-            loop.add_signal_handler(number, stop.set)
+            loop.add_signal_handler(number, stop_on, int(number))
         except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows
             pass
     try:
@@ -294,4 +324,123 @@ async def _run(server: Any, where: Listening, door: Door, out: TextIO,
         out.write(words["stopping"] + "\n")
         out.flush()
         await runner.cleanup()
-    return 0
+        if where.path is not None and bound is not None and _socket_id(where.path) == bound:
+            os.unlink(where.path)  # ours, still: a later start listens there again
+    # Ctrl+C is how a terminal's user stops it: 0. Stopped by SIGTERM (jupyter-server-proxy's
+    # supervisor, a hub's culler, `kill`) or SIGHUP: 128 + the signal, as a shell reports a process
+    # the signal ended. jupyter-server-proxy starts again only a process that exited non-zero: with
+    # 0 the launcher's tile answered HTTP 500 until the user's whole server restarted.
+    return 0 if not stopped_by or stopped_by[0] == signal.SIGINT else 128 + stopped_by[0]
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def _socket_id(path: str) -> tuple[int, int] | None:
+    """The socket file at ``path`` as (device, inode); None when there is no socket there."""
+    import stat
+
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISSOCK(found.st_mode) else None
+
+
+def _free_stale_socket(path: str) -> None:
+    """Remove a socket file at ``path`` that nothing listens on any more: a tutor killed outright
+    (SIGKILL, the machine's OOM killer) runs no clean-up, and its file would refuse the next start
+    ("address already in use"). A socket something answers on, or anything that is not a socket
+    (a file, a link), stays: listening then fails and says so."""
+    if _socket_id(path) is None:
+        return
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(2)
+        probe.connect(path)
+    except ConnectionRefusedError:  # a socket file with no listener behind it
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    except OSError:
+        pass
+    finally:
+        probe.close()
+
+
+def reachable_hosts(host: str) -> list[str]:
+    """The addresses a browser can use for a server listening on ``host``: ``host`` itself, or for
+    the unspecified address (0.0.0.0, ::), which no browser can open, loopback first and then this
+    machine's own addresses of that family (from its interfaces, its name, and the address its
+    outgoing traffic would leave from)."""
+    bare = host.strip("[]")
+    try:
+        unspecified = ipaddress.ip_address(bare).is_unspecified
+    except ValueError:
+        unspecified = False
+    if not unspecified:
+        return [host]
+    six = ":" in bare
+    family = socket.AF_INET6 if six else socket.AF_INET
+    found: list[str] = []
+
+    def add(address: str) -> None:
+        address = address.split("%")[0]
+        try:
+            parsed = ipaddress.ip_address(address)
+        except ValueError:
+            return
+        if (parsed.version == 6) != six or parsed.is_unspecified or parsed.is_loopback or parsed.is_link_local \
+                or address in found:
+            return
+        found.append(address)
+
+    for address in _interface_addresses(family):
+        add(address)
+    try:
+        for info in socket.getaddrinfo(socket.gethostname(), None, family):
+            add(str(info[4][0]))
+    except OSError:
+        pass
+    probe = socket.socket(family, socket.SOCK_DGRAM)
+    try:  # no packet is sent: connecting a UDP socket only picks the route's source address
+        probe.connect(("2001:db8::1" if six else "192.0.2.1", 9))
+        add(str(probe.getsockname()[0]))
+    except OSError:
+        pass
+    finally:
+        probe.close()
+    return ["::1" if six else "127.0.0.1", *found]
+
+
+def _interface_addresses(family: int) -> list[str]:
+    """This machine's interface addresses of ``family`` where the OS says them without a library:
+    Linux's /proc for IPv6, and each interface's IPv4 address (SIOCGIFADDR); [] elsewhere."""
+    found: list[str] = []
+    if not sys.platform.startswith("linux"):
+        return found
+    if family == socket.AF_INET6:
+        try:
+            for line in Path("/proc/net/if_inet6").read_text().splitlines():
+                raw = line.split()[0]
+                found.append(str(ipaddress.IPv6Address(int(raw, 16))))
+        except (OSError, ValueError, IndexError):
+            pass
+        return found
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            names = [name for _, name in socket.if_nameindex()]
+        except OSError:
+            return found
+        for name in names:
+            try:
+                answer = fcntl.ioctl(probe.fileno(), 0x8915, struct.pack("256s", name.encode()[:15]))  # SIOCGIFADDR
+            except OSError:  # an interface with no IPv4 address
+                continue
+            found.append(socket.inet_ntoa(answer[20:24]))
+    return found

@@ -153,7 +153,7 @@ async def test_switching_redraws_the_review_keeping_its_verdict(make_app):
         assert app.screen is screen
         text = screen_text(app)
         assert "复习 1/1" in text and "选择题" in text, text
-        assert "良好：" in text and "天后再复习" in text, text
+        assert "评为“良好”：" in text and "天后再复习" in text, text
         assert "Good" not in text and "Review" not in text, text
         assert screen.rating == review.GOOD and len(app.store.cards.reviews()) == reviews
         await pilot.press("f4")  # on to the summary, in Chinese too

@@ -24,6 +24,8 @@ NOT_THE_GLOSSARY_WORD = {
     "拷贝": "复制", "操作符": "算子", "剖析器": "性能分析器", "(?<!性能)分析器": "性能分析器", "渐变": "梯度",
     "计算图表": "计算图", "自动微分": "自动求导", "缓冲器": "缓冲区", "张量流": "张量", "批量": "批次",
     "优化程序": "优化器", "基准测量": "基准测试",
+    # issue 52: the size of a dimension is 维度的大小 (第 n 维的大小), a Python list is 列表
+    "尺寸": "维度的大小", r"(?<![`\w.])list(?![`\w(])": "列表",
 }
 
 
@@ -141,3 +143,11 @@ def test_a_speed_up_of_one_to_two_is_not_said_as_faster_by_one_to_two(pack):
     faster_by = re.compile(r"快(?:一|两|1|2|\s)*到?(?:一|两|1|2)\s*倍")  # 快一倍, 快一到两倍, 快 1 到 2 倍
     misread = [label for path, label, text in _texts(pack) if faster_by.search(text["zh"])]
     assert not misread, misread
+
+
+def test_no_space_follows_full_width_punctuation(pack):
+    """Issue 52: "**读懂报错。** 报错信息里就有答案。" showed a stray space: full-width punctuation
+    carries its own spacing, a bold's closing marks too."""
+    found = [label for path, label, text in _texts(pack)
+             if re.search(r"[，。：；！？）（、]\*{0,2} +(?=\S)", text["zh"])]
+    assert not found, found

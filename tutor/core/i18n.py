@@ -103,7 +103,7 @@ TABLE: dict[str, dict[str, str]] = {
         "output.cut": "… {count:,} earlier lines not shown (the last {shown:,} are below).",
         "example.run_stamp": "Run {n}",
         "output.table_scroll": "← → scroll the table (Esc, then Shift+Tab, to get here)",
-        "exercise.contract": "Your code must define",
+        "exercise.contract": "Your code must define:",
         "exercise.optional": "optional",
         "exercise.hint": "Hint {n}/{total}: {text}",
         "exercise.nomorehints": "That was the last hint.",
@@ -144,8 +144,9 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.choice.submit": "Submit",
         "quiz.choice.right": "Correct.",
         "quiz.choice.wrong": "Not quite.",
-        "quiz.choice.yours": "your answer",
-        "quiz.choice.more": "Try again, or see every choice explained with",
+        "quiz.choice.yours": "(your answer)",
+        "quiz.choice.more": "Try again, or see every choice explained with {shortcut}",
+        "quiz.choice.more.no_key": "Try again",
         "exercise.does_not_run": "Your code does not run yet, so no check could look at it.",
         "outcome.no_cuda": "This step needs a CUDA GPU and this machine has none, so its code cannot do "
                            "what the lesson shows. Nothing you did caused this; read on, or run it where "

@@ -62,7 +62,7 @@ class ExerciseStep(StepView):
             if item.optional:
                 signature.append(f" ({t('exercise.optional')})", style="dim")
             items.add_row(signature, inline(self.text(item.description)))
-        yield Static(Group(Text(t("exercise.contract") + ":", style="bold"), Padding(items, (0, 0, 0, 2))),
+        yield Static(Group(Text(t("exercise.contract"), style="bold"), Padding(items, (0, 0, 0, 2))),
                      id="contract")
         # The id is what `torch-tutor check` takes: shown where a learner working in their own
         # editor needs it.

@@ -26,7 +26,7 @@ from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
 from tutor.app import textual_compat
 from tutor.app.markdown import inline
-from tutor.app.widgets.keybutton import KeyButton, with_key
+from tutor.app.widgets.keybutton import KeyButton, key_label
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
 from tutor.core.i18n import t
@@ -253,7 +253,8 @@ class ChoiceQuizStep(StepView):
         verdict = Text(t("quiz.choice.right") if right else t("quiz.choice.wrong"),
                        style="bold green" if right else "bold red")
         if not everything:
-            verdict.append("  " + with_key(t("quiz.choice.more"), self, "step('solution')"),
+            key = key_label(self, "step('solution')")
+            verdict.append("  " + (t("quiz.choice.more", shortcut=key) if key else t("quiz.choice.more.no_key")),
                            style="italic")
         table = Table.grid(padding=(0, 1))
         table.add_column(no_wrap=True)
@@ -265,7 +266,7 @@ class ChoiceQuizStep(StepView):
             mark = Text("✓", style="bold green") if choice.correct else Text("✗", style="bold red")
             body = inline(soft_join(self.text(choice.text)), "bold" if i in picked else "")
             if i in picked:
-                body.append(f"  ({t('quiz.choice.yours')})", style="italic")
+                body.append("  " + t("quiz.choice.yours"), style="italic")
             body.append("\n")
             body.append_text(inline(soft_join(self.text(choice.explain)),
                                     "" if i in picked or choice.correct else "dim"))

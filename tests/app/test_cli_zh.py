@@ -70,7 +70,7 @@ def test_the_language_setting_and_the_locale_reach_the_commands(tmp_path, capsys
     code, out, _ = _run(capsys, tmp_path, "progress")
     assert code == 0 and "进行中" in out, (how, out)
     code, out, _ = _run(capsys, tmp_path, "config")
-    source = {"variable": "environment TORCH_TUTOR_LANGUAGE", "config": "config file", "locale": "system locale"}
+    source = {"variable": "环境变量 TORCH_TUTOR_LANGUAGE", "config": "配置文件", "locale": "系统区域设置"}
     assert re.search(r"language\s+zh\s+" + re.escape(source[how]), out), out
 
 
@@ -139,6 +139,9 @@ def test_language_values_as_a_locale_writes_them_and_bad_ones_with_their_line(tm
     assert language_of(load_settings({}, config_file=none, environ={}), environ={}) == "en"
     bad = tmp_path / "config.toml"
     bad.write_text('theme = "dark"\nlanguage = 3\n')
+    with pytest.raises(ConfigError, match=r"config.toml:2：language：应为非空字符串"):  # the language spoken now
+        load_settings({}, config_file=bad, environ={})
+    i18n.set_language("en")
     with pytest.raises(ConfigError, match=r"config.toml:2: language: expected a non-empty string"):
         load_settings({}, config_file=bad, environ={})
     bad.write_text('language = "../../etc"\n')

@@ -242,6 +242,14 @@ class TutorApp(App[None]):
     #: Textual's own palette commands, by their English title: the table's keys for them.
     _TEXTUAL_COMMANDS = {"Theme": "cmd.textual.theme", "Quit": "cmd.textual.quit"}
 
+    def action_command_palette(self) -> None:
+        """Textual's palette, its input's placeholder in the tutor's language (Textual's own
+        reads "Search for commands…" whatever the language)."""
+        from textual.command import CommandPalette
+
+        if self.use_command_palette and not CommandPalette.is_open(self):  # type: ignore[arg-type]
+            self.push_screen(CommandPalette(id="--command-palette", placeholder=t("palette.placeholder")))
+
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):
             if command.title in self.HIDDEN_SYSTEM_COMMANDS:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tutor.core.config import Settings
 from tutor.core.discovery import FoundPack, discover
-from tutor.core.i18n import set_language
+from tutor.core.i18n import set_language, t
 from tutor.core.progress import ProgressStore
 from tutor.errors import TutorError
 
@@ -32,10 +32,6 @@ class LaunchError(TutorError):
 class NoTerminal(LaunchError):
     """Standard input or the stream Textual draws on (standard error) is not a terminal: the app
     would draw into a pipe or a file and wait for keys that never come (a usage error)."""
-
-
-NO_TERMINAL = ("the app needs a terminal (standard input and standard error must be one); without one, "
-               "use `torch-tutor check EXERCISE FILE`, `torch-tutor run FILE` or `torch-tutor review --due`")
 
 
 def at_a_terminal() -> bool:
@@ -117,19 +113,19 @@ def launch(settings: Settings, target: Target) -> int:
     pack_id, named = pick_pack(found, wanted, store)
     if pack_id is None and named:
         store.close()
-        raise LaunchError(f"no pack {wanted!r} (see `torch-tutor list`)")
+        raise LaunchError(t("cli.serve.no_pack", pack=repr(wanted)))
     if lesson is not None:
         pack = next(f.pack for f in found if f.pack is not None and f.pack.id == pack_id)
         if pack.lesson(lesson) is None:
             store.close()
             ids = ", ".join(item.id for item in pack.lessons)
-            raise LaunchError(f"pack {pack_id!r} has no lesson {lesson!r} (it has: {ids})")
+            raise LaunchError(t("cli.serve.no_lesson", pack=repr(pack_id), lesson=repr(lesson), ids=ids))
     from tutor.app import browser
 
     served = browser.in_browser()  # `torch-tutor serve`: a browser tab is the terminal
     if not at_a_terminal() and not served:  # after the target: a wrong name is the first thing to fix
         store.close()
-        raise NoTerminal(NO_TERMINAL)
+        raise NoTerminal(t("app.no_terminal"))
     if served:
         browser.adapt_bindings()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, ParamSpec
@@ -44,8 +45,15 @@ def speak(args: Any) -> None:
         return
     try:
         set_language(load_settings({"language": getattr(args, "language", None)}).language)
-    except ConfigError:
-        pass
+    except ConfigError:  # the config file or a variable is wrong: its error is said in the language
+        # the flag, TORCH_TUTOR_LANGUAGE or the locale asks for (no config file, no other variable)
+        try:
+            environ = {name: value for name, value in os.environ.items()
+                       if name == "TORCH_TUTOR_LANGUAGE" or not name.startswith("TORCH_TUTOR_")}
+            set_language(load_settings({"language": getattr(args, "language", None)},
+                                       config_file=Path(os.devnull) / "none.toml", environ=environ).language)
+        except ConfigError:  # the flag or the variable itself: English
+            pass
 
 
 def cells(text: str) -> int:

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tutor.cli.common import guarded, print_json, settings_from_args
+from tutor.cli.common import guarded, print_json, say, settings_from_args
+from tutor.core.i18n import t
 
 if TYPE_CHECKING:
     from tutor.core.config import Settings
@@ -79,16 +80,29 @@ def cmd_list(args: argparse.Namespace) -> int:
         print_json(rows)
         return 0
     if not rows:
-        print("no packs found")
+        say(t("cli.list.none"))
         return 0
     for row in rows:
+        origin = _origin(row["origin"])
         if row["id"] is None:
-            print(f"(broken pack)  {row['path']}  [{row['origin']}]: {len(row['problems'])} problem(s); "
-                  f"run `torch-tutor validate {row['path']}`")
+            say(t("cli.list.broken", path=row["path"], origin=origin, count=len(row["problems"])))
             continue
-        print(f"{row['id']}  {row['title']}  v{row['version']}  {row['lessons']} lessons  "
-              f"[{row['origin']}] {row['path']}")
+        lessons = t("cli.list.lesson" if row["lessons"] == 1 else "cli.list.lessons", count=row["lessons"])
+        say(f"{row['id']}  {row['title']}  v{row['version']}  {lessons}  [{origin}] {row['path']}", indent=2)
     return 0
+
+
+def _origin(origin: str) -> str:
+    """Where a pack was found, in the learner's language ("built-in", "--pack", "package DIST",
+    "user folder"; the JSON keeps the English)."""
+    if origin == "--pack":
+        return origin
+    for english, key in (("built-in", "cli.list.origin.builtin"), ("user folder", "cli.list.origin.user")):
+        if origin == english:
+            return t(key)
+    if origin.startswith("package "):
+        return t("cli.list.origin.package", rest=origin.removeprefix("package "))
+    return origin
 
 
 def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Settings) -> int:
@@ -121,14 +135,14 @@ def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Se
         print_json(out)
         return 0
     for entry in out:
-        print(f"{entry['title']} ({entry['id']} v{entry['version']})")
+        say(t("cli.list.pack", title=entry["title"], id=entry["id"], version=entry["version"]))
         for lesson in entry["lessons"]:
-            steps = f"{lesson['steps']} step" + ("s" if lesson["steps"] != 1 else "")
-            print(f"  {lesson['number']}. {lesson['title']}  ({steps}; open with "
-                  f"`torch-tutor open {entry['id']}/{lesson['id']}`)")
+            steps = t("cli.list.step" if lesson["steps"] == 1 else "cli.list.steps", count=lesson["steps"])
+            say(t("cli.list.lesson_line", number=lesson["number"], title=lesson["title"], steps=steps,
+                  target=f"{entry['id']}/{lesson['id']}"), indent=5)
             for exercise in lesson["exercises"]:
-                print(f"       exercise {exercise['id']}: {exercise['title']}")
-        print("Check a file against an exercise: torch-tutor check EXERCISE-ID FILE")
+                say(t("cli.list.exercise", id=exercise["id"], title=exercise["title"]), indent=9)
+        say(t("cli.list.check_hint"))
     return 0
 
 

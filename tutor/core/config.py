@@ -30,31 +30,39 @@ class ConfigError(TutorError):
     """A config file or variable that cannot be used; the message says where and why."""
 
 
+def _t(key: str, **fields: Any) -> str:
+    """A message of this module in the language the tutor speaks (the table imports nothing
+    of this module's, so the import waits for the first message)."""
+    from tutor.core.i18n import t
+
+    return t(key, **fields)
+
+
 def _positive_float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError("expected a number")
+        raise ValueError(_t("config.expected_number"))
     number = float(value)
     if not number > 0:
-        raise ValueError("must be greater than 0")
+        raise ValueError(_t("config.greater_than_0"))
     return number
 
 
 def _whole(value: Any) -> int:
     if isinstance(value, bool):
-        raise ValueError("expected a whole number")
+        raise ValueError(_t("config.whole"))
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ValueError("expected a whole number") from None
+        raise ValueError(_t("config.whole")) from None
     if isinstance(value, float) and value != number:
-        raise ValueError("expected a whole number")
+        raise ValueError(_t("config.whole"))
     return number
 
 
 def _positive_int(value: Any) -> int:
     number = _whole(value)
     if number < 1:
-        raise ValueError("must be at least 1")
+        raise ValueError(_t("config.at_least_1"))
     return number
 
 
@@ -62,13 +70,13 @@ def _count(value: Any) -> int:
     """A whole number, 0 or more."""
     number = _whole(value)
     if number < 0:
-        raise ValueError("must be 0 or more")
+        raise ValueError(_t("config.zero_or_more"))
     return number
 
 
 def _string(value: Any) -> str:
     if not isinstance(value, str) or not value:
-        raise ValueError("expected a non-empty string")
+        raise ValueError(_t("config.non_empty"))
     return value
 
 
@@ -76,7 +84,7 @@ def _language(value: Any) -> str:
     """A language code: ``zh``, ``en``, ``zh-CN`` (``zh_CN.UTF-8`` as a locale writes it, too)."""
     text = _string(value).strip().split(".")[0].replace("_", "-")
     if not re.fullmatch(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", text):
-        raise ValueError(f"expected a language code such as en or zh, not {value!r}")
+        raise ValueError(_t("config.language_code", value=repr(value)))
     return text
 
 
@@ -104,7 +112,7 @@ def language_of(settings: "Settings", saved: str | None = None,
 def _choice(*options: str) -> Callable[[Any], str]:
     def check(value: Any) -> str:
         if value not in options:
-            raise ValueError(f"expected one of {', '.join(options)}")
+            raise ValueError(_t("config.one_of", options=", ".join(options)))
         return str(value)
 
     return check
@@ -202,15 +210,15 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
             text = path.read_text(encoding="utf-8")
             table = tomllib.loads(text)
         except UnicodeDecodeError:
-            raise ConfigError(f"{path}: not UTF-8 text") from None
+            raise ConfigError(_t("config.not_utf8", path=path)) from None
         except tomllib.TOMLDecodeError as exc:
             # Python < 3.14 only puts the position in the message: "... (at line 3, column 8)"
             found = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
             where = f"{path}:{found[1]}:{found[2]}" if found else str(path)
             reason = re.sub(r" \(at (line|end).*", "", str(exc))
-            raise ConfigError(f"{where}: {reason}") from None
+            raise ConfigError(_t("config.where", where=where, reason=reason)) from None
         except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+            raise ConfigError(_t("config.cannot_read", path=path, error=exc.strerror)) from None
         for key, raw in table.items():
             line = _line_of(text, key)
             where = f"{path}:{line}" if line else str(path)
@@ -219,12 +227,12 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
                 import difflib
 
                 close = difflib.get_close_matches(key, list(_BY_NAME), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ConfigError(f"{where}: unknown setting {key!r}{hint}")
+                hint = _t("config.did_you_mean", name=repr(close[0])) if close else ""
+                raise ConfigError(_t("config.unknown", where=where, setting=repr(key), hint=hint))
             try:
                 settings.values[key] = known.parse(raw)
             except ValueError as exc:
-                raise ConfigError(f"{where}: {key}: {exc}") from None
+                raise ConfigError(_t("config.bad_value", where=where, setting=key, error=exc)) from None
             settings.sources[key] = f"config file {path}"
 
     for setting in SETTINGS:
@@ -233,7 +241,7 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
             try:
                 settings.values[setting.name] = setting.parse(environ[variable])
             except ValueError as exc:
-                raise ConfigError(f"environment variable {variable}: {exc}") from None
+                raise ConfigError(_t("config.bad_variable", variable=variable, error=exc)) from None
             settings.sources[setting.name] = f"environment {variable}"
 
     for name, raw in (flags or {}).items():
@@ -242,7 +250,7 @@ def load_settings(flags: dict[str, Any] | None = None, *, config_file: Path | No
         try:
             settings.values[name] = _BY_NAME[name].parse(raw)
         except ValueError as exc:
-            raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
+            raise ConfigError(_t("config.bad_flag", flag="--" + name.replace("_", "-"), error=exc)) from None
         settings.sources[name] = "command line"
     if settings.values["language"] is None:  # nothing chose it: the system locale, as gettext reads it
         from tutor.core.i18n import locale_language

@@ -40,6 +40,15 @@ for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
         os.environ[_name] = "C.UTF-8"
 
 @pytest.fixture(autouse=True)
+def _no_terminal_width_inherited(monkeypatch):
+    """The commands fit their lines to ``COLUMNS`` when it is set (``cli.common.line_width``), and
+    pytest-xdist's workers run with ``COLUMNS=80``: a command a test ran then wrapped a long path
+    onto two lines where the serial run kept one. A test that wants a width sets it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def _the_tutor_speaks_english_after_each_test():
     """The tutor's words are one process-wide setting (``tutor.core.i18n``): a test that switched
     it (the app's ``set_language``, a command run in process with ``--language zh``) left the next

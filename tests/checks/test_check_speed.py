@@ -10,6 +10,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+from tests.checks.conftest import by_id
+
 
 def test_a_mode_canary_builds_its_module_without_importing_sympy():
     """The mode canary's Linear was made with ``to_empty()``, whose meta-to-CPU path imports
@@ -31,3 +35,55 @@ def test_a_mode_canary_builds_its_module_without_importing_sympy():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
 
+
+SPIN = ("def spin(n):\n    total = 0\n    while True:\n        total += n\n\n"
+        "def double(x):\n    return x * 2\n")
+
+
+@pytest.mark.both_modes  # a limit stops the run: the sandbox's, per mode
+def test_an_infinite_loop_costs_one_check_its_share_and_the_others_that_call_it_are_told(grade):
+    """Four checks call a function that never returns. The first runs to its share and is
+    stopped at the learner's line; the three after it that call the same function are told so
+    at once (each ran to its own share before: ~8 s for a learner's Check); a check that calls
+    other code still runs and passes."""
+    calls = [{"id": f"calls{i}", "kind": "expr", "predicate": f"spin({i}) is None", "message": "m"}
+             for i in range(1, 5)]
+    other = {"id": "other", "kind": "tensor", "setup": "x = torch.ones(3)", "value": "double(x)",
+             "close_to": "x * 2"}
+    report = grade(SPIN, calls[0], other, *calls[1:], timeout=8)
+    checks = by_id(report)
+    stopped = [c for c in report.checks if c.message.startswith("stopped after ")]
+    assert [c.id for c in stopped] == ["calls1"], [c.message for c in report.checks]
+    first = checks["calls1"]
+    assert first.status == "timeout" and "while running `spin(1) is None`" in first.message, first.message
+    assert "at line 4 of your code: `total += n`" in first.message or \
+        "at line 3 of your code: `while True:`" in first.message, first.message
+    for told in ("calls2", "calls3", "calls4"):
+        result = checks[told]
+        assert result.status == "timeout", result.message
+        assert result.message.startswith(f"not run: check 'calls1' had to stop your code at line {first.lineno} ("), \
+            result.message
+        assert result.message.endswith("and this check calls the same code"), result.message
+        assert result.lineno == first.lineno
+        # told, not run: none of its CPU went into the loop (the stopped check's went into it)
+        assert result.seconds is not None and first.seconds is not None
+        assert result.seconds[0] < first.seconds[0] / 4, (result.seconds, first.seconds)
+    assert checks["other"].status == "passed", checks["other"].message
+    assert not report.passed
+
+
+@pytest.mark.both_modes
+def test_a_check_that_stopped_in_its_own_code_tells_no_other_check(grade):
+    """Only a stop in the learner's code is told on: a check whose own expression spins (the
+    pack's loop, no line of the learner's) leaves the next check that calls the same function
+    to run and pass."""
+    spin_here = {"id": "own", "kind": "expr", "setup": "y = double(1)\nwhile True:\n    pass\n",
+                 "predicate": "True", "message": "m"}
+    again = {"id": "again", "kind": "tensor", "setup": "x = torch.ones(3)", "value": "double(x)", "close_to": "x * 2"}
+    # two quick checks after them, as in test_engine's loop: the spin's wall cap is then never all
+    # the time left on a machine that gives it under half a core
+    quick = [{"id": f"quick{i}", "kind": "expr", "predicate": "True", "message": "m"} for i in (1, 2)]
+    report = grade(SPIN, spin_here, again, *quick, timeout=6)
+    checks = by_id(report)
+    assert checks["own"].status in ("timeout", "error"), checks["own"].message
+    assert checks["again"].status == "passed", checks["again"].message

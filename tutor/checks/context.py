@@ -20,7 +20,7 @@ import traceback
 from tutor.checks import refs, render, words
 from tutor.checks.protocol import SEED_LIMIT
 from tutor.checks.remote import (RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session,
-                                  Tampered)
+                                  StuckCode, Tampered)
 
 _walk_tb = traceback.walk_tb
 
@@ -234,9 +234,9 @@ def reset_modes() -> None:
 
 
 #: What a check's evaluation lets through untouched: its own timer, the runner's, a stopped run, a runner
-#: gone or refused.
-PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, Tampered, KeyboardInterrupt,
-                SystemExit)
+#: gone or refused, a call of code an earlier check had to stop.
+PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefused, Tampered, StuckCode,
+                KeyboardInterrupt, SystemExit)
 
 
 def learner_names(learner_globals: dict, contract=None) -> dict:

@@ -20,7 +20,7 @@ from traceback import walk_tb as _walk_tb
 from tutor.checks import canary, refs, render, words
 from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
                                   reset_modes)
-from tutor.checks.remote import SEAL_BROKEN, RemoteRaised, RemoteTimeout, RunnerGone, Session
+from tutor.checks.remote import SEAL_BROKEN, RemoteRaised, RemoteTimeout, RunnerGone, Session, StuckCode
 from tutor.checks.kinds import REGISTRY, raises
 
 REPORT_VERSION = 1
@@ -156,6 +156,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     current: list = []  # the case running and its Case, for a timeout's result
     session.start_check(seconds, wall)
     session.ship = True  # every check starts shipping its functions, whatever one before it did
+    session.in_flight = None
     limit = TimeLimit(seconds, wall=wall,
                       spent=lambda: session.runner_cpu)
     try:
@@ -168,9 +169,13 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         late = session.settle()
         if result is None:
             result = _timeout(check, learner, late if late is not None else stop, limit, current)
+            _remember_stuck(check, result, session)
     except RemoteTimeout as stop:
         if result is None:
             result = _timeout(check, learner, stop, limit, current)
+            _remember_stuck(check, result, session)
+    except StuckCode as stuck:
+        result = _told(check, stuck.told, current)
     finally:
         del inference_off
     result["seconds"] = [limit.used(), seconds]  # CPU used, budget: validate's margin to the budget
@@ -283,6 +288,30 @@ def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> 
     field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
     return {"own_code": {"field": field, "line": line}}
 
+def _remember_stuck(check: dict, result: dict, session: Session) -> None:
+    """A check stopped while a call of the learner's code was still running their code (the
+    runner named their line): later checks that call the same function or module are told at
+    once (``remote.StuckCode``), not each run to its own limit. An infinite loop in a function
+    that four checks call cost a learner's Check four shares (~8 s); now it costs one."""
+    code = result.pop("code", "")
+    callee = session.in_flight
+    session.in_flight = None
+    if callee is None or result.get("lineno") is None:
+        return
+    session.stuck[callee] = {"check": check.get("id"), "lineno": result.get("lineno"), "code": code}
+
+
+def _told(check: dict, told: dict, current: list | None) -> dict:
+    """The result of a check that called code an earlier check had to stop (``_remember_stuck``):
+    a timeout, naming that check and the learner's line where it stopped."""
+    code = told.get("code")
+    said = (words.say("checks.stuck_code", check=told.get("check"), line=told.get("lineno"),
+                      code=render.clip(refs.str_(code), 80)) if code
+            else words.say("checks.stuck", check=told.get("check"), line=told.get("lineno")))
+    return _result(check, "timeout", said, lineno=told.get("lineno"), timeout=True,
+                   case=current[0] if current else None)
+
+
 def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: list | None = None) -> dict:
     """A check stopped for time: how much CPU time it used (or how long it waited, when the
     wall-time cap stopped it), which limit, what was running and the learner's line there. It
@@ -310,8 +339,10 @@ def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: lis
     running = case.running if case is not None else None
     if running:
         message = words.say("checks.while_running", sentence=message, code=render.clip(running.strip(), 80))
+    code = learner.line(lineno) if lineno is not None else ""
     if lineno is not None:
-        code = learner.line(lineno)
         message = (words.say("checks.at_line_code", sentence=message, line=lineno, code=render.clip(code, 80))
                    if code else words.say("checks.at_line", sentence=message, line=lineno))
-    return _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)
+    result = _result(check, "timeout", message, lineno=lineno, timeout=True, case=current[0] if current else None)
+    result["code"] = code  # the learner's line (for the checks told of it: _remember_stuck)
+    return result

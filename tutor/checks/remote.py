@@ -93,6 +93,17 @@ class RemoteTimeout(BaseException):
         self.by_wall = by_wall  # stopped at the wall-time cap, not for CPU time
 
 
+class StuckCode(BaseException):
+    """A call of the learner's code that an earlier check of this run had to stop there (it ran
+    out of its time still running the learner's code): the call is not made again, so one
+    infinite loop does not cost every check that calls it its whole share (issue 55). ``told``:
+    the stopped check's id and where the learner's code was."""
+
+    def __init__(self, told: dict):
+        super().__init__("stuck")
+        self.told = told
+
+
 def tensor_facts(tensor) -> dict | None:
     return FACTS.get(refs.id_(tensor))
 
@@ -145,6 +156,10 @@ class Session:
         self._storages: dict[str, torch.UntypedStorage] = {}
         self._pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
         self.held = 0  # bytes of the runner's data decoded and kept here (see MEMORY_BUDGET)
+        #: the learner's callees a check had to stop while they ran (``callee_key``), and where:
+        #: a later call of one is told at once (StuckCode), not run to its own limit again
+        self.stuck: dict[tuple, dict] = {}
+        self.in_flight: tuple | None = None  # the callee of the call under way, until it answers
 
     # ------------------------------------------------------------------ the judge's memory budget
 
@@ -391,8 +406,13 @@ class Session:
         if self.measure:
             message["measure"] = self.measure
         self._stamp(message)
+        key = callee_key(target, args)
+        if key is not None and key in self.stuck:
+            raise StuckCode(self.stuck[key])
         self.calls += 1
+        self.in_flight = key
         answer, data = self.request(message, blobs)
+        self.in_flight = None  # it answered (a timeout raised above leaves it: the check's stop names it)
         self.apply_writeback(answer.get("writeback") or {}, data, known_tensors, known_objects)
         for handle, spec in (answer.get("refreshed") or {}).items():
             existing = self.mirrors.get(refs.int_(handle))
@@ -816,6 +836,21 @@ class Remote:
 
     def __bool__(self) -> bool:
         return True
+
+
+def callee_key(target: dict, args: tuple) -> tuple | None:
+    """Which of the learner's callables a call runs: a function or object of theirs by its handle
+    (``{"callee": true}`` with a Remote first), a module of theirs or its method; None for the
+    check's own functions (a canary's, a workload shipped to the runner)."""
+    if refs.type_(target) is not dict:
+        return None
+    if target.get("callee") is True:
+        first = args[0] if args else None
+        return ("handle", refs.object_getattribute(first, "_handle")) if refs.type_(first) is Remote else None
+    if "handle" in target:
+        return ("handle", target["handle"])
+    method = target.get("getattr")
+    return ("method", *method) if refs.type_(method) is list else None
 
 
 def type_name(value) -> str:

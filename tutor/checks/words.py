@@ -59,6 +59,10 @@ WORDS: dict[str, str] = {
                            "a lock) or this machine was too busy to run it",
     "checks.stopped_cpu": "stopped after {used} s of CPU time ({which})",
     "checks.while_running": "{sentence} while running `{code}`",
+    "checks.stuck": "not run: check '{check}' had to stop your code at line {line}, and this check "
+                    "calls the same code",
+    "checks.stuck_code": "not run: check '{check}' had to stop your code at line {line} (`{code}`), and "
+                         "this check calls the same code",
     "checks.at_line": "{sentence}, at line {line} of your code",
     "checks.at_line_code": "{sentence}, at line {line} of your code: `{code}`",
     # an exception, as the learner should read it

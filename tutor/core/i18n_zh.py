@@ -742,6 +742,9 @@ ZH.update({
     "checks.while_running": "{sentence}；当时正在运行 `{code}`",
     "checks.at_line": "{sentence}（你代码的第 {line} 行）",
     "checks.at_line_code": "{sentence}（你代码的第 {line} 行：`{code}`）",
+    "checks.stuck": "未运行：检查 '{check}' 不得不在第 {line} 行停下你的代码，而这项检查调用的是同一段代码",
+    "checks.stuck_code": "未运行：检查 '{check}' 不得不在第 {line} 行（`{code}`）停下你的代码，"
+                         "而这项检查调用的是同一段代码",
     # an exception, as the learner should read it
     "checks.raised_line": "{error}（你代码的第 {line} 行）",
     "checks.raised_line_code": "{error}（你代码的第 {line} 行：`{code}`）",

@@ -27,7 +27,8 @@ def callable_of(case: Case, source: str) -> Any:
 def in_runner(case: Case, function: Any) -> bool:
     """Whether ``function`` is, or calls into, the learner's code: then it is measured in the
     runner (the judge would measure its requests, not the work). A check's own function that
-    stays here is measured here, by the judge."""
+    stays here is measured here, by the judge; to find out, it is called here once, which the
+    kinds count as its first warm-up call."""
     session = case.session
     if refs.type_(function) is Remote:
         return True

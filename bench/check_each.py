@@ -7,14 +7,15 @@ Smallest size (the suite's): python bench/check_each.py --repeat 1 --exercise nu
 
 Each Check is ``check_exercise`` on a warm interactive ``Sandbox`` (the app's), the exercises in
 the pack's order as a learner meets them, each told ``Sandbox.expect`` as the app's step says it
-(whether the profiler's machinery may be needed), one warm-up Check of each item first. Wall is the Check's own time, request to typed result. CPU is every
-process of the sandbox's (worker, judge, runner, the spares forked for the next run) from the
-Check's start until the sandbox is idle again, read from a cpuacct cgroup of the bench's own
+(whether the profiler's machinery may be needed; "no" before the first, as at lesson 1), one
+warm-up Check of each item first. Wall is the Check's own time, request to typed result. CPU is
+every process of the sandbox's (worker, judge, runner, the spares forked for the next run) from
+the Check's start until the sandbox is idle again, read from a cpuacct cgroup of the bench's own
 (Linux, as root; elsewhere the column says "n/a", never a guess). ``--checks`` adds each check's
 CPU seconds in the judge (its own and what the runner reported), which is where a slow Check's
-time goes. With ``--against``, a second sandbox runs the other checkout's tutor on the same pack
-and each Check goes to both in a random order, so both meet the machine's load alike; the load
-average is printed before and after.
+time goes. With ``--against``, a second sandbox runs the other checkout's tutor on its own pack
+(its YAML; ``--pack`` names one for both) and each Check goes to both in a random order, so both
+meet the machine's load alike; the load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from pathlib import Path
 _ROOT = Path(sys.argv[sys.argv.index("--serve") + 1]) if "--serve" in sys.argv else Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(_ROOT))
 
-PACK = Path(__file__).resolve().parents[1] / "lessons" / "debugging-and-speed"
+_HERE = Path(__file__).resolve().parents[1]
+PACK = _HERE / "lessons" / "debugging-and-speed"
 _CGROUP_V1 = Path("/sys/fs/cgroup/cpuacct")
 #: After a Check, the sandbox's processes are idle again when their CPU time grows by less than
 #: this in SETTLE_S (the run's teardown and the next run's spares come after the verdict).
@@ -114,6 +116,8 @@ def serve(pack: Path) -> int:
     clock = CpuClock(Path(given) if given else None, make=False)
     exercises = {ex.id: ex for _lesson, ex in load_pack(pack).exercises()}
     with Sandbox() as sandbox:
+        if expect is not None:  # a learner starts at lesson 1, whose steps never profile: the
+            sandbox.expect(False)  # idle worker does not load the profiler's machinery meanwhile
         sandbox.start()
         sandbox.wait_ready(300)
         clock.settled()
@@ -159,17 +163,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="Checks of each item, after one warm-up (default 3)")
     parser.add_argument("--exercise", action="append", default=[], help="only this exercise (repeatable)")
     parser.add_argument("--role", choices=("starter", "solution", "both"), default="both")
-    parser.add_argument("--pack", type=Path, default=PACK)
+    parser.add_argument("--pack", type=Path, help="the pack (default: each checkout's built-in one)")
     parser.add_argument("--checks", action="store_true", help="each check's CPU seconds in the judge, too")
     parser.add_argument("--against", type=Path, help="another checkout to compare with, side by side")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve is not None:
-        return serve(args.pack.resolve())
+        return serve((args.pack or args.serve / PACK.relative_to(_HERE)).resolve())
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     roles = ["starter", "solution"] if args.role == "both" else [args.role]
-    items = _items(args.pack.resolve(), args.exercise, roles)
+    items = _items((args.pack or PACK).resolve(), args.exercise, roles)
     trees = {"this": _ROOT} if args.against is None else {"this": _ROOT, "other": args.against.resolve()}
     clocks = {name: CpuClock() for name in trees}
     here = Path(__file__).resolve()
@@ -178,7 +182,8 @@ def main() -> int:
     try:
         for name, root in trees.items():
             env = {**os.environ, "TUTOR_BENCH_CGROUP": str(clocks[name].path or "")}
-            child = subprocess.Popen([sys.executable, str(here), "--serve", str(root), "--pack", str(args.pack.resolve())],
+            pack = ["--pack", str(args.pack.resolve())] if args.pack else []  # else each its own (its YAML too)
+            child = subprocess.Popen([sys.executable, str(here), "--serve", str(root), *pack],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1, env=env)
             clocks[name].join(child.pid)  # before it starts its sandbox: every process it forks is counted
             children[name] = child

@@ -116,3 +116,25 @@ def test_the_check_bench_names_an_exercise_the_pack_does_not_have():
     assert "no exercise no-such-exercise in" in done.stderr and "numpy-dtype" in done.stderr, done.stderr
     done = subprocess.run([sys.executable, str(bench), "--repeat", "0"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "--repeat must be at least 1" in done.stderr, done.stderr
+
+
+def test_every_built_in_exercise_stops_an_infinite_loop_in_its_first_check_within_3_s_of_cpu():
+    """With the checks told of a stuck function, a Check of an infinite loop costs the share of
+    the first check that calls it: the probe's own split of the exercise's budget (a learner's
+    Check at the app's default 10 s where the exercise sets none). It was 27 s for
+    profiler-hotspot (timeout 240), 24 s for fair-benchmark (120) and 3.9 s for shape-mismatch."""
+    from tutor.checks.probe import Budget
+    from tutor.core.loader import load_pack
+    from tutor.core.spec import as_data
+    from tutor.grading.exercise import _CHECK_SHARE
+    from tutor.sandbox.limits import Limits
+
+    pack = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
+    shares = {}
+    for _lesson, exercise in load_pack(pack).exercises():
+        timeout = exercise.timeout or Limits().wall_time
+        checks = [as_data(check) for check in exercise.checks]
+        budget = Budget(max(0.5, timeout * _CHECK_SHARE - 0.2), checks, clock=lambda: 0.0)
+        shares[exercise.id] = budget.slice(0)
+    assert len(shares) == 10
+    assert max(shares.values()) <= 3.0, shares

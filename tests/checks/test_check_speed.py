@@ -138,3 +138,22 @@ def test_every_built_in_exercise_stops_an_infinite_loop_in_its_first_check_withi
         shares[exercise.id] = budget.slice(0)
     assert len(shares) == 10
     assert max(shares.values()) <= 3.0, shares
+
+
+def test_the_code_a_call_runs_is_named_by_the_learners_callable_never_by_the_checks_own():
+    """What ``Session.stuck`` is keyed by: a function or object of the learner's (a Remote, by its
+    handle), a module of theirs called or a method of it; a check's own function (a canary's, a
+    workload shipped to the runner) is nobody's stuck code."""
+    from tutor.checks.remote import Remote, callee_key
+
+    spin = Remote(object(), 7, "function", True)  # type: ignore[arg-type]  # no session: never called here
+    assert callee_key({"callee": True}, (spin, 1)) == ("handle", 7)
+    assert callee_key({"callee": True}, (lambda: None,)) is None
+    assert callee_key({"callee": True}, ()) is None
+    assert callee_key({"handle": 9}, ()) == ("handle", 9)
+    assert callee_key({"getattr": [9, "forward"]}, ()) == ("method", 9, "forward")
+    assert callee_key({"getattr": [9, "forward"]}, ()) != callee_key({"getattr": [9, "train"]}, ())
+    # a handle the runner sent as something else than a number keys nothing (it cannot be hashed
+    # into a judge's table to fail a check that never called it)
+    assert callee_key({"callee": True}, (Remote(object(), [7], "function", True),)) is None  # type: ignore[arg-type]
+    assert callee_key({"handle": [9]}, ()) is None

@@ -846,11 +846,16 @@ def callee_key(target: dict, args: tuple) -> tuple | None:
         return None
     if target.get("callee") is True:
         first = args[0] if args else None
-        return ("handle", refs.object_getattribute(first, "_handle")) if refs.type_(first) is Remote else None
-    if "handle" in target:
-        return ("handle", target["handle"])
-    method = target.get("getattr")
-    return ("method", *method) if refs.type_(method) is list else None
+        handle = refs.object_getattribute(first, "_handle") if refs.type_(first) is Remote else None
+    else:
+        handle = target.get("handle")
+        method = target.get("getattr")
+        if refs.type_(method) is list and refs.len_(method) == 2 and refs.type_(method[1]) is str:
+            handle = method[0]
+            if refs.type_(handle) is int:
+                return ("method", handle, method[1])
+    # a handle is the runner's number (as data: anything else names no callable of the learner's)
+    return ("handle", handle) if refs.type_(handle) is int else None
 
 
 def type_name(value) -> str:

@@ -212,3 +212,38 @@ def test_the_table_says_what_it_could_not_measure(monkeypatch, capsys):
     assert "n/m: not measured this pass: the CPU of the sandbox's own start and close varied by more than " \
            "the runs cost (a busy machine)" in out
     assert not re.search(r"\s-\d", out), out
+
+
+def test_check_each(tmp_path):
+    """One exercise, one Check of each role after its warm-up: the starter fails and the solution
+    passes (the bench says the verdict it timed), each with a wall and a CPU median (or "n/a" where
+    no cgroup can count the CPU)."""
+    out = bench(tmp_path, "check_each.py", "--repeat", "1", "--exercise", "numpy-dtype")
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines() if line.startswith("numpy-dtype ")}
+    assert set(rows) == {("numpy-dtype", "starter"), ("numpy-dtype", "solution")}, out
+    for (_, role), cells in rows.items():
+        wall, cpu, verdict = cells
+        assert float(wall) > 0 and (cpu == "n/a" or float(cpu) > 0), out
+        assert verdict == ("failed" if role == "starter" else "passed"), out
+    assert "load average before:" in out and "load average after:" in out
+
+
+def test_check_each_names_an_exercise_the_pack_does_not_have(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, str(BENCH / "check_each.py"), "--repeat", "1", "--exercise",
+                           "no-such-exercise"], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert done.returncode != 0
+    assert "no exercise no-such-exercise in" in done.stderr and "numpy-dtype" in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, str(BENCH / "check_each.py"), "--repeat", "0"], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=ROOT)
+    assert done.returncode == 2 and "--repeat must be at least 1" in done.stderr, done.stderr
+
+
+def test_judge_memory(tmp_path):
+    """The honest case only: the attack's runner builds ~1 GB, too much for the suite's budget
+    (tests/checks/test_judge_stays_up.py holds the attack's verdict)."""
+    out = bench(tmp_path, "judge_memory.py", "honest")
+    assert re.search(r"^honest \((fork|spawn)\): ok in ", out, re.M), out
+    assert re.search(r"^  pid \d+: peak RSS +\d+ MB", out, re.M), out
+    assert re.search(r"^  the run's processes together: peak PSS \d+ MB$", out, re.M), out
+

@@ -90,34 +90,6 @@ def test_a_check_that_stopped_in_its_own_code_tells_no_other_check(grade):
     assert checks["again"].status == "passed", checks["again"].message
 
 
-def test_the_check_bench_runs_at_its_smallest_size():
-    """bench/check_each.py, as the suite runs every bench: one exercise, one Check of each role
-    after its warm-up. The starter fails and the solution passes (the bench says the verdict it
-    timed), each with a wall and a CPU median (or "n/a" where no cgroup can count the CPU)."""
-    bench = Path(__file__).resolve().parents[2] / "bench" / "check_each.py"
-    done = subprocess.run([sys.executable, str(bench), "--repeat", "1", "--exercise", "numpy-dtype"],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    rows = {tuple(line.split()[:2]): line.split()[2:] for line in done.stdout.splitlines()
-            if line.startswith("numpy-dtype ")}
-    assert set(rows) == {("numpy-dtype", "starter"), ("numpy-dtype", "solution")}, done.stdout
-    for (_, role), cells in rows.items():
-        wall, cpu, verdict = cells
-        assert float(wall) > 0 and (cpu == "n/a" or float(cpu) > 0), done.stdout
-        assert verdict == ("failed" if role == "starter" else "passed"), done.stdout
-    assert "load average before:" in done.stdout and "load average after:" in done.stdout
-
-
-def test_the_check_bench_names_an_exercise_the_pack_does_not_have():
-    bench = Path(__file__).resolve().parents[2] / "bench" / "check_each.py"
-    done = subprocess.run([sys.executable, str(bench), "--repeat", "1", "--exercise", "no-such-exercise"],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode != 0
-    assert "no exercise no-such-exercise in" in done.stderr and "numpy-dtype" in done.stderr, done.stderr
-    done = subprocess.run([sys.executable, str(bench), "--repeat", "0"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 2 and "--repeat must be at least 1" in done.stderr, done.stderr
-
-
 def test_every_built_in_exercise_stops_an_infinite_loop_in_its_first_check_within_3_s_of_cpu():
     """With the checks told of a stuck function, a Check of an infinite loop costs the share of
     the first check that calls it: the probe's own split of the exercise's budget (a learner's

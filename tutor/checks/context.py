@@ -14,7 +14,6 @@ import _thread
 import typing
 import random
 import threading
-import traceback
 
 
 from tutor.checks import refs, render, words
@@ -22,7 +21,8 @@ from tutor.checks.protocol import SEED_LIMIT
 from tutor.checks.remote import (RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session,
                                   StuckCode, Tampered)
 
-_walk_tb = traceback.walk_tb
+#: What the runner's seal may say it refused (tutor.checks.seal.Refused): ``checks.refused.<key>``.
+REFUSALS = ("profile", "audit", "frames", "gc", "memory")
 
 
 class CheckTimeout(BaseException):
@@ -73,9 +73,10 @@ class Learner:
     def last_line(self, tb) -> int | None:
         """The innermost frame of the traceback that is in the learner's file."""
         found = None
-        for frame, lineno in _walk_tb(tb):
-            if frame.f_code.co_filename == self.filename:
-                found = lineno
+        while tb is not None:  # read here, not in traceback.walk_tb: the seal lets this module read it
+            if tb.tb_frame.f_code.co_filename == self.filename:
+                found = tb.tb_lineno
+            tb = tb.tb_next
         return found
 
     def explain(self, error: BaseException, source: str | None = None) -> dict:
@@ -89,7 +90,10 @@ class Learner:
             except Exception:  # a learner's exception whose __str__ raises
                 message = ""
             lineno = self.last_line(error.__traceback__)
-        error_text = f"{kind}: {render.clip(message, 300)}" if message else kind
+        error_text: dict | str = f"{kind}: {render.clip(message, 300)}" if message else kind
+        refused = error.info.get("refused") if refs.type_(error) is RemoteRaised else None
+        if refused in REFUSALS:  # what the runner's seal refused: said in the learner's language
+            error_text = words.say("checks.refused", why=words.say(f"checks.refused.{refused}"))
         said: dict | str = error_text
         if lineno is not None:
             code = self.line(lineno)

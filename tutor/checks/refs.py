@@ -162,6 +162,11 @@ cuda_memory_allocated = torch.cuda.memory_allocated
 cuda_synchronize = torch.cuda.synchronize
 profile = torch.profiler.profile
 ProfilerActivity = torch.profiler.ProfilerActivity
+function_mode_depth = torch._C._len_torch_function_stack
+pop_function_mode = torch._C._pop_torch_function_stack
+dispatch_mode_depth = torch._C._len_torch_dispatch_stack
+pop_dispatch_mode = torch._C._pop_torch_dispatch_stack
+os_exit = os._exit
 
 
 def _autocast_getters():

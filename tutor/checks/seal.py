@@ -22,15 +22,24 @@ the seal makes such a change *seen*:
   installed at seal time refuses those two on every sealed function, the seal's own included: a
   submission cannot switch the check off by rewriting it.
 
-What this does not stop (docs/architecture.md, "Threat model"): code that runs between the
-learner's function returning and the check (a replaced function reached before the check runs)
-can write a forged answer to the channel and end the process before the check is reached, and a
-closure's cell can be rewritten (``cell_contents``) without an event. Both need this module's
-design and a frame walk; the canaries and the judge's own recomputation still stand behind it.
+- The same hook keeps the checker's records out of the learner's reach (issue 50): it refuses
+  trace and profile functions and audit hooks (they run inside the checker's code), the garbage
+  collector's object lists, ``sys._current_frames``, a server generator's ``gi_frame``, a frame
+  whose callers include the server's (learner code that the server's own code runs: a dunder
+  method), and memory by address (``/proc/self/mem``, ``ctypes`` ``from_address``,
+  ``string_at``). Each raises :class:`Refused` in the learner's code, said in the learner's
+  language (``checks.refused.*``). The learner's calls themselves run under
+  ``tutor.checks.driver``'s frames, never the server's.
+
+What this does not stop (docs/architecture.md, "Threat model", "Still open"): native code (a
+library of the learner's, ``ctypes`` calls at an address) reads and writes the whole process, and
+torch's own process-wide state (the profiler's, the thread count) has public switches. The
+canaries and the judge's own recomputation still stand behind it.
 """
 
 from __future__ import annotations
 
+import _thread
 import json
 import operator
 import os
@@ -38,6 +47,8 @@ import socket
 import struct
 import sys
 import types
+
+from tutor.checks import words
 
 #: What a sealed table may gain without tampering: the warnings machinery's registry.
 _VOLATILE = frozenset({"__warningregistry__"})
@@ -100,7 +111,7 @@ def _same(table, saved: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -
 def take(channel: socket.socket):
     """Seal the runner's code as it is now (call it before the learner's code runs), with the
     tampered frame ready to go to ``channel``."""
-    from tutor.checks import context, guard, modules, protocol, refs, server  # noqa: F401 - sealed with the rest
+    from tutor.checks import context, driver, guard, modules, protocol, refs, server  # noqa: F401 - sealed with the rest
 
     tables, functions, dispatch = _tables()
     functions = list({id(f): f for f in functions}.values())
@@ -113,10 +124,10 @@ def take(channel: socket.socket):
 
     refused: list = []  # the rewrites the audit hook refused (below)
 
-    def check(instance=None, *, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
+    def check(instance=None, *, _broken=False, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
               _same=_same, _type=type, _vars=vars, _server=server_class, _send=send,
               _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
-        broken = bool(_refused)
+        broken = bool(_refused) or _broken is True
         if not broken:
             for table, saved in _tables:
                 if not _same(table, saved) and not _allowed(table, saved):
@@ -138,17 +149,145 @@ def take(channel: socket.socket):
 
     sealed = frozenset(map(id, functions)) | {id(check)}
 
-    def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused) -> None:
-        if event == "object.__setattr__" and args and _id(args[0]) in _sealed \
-                and args[1] in ("__code__", "__defaults__", "__kwdefaults__"):
-            _refused.append(args[1])
-            raise PermissionError(f"the checker's own function {args[0].__qualname__} cannot be rewritten")
+    def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused, _always=_ALWAYS,
+               _learner=_LEARNER_ONLY, _mem=_proc_mem, _refusal=Refused, _server=vars(server),
+               _here=driver.here.__code__, _context=vars(context), _profiler=_torch_profiler_codes(),
+               _inside=_thread._local(),
+               _getattr=getattr) -> None:
+        if _getattr(_inside, "on", False):  # an event of this hook's own reading
+            return
+        if event == "object.__setattr__":
+            if args and _id(args[0]) in _sealed and args[1] in ("__code__", "__defaults__", "__kwdefaults__"):
+                _refused.append(args[1])
+                raise PermissionError(f"the checker's own function {args[0].__qualname__} cannot be rewritten")
+            return
+        if event in _always:
+            if event == "sys.setprofile":
+                _inside.on = True
+                try:
+                    torch_own = sys._getframe(1).f_code in _profiler  # torch's C profiler (with_stack=True)
+                finally:
+                    _inside.on = False
+                if torch_own:
+                    return
+            raise _refusal(_always[event])
+        if event == "sys._getframe":
+            _inside.on = True
+            try:
+                refused = args[0].f_code is not _here and _reaches(args[0], _server)
+            finally:
+                _inside.on = False
+            if refused:
+                raise _refusal("frames")
+            return
+        if event == "object.__getattr__":
+            if args[1] not in ("tb_frame", "gi_frame"):
+                return
+            _inside.on = True
+            try:
+                if args[1] == "tb_frame":
+                    reader = sys._getframe(1).f_globals
+                    if reader is _server or reader is _context:  # the checker's own (Learner.last_line)
+                        return
+                    frame = args[0].tb_frame
+                else:
+                    frame = args[0].gi_frame
+            finally:
+                _inside.on = False
+            if frame is not None and _reaches(frame, _server):
+                raise _refusal("frames")
+            return
+        if event in _learner:
+            _inside.on = True
+            try:
+                ours = _reaches(sys._getframe(1), _server)  # the checker's own copy of a storage's bytes
+            finally:
+                _inside.on = False
+            if not ours:
+                raise _refusal(_learner[event])
+            return
+        if event == "open" and args and _mem(args[0]):
+            raise _refusal("memory")
 
     # The server's loop and a callback's nested requests reach the check through serve_one's
     # defaults, which the hook keeps as they are from now on.
     server_class.serve_one.__defaults__ = (False, check)
     sys.addaudithook(refuse)
     return check
+
+
+def _torch_profiler_codes() -> frozenset:
+    """The code of ``torch.autograd.profiler``'s functions and methods: the frames from which torch
+    installs its own C profile function (``profile(with_stack=True)``), which runs no Python of the
+    learner's. A function of the learner's compiled with that module's globals or file name has
+    another code object."""
+    import torch.autograd.profiler as profiler
+
+    codes: set = set()
+    for value in list(vars(profiler).values()):
+        entries = list(vars(value).values()) if isinstance(value, type) and value.__module__ == profiler.__name__ \
+            else [value]
+        for entry in entries:
+            for function in _functions_of(entry):
+                if function.__module__ == profiler.__name__:
+                    codes.add(function.__code__)
+                    codes.update(c for c in function.__code__.co_consts if isinstance(c, types.CodeType))
+    return frozenset(codes)
+
+
+def _reaches(frame, server_globals: dict) -> bool:
+    """Whether ``frame`` is the checker's server's own or one of its callers is: the learner's code
+    that holds it can walk to the server's records (``f_back``, ``f_locals``). Learner code runs
+    under none of them (``tutor.checks.driver``), except code the server's own runs (a dunder
+    method of a learner's object): such code may take no frame."""
+    while frame is not None:
+        if frame.f_globals is server_globals:
+            return True
+        frame = frame.f_back
+    return False
+
+
+class Refused(PermissionError):
+    """What the seal's audit hook raises in the learner's code when it asks for something that
+    would reach the checker's records from inside the run (issue 50). ``args``: the English
+    sentence and the reason's key (``checks.refused.<key>``, said in the learner's language)."""
+
+    def __init__(self, key: str):
+        super().__init__(REFUSED_TEXT.get(key, key), key)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+#: Why each refusal, in English (the learner's language: the said ``checks.refused.<key>``).
+REFUSED_TEXT = {key: words.WORDS[f"checks.refused.{key}"] for key in ("profile", "audit", "frames", "gc", "memory")}
+
+#: Events refused whoever asks, once the seal is taken (none is used by the checker or by torch).
+_ALWAYS = {"sys.settrace": "profile", "sys.setprofile": "profile", "sys.addaudithook": "audit",
+           "sys._current_frames": "frames",
+           "gc.get_objects": "gc", "gc.get_referrers": "gc", "gc.get_referents": "gc",
+           "ctypes.cdata": "memory", "ctypes.PyObj_FromPtr": "memory"}
+#: Events refused only while the learner's code runs (the checker copies a storage's bytes with string_at).
+_LEARNER_ONLY = {"ctypes.string_at": "memory", "ctypes.wstring_at": "memory"}
+
+
+def _proc_mem(path, _fspath=os.fspath, _str=str, _bytes=bytes, _type=type, _real=os.path.realpath,
+              _islink=os.path.islink) -> bool:
+    """Whether ``path`` (an ``open`` audit event's) names a process's memory file (``/proc/self/mem``,
+    ``/proc/<pid>/task/<tid>/mem``), directly, by a relative name or through a symbolic link."""
+    try:
+        if _type(path) is int:
+            return False
+        text = _fspath(path)
+        if _type(text) is _bytes:
+            text = text.decode("utf-8", "surrogateescape")
+        name = text.rstrip("/").rsplit("/", 1)[-1]
+        if name != "mem" and not text.startswith("/proc") and not _islink(text):
+            return False
+        real = _real(text)
+        return real.startswith("/proc/") and real.rstrip("/").endswith("/mem")
+    except (TypeError, ValueError, OSError):
+        return False
 
 
 def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _isinstance=isinstance,

@@ -6,7 +6,9 @@ exceptions, printed text, what a call did to its arguments, facts observed durin
 computes a verdict. Its references to torch (``refs``) were taken before the learner's code ran,
 which keeps honest answers right when the learner monkeypatches torch; a learner who rewrites this
 module can make it answer anything, which is why the judge checks values itself and cross-checks
-the facts it cannot recompute (see docs/architecture.md, "Threat model").
+the facts it cannot recompute (see docs/architecture.md, "Threat model"). Its records are kept
+where the learner's Python cannot reach them: every method that runs learner code is a generator
+that hands the call to ``tutor.checks.driver.drive`` (see ``Server.serving``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import pickle
 import random
 import types
 import warnings
-from typing import Any, Callable, cast
+from typing import Any, Callable, Generator, cast
 
 from tutor.checks import guard, modules, protocol, refs
+from tutor.checks.driver import CALLBACK_CODE, DRIVE_CODE, Callback, Raised, here
 from tutor.checks.context import CheckTimeout, Learner, TimeLimit, reset_modes, seed_all
 
 _SETTING_TYPES = (bool, int, float, str, type(None))
@@ -39,6 +42,10 @@ class Server:
         self.received_storages: dict[int, tuple[str, bytes]] = {}
         self.received_tensors: dict[int, tuple[str, object]] = {}
         self.received_objects: dict[str, object] = {}
+        # how this server's generators run (see serving)
+        self._driver = None  # the frame of the drive() that may resume them now
+        self._thrown = None  # the learner's exception last thrown in (driver.Raised)
+        self._make_callback = None  # what a Callback holds (callbacks)
 
     # ------------------------------------------------------------------ handles and encoding
 
@@ -232,7 +239,7 @@ class Server:
                 if kind == "function":
                     return server.rebuild_function(value)
                 if kind == "callback":
-                    return Callback(server, value)
+                    return Callback(server.callback_maker(), value)
                 if kind == "container":
                     key, container = value
                     server.received_objects[key] = container
@@ -291,11 +298,23 @@ class Server:
         return refs.getattr_(self.objects[handle], name)
 
     # ------------------------------------------------------------------ serving
+    #
+    # The learner's code runs only from :func:`drive`'s frame (issue 50): every method below that
+    # needs it is a generator that yields a job (a function, its arguments) and is sent the job's
+    # value or thrown its exception. So the frames a learner's function can walk up to
+    # (``sys._getframe().f_back``, a traceback's ``tb_frame``) are ``drive``'s and the runner's
+    # start-up: none holds this server, its records or an answer being made. They live in the
+    # suspended generators' frames, reached only through ``gi_frame`` or the garbage collector,
+    # which the seal's audit hook refuses (``tutor.checks.seal``); and a generator resumed by
+    # anything but its driver's frame (the learner's code holding one and sending it a value) ends
+    # the run as tampering.
 
-    def serve(self) -> None:
-        # Taken once, while the seal holds (the runner checked it just before): a serve_one the
-        # learner's code puts on the class later is never the one this loop calls.
-        serve_one = Server.serve_one
+    def serving(self, serve_one=None):
+        """The server's loop, as a generator for :func:`drive`: one request after another until
+        the judge says bye. ``serve_one``: taken once, while the seal holds (the runner checked it
+        just before), so a serve_one the learner's code puts on the class later is never called."""
+        self._driver = here().f_back.f_back  # drive's
+        serve_one = serve_one or Server.serve_one
         while True:
             try:
                 request, blobs = protocol.recv(self.sock)
@@ -304,14 +323,50 @@ class Server:
             op = str(request.get("op"))
             if op == "bye":
                 return
-            if not serve_one(self, op, request, blobs):
+            if not (yield from serve_one(self, op, request, blobs)):
                 return
 
-    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False, check=None) -> bool:
-        """Answer one request. ``check``: the runner's seal (``tutor.checks.seal``, which puts it
-        in this function's defaults), looked at before the answer leaves: the learner's code ran
-        while it was made, and an answer made by code it replaced never goes out as an answer."""
-        answer, out = self.answer(op, request, blobs)
+    def job(self, function, args=(), kwargs=None):
+        """Have the driver run ``function(*args, **kwargs)``: its value, or its exception raised here."""
+        try:
+            value = yield (function, args, kwargs or {})
+        except Raised as carried:
+            self._resumed()
+            self._thrown = carried
+            raise carried.error from None
+        except BaseException:
+            self._resumed()
+            raise
+        self._resumed()
+        return value
+
+    def learners(self, error: BaseException) -> BaseException:
+        """The learner's exception as it reached the driver (its traceback and context then): one
+        thrown into the server's generators came back with their frames, which must not stay
+        within the reach of learner code that kept it."""
+        thrown = self._thrown
+        if thrown is not None and thrown.error is error:
+            error.__traceback__, error.__context__ = thrown.traceback, thrown.context
+            error.__suppress_context__ = False
+            self._thrown = None
+        return error
+
+    def _resumed(self) -> None:
+        """The frame that resumed this server's generators (past their own frames) must be the
+        driver's that runs them: anything else is the learner's code sending or throwing to a
+        generator it reached, to stop a measurement early or hand it a value of its own."""
+        frame = here().f_back.f_back.f_back  # past here, _resumed and job
+        while frame is not None and frame.f_globals is _GLOBALS:
+            frame = frame.f_back
+        if frame is not self._driver:
+            seal_broken()
+
+    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False, check=None):
+        """Answer one request (a generator for :func:`drive`); whether the channel still works.
+        ``check``: the runner's seal (``tutor.checks.seal``, which puts it in this function's
+        defaults), looked at before the answer leaves: the learner's code ran while it was made,
+        and an answer made by code it replaced never goes out as an answer."""
+        answer, out = yield from self.answer(op, request, blobs)
         repaired = guard.restore()
         if not nested:  # a request made while the learner's code waits on a callback keeps its modes
             reset_modes()
@@ -331,39 +386,41 @@ class Server:
     def restore(self, saved: tuple) -> None:
         self.received_storages, self.received_tensors, self.received_objects = saved
 
-    def answer(self, op: str, request: dict, blobs: list) -> tuple[protocol.Answer, list]:
-        """The answer to one request (``protocol.Request``: its handler in ``HANDLERS``)."""
+    def answer(self, op: str, request: dict, blobs: list):
+        """The answer to one request (``protocol.Request``: its handler in ``HANDLERS``), and its blobs."""
         out: list = []
         handler = HANDLERS.get(op)
         try:
             if handler is None:
                 return {"op": "answer", "error": f"unknown request {op!r}"}, out
-            return handler(self, request, blobs, out), out
+            return (yield from handler(self, request, blobs, out)), out
         except CheckTimeout:
             return {"op": "answer", "timeout": {"lineno": None}}, []
         except Exception as bug:  # noqa: BLE001 - a request we could not serve is reported, not fatal
             return {"op": "answer", "error": f"{refs.type_(bug).__name__}: {bug}"}, []
 
-    def guarded(self, request: dict, action, out: list, finish=None) -> protocol.Answer:
-        """Run learner code under the request's time budget; its value, exception or timeout."""
+    def guarded(self, request: dict, action, out: list, finish=None):
+        """Run learner code under the request's time budget; its value, exception or timeout.
+        ``action``: a generator function (its learner code runs as :meth:`job`\\ s)."""
         answer: protocol.Answer = {"op": "answer"}
         storages: dict = {}
         wall = request.get("wall")
+        want = request.get("want", "value")
         limit = TimeLimit(float(request.get("budget", 5.0)),
                           wall=refs.float_(cast(float, wall)) if refs.type_(wall) in (int, float) else None)
         try:
             with limit:
                 try:
-                    value = action()
-                except CheckTimeout:
-                    raise
+                    value = yield from action()
+                except CheckTimeout as stop:
+                    raise self.learners(stop) from None
                 except BaseException as error:  # noqa: BLE001 - the learner's exception is the answer
-                    answer["raised"] = self.raised(error)
+                    answer["raised"] = self.raised(self.learners(error))
                     answer["cpu"] = limit.used()
                     return answer
                 if finish is not None:
                     finish(answer, value, out, storages)
-                if request.get("want", "value") == "value":
+                if want == "value":
                     answer["value"] = self.encode(value, out, storages)
         except CheckTimeout as stop:
             lineno = self.learner.last_line(stop.__traceback__)
@@ -375,25 +432,34 @@ class Server:
     def raised(self, error: BaseException) -> dict:
         explained = self.learner.explain(error)
         kind = refs.type_(error)
-        return {"type": kind.__name__, "mro": [cls.__name__ for cls in kind.__mro__],
-                "message": explained["message"], "lineno": explained["lineno"], "text": explained["text"]}
+        raised = {"type": kind.__name__, "mro": [cls.__name__ for cls in kind.__mro__],
+                  "message": explained["message"], "lineno": explained["lineno"], "text": explained["text"]}
+        if kind.__module__ == "tutor.checks.seal" and kind.__name__ == "Refused" and refs.len_(error.args) > 1:
+            raised["refused"] = refs.str_(error.args[1])  # what the seal refused: said in the learner's language
+        return raised
 
-    def getattr_request(self, request: dict, blobs: list, out: list) -> protocol.Answer:
+    def getattr_request(self, request: dict, blobs: list, out: list):
         """``protocol.GetAttr``: an attribute of one of the learner's objects (a property runs code)."""
-        return self.guarded(request, lambda: refs.getattr_(self.objects[request["handle"]], request["name"]), out)
+        obj, name = self.objects[request["handle"]], request["name"]
+        return (yield from self.guarded(request, lambda: self.job(refs.getattr_, (obj, name)), out))
 
-    def call(self, request: dict, blobs: list, out: list) -> protocol.Answer:
+    def call(self, request: dict, blobs: list, out: list):
         args, kwargs = self.arguments(request, blobs)
-        if request["target"].get("callee"):
+        spec = request["target"]
+        if spec.get("callee"):
             function, args = args[0], args[1:]
+        elif "handle" in spec:
+            function = self.objects[spec["handle"]]
         else:
-            function = self.target(request["target"])
+            handle, name = spec["getattr"]
+            function = yield from self.job(refs.getattr_, (self.objects[handle], name))
         observe = request.get("observe")
         watcher = Watcher(self, observe) if observe else None
         measure = request.get("measure")
         printed = refs.StringIO() if request.get("capture") else None
         warned: list = []
         record = WarningsRecorder(warned) if request.get("warnings") else None
+        measured: dict = {}
 
         def action():
             self.seed_case(request)
@@ -409,23 +475,29 @@ class Server:
                 try:
                     if printed is not None:
                         with refs.redirect_stdout(printed):
-                            value = function(*args, **kwargs)
+                            value = yield from self.job(function, args, kwargs)
                     else:
-                        value = function(*args, **kwargs)
+                        value = yield from self.job(function, args, kwargs)
                 finally:
                     if record is not None:
                         record.stop()
                     if watcher is not None:
                         watcher.stop()
                 if measure:
-                    self._held = _held(heap) if measure == "graph" else None
-                    self._kept = _kept(measure, value, baseline)
+                    measured["held"] = _held(heap) if measure == "graph" else None
+                    measured["kept"] = _kept(measure, value, baseline)
                 return value
             finally:
                 del modes
                 _set_threads(threads)
 
-        answer = self.guarded(request, action, out, finish=self._finish_call(measure))
+        def finish(answer, value, out, storages):
+            if measure:
+                answer["kept"] = measured["kept"]
+                if measured["held"] is not None:
+                    answer["held"] = measured["held"]
+
+        answer = yield from self.guarded(request, action, out, finish=finish)
         answer["modes_after"] = state("cpu")  # a mode the call left switched (set_grad_enabled(False))
         if printed is not None:
             answer["printed"] = printed.getvalue()
@@ -442,14 +514,6 @@ class Server:
         if refreshed:
             answer["refreshed"] = refreshed
         return answer
-
-    def _finish_call(self, measure):
-        def finish(answer, value, out, storages):
-            if measure:
-                answer["kept"] = self._kept
-                if self._held is not None:
-                    answer["held"] = self._held
-        return finish
 
     def writeback(self, out: list) -> dict:
         """What the call did to the arguments it received: changed storages, tensor metadata,
@@ -499,7 +563,7 @@ class Server:
             self.case = case
             seed_all(seed)
 
-    def repeat(self, request: dict, blobs: list, out: list) -> protocol.Answer:
+    def repeat(self, request: dict, blobs: list, out: list):
         """``protocol.Repeat``: time or profile callables here, where the learner's code runs."""
         op = request.get("op")
         targets, _ = self.arguments(request, blobs)
@@ -510,52 +574,81 @@ class Server:
         def action():
             self.seed_case(request)
             if op == "time":
-                return time_calls(targets, warmup, repeat, threads)
-            return profile_calls(targets[0], warmup, repeat, threads)
+                return (yield from time_calls(self, targets, warmup, repeat, threads))
+            return (yield from profile_calls(self, targets[0], warmup, repeat, threads))
 
-        answer = self.guarded(dict(request, want="none"), lambda: action(), [],
-                              finish=lambda answer, value, out, storages: answer.update(numbers=value))
-        return answer
+        return (yield from self.guarded(dict(request, want="none"), action, [],
+                                        finish=lambda answer, value, out, storages: answer.update(numbers=value)))
+
+    def callback(self, fid: int, args: tuple, kwargs: dict):
+        """One call of a check's function by the learner's code (:class:`Callback`), as a generator
+        for :func:`drive`: the judge runs it, and this answers the judge's requests meanwhile."""
+        caller = here().f_back.f_back  # drive's frame, in Callback.__call__'s
+        if caller is None or caller.f_code is not DRIVE_CODE or caller.f_back is None or \
+                caller.f_back.f_code is not CALLBACK_CODE:
+            seal_broken()
+        self._driver, driver = caller, self._driver
+        saved = self.save()
+        try:
+            blobs: list = []
+            encoded = self.encode([list(args), kwargs], blobs, {})
+            protocol.send(self.sock, {"op": "callback", "fid": fid, "args": encoded}, blobs)
+            while True:
+                request, data = protocol.recv(self.sock)
+                op = request.get("op")
+                if op == "result":
+                    break
+                yield from self.serve_one(str(op), request, data, nested=True)
+                self.restore(saved)
+            if "raised" in request:
+                raise RuntimeError(f"the check's function failed: {request['raised']}")
+            result, _ = self.arguments(request, data)
+            return result[0]
+        finally:
+            self.restore(saved)
+            self._driver = driver
+
+    def callback_maker(self):
+        """The send of this server's :meth:`callbacks` generator, made once."""
+        if self._make_callback is None:
+            maker = self.callbacks()
+            next(maker)
+            self._make_callback = maker.send
+        return self._make_callback
+
+    def callbacks(self):
+        """What a :class:`Callback` holds: a generator that makes one :meth:`callback` generator per
+        call (the callback itself never holds this server, which the learner's code could reach)."""
+        made = None
+        while True:
+            fid, args, kwargs = yield made
+            made = self.callback(fid, args, kwargs)
+
+
+def seal_broken() -> None:
+    """The server's generators were resumed by the learner's code: the seal's tampered frame goes
+    out and the process ends (``tutor.checks.seal``); with no seal, the process ends."""
+    check = (Server.serve_one.__defaults__ or (None, None))[-1]
+    if check is not None:
+        check(None, _broken=True)
+    refs.os_exit(seal_exit_code())
+
+
+def seal_exit_code() -> int:
+    from tutor.checks.seal import EXIT_TAMPERED
+
+    return EXIT_TAMPERED
 
 
 #: The runner's handler of each request the judge sends (``protocol.Request``, ``REQUEST_OPS``):
-#: ``tests/static/test_protocol.py`` checks that there is one for each, and no other.
-HANDLERS: dict[str, Callable[[Server, dict, list, list], protocol.Answer]] = {
+#: ``tests/static/test_protocol.py`` checks that there is one for each, and no other. Each is a
+#: generator for :func:`drive` (``Server.serving``), its value the answer.
+HANDLERS: dict[str, Callable[[Server, dict, list, list], Generator[Any, Any, protocol.Answer]]] = {
     "call": Server.call,
     "getattr": Server.getattr_request,
     "time": Server.repeat,
     "profile": Server.repeat,
 }
-
-
-class Callback:
-    """A function of the check's, handed to the learner's code: calling it asks the judge to run
-    it there (its side effects belong to the check), answering the judge's requests meanwhile."""
-
-    def __init__(self, server: Server, fid: int):
-        self.server = server
-        self.fid = fid
-
-    def __call__(self, *args, **kwargs):
-        server = self.server
-        saved = server.save()
-        try:
-            blobs: list = []
-            encoded = server.encode([list(args), kwargs], blobs, {})
-            protocol.send(server.sock, {"op": "callback", "fid": self.fid, "args": encoded}, blobs)
-            while True:
-                request, data = protocol.recv(server.sock)
-                op = request.get("op")
-                if op == "result":
-                    break
-                server.serve_one(op, request, data, nested=True)
-                server.restore(saved)
-            if "raised" in request:
-                raise RuntimeError(f"the check's function failed: {request['raised']}")
-            result, _ = server.arguments(request, data)
-            return result[0]
-        finally:
-            server.restore(saved)
 
 
 def _set_threads(wanted) -> int | None:
@@ -598,18 +691,25 @@ def state(device: str) -> dict:
 
 
 class Watcher:
-    """Forward hooks on one module during a call: the modes its forward ran under, output dtypes."""
+    """Forward hooks on one module during a call: the modes its forward ran under, output dtypes.
+
+    The records live in a generator's frame (:func:`_recording`), and the hooks in the module's
+    hook tables hold only that generator's ``send`` and the module they watch: the learner's code,
+    which can read those tables, reaches no record (``gi_frame`` is refused by the seal). A record
+    is taken only when torch's own module call runs the hook, for the module it watches; the
+    learner's code calling a hook itself adds nothing. A recorder the learner's code closed or
+    threw into is tampering."""
 
     def __init__(self, server: Server, spec: dict):
         self.server = server
         self.module = self._resolve(spec.get("module") or {})
         self.outputs_wanted = spec.get("outputs") or []
-        self.seen: list[dict] = []
-        self.outputs: dict[str, list[str]] = {}
         self.handles: list = []
         self.before: dict | None = None
         self.after: dict | None = None
         self.device = "cpu"
+        self.recorder = None
+        self.records: tuple = ([], {})
 
     def _resolve(self, ref: dict):
         if "handle" in ref:
@@ -622,29 +722,83 @@ class Watcher:
             for tensor in (refs.object_getattribute(module, "__dict__").get("_parameters") or {}).values():
                 if tensor is not None and refs.t_device(tensor).type == "cuda":
                     self.device = "cuda"
-            self.handles.append(refs.register_forward_pre_hook(module, lambda _m, _a: self.seen.append(state(self.device))))
+            recorder = self.recorder = _recording(self.device)
+            next(recorder)
+            self.handles.append(refs.register_forward_pre_hook(module, _pre_hook(recorder.send, module)))
             for key in self.outputs_wanted:
                 for name, sub in modules.walk(module):
                     if name == key or refs.type_(sub).__name__ == key:
-                        self.handles.append(refs.register_forward_hook(sub, self._recorder(key)))
+                        self.handles.append(refs.register_forward_hook(sub, _output_hook(recorder.send, sub, key)))
         self.before = state(self.device)
 
     def stop(self) -> None:
         self.after = state(self.device)
         for handle in self.handles:
             handle.remove()
-
-    def _recorder(self, key: str):
-        def hook(_module, _args, output):
-            tensor = output
-            if refs.type_(output) in (tuple, list) and output:
-                tensor = output[0]
-            if refs.type_(tensor) in (refs.Tensor, refs.Parameter):
-                self.outputs.setdefault(key, []).append(refs.str_(refs.t_dtype(tensor)).removeprefix("torch."))
-        return hook
+        if self.recorder is not None:
+            try:
+                self.recorder.send(None)
+            except StopIteration as done:
+                if done.value is None:  # closed or thrown into by the learner's code
+                    seal_broken()
+                self.records = done.value
+            else:
+                seal_broken()
+            self.recorder = None
 
     def report(self) -> dict:
-        return {"seen": self.seen[:64], "outputs": self.outputs, "before": self.before, "after": self.after}
+        seen, outputs = self.records
+        return {"seen": seen[:64], "outputs": outputs, "before": self.before, "after": self.after}
+
+
+def _pre_hook(send, module):
+    def hook(_module, _args):
+        send(("pre", module, None, None))
+    return hook
+
+
+def _output_hook(send, module, key: str):
+    def hook(_module, _args, output):
+        send(("output", module, key, output))
+    return hook
+
+
+def _recording(device: str):
+    """The records of one :class:`Watcher`, kept in this generator's frame: sent ``(what, module,
+    key, output)`` by a hook, ``None`` to end; returns ``(seen, outputs)``. A message counts only
+    when it comes from one of the watcher's own hooks that torch's module call, for the module it
+    watches, ran itself: not from a hook of the learner's, nor from the learner's code calling one."""
+    seen: list = []
+    outputs: dict = {}
+    message = yield
+    while message is not None:
+        what, module, key, output = message
+        hook = here().f_back.f_back  # past here and this generator: the hook that sent this
+        caller = hook.f_back if hook is not None and hook.f_code in _HOOK_CODES else None
+        if caller is not None and caller.f_code in _MODULE_CALL_CODES and caller.f_locals.get("self") is module:
+            if what == "pre":
+                seen.append(state(device))
+            else:
+                tensor = output
+                if refs.type_(output) in (tuple, list) and output:
+                    tensor = output[0]
+                if refs.type_(tensor) in (refs.Tensor, refs.Parameter):
+                    outputs.setdefault(key, []).append(refs.str_(refs.t_dtype(tensor)).removeprefix("torch."))
+        del message, module, output, hook, caller
+        message = yield
+    return seen, outputs
+
+
+def _module_call_codes() -> frozenset:
+    """The code of torch's ``Module._call_impl`` and of the functions it defines (``inner``): the
+    frames a module's forward hooks are called from."""
+    code = refs.Module._call_impl.__code__
+    return frozenset([code, *(c for c in code.co_consts if isinstance(c, types.CodeType))])
+
+
+_MODULE_CALL_CODES = _module_call_codes()
+#: The watcher's own hooks: a record is taken only when torch's module call runs one of them itself.
+_HOOK_CODES = frozenset(c for f in (_pre_hook, _output_hook) for c in f.__code__.co_consts if isinstance(c, types.CodeType))
 
 
 # --------------------------------------------------------------------------- measuring
@@ -717,21 +871,22 @@ class WarningsRecorder:
 _Random = random.Random  # taken at import: the learner's code may replace random.Random later
 
 
-def time_calls(targets: list, warmup: int, repeat: int, threads: int = 1) -> dict:
+def time_calls(server: Server, targets: list, warmup: int, repeat: int, threads: int = 1):
+    """A generator for :func:`drive` (each call is a :meth:`Server.job`): the timings."""
     previous = refs.get_num_threads()
     refs.set_num_threads(threads)
     try:
-        return _time_calls(targets, warmup, repeat)
+        return (yield from _time_calls(server, targets, warmup, repeat))
     finally:
         refs.set_num_threads(previous)
 
 
-def _time_calls(targets: list, warmup: int, repeat: int) -> dict:
+def _time_calls(server: Server, targets: list, warmup: int, repeat: int):
     fast, slow = targets
     for _ in range(warmup):
-        fast()
+        yield from server.job(fast)
         guard.restore()
-        slow()
+        yield from server.job(slow)
         guard.restore()
     sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
     times: dict[str, list[float]] = {"fast": [], "slow": []}
@@ -744,7 +899,7 @@ def _time_calls(targets: list, warmup: int, repeat: int) -> dict:
     for _ in range(repeat):
         for name, function in (pairs if order.random() < 0.5 else pairs[::-1]):
             started = refs.perf_counter()
-            function()
+            yield from server.job(function)
             if sync:
                 refs.cuda_synchronize()
             times[name].append(refs.perf_counter() - started)
@@ -764,17 +919,19 @@ def top_level_calls(prof) -> dict:
     return calls
 
 
-def profile_calls(workload, warmup: int, repeat: int, threads: int = 1) -> list:
+def profile_calls(server: Server, workload, warmup: int, repeat: int, threads: int = 1):
+    """A generator for :func:`drive` (each call is a :meth:`Server.job`): per run, operator ->
+    [self CPU time, CPU time, count, direct calls]."""
     previous = refs.get_num_threads()
     refs.set_num_threads(threads)
     try:
         for _ in range(warmup):
-            workload()
+            yield from server.job(workload)
             guard.restore()
         runs = []
         for _ in range(repeat):
             with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:
-                workload()
+                yield from server.job(workload)
             guard.restore()
             per_op = {}
             for event in prof.key_averages():
@@ -790,3 +947,8 @@ def profile_calls(workload, warmup: int, repeat: int, threads: int = 1) -> list:
         return runs
     finally:
         refs.set_num_threads(previous)
+
+
+#: The server module's globals: a frame that has them is the server's own (the seal refuses learner
+#: code a frame whose callers include one, and ``Server._resumed`` walks past the generators' own).
+_GLOBALS = globals()

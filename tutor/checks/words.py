@@ -69,6 +69,18 @@ WORDS: dict[str, str] = {
     "checks.raised_line": "{error} (line {line} of your code)",
     "checks.raised_line_code": "{error} (line {line} of your code: `{code}`)",
     "checks.raised_while": "{error} (while evaluating `{code}`)",
+    # what the runner's seal refused the learner's code (tutor/checks/seal.py, issue 50): the {error} above
+    "checks.refused": "Refused: {why}",
+    "checks.refused.profile": "a trace or profile function (sys.settrace, sys.setprofile) is refused while your "
+                              "code is checked: it would run inside the checker's own code",
+    "checks.refused.audit": "an audit hook (sys.addaudithook) is refused while your code is checked: it would run "
+                            "inside the checker's own code",
+    "checks.refused.frames": "the checker's own frames are out of your code's reach while it is checked",
+    "checks.refused.gc": "the garbage collector's lists of objects (gc.get_objects, get_referrers, "
+                         "get_referents) are refused while your code is checked: they reach the checker's "
+                         "own records",
+    "checks.refused.memory": "reading or writing the process's memory by address (/proc/self/mem, ctypes "
+                             "from_address, string_at) is refused while your code is checked",
     # values (tutor/checks/values.py)
     "checks.meta": "{what} is on the meta device: it has no values to compare",
     "checks.not_numeric": "expected a tensor or a number, got {got}",

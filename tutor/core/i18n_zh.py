@@ -749,6 +749,12 @@ ZH.update({
     "checks.raised_line": "{error}（你代码的第 {line} 行）",
     "checks.raised_line_code": "{error}（你代码的第 {line} 行：`{code}`）",
     "checks.raised_while": "{error}（在求值 `{code}` 时）",
+    "checks.refused": "已拒绝：{why}",
+    "checks.refused.profile": "检查你的代码期间不允许设置跟踪或性能分析函数（sys.settrace、sys.setprofile）：它会在检查器自己的代码里运行",
+    "checks.refused.audit": "检查你的代码期间不允许添加审计钩子（sys.addaudithook）：它会在检查器自己的代码里运行",
+    "checks.refused.frames": "检查你的代码期间，你的代码拿不到检查器自己的栈帧",
+    "checks.refused.gc": "检查你的代码期间不允许使用垃圾回收器的对象列表（gc.get_objects、get_referrers、get_referents）：它们能碰到检查器自己的记录",
+    "checks.refused.memory": "检查你的代码期间不允许按地址读写进程内存（/proc/self/mem、ctypes 的 from_address、string_at）",
     # values
     "checks.meta": "{what} 在 meta 设备上：它没有可比较的值",
     "checks.not_numeric": "预期一个张量或数字，实际是 {got}",

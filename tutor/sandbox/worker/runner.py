@@ -368,7 +368,13 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
     except OSError:
         return  # the run closed its own channel; the judge sees no answer and says so
     if server is not None:
-        server.serve()
+        from tutor.checks.driver import drive, leave_modes
+
+        # The learner's code runs from drive's frame on (tutor.checks.driver): no frame under it may
+        # hold the server, so this one lets it go, and the modes its top level left pushed go too.
+        serving, server = server.serving(), None
+        leave_modes()
+        drive(serving)
         _flush_streams()
 
 

@@ -21,6 +21,8 @@ import sys
 
 from tutor.checks import refs
 
+perf_counter = refs.perf_counter
+
 
 class Raised(BaseException):
     """The learner's exception, thrown into a server generator: ``error``, and ``traceback`` as it
@@ -37,8 +39,11 @@ class Raised(BaseException):
 
 def drive(gen):
     """Run a server generator (``Server.serving``, ``Server.callback``): each job it yields (the
-    learner's code) is called here, its value sent back or its exception thrown back; what the
-    generator returns is returned. The learner's code runs with this frame under it."""
+    learner's code: a function, its arguments and keyword arguments, and ``timed``) is called here,
+    its value sent back (a timed job's: the seconds it took, after a CUDA synchronisation if
+    ``timed`` is true) or its exception thrown back; what the generator returns is returned. The
+    learner's code runs with this frame under it. Its locals cannot be rebound by the learner's
+    code without a trace function or native code, which the seal refuses or leaves open."""
     send, throw = gen.send, gen.throw
     ok, outcome = True, None
     floor = (refs.function_mode_depth(), refs.dispatch_mode_depth())  # modes pushed by whoever called
@@ -48,8 +53,16 @@ def drive(gen):
         except StopIteration as done:
             return done.value
         outcome = None  # the learner's next job must not find the last one's outcome here
+        timed = job[3]
         try:
-            ok, outcome = True, job[0](*job[1], **job[2])
+            if timed is None:
+                ok, outcome = True, job[0](*job[1], **job[2])
+            else:  # a timing's call: timed here, where nothing but the call itself is in the bracket
+                started = perf_counter()
+                job[0](*job[1], **job[2])
+                if timed:
+                    refs.cuda_synchronize()
+                ok, outcome = True, perf_counter() - started
         except BaseException as error:  # noqa: BLE001 - the learner's exception goes to the server
             ok, outcome = False, error
         job = None

@@ -326,10 +326,11 @@ class Server:
             if not (yield from serve_one(self, op, request, blobs)):
                 return
 
-    def job(self, function, args=(), kwargs=None):
-        """Have the driver run ``function(*args, **kwargs)``: its value, or its exception raised here."""
+    def job(self, function, args=(), kwargs=None, timed=None):
+        """Have the driver run ``function(*args, **kwargs)``: its value, or its exception raised here.
+        ``timed`` (``False``, or ``True`` to synchronise CUDA first): the seconds the call took instead."""
         try:
-            value = yield (function, args, kwargs or {})
+            value = yield (function, args, kwargs or {}, timed)
         except Raised as carried:
             self._resumed()
             self._thrown = carried
@@ -898,11 +899,7 @@ def _time_calls(server: Server, targets: list, warmup: int, repeat: int):
     order = _Random(len(pairs) * repeat)
     for _ in range(repeat):
         for name, function in (pairs if order.random() < 0.5 else pairs[::-1]):
-            started = refs.perf_counter()
-            yield from server.job(function)
-            if sync:
-                refs.cuda_synchronize()
-            times[name].append(refs.perf_counter() - started)
+            times[name].append((yield from server.job(function, timed=bool(sync))))
     return times
 
 

@@ -127,16 +127,8 @@ def test_closing_a_tab_loses_nothing_a_second_tab_is_told_and_quit_is_a_browser_
     again.wait_for("Review")
     again.press("F2")
     again.wait_for("^f Filter")
-    # Keys sent the instant the filter takes the focus can still reach the table (the race noted
-    # for a new step's editor): as a learner would, type again if the box stayed empty.
-    for _ in range(3):
-        again.press("Control+f")
-        again.type("Fixing")
-        typed = time.monotonic() + 5
-        while "type to narrow" in again.text() and time.monotonic() < typed:
-            again.page.wait_for_timeout(100)
-        if "type to narrow" not in again.text():
-            break
+    again.press("Control+f")
+    again.type("Fixing")  # once: no key typed as the filter takes the focus is lost (issue 52)
     deadline = time.monotonic() + 60  # "Fixing" is on the screen before the filter applies (Resume's line)
     while "Basics" in (screen := again.text()) and time.monotonic() < deadline:
         again.page.wait_for_timeout(100)
@@ -145,6 +137,19 @@ def test_closing_a_tab_loses_nothing_a_second_tab_is_told_and_quit_is_a_browser_
     again.page.wait_for_function("document.body.classList.contains('-closed')", timeout=60_000)
     assert again.closed  # the app quit and the page says the session ended
     again.close()
+
+
+def test_a_filter_typed_in_a_burst_keeps_its_spaces(served, context):
+    """Issue 52, item 4: the browser's contents filter lost its first keys as the terminal's did:
+    keys typed in one burst after the one that moves the focus to the filter went to the list."""
+    tab = Tab(context, served.url, size=(80, 24))
+    tab.wait_for("^r Resume")
+    tab.type("fixing code")  # Chromium's key events, as fast as Playwright sends them
+    tab.wait_for("fixing code", timeout=30)
+    tab.type(" or")
+    screen = tab.wait_for("No lesson matches 'fixing code or'", timeout=30)
+    assert "2. Fixing code" not in screen
+    tab.close()
 
 
 def _get(url: str, cookie: str | None = None, origin: str | None = None) -> tuple[int, str]:

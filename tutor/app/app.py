@@ -6,6 +6,7 @@ import gc
 from functools import partial
 from typing import Any, Iterable
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import var
@@ -24,6 +25,10 @@ from tutor.app import cjk_wrap
 cjk_wrap.install()  # Chinese wraps between characters, by cell width (see there)
 
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
+
+#: The longest keys are held for a new step's focus (``TutorApp.hold_keys``): a step that never
+#: focuses anything must not keep them; past it they go where the focus is.
+HOLD_LIMIT_S = 2.0
 
 #: Language codes the palette can name; others show as their code.
 LANGUAGE_NAMES = {"en": "English", "zh": "中文", "fr": "Français", "de": "Deutsch", "es": "Español",
@@ -78,6 +83,53 @@ class TutorApp(App[None]):
 
     def pack(self, pack_id: str | None) -> Pack | None:
         return next((p for p in self.packs if p.id == pack_id), None)
+
+    # ------------------------------------------------------------------ keys, in order, never lost
+
+    #: Keys that wait for a new step's focus (``hold_keys``); None while keys go straight on.
+    _held: list[events.Key] | None = None
+    _hold_timer: Any = None
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every key from the terminal (or the browser) reaches a widget, in the order typed.
+
+        Textual forwards a key to the widget focused when the app takes the key from its queue,
+        and a widget's ``focus()`` takes effect only later, from the same queue. So keys typed in
+        a burst after one that moves the focus went to the old focus: on the contents, "fixing
+        code" typed at once left "fi" in the filter (the rest bubbled up from the list after the
+        focus had moved, and the screen no longer took them for the filter); on a new step they
+        went to the page instead of the editor. Here, before Textual forwards a key, the screen
+        may move the focus for it at once (``route_key``), and while a new step is being shown
+        keys are held and handed on once its focus is set (``hold_keys``)."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if self._held is not None:
+                self._held.append(event)
+                return
+            route = getattr(self.screen, "route_key", None)
+            if route is not None:
+                route(event)
+        await super().on_event(event)
+
+    def hold_keys(self) -> None:
+        """Hold the keys typed from now on until ``release_keys`` (a new step is being shown:
+        its focus does not exist yet). Bounded by ``HOLD_LIMIT_S``."""
+        if self._held is None:
+            self._held = []
+            self._hold_timer = self.set_timer(HOLD_LIMIT_S, self._release)
+
+    def release_keys(self) -> None:
+        """Hand the held keys on, in order, once a focus asked for before this call is set
+        (``Widget.focus`` sets it from the app's queue: this goes in behind it)."""
+        if self._held is not None:
+            self.call_later(self._release)
+
+    async def _release(self) -> None:
+        held, self._held = self._held, None
+        if self._hold_timer is not None:
+            self._hold_timer.stop()
+            self._hold_timer = None
+        for event in held or ():
+            await self.on_event(event)  # a key among them may start another hold: the rest wait too
 
     # ------------------------------------------------------------------ start and stop
 
@@ -138,6 +190,7 @@ class TutorApp(App[None]):
     def open_place(self, place: Place) -> None:
         from tutor.app.screens.lesson import LessonScreen
 
+        self.hold_keys()  # released once the lesson's first focus is set (LessonScreen.on_mount)
         self.push_screen(LessonScreen(place))
 
     def flush_drafts(self) -> None:

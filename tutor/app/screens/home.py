@@ -201,23 +201,24 @@ class HomeScreen(Screen[None]):
             return
         self._focus_list()
 
+    def route_key(self, event: events.Key) -> None:
+        """Typing on the contents goes to the filter: no ctrl+f needed first. Called by the app
+        before it hands ``event`` to the focused widget (``TutorApp.on_event``), so the focus
+        moves before the key, and every key typed after it, is handed on: in a burst ("fixing
+        code") the keys after the first went to the list, reached this screen after the focus
+        had moved and were dropped ("fi" was left). A space moves it only once something is typed."""
+        filter_box = self.query_one("#filter", Input)
+        if event.is_printable and event.character and self.focused is not filter_box \
+                and (event.character != " " or filter_box.value):
+            self.set_focus(filter_box)
+
     def on_key(self, event: events.Key) -> None:
-        """Typing on the contents goes to the filter: no ctrl+f needed first. Down and Up in the
-        filter move into the list, at the highlighted lesson."""
+        """Down and Up in the filter move into the list, at the highlighted lesson."""
         filter_box = self.query_one("#filter", Input)
         if self.focused is filter_box and event.key in ("down", "up"):
             event.stop()
             event.prevent_default()
             self._focus_list()
-            return
-        # A space goes to the filter too once something is typed there: keys typed in a burst
-        # ("hot spot") reach the list before the focus has moved, and the space was lost.
-        if event.is_printable and event.character and self.focused is not filter_box \
-                and (event.character != " " or filter_box.value):
-            event.stop()
-            event.prevent_default()
-            filter_box.focus()
-            filter_box.insert_text_at_cursor(event.character)
 
     def _focus_list(self) -> None:
         """Focus the contents, the cursor on a lesson (not on a pack's heading) where one is."""
@@ -291,7 +292,9 @@ class HomeScreen(Screen[None]):
             button.refresh(layout=True)
 
     def action_focus_filter(self) -> None:
-        self.query_one("#filter").focus()
+        """ctrl+f: the filter has the focus before the next key is handed on (at once, not from
+        the app's queue behind the keys typed after ctrl+f)."""
+        self.set_focus(self.query_one("#filter", Input))
 
 
 def _rank(needle: str, lesson_id: str, title: str, summary: str) -> int | None:

@@ -117,6 +117,7 @@ class LessonScreen(Screen[None]):
         self._enter(self.place)
         self._focus_first()
         self.refresh_bindings()
+        tutor_app(self).release_keys()  # held since the app opened this screen (open_place)
 
     def _enter(self, place: Place) -> None:
         """Record that the learner is now on ``place``."""
@@ -155,7 +156,16 @@ class LessonScreen(Screen[None]):
         return widgets
 
     async def _show(self, place: Place) -> None:
-        """Leave the current step (recording the time spent) and show ``place``."""
+        """Leave the current step (recording the time spent) and show ``place``. Keys typed
+        meanwhile wait for the new step's focus (``TutorApp.hold_keys``)."""
+        app = tutor_app(self)
+        app.hold_keys()
+        try:
+            await self._replace_step(place)
+        finally:
+            app.release_keys()
+
+    async def _replace_step(self, place: Place) -> None:
         if self.step_view is not None:
             tutor_app(self).store.steps.visit(*self.place.key, seconds=time.monotonic() - self._entered)
         self._enter(place)
@@ -219,10 +229,19 @@ class LessonScreen(Screen[None]):
             view.stop()
 
     async def action_next(self) -> None:
-        await self._draws.draw(partial(self._move, 1))
+        await self._moving(1)
 
     async def action_prev(self) -> None:
-        await self._draws.draw(partial(self._move, -1))
+        await self._moving(-1)
+
+    async def _moving(self, step: int) -> None:
+        """Move by ``step``; what is typed from the key on is for the step it shows."""
+        app = tutor_app(self)
+        app.hold_keys()
+        try:
+            await self._draws.draw(partial(self._move, step))
+        finally:
+            app.release_keys()
 
     async def _move(self, step: int) -> None:
         target = self.place.moved(step)  # from the step shown once the draws before it are done

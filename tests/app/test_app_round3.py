@@ -67,3 +67,82 @@ async def test_keys_typed_as_a_new_step_appears_go_to_its_editor_in_order(make_a
         editor = app.screen.query_one(CodeEditor)
         assert app.focused is editor
         assert editor.text.startswith("# mine\nimport torch"), editor.text
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_resuming_puts_the_cursor_back_where_it_was(make_app, tmp_path, language):
+    """Issue 52, item 4: a resumed exercise had its cursor at line 1, column 0, so typing went
+    before `import torch`. The cursor comes back where the learner left it, in the draft."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+end", "up", "end")  # after `return x`
+        await pilot.press(*" * 3")
+        await settle(pilot)
+        assert app.screen.query_one(CodeEditor).selection.end == (3, 16)
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir=tmp_path, language=language)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = again.screen.query_one(CodeEditor)
+        assert again.focused is editor and editor.selection.end == (3, 16)
+        await pilot.press("backspace", "2")
+        await settle(pilot)
+        assert editor.text.splitlines()[3] == "    return x * 2"
+        assert editor.text.startswith("import torch")
+
+
+async def test_a_cursor_kept_for_longer_code_stays_inside_the_code_now(make_app, tmp_path):
+    """The code was reset (or the kept place is not a place at all): the cursor stays inside."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(tmp_path)
+    store.preferences.set("cursor:mini/exercises/double", "40,99")
+    store.close()
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(CodeEditor).selection.end == (4, 0)  # the code's last line (empty)
+    store = ProgressStore.open(tmp_path)
+    store.preferences.set("cursor:mini/exercises/double", "not a place")
+    store.close()
+    again = make_app(data_dir=tmp_path)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert again.screen.query_one(CodeEditor).selection.end == (0, 0)  # as if none were kept
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_run_on_code_that_only_defines_functions_says_nothing_calls_them(make_app, sandbox, language):
+    """Issue 52, item 4: F5 on an exercise that only defines functions said "(no output)"."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        said = {"en": "your code only defines double, and no line calls it", "zh": "只定义了 double"}[language]
+        assert said in text, text
+        app.screen.query_one(CodeEditor).replace_all("import torch\n\ndef double(x):\n    return x\n\ndouble(1)\n")
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        assert said not in text and {"en": "(no output)", "zh": "没有输出"}[language] in text
+
+
+def test_only_defines_reads_what_the_code_does():
+    from tutor.app.widgets.steps.exercise import only_defines
+
+    assert only_defines("import torch\nN = 3\n\ndef f(x):\n    return x\n\nclass A:\n    pass\n") == ["f"]
+    assert only_defines('"""doc"""\ndef f(): pass\nasync def g(): pass\n') == ["f", "g"]
+    assert only_defines("def f(): pass\nf()\n") == []
+    assert only_defines("def f(): pass\nx = f()\n") == []
+    assert only_defines("def f(:\n") == []  # the run says why
+    assert only_defines("x = 1\n") == []  # no function: nothing to say

@@ -162,6 +162,10 @@ TABLE: dict[str, dict[str, str]] = {
         "editor.title.blurred": "not editing: keys drive the lesson · Tab or click here to type",
         "exercise.starter_unchanged": "That is still the starter code: this Check does not count as an attempt.",
         "exercise.stamp": "Check {n} at {time}",
+        "exercise.uncalled.one": "Nothing ran: your code only defines {names}, and no line calls it. Add a call "
+                                 "to try it (print({names}(...))), or press {check} to check it.",
+        "exercise.uncalled.many": "Nothing ran: your code only defines {names}, and no line calls them. Add "
+                                  "a call to try one (print(...)), or press {check} to check them.",
         "exercise.run_stamp": "Run {n} at {time}",
         "exercise.checks_waiting": "Checks waiting for your code to run: {total}.",
         "key.page_down": "Page",

@@ -146,6 +146,10 @@ ZH: dict[str, str] = {
     "editor.title.blurred": "未在编辑：按键操作课程 · 按 Tab 或点击这里输入",
     "exercise.starter_unchanged": "这仍是初始代码：这次检查不计为一次尝试。",
     "exercise.stamp": "第 {n} 次检查，{time}",
+    "exercise.uncalled.one": "什么也没有执行：你的代码只定义了 {names}，没有哪一行调用它。"
+                             "加一行调用试试（print({names}(...))），或按 {check} 检查。",
+    "exercise.uncalled.many": "什么也没有执行：你的代码只定义了 {names}，没有哪一行调用它们。"
+                              "加一行调用试试（print(...)），或按 {check} 检查。",
     "exercise.run_stamp": "第 {n} 次运行，{time}",
     "exercise.checks_waiting": "另有 {total} 项检查要等代码能运行后才会进行。",
     "key.page_down": "翻页",

@@ -240,6 +240,7 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         self.key = key
         self._timer: Timer | None = None
         self._dirty = False
+        self._cursor_kept: tuple[int, int] | None = None  # the cursor as last written (see keep_cursor)
 
     # ------------------------------------------------------------------ Python-aware editing
 
@@ -398,6 +399,7 @@ class CodeEditor(FramedBox, inherit_bindings=False):
     # ------------------------------------------------------------------ drafts
 
     def on_mount(self) -> None:  # (Textual calls FramedBox.on_mount too: each class's handler runs)
+        self._restore_cursor()
         if getattr(self.app, "started", True):
             self.highlight()
         # else the app calls highlight() once its first frame is drawn: compiling the highlight
@@ -419,6 +421,38 @@ class CodeEditor(FramedBox, inherit_bindings=False):
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE, self.flush)
 
+    def _cursor_name(self) -> str | None:
+        """The preference the cursor is kept under (None: this editor keeps nothing)."""
+        return None if self.key is None else "cursor:" + "/".join(self.key)
+
+    def _restore_cursor(self) -> None:
+        """Put the cursor back where the learner left it in this code (line 1, column 0 put
+        what was typed after a resume before ``import torch``), kept to the text it is in now."""
+        name = self._cursor_name()
+        saved = tutor_app(self).store.preferences.get(name) if name is not None else None
+        if not saved:
+            return
+        try:
+            row, column = (int(part) for part in saved.split(","))
+        except ValueError:  # not ours: ignored, as if none were kept
+            return
+        row = max(0, min(row, self.document.line_count - 1))
+        column = max(0, min(column, len(self.document.get_line(row))))
+        from textual.widgets.text_area import Selection
+
+        self.selection = Selection.cursor((row, column))
+        self._cursor_kept = (row, column)
+
+    def keep_cursor(self) -> None:
+        """Write where the cursor is, when it moved since the last write (on leaving the step and
+        on quitting, with the draft)."""
+        name = self._cursor_name()
+        cursor = self.selection.end
+        if name is None or cursor == self._cursor_kept:
+            return
+        self._cursor_kept = cursor
+        tutor_app(self).store.preferences.set(name, f"{cursor[0]},{cursor[1]}")
+
     def replace_all(self, code: str) -> None:
         """Load new code (reset, solution) and save it at once."""
         self.load_text(code)
@@ -430,6 +464,7 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        self.keep_cursor()
         if not self._dirty or self.key is None:
             return
         self._dirty = False

@@ -87,8 +87,9 @@ def _stream(out: Text, text: str, style: str = "") -> None:
     out.append(neutralize(kept), style=style)
 
 
-def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) -> Text:
-    """The whole run as Text; ``headline`` replaces the default outcome sentence."""
+def render_run(result: RunResult, *, headline: tuple[str, str] | None = None, nothing: str | None = None) -> Text:
+    """The whole run as Text; ``headline`` replaces the default outcome sentence, ``nothing``
+    the line that says the run printed nothing."""
     sentence, style = headline or outcome_line(result)
     out = Text(neutralize(sentence), style=style)
     stdout = result.stdout or ""
@@ -104,7 +105,7 @@ def render_run(result: RunResult, *, headline: tuple[str, str] | None = None) ->
         _stream(out, traceback, "red")
     if not stdout.strip("\n") and not stderr.strip("\n") and not traceback:
         out.append("\n")
-        out.append(t("step.nothing"), style="dim")
+        out.append(nothing or t("step.nothing"), style="dim")
     return out
 
 

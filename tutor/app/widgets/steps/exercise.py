@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 from textual.widget import AwaitMount
 
-from tutor.app.widgets.keybutton import KeyButton, with_key
+from tutor.app.widgets.keybutton import KeyButton, key_label, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.markdown import inline
 from tutor.app.widgets.editor import CodeEditor
@@ -29,6 +29,30 @@ if TYPE_CHECKING:  # the sandbox and grading load with the first run, after star
 
 #: Failed checks after which the solution may be seen (with a confirmation) before solving.
 SOLUTION_AFTER_FAILED = 3
+
+
+def only_defines(code: str) -> list[str]:
+    """The functions ``code`` defines when that is all it does (besides imports, assignments
+    and classes): nothing in it calls them, so a Run prints nothing. [] when it does more, or
+    does not parse (the run says why)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        elif not isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.Pass)):
+            return []
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(inner, ast.Call) for inner in ast.walk(node)):
+            return []  # x = f(...): something is called
+    return names
 
 
 class ExerciseStep(StepView):
@@ -107,9 +131,13 @@ class ExerciseStep(StepView):
             answers.append((exercise.id, code))
         return answers
 
+    #: The code of the last Run started.
+    _ran_code = ""
+
     @on(KeyButton.Pressed, "#run")
     def do_run(self) -> None:
         code, step = self.editor.text, self.step
+        self._ran_code = code
         uses = [(f"{ident}.py", used) for ident, used in self.used_answers() if used is not None]
         self.start_run(lambda: self.engine.run(code, timeout=step.timeout,
                                                filename=self.engine.exercise_filename(step),
@@ -191,7 +219,12 @@ class ExerciseStep(StepView):
             return None
         self.store.answers.record_attempt(*self.key, "run", passed=result.status == "ok", wall_time=result.wall_time)
         self._runs += 1
-        output = render_run(result)
+        uncalled = only_defines(self._ran_code) if result.status == "ok" else []
+        nothing = None
+        if uncalled:
+            nothing = t("exercise.uncalled.one" if len(uncalled) == 1 else "exercise.uncalled.many",
+                        names=", ".join(uncalled), check=key_label(self, "step('check')") or "F6")
+        output = render_run(result, nothing=nothing)
         output.append("\n")
         output.append(t("exercise.run_stamp", n=self._runs, time=time.strftime("%H:%M:%S")), style="dim")
         widget = OutputBox(Hanging.of(output), classes="output -shown")

@@ -146,3 +146,104 @@ def test_only_defines_reads_what_the_code_does():
     assert only_defines("def f(): pass\nx = f()\n") == []
     assert only_defines("def f(:\n") == []  # the run says why
     assert only_defines("x = 1\n") == []  # no function: nothing to say
+
+
+def _pasted(text: str) -> list[events.Key]:
+    """``text`` as a terminal without bracketed paste types it: one read, so one time for all
+    of its keys (``textual_compat.stamp_reads``), a line break as Enter."""
+    keys = [_key(char) for char in text]
+    for key in keys:
+        key.time = keys[0].time
+    return keys
+
+
+PASTED = "def double(x):\n    if x is None:\n        return 0\n    return x * 2\n\nprint(double(21))\n"
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_paste_typed_as_keys_keeps_its_indentation_and_undoes_as_one_step(make_app, language):
+    """Issue 52, item 1: each pasted line took the auto-indent of the line before it (a
+    staircase), and ctrl+z undid the paste one line at a time. Typed by hand, the same keys
+    still indent."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        await pilot.press("ctrl+end")
+        await pilot.press(*"# mine")  # typed: its own undo step
+        await settle(pilot)
+        for key in _pasted(PASTED):
+            app.post_message(key)
+        await settle(pilot, 4)
+        starter = "import torch\n\ndef double(x):\n    return x\n"
+        assert editor.text == starter + "# mine" + PASTED
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert editor.text == starter + "# mine"
+        await pilot.press("ctrl+y")  # redo brings all of it back at once
+        await settle(pilot)
+        assert editor.text == starter + "# mine" + PASTED
+        editor.replace_all("")
+        await pilot.press(*"if x:", "enter", *"y = 1")  # typed: Enter still indents
+        await settle(pilot)
+        assert editor.text == "if x:\n    y = 1"
+
+
+def test_keys_of_one_read_share_its_time():
+    """The parser's keys from one read carry that read's time; keys of the next read their own."""
+    import time
+
+    from textual._xterm_parser import XTermParser
+
+    from tutor.app import textual_compat
+
+    assert textual_compat.stamp_reads()
+    parser = XTermParser()
+    first = [m for m in parser.feed("ab\rc") if isinstance(m, events.Key)]
+    time.sleep(0.02)
+    second = [m for m in parser.feed("d") if isinstance(m, events.Key)]
+    assert [k.key for k in first] == ["a", "b", "enter", "c"]
+    assert len({k.time for k in first}) == 1 and second[0].time - first[0].time >= 0.02
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("def f(x):\nif x:\nreturn(x)\nz", "def f(x):\n    if x:\n        return(x)\n    z"),
+    ("def f(x):\nif x:\nraise ValueError\nz", "def f(x):\n    if x:\n        raise ValueError\n    z"),
+    ("for i in x:\nif i:\ncontinue\nbreak\nz", "for i in x:\n    if i:\n        continue\n    break\nz"),
+    ("def f(x):\nreturn_value = 1\nz", "def f(x):\n    return_value = 1\n    z"),  # not `return`
+    ("try:\npass\nfinally:\npass", "try:\n    pass\nfinally:\n    pass"),
+])
+async def test_enter_dedents_after_the_words_that_end_a_block_and_only_those(make_app, typed, expected):
+    """Issue 52, item 2: Enter after `return ...` dedented while F1 said only "Enter keeps the
+    indentation": the rule (one level less after return, pass, raise, break, continue) is now
+    the same for `return(x)` as for `return x`, and F1 says it."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        editor.replace_all("")
+        await settle(pilot)
+        await pilot.press(*[("enter" if c == "\n" else c) for c in typed])
+        await settle(pilot)
+        assert editor.text == expected
+
+
+@pytest.mark.parametrize("language, said", [
+    ("en", "one level less after a line starting with return, pass, raise, break or continue"),
+    ("zh", "在以 return、pass、raise、break 或 continue 开头的行之后少缩进一级"),
+])
+async def test_f1_says_when_enter_dedents_and_what_a_paste_does(make_app, language, said):
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot, 3)
+        from textual.widgets import Static
+
+        body = "".join(str(w.render()) for w in app.screen.query(Static))
+        assert said in body
+        assert {"en": "Pasted code keeps its own indentation", "zh": "粘贴的代码保留它自己的缩进"}[language] in body

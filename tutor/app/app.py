@@ -24,6 +24,10 @@ from tutor.app import cjk_wrap
 
 cjk_wrap.install()  # Chinese wraps between characters, by cell width (see there)
 
+from tutor.app import textual_compat  # noqa: E402
+
+textual_compat.stamp_reads()  # a paste's keys share its read's time (the editor tells a paste by it)
+
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 
 #: The longest keys are held for a new step's focus (``TutorApp.hold_keys``): a step that never

@@ -128,6 +128,92 @@ def key_hook_present() -> bool:
     return KEY_HOOK in vars(TextArea)
 
 
+# --------------------------------------------------------------------------- a paste as one undo step
+
+
+def stamp_reads() -> bool:
+    """Give every key parsed from one read of the terminal the time of that read's first key;
+    True when it now does.
+
+    A terminal without bracketed paste (tmux's paste-buffer without -p) types a paste: its keys
+    come in one read. Textual stamps each key as it parses it, and on a loaded machine the input
+    thread can be held up in the middle of a read's keys (the GIL, a busy core): the keys of one
+    paste were then tens of ms apart, like typing, and the editor auto-indented some of them.
+    Keys of separate reads keep their own times. Private: ``XTermParser.feed`` (the linux and the
+    web driver parse every read with it), a message's ``time``.
+    """
+    if not tested():
+        return False
+    try:
+        from textual._xterm_parser import XTermParser
+    except ImportError:
+        return False
+    original = getattr(XTermParser, "feed", None)
+    if original is None:
+        return False
+    if getattr(original, "_stamped", False):
+        return True
+    from textual import events
+
+    def feed(self: Any, data: str) -> Any:
+        first: float | None = None
+        for message in original(self, data):
+            if isinstance(message, events.Key):
+                if first is None:
+                    first = message.time
+                else:
+                    message.time = first
+            yield message
+
+    feed._stamped = True  # type: ignore[attr-defined]  # marks our wrapper: applied once
+    XTermParser.feed = feed  # type: ignore[method-assign]  # the workaround
+    return True
+
+
+def undo_mark(area: TextArea) -> tuple[object, int] | None:
+    """Where ``area``'s undo history stands: its latest batch (the object) and that batch's
+    length; None outside the tested range. Private: ``EditHistory._undo_stack``."""
+    stack = getattr(getattr(area, "history", None), "_undo_stack", None) if tested() else None
+    if stack is None:
+        return None
+    top = stack[-1] if stack else None
+    return top, len(top) if top is not None else 0
+
+
+def join_undo(area: TextArea, mark: tuple[object, int] | None) -> None:
+    """Make every edit since ``mark`` (``undo_mark``) one undo step, and let the next edit start
+    a step of its own. Nothing happens when the history no longer holds the mark's batch (it was
+    undone, or dropped for length) or outside the tested range."""
+    history = getattr(area, "history", None)
+    stack = getattr(history, "_undo_stack", None) if tested() else None
+    if stack is None or mark is None:
+        return
+    top, size = mark
+    batches = list(stack)
+    if top is None:
+        start = 0
+        edits: list[Any] = []
+    else:
+        index = next((i for i, batch in enumerate(batches) if batch is top), None)
+        if index is None:
+            return
+        edits = batches[index][size:]
+        del batches[index][size:]
+        start = index + 1
+        if not batches[index]:
+            del batches[index]
+            start -= 1
+    for batch in batches[start:]:
+        edits.extend(batch)
+    if not edits:
+        return
+    stack.clear()
+    stack.extend([*batches[:start], edits])
+    checkpoint = getattr(history, "checkpoint", None)
+    if checkpoint is not None:
+        checkpoint()
+
+
 # --------------------------------------------------------------------------- toggle buttons
 
 

@@ -203,9 +203,11 @@ TABLE: dict[str, dict[str, str]] = {
         "help.body": "A focused editor takes ordinary keys, so every action has a function key "
                      "or a ctrl key. Ctrl+P opens the command palette with every action. "
                      "Your code is saved as you type; quitting loses nothing.\n"
-                     "In the editor, Enter keeps the indentation (one level more after ':'), "
-                     "Backspace in the leading spaces removes one level, Tab/Shift+Tab indent/dedent "
-                     "the selected lines, and PageUp/PageDown scroll the lesson. "
+                     "In the editor, Enter keeps the indentation: one level more after a line "
+                     "ending in ':', one level less after a line starting with return, pass, raise, "
+                     "break or continue. Backspace in the leading spaces removes one level, "
+                     "Tab/Shift+Tab indent/dedent the selected lines, and PageUp/PageDown scroll the "
+                     "lesson. Pasted code keeps its own indentation and ctrl+z undoes it in one step. "
                      "The editor's (or answer box's) frame says if it has your keys; Esc leaves "
                      "it for the page, Tab goes back.",
         # status bar

@@ -186,8 +186,10 @@ ZH: dict[str, str] = {
     "help.title": "按键",
     "help.body": "编辑器获得焦点时会接收普通按键，所以每个操作都有对应的功能键或 ctrl 组合键。"
                  "Ctrl+P 打开命令面板，里面有全部操作。你的代码在输入时就会保存；退出不会丢失任何内容。\n"
-                 "在编辑器里，Enter 会保持缩进（在以 ':' 结尾的行之后多缩进一级），在行首空格中按 "
-                 "Backspace 会减少一级缩进，Tab/Shift+Tab 给选中的行增加/减少缩进，PageUp/PageDown 滚动课程页面。"
+                 "在编辑器里，Enter 会保持缩进：在以 ':' 结尾的行之后多缩进一级，在以 return、pass、raise、"
+                 "break 或 continue 开头的行之后少缩进一级。在行首空格中按 Backspace 会减少一级缩进，"
+                 "Tab/Shift+Tab 给选中的行增加/减少缩进，PageUp/PageDown 滚动课程页面。"
+                 "粘贴的代码保留它自己的缩进，按 ctrl+z 一步撤销整段粘贴。"
                  "编辑器（或答案框）的边框会显示它是否在接收你的按键；Esc 离开它回到页面，Tab 回到它。",
     # status bar
     "status.sandbox.none": "沙箱：不可用（{reason}）",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from typing import Any, ClassVar
 
@@ -30,8 +31,18 @@ INDENT = 4
 #: tests/app/test_app_round2.py measures it on the real layout, so it cannot go stale.
 EDITOR_COLUMNS_AT_80 = 64
 
+#: Keys that reach the editor closer together than this (by the time the terminal's input was
+#: read) came in one burst: a paste that a terminal or multiplexer without bracketed paste types
+#: for us (tmux's paste-buffer without -p). Inside one, Enter adds no indentation (the pasted
+#: lines carry their own) and the whole burst undoes as one step. Keys read one at a time are
+#: 60 ms apart even from Pilot; a paste's keys come from one read, microseconds apart (a few ms
+#: when Python switches threads in the middle).
+PASTE_GAP_S = 0.012
+
 #: Lines after which Python's next line is one level less indented.
 _BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
+#: A line whose first word is one of them (``return(x)`` too; ``return_value = 1`` is not one).
+_ENDS_BLOCK = re.compile(r"(?:%s)(?![\w.])" % "|".join(_BLOCK_ENDERS))
 
 
 #: TextArea's own (English) descriptions of the keys F1 lists, as the tutor's table words.
@@ -241,10 +252,37 @@ class CodeEditor(FramedBox, inherit_bindings=False):
         self._timer: Timer | None = None
         self._dirty = False
         self._cursor_kept: tuple[int, int] | None = None  # the cursor as last written (see keep_cursor)
+        self._last_key_at = float("-inf")  # when the last key was read (its event's time)
+        self._burst_mark: tuple[object, int] | None = None  # the undo history before a burst's first key
 
     # ------------------------------------------------------------------ Python-aware editing
 
+    def _in_burst(self, event: events.Key) -> bool:
+        """True when ``event`` came right behind the key before it (``PASTE_GAP_S``): a paste
+        typed by the terminal. The first key of each burst marks the undo history."""
+        gap = event.time - self._last_key_at
+        self._last_key_at = event.time
+        burst = 0 <= gap < PASTE_GAP_S
+        if not burst:
+            self._burst_mark = textual_compat.undo_mark(self)
+        return burst
+
     async def _on_key(self, event: events.Key) -> None:  # TextArea's key hook: textual_compat.KEY_HOOK
+        burst = self._in_burst(event)
+        try:
+            await self._key(event, burst)
+        finally:
+            if burst:  # the burst so far is one undo step
+                textual_compat.join_undo(self, self._burst_mark)
+
+    async def _key(self, event: events.Key, burst: bool) -> None:
+        if event.key == "enter" and burst and not self.read_only:
+            # A pasted line break: the next line brings its own indentation.
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self.replace("\n", start, end, maintain_selection_offset=False)
+            return
         if event.key in ("tab", "shift+tab") and not self.read_only and not self.selection.is_empty:
             # With a selection, Tab and Shift+Tab indent and dedent the selected lines, as in every
             # code editor (Tab replaced the selection with spaces; Shift+Tab left the editor).
@@ -253,7 +291,7 @@ class CodeEditor(FramedBox, inherit_bindings=False):
             textual_compat.restart_blink(self)
             self.shift_lines(+1 if event.key == "tab" else -1)
             return
-        if event.key == "tab" and not self.read_only and self._tab_breaks_first_statement():
+        if event.key == "tab" and not burst and not self.read_only and self._tab_breaks_first_statement():
             # The editor has focus from the moment an exercise opens; a learner pressing Tab to
             # "get into" it indented line 1 and got "IndentationError at line 1". Python refuses
             # an indented first statement, so this Tab can only be that mistake: say so instead.
@@ -334,8 +372,7 @@ class CodeEditor(FramedBox, inherit_bindings=False):
             else before.rstrip()
         if code.endswith(":"):
             return indent + " " * INDENT
-        words = code.strip().split(None, 1)
-        if words and words[0] in _BLOCK_ENDERS and len(indent) >= INDENT:
+        if _ENDS_BLOCK.match(code.strip()) and len(indent) >= INDENT:
             return indent[:-INDENT]
         return indent
 

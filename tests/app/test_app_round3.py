@@ -247,3 +247,48 @@ async def test_f1_says_when_enter_dedents_and_what_a_paste_does(make_app, langua
         body = "".join(str(w.render()) for w in app.screen.query(Static))
         assert said in body
         assert {"en": "Pasted code keeps its own indentation", "zh": "粘贴的代码保留它自己的缩进"}[language] in body
+
+
+async def _until(pilot, predicate, seconds: float = 30.0) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < deadline:
+        await pilot.pause(0.05)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_runs_line_and_headline_stay_in_view_and_an_old_outcome_says_it_is_old(make_app, sandbox, language):
+    """Issue 52, item 3: after a run printing 5000 lines, a second run's "Running… (Esc stops)"
+    was scrolled out of view, the old box kept "Finished without an error" while it ran, and
+    the new headline could be above the top edge."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    words = {"en": ("Running…", "Finished without an error", "earlier result · your code has changed since",
+                    "earlier result · a new run has started"),
+             "zh": ("运行中…", "运行结束，没有报错", "上一次的结果 · 之后你改过代码", "上一次的结果 · 新的运行已开始")}
+    running, finished, edited, restarted = words[language]
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        editor.replace_all("for i in range(5000):\n    print('line', i, 'of a long output ' * 3)\n")
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert finished in screen_text(app)
+        assert edited not in screen_text(app)
+        await pilot.press("ctrl+home", *"import time; time.sleep(1.5)", "enter")  # an edit: the box is old now
+        await settle(pilot)
+        assert edited in "".join(str(w.border_title) for w in app.screen.query(".output"))
+        await pilot.press("f5")
+        await settle(pilot)
+        await _until(pilot, lambda: running in screen_text(app))
+        text = screen_text(app)
+        assert running in text and "Esc" in text  # on the screen while it runs, wherever the page is
+        assert restarted in "".join(str(w.border_title) for w in app.screen.query(".output"))
+        await app.workers.wait_for_complete()
+        await settle(pilot, 4)
+        text = screen_text(app)
+        assert finished in text, text  # the new outcome's headline is in view
+        assert running not in text and restarted not in text and edited not in text

@@ -91,6 +91,8 @@ TABLE: dict[str, dict[str, str]] = {
         "step.running": "Running… {elapsed:.1f} s (Esc stops)",
         "step.stopped": "Stopped.",
         "step.busy": "A run is in progress: wait for it to finish, or {shortcut} stops it.",
+        "output.stale.running": "earlier result · a new run has started",
+        "output.stale.edited": "earlier result · your code has changed since",
         "step.nothing": "(no output)",
         "outcome.ok": "Finished without an error in {time:.2f} s.",
         "outcome.raised_expected": "Raised as expected: {type}: {message}",

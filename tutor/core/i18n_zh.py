@@ -83,6 +83,8 @@ ZH: dict[str, str] = {
     "step.output": "输出",
     "step.running": "运行中… {elapsed:.1f} s（按 Esc 停止）",
     "step.stopped": "已停止。",
+    "output.stale.running": "上一次的结果 · 新的运行已开始",
+    "output.stale.edited": "上一次的结果 · 之后你改过代码",
     "step.nothing": "（没有输出）",
     "outcome.ok": "运行结束，没有报错，用时 {time:.2f} s。",
     "outcome.raised_expected": "如预期抛出异常：{type}: {message}",

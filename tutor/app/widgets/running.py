@@ -43,10 +43,23 @@ class RunningIndicator(Static):
             self._timer.stop()
             self._timer = None
         self.remove_class("-running")
+        self._mirror(None)
+
+    def _mirror(self, text: str | None) -> None:
+        """The running line on the screen's status bar too: in view however the page scrolls
+        (a long output above pushed this line off the screen; issue 52)."""
+        from tutor.app.widgets.status import StatusBar
+
+        if self.is_attached:
+            for bar in self.screen.query(StatusBar):
+                bar.show_running(text)
 
     def _tick(self) -> None:
         if self._spinner is None:
             return
         now = time.monotonic()
-        self._spinner.update(text=t("step.running", elapsed=now - self._started))
-        self.update(self._spinner.render(now))
+        said = t("step.running", elapsed=now - self._started)
+        self._spinner.update(text=said)
+        frame = self._spinner.render(now)
+        self.update(frame)
+        self._mirror(frame.plain if hasattr(frame, "plain") else said)

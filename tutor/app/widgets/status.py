@@ -15,9 +15,23 @@ class StatusBar(Static):
     StatusBar { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
     """
 
+    #: The running line of a step's run while it runs (``RunningIndicator``): shown first here, on
+    #: the screen's last rows, so it is in view however the page is scrolled.
+    _run_line: str | None = None
+    _said = ""
+
     def on_mount(self) -> None:
         self.refresh_status()
         self.set_interval(0.5, self.refresh_status)
+
+    def show_running(self, text: str | None) -> None:
+        """Say ``text`` (a run's running line) before the status, or nothing (None)."""
+        if text != self._run_line:
+            self._run_line = text
+            self._draw()
+
+    def _draw(self) -> None:
+        self.update(self._said if self._run_line is None else f"{self._run_line} · {self._said}")
 
     def refresh_status(self) -> None:
         app = tutor_app(self)
@@ -32,6 +46,7 @@ class StatusBar(Static):
                                           app.settings.new_cards_per_day)
         if due + new:
             text += " · " + t("status.review", count=due + new)
-        self.update(text)
+        self._said = text
+        self._draw()
         reason = app.engine.isolation_reason()
         self.tooltip = store.storage.write_error or reason or None

@@ -192,10 +192,28 @@ class StepView(Vertical):
         if self.running:
             return
         self.running = True
+        self.mark_stale("output.stale.running")
         for indicator in self.query(RunningIndicator):
             indicator.start()
+            reveal(indicator)
         self._refresh_keys()
         self._job(call, done)
+
+    def mark_stale(self, reason: str) -> None:
+        """Say on every outcome shown (its frame's title) that it is an earlier one, and dim it:
+        a new run started (``reason`` "output.stale.running") or the code changed since
+        ("output.stale.edited"). A Run's box had kept "Finished without an error" for the 10 s
+        the next run took. The outcome that replaces it is not stale."""
+        for widget in self.query(".output.-shown, CheckReport"):
+            widget.add_class("-stale")
+            widget.border_title = t(reason)
+
+    def on_text_area_changed(self, event: Message) -> None:
+        """The step's code changed: what was shown is an earlier code's outcome."""
+        from tutor.app.widgets.editor import CodeEditor
+
+        if isinstance(getattr(event, "text_area", None), CodeEditor) and not self.running:
+            self.mark_stale("output.stale.edited")
 
     @work(thread=True, exclusive=True, group="step-run", exit_on_error=False)
     def _job(self, call: Callable[[], _R], done: Callable[[_R | None, str | None], Message]) -> None:
@@ -262,6 +280,8 @@ class StepView(Vertical):
         """The step's #output box, made visible; None when it now shows ``error`` instead."""
         output = self.query_one("#output", Static)
         output.add_class("-shown")
+        output.remove_class("-stale")
+        output.border_title = None
         if error is not None:
             output.update(RichText(neutralize(error), style="bold red"))
             return None

@@ -292,3 +292,24 @@ async def test_a_runs_line_and_headline_stay_in_view_and_an_old_outcome_says_it_
         text = screen_text(app)
         assert finished in text, text  # the new outcome's headline is in view
         assert running not in text and restarted not in text and edited not in text
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("typed, lesson", [("numpy", "1. "), ("view-inplace", "2. "), ("view inplace", "2. ")])
+async def test_the_filter_finds_step_titles_and_exercise_ids(make_app, language, typed, lesson):
+    """Issue 52, item 8: the filter matched lesson titles only: `numpy` (a step's title) and
+    `view-inplace` (an exercise id the app itself shows) found nothing."""
+    from pathlib import Path
+
+    from tutor.core.loader import load_pack
+
+    builtin = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    app = make_app(resume=False, language=language, pack=builtin)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*typed)
+        await settle(pilot)
+        text = screen_text(app)
+        assert {"en": "No lesson matches", "zh": "没有"}[language] not in text
+        rows = [line for line in text.splitlines() if lesson in line]
+        assert rows, text

@@ -132,7 +132,7 @@ class HomeScreen(Screen[None]):
             rows = []
             for number, lesson in enumerate(pack.lessons, 1):
                 title = texts(lesson.title)
-                rank = _rank(needle, lesson.id, title, texts(lesson.summary))
+                rank = _rank(needle, lesson.id, title, texts(lesson.summary), _step_words(lesson, texts) if needle else ())
                 if rank is None:
                     continue
                 s = summary[lesson.id]
@@ -297,11 +297,27 @@ class HomeScreen(Screen[None]):
         self.set_focus(self.query_one("#filter", Input))
 
 
-def _rank(needle: str, lesson_id: str, title: str, summary: str) -> int | None:
+def _step_words(lesson: Any, texts: Texts) -> list[str]:
+    """What names the lesson's steps: each step's title (or the words that stand for it) and
+    each exercise's id (shown on the exercise, and what `torch-tutor check` takes)."""
+    from tutor.core.models import Exercise
+    from tutor.core.titles import step_title
+
+    words: list[str] = []
+    for index, step in enumerate(lesson.steps):
+        words.append(step_title(step, texts.language, texts.fallback, index))
+        if isinstance(step, Exercise):
+            words.append(step.id)
+    return words
+
+
+def _rank(needle: str, lesson_id: str, title: str, summary: str, steps: Iterable[str] = ()) -> int | None:
     """How well a lesson matches the filter's ``needle`` (lower case): None when it does not;
     else the title starting with it (3) beats a word of the title or the id starting with it
-    (2), which beats it anywhere in the title or id (1), which beats only the summary (0).
-    Typing "self" highlights the Self-test lesson, not the profiler's "self time" summary."""
+    (2), which beats it anywhere in the title or id (1), which beats only a step's title, an
+    exercise's id (``steps``) or the summary (0). Typing "self" highlights the Self-test lesson,
+    not the profiler's "self time" summary; "numpy" and "view-inplace" find the lessons whose
+    steps say them."""
     if not needle:
         return 0
     title, lesson_id = title.lower(), lesson_id.lower()
@@ -315,6 +331,8 @@ def _rank(needle: str, lesson_id: str, title: str, summary: str) -> int | None:
     flat = _flat(needle)  # `inference mode` finds `inference_mode`, `self test` finds `Self-test`
     if flat in _flat(title) or flat in _flat(lesson_id):
         return 1
+    if any(needle in step.lower() or flat in _flat(step) for step in steps):
+        return 0
     return 0 if needle in summary.lower() or flat in _flat(summary) else None
 
 

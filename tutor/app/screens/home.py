@@ -138,9 +138,7 @@ class HomeScreen(Screen[None]):
                 s = summary[lesson.id]
                 checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
                 quiz = f"{s.quiz_correct}/{s.quizzes}" if s.quizzes else "–"
-                # "done" means done: every step seen, every exercise solved, every quiz answered
-                shown = "progress" if s.state == "done" and s.quiz_answered < s.quizzes else s.state
-                state = Text(t(f"home.state.{shown}"), style=_STATE_STYLE[shown])
+                state = Text(t(f"home.state.{s.state}"), style=_STATE_STYLE[s.state])
                 key = f"{pack.id}/{lesson.id}"
                 rows.append(([f"  {number}. {title}", state, checks, quiz], key))
                 if best is None or rank > best[0]:

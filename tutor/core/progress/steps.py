@@ -150,7 +150,9 @@ class Steps:
             seen = sum(e.seen for _, e in entries)
             solved = sum(e.solved for e in exercises)
             answered = [e for e in quizzes if e.quiz_answer is not None]
-            if seen == len(entries) and solved == len(exercises):
+            # Done means done: every step seen, every exercise solved, every question answered
+            # (paging past the questions showed "done … quiz 0/2"); else the counts say what is left.
+            if seen == len(entries) and solved == len(exercises) and len(answered) == len(quizzes):
                 state = "done"
             elif seen or any(e.draft for _, e in entries):
                 state = "progress"

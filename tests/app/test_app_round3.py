@@ -352,3 +352,44 @@ def test_a_lesson_paged_through_is_not_done_until_its_questions_are_answered(tmp
     store.close()
     row = progress()
     assert done in row, row
+
+
+def test_predictions_are_compared_as_values_where_only_the_number_format_differs():
+    """Issue 52, item 6: `[[0, 5], [0, 5]]` against the output `[[0.0, 5.0], [0.0, 5.0]]` was a miss."""
+    from tutor.core.predict import judge
+
+    printed = "[[0.0, 5.0], [0.0, 5.0]]\n"
+    verdict = judge("[[0, 5], [0, 5]]", printed)
+    assert verdict.right and verdict.number_format
+    exact = judge("[[0.0, 5.0], [0.0, 5.0]]", printed)
+    assert exact.right and not exact.number_format
+    assert judge("tensor([1, 2])", "tensor([1., 2.])\n").number_format
+    assert judge("tensor([0.33333, 1.0])", "tensor([0.3333, 1.0000])\n").right  # printed rounded
+    assert judge("1e3", "1000.0\n").right
+    # Not the same values, or not only the numbers: still a miss.
+    assert not judge("[[0, 5], [0, 6]]", printed).right
+    assert not judge("[0, 5, 0, 5]", printed).right
+    assert not judge("0.3", "0.30000000000000004\n").right  # the output is not rounded: a different value
+    assert not judge("torch.float32", "torch.float64\n").right  # a number inside a word is a word
+    assert not judge("tensor([1, 2])", "tensor([1., 2.])\n", compare="exact").right  # the author's choice
+
+
+@pytest.mark.parametrize("language, said", [
+    ("en", "only the number format differs"), ("zh", "只是数字的写法不同")])
+async def test_a_prediction_right_but_for_its_number_format_says_so(make_app, sandbox, language, said):
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="basics", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "predict-list":
+            await pilot.press("f4")
+            await settle(pilot)
+        await settle(pilot)
+        await pilot.press(*"[[0, 5], [0, 5]]")
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        assert said in text, text
+        assert TABLE[language]["quiz.predict.wrong"] not in text
+        assert app.store.steps.get("mini", "basics", "predict-list").quiz_correct

@@ -188,6 +188,8 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.predict.placeholder": "What will this print? Type it, then Run to compare.",
         "quiz.predict.run": "Run and compare",
         "quiz.predict.right": "Your prediction matches the output.",
+        "quiz.predict.right_format": "Your prediction matches the output: only the number format differs "
+                                     "(5 for 5.0, say).",
         "quiz.predict.wrong": "The output differs from your prediction.",
         "quiz.predict.actual": "Actual output",
         "quiz.predict.yours": "Your prediction",

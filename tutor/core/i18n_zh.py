@@ -172,6 +172,7 @@ ZH: dict[str, str] = {
     "quiz.predict.placeholder": "这段代码会打印什么？先写下来，再运行对比。",
     "quiz.predict.run": "运行并对比",
     "quiz.predict.right": "你的预测与输出一致。",
+    "quiz.predict.right_format": "你的预测与输出一致：只是数字的写法不同（比如 5 和 5.0）。",
     "quiz.predict.wrong": "输出与你的预测不同。",
     "quiz.predict.actual": "实际输出",
     "quiz.predict.yours": "你的预测",

@@ -11,6 +11,13 @@ Comparisons (the quiz's ``compare``):
   between two words or numbers still do (``1 2`` is not ``12``).
 - ``exact``: only a final newline is forgiven.
 
+With the default comparison, a prediction that differs from the output only in how its numbers are
+written is right too, and says so (``Verdict.number_format``): ``[[0, 5], [0, 5]]`` for
+``[[0.0, 5.0], [0.0, 5.0]]``, ``tensor([1, 2])`` for ``tensor([1., 2.])``, ``0.33333`` for a
+printed ``0.3333``. The rest (brackets, words, ``float64``) must still match, and a value the
+output prints more precisely than the prediction is not the same value (``0.3`` is not
+``0.30000000000000004``).
+
 A quiz with ``raises: TypeName`` is right when the answer names that exception: ``TypeName``,
 ``raises TypeName``, ``TypeName: message`` (any message). ``accept`` lists more right answers,
 compared the same way as the output.
@@ -46,12 +53,44 @@ def raised_name(answer: str) -> str | None:
     return match.group(1).rsplit(".", 1)[-1]
 
 
+#: A number as printed: not part of a word (``float64``) nor of a longer number.
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def _decimals(number: str) -> int | None:
+    """Digits after the point (None with an exponent: compared as values only)."""
+    if "e" in number.lower():
+        return None
+    return len(number.split(".", 1)[1]) if "." in number else 0
+
+
+def _same_number(mine: str, printed: str) -> bool:
+    """``mine`` is ``printed``'s value: equal, or ``printed`` is ``mine`` rounded as printed."""
+    a, b = float(mine), float(printed)
+    if a == b:
+        return True
+    shown, typed = _decimals(printed), _decimals(mine)
+    return shown is not None and typed is not None and shown < typed and round(a, shown) == b
+
+
+def same_values(prediction: str, output: str) -> bool:
+    """True when the two texts (as the comparison sees them) differ only in how their numbers
+    are written: the same text between the numbers, and each number the same value."""
+    mine, printed = _NUMBER.split(prediction), _NUMBER.split(output)
+    if mine != printed:
+        return False
+    numbers = _NUMBER.findall(prediction), _NUMBER.findall(output)
+    return len(numbers[0]) == len(numbers[1]) and all(_same_number(a, b) for a, b in zip(*numbers))
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """``right``; ``expected``: what the prediction was compared with (for the side-by-side)."""
+    """``right``; ``expected``: what the prediction was compared with (for the side-by-side);
+    ``number_format``: right, though its numbers are written otherwise than the output's."""
 
     right: bool
     expected: str
+    number_format: bool = False
 
 
 def expected_answer(output: str, raised: str | None, raises: str | None) -> str:
@@ -71,9 +110,11 @@ def judge(prediction: str, output: str, *, compare: str = "whitespace", accept: 
         if named is not None and named == actual and (raised is None or raised == raises):
             return Verdict(True, expected)
     else:
-        mine = normalize(prediction, compare)
-        if mine == normalize(output, compare):
+        mine, theirs = normalize(prediction, compare), normalize(output, compare)
+        if mine == theirs:
             return Verdict(True, expected)
+        if compare != "exact" and same_values(mine, theirs):
+            return Verdict(True, expected, number_format=True)
     mine = normalize(prediction, compare)
     if any(mine == normalize(answer, compare) for answer in accept):
         return Verdict(True, expected)

@@ -122,7 +122,8 @@ class PredictQuizStep(StepView):
         verdict = judge_run(quiz, prediction, actual, result.error.type if result.error is not None else None)
         self.store.answers.record_quiz(*self.key, prediction, verdict.right)
         if verdict.right:
-            output.update(Hanging.of(render_run(result, headline=(t("quiz.predict.right"), "bold green"))))
+            said = t("quiz.predict.right_format" if verdict.number_format else "quiz.predict.right")
+            output.update(Hanging.of(render_run(result, headline=(said, "bold green"))))
         else:
             output.update(Group(Text(t("quiz.predict.wrong"), style="bold red"), Text(""),
                                 difference(tail(prediction)[0], tail(verdict.expected)[0]), Text(""),

@@ -393,3 +393,31 @@ async def test_a_prediction_right_but_for_its_number_format_says_so(make_app, sa
         assert said in text, text
         assert TABLE[language]["quiz.predict.wrong"] not in text
         assert app.store.steps.get("mini", "basics", "predict-list").quiz_correct
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_key_pressed_under_f9s_question_is_not_swallowed_silently(make_app, language):
+    """Issue 52, item 12: F6 pressed under F9's "put the starter back?" did nothing, silently."""
+    from tutor.app.modals.confirm import ConfirmScreen
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        notice = app.screen.query_one("#answer-first")
+        assert not notice.display
+        await pilot.press("f6")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # still the question, which now says why
+        assert notice.display and notice.region.height and str(notice.render()).startswith(
+            TABLE[language]["confirm.answer_first"][:8])
+        await pilot.press("left")  # Left/Right move between the answers
+        assert app.focused.id == "yes"
+        await pilot.press("right")
+        assert app.focused.id == "no"
+        await pilot.press("n")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)

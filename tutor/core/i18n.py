@@ -200,6 +200,7 @@ TABLE: dict[str, dict[str, str]] = {
         # modals
         "confirm.yes": "Yes",
         "confirm.no": "No",
+        "confirm.answer_first": "Answer this first: y for Yes, n or Esc for No.",
         "solution.title": "Reference solution",
         "solution.use": "Put it in the editor",
         "solution.close": "Close",

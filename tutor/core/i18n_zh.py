@@ -183,6 +183,7 @@ ZH: dict[str, str] = {
     # modals
     "confirm.yes": "是",
     "confirm.no": "否",
+    "confirm.answer_first": "请先回答这个问题：按 y 表示“是”，按 n 或 Esc 表示“否”。",
     "solution.title": "参考答案",
     "solution.use": "放进编辑器",
     "solution.close": "关闭",

@@ -421,3 +421,59 @@ async def test_a_key_pressed_under_f9s_question_is_not_swallowed_silently(make_a
         await pilot.press("n")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_free_answer_is_graded_1_to_4_by_key_or_button_and_can_be_graded_again(make_app, tmp_path, language):
+    """Issue 52, item 5: README promised a 1-4 rating (Again, Hard, Good, Easy), the screen
+    showed two buttons and `3` did nothing; Left/Right did not move between them; "Your grade is
+    saved" was below the fold. One design: 1-4 in the lesson as in the review queue."""
+    from tutor.core import review
+    from tutor.core.i18n import TABLE
+
+    words = TABLE[language]
+    app = make_app(start_lesson="basics", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "why-shapes":
+            await pilot.press("f4")
+            await settle(pilot)
+        await pilot.press(*"the shapes")
+        await pilot.press("3")  # typed in the answer box: text, not a grade
+        await settle(pilot)
+        assert app.screen.query_one("#answer").text == "the shapes3"
+        await pilot.press("f8")
+        await settle(pilot, 3)
+        assert app.focused.id == "rate-3"
+        await pilot.press("right", "right", "left")  # Right/Left move between the grades
+        assert app.focused.id == "rate-4"
+        await pilot.press("2")  # a key grades at once
+        await settle(pilot, 3)
+        saved = words["quiz.graded"].split("{")[0]
+        text = screen_text(app)
+        assert saved in text and f"2 {words['review.rate.2']}" in text  # in view, not below the fold
+        card = app.store.cards.get("mini", "basics", "why-shapes")
+        assert card is not None and app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
+        await pilot.press("1")  # graded again: Again is a miss
+        await settle(pilot, 3)
+        assert f"1 {words['review.rate.1']}" in screen_text(app)
+        assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is False
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir=tmp_path, language=language)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot, 3)
+        text = str(again.screen.query_one("#verdict").render())  # (the question opens at its top)
+        assert words["quiz.answered"].split("{")[0] in text and f"1 {words['review.rate.1']}" in text
+        assert again.screen.query_one("#grade-buttons").display  # still there to grade again
+
+
+def test_a_free_answers_own_grade_is_its_cards_first_rating(tmp_path):
+    from app_support import learner_store
+    from tutor.core import review
+
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "why-shapes", "x", None)
+    store.answers.record_quiz("mini", "basics", "why-shapes", "x", True, rating=review.EASY)
+    logged = store.storage.rows("SELECT rating FROM reviews WHERE step='why-shapes'", ())
+    assert [row[0] for row in logged] == [review.EASY]
+    assert store.answers.rating("mini", "basics", "why-shapes") == review.EASY
+    store.close()

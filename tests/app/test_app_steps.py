@@ -113,9 +113,9 @@ async def test_free_response_reveals_the_answer_and_takes_a_self_grade(make_app,
         await pilot.click("#reveal")
         await settle(pilot)
         assert "Because the message names the two operands" in screen_text(app)
-        await pilot.click("#right")
+        await pilot.click("#rate-3")
         await settle(pilot)
-        assert "Your grade is saved: I got it" in screen_text(app)
+        assert "Your grade is saved: 3 Good" in screen_text(app)
         assert "Answered earlier" not in screen_text(app)
         await pilot.press("ctrl+q")
     recorded = ProgressStore.open(tmp_path).steps.get("mini", "basics", "why-shapes")
@@ -130,7 +130,7 @@ async def test_free_response_reveals_the_answer_with_the_solution_key_shown_on_i
         await pilot.press("f8")
         await settle(pilot)
         assert "Because the message names the two operands" in screen_text(app)
-        await pilot.click("#right")
+        await pilot.click("#rate-3")
         await pilot.press("f8")  # again, after the self-grade: the grade stays
         await settle(pilot)
         assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
@@ -139,18 +139,18 @@ async def test_free_response_reveals_the_answer_with_the_solution_key_shown_on_i
 
 async def test_a_free_answer_is_self_graded_with_the_keyboard_alone(make_app):
     """A new learner pressed F8, read the model answer, and pressed Enter: nothing happened (the
-    grade buttons took three Tabs to reach). Revealing moves the keys to "I got it"; Enter grades,
-    Tab goes on to "I missed it"."""
+    grade buttons took three Tabs to reach). Revealing moves the keys to "3 Good"; Enter grades,
+    Left/Right move between the four grades, 1-4 grade at once."""
     app = make_app(start_lesson="basics")
     async with app.run_test(size=SIZE) as pilot:
         await _goto(pilot, app, "why-shapes")
         await pilot.press(*"the shapes say which operand")
         await pilot.press("f8")
         await settle(pilot)
-        assert app.focused is not None and app.focused.id == "right"
+        assert app.focused is not None and app.focused.id == "rate-3"
         await pilot.press("enter")
         await settle(pilot)
-        assert "Your grade is saved: I got it" in screen_text(app)
+        assert "Your grade is saved: 3 Good" in screen_text(app)
         assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
         await pilot.press("ctrl+q")
 

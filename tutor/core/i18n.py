@@ -113,7 +113,8 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.passed": "All {total} checks passed. Solved!",
         "exercise.passed.one": "The check passed. Solved!",
         "exercise.failed": "{passed}/{total} checks passed.",
-        "exercise.solution.locked": "The solution opens once you solve the exercise, or after {n} checks that failed.",
+        "exercise.solution.locked": "The solution opens once you solve the exercise, or after {n} checks that "
+                                    "failed ({failed} so far).",
         "exercise.solution.confirm": "You have not solved this yet. Seeing the solution now is allowed, "
                                      "but trying once more usually teaches more. Show it?",
         "exercise.solved": "solved",
@@ -139,9 +140,8 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.placeholder": "Write your answer, then reveal the model answer.",
         "quiz.free.reveal": "Reveal answer",
         "quiz.free.model": "Model answer",
-        "quiz.free.grade": "How did you do?",
-        "quiz.free.right": "I got it",
-        "quiz.free.wrong": "I missed it",
+        "quiz.free.grade": "How did you do? 1 Again (missed it) · 2 Hard · 3 Good · 4 Easy",
+        "quiz.free.regrade": "(1-4 grade it again)",
         "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
         "quiz.choice.pick_many": "Tick every correct answer (Up/Down to move, Space to tick, Enter to submit).",
         "quiz.choice.submit": "Submit",

@@ -243,7 +243,7 @@ def first_meeting(store: ProgressStore, message: Recorded) -> dict[str, Any] | N
     if key[1].startswith(REVIEW_SCRATCH):
         return None
     if isinstance(message, QuizAnswered) and message.correct is not None:
-        kind, rating = "quiz", GOOD if message.correct else AGAIN
+        kind, rating = "quiz", message.rating or (GOOD if message.correct else AGAIN)
     elif isinstance(message, CheckRecorded) and message.passed:
         kind, rating = "exercise", exercise_rating(message.hints_used, message.solution_seen)
     elif isinstance(message, SolutionShown) and not message.solved:

@@ -60,7 +60,7 @@ class ReviewScreen(Screen[None]):
     ReviewScreen #verdict.-empty { display: none; }
     ReviewScreen .summary { margin: 1 0 0 0; }
     /* A free answer is graded with 1-4 here (the verdict line says so): not also the lesson's
-       "I got it / I missed it", which graded nothing in a review. */
+       own 1-4 buttons, which would grade the lesson's answer, not the card. */
     ReviewScreen #grade-label, ReviewScreen #grade-buttons { display: none; }
     """
     #: Seconds between looks at the clock while the summary shows: cards that come due while it

@@ -44,10 +44,22 @@ class Answers:
                                 (pack, lesson, step))
         return row[0] if row else None
 
-    def record_quiz(self, pack: str, lesson: str, step: str, answer: str, correct: bool | None) -> None:
+    def record_quiz(self, pack: str, lesson: str, step: str, answer: str, correct: bool | None,
+                    rating: int | None = None) -> None:
+        """Keep an answer and whether it was right (None: not graded yet); ``rating``: a free
+        answer's own 1-4, kept beside it (shown again, and its review card's first rating)."""
         self._steps.visit(pack, lesson, step)
+        if rating is not None:
+            self._storage.write("INSERT INTO meta VALUES (?,?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                                (f"rating:{pack}/{lesson}/{step}", str(int(rating))))
         self._storage.write("INSERT INTO quiz VALUES (?,?,?,?,?,1,?) ON CONFLICT DO UPDATE SET "
                             "answer=excluded.answer, correct=excluded.correct, tries=tries+1, at=excluded.at",
                             (pack, lesson, step, answer, None if correct is None else int(correct), time.time()))
         row = self._storage.one("SELECT tries FROM quiz WHERE pack=? AND lesson=? AND step=?", (pack, lesson, step))
-        self._events.publish(QuizAnswered((pack, lesson, step), correct, read_int(row[0], 1) if row else 1))
+        self._events.publish(QuizAnswered((pack, lesson, step), correct, read_int(row[0], 1) if row else 1, rating))
+
+    def rating(self, pack: str, lesson: str, step: str) -> int | None:
+        """The 1-4 a free answer was last graded with (None: none kept)."""
+        row = self._storage.one("SELECT value FROM meta WHERE key=?", (f"rating:{pack}/{lesson}/{step}",))
+        value = read_int(row[0], 0) if row else 0
+        return value if 1 <= value <= 4 else None

@@ -46,11 +46,13 @@ class CheckRecorded:
 @dataclass(frozen=True)
 class QuizAnswered:
     """A quiz answer was recorded: ``correct`` None for an answer not graded (yet); ``tries``
-    counts the answers to this step so far."""
+    counts the answers to this step so far; ``rating`` the learner's own 1-4 (Again, Hard,
+    Good, Easy) for a free answer they graded themselves, else None."""
 
     key: Key
     correct: bool | None
     tries: int
+    rating: int | None = None
 
 
 Recorded = Union[HintShown, SolutionShown, CheckRecorded, QuizAnswered]

@@ -70,6 +70,9 @@ class ExerciseStep(StepView):
     def compose(self) -> ComposeResult:
         step = self.step
         progress = self.store.steps.get(*self.key)
+        # Checks go on being numbered from those recorded (a restart began again at 1 while the
+        # solution's gate went on counting).
+        self._checks = progress.checks
         yield Static(Text("✓ " + t("exercise.solved"), style="bold green"), id="solved-badge",
                      classes="-shown" if progress.solved else "")
         yield Markdown(self.text(step.body), id="task")
@@ -185,7 +188,8 @@ class ExerciseStep(StepView):
             self.app.push_screen(ConfirmScreen(t("exercise.solution.confirm")),
                                  lambda yes: self._show_solution() if yes else None)
         else:
-            self.app.notify(t("exercise.solution.locked", n=SOLUTION_AFTER_FAILED), severity="warning")
+            self.app.notify(t("exercise.solution.locked", n=SOLUTION_AFTER_FAILED, failed=progress.failed_checks),
+                            severity="warning")
 
     def _show_solution(self) -> None:
         from tutor.app.modals.solution import SolutionScreen

@@ -477,3 +477,28 @@ def test_a_free_answers_own_grade_is_its_cards_first_rating(tmp_path):
     assert [row[0] for row in logged] == [review.EASY]
     assert store.answers.rating("mini", "basics", "why-shapes") == review.EASY
     store.close()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_the_solution_gate_says_how_many_checks_failed_and_checks_go_on_counting(make_app, sandbox, language):
+    """Issue 52, item 9: the gate's toast said "after 3 checks that failed" but not how many so
+    far, and "Check N" began again at 1 after a restart while the gate's count carried over."""
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
+                                     checks_total=1)
+    app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
+                                     checks_total=1)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f8")
+        await settle(pilot)
+        said = TABLE[language]["exercise.solution.locked"].format(n=3, failed=2)
+        assert any(said == str(n.message) for n in app._notifications), list(app._notifications)
+        await pilot.press("ctrl+end", *"# mine")  # not the starter: counted
+        await pilot.press("f6")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        stamp = TABLE[language]["exercise.stamp"].split("{n}")[0] + "3"
+        assert stamp in screen_text(app)

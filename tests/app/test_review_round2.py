@@ -4,8 +4,10 @@ shown, and titles instead of ids."""
 
 from __future__ import annotations
 
+import pytest
+
 from app_support import screen_text, settle
-from test_review_screen import DAY, FREE, SMALL, T0, WHICH, _app, _open_review
+from test_review_screen import DAY, DOUBLE, FREE, SMALL, T0, WHICH, _app, _open_review
 from tutor.app.screens.review import ReviewScreen
 from tutor.core import review
 
@@ -174,3 +176,43 @@ async def test_a_poll_of_the_clock_while_the_summary_is_drawn_never_freezes_the_
         await pilot.press("f4")  # on with them: the card that came due is shown, whole
         await settle(pilot, 3)
         assert "Review 2/2" in screen_text(app)
+
+
+@pytest.mark.parametrize("language, kind", [("en", "written answer"), ("zh", "简答题")])
+async def test_a_review_title_too_long_for_the_line_shortens_its_title_not_its_end(make_app, language, kind):
+    """Issue 52, item 9: at 80 columns a long step's title ran the header off the line, cut after
+    a separator ("… shapes… ·"). The step's title is shortened instead; the kind stays whole."""
+    from tutor.core.i18n import TABLE
+
+    app = _app(make_app, start_lesson="basics", language=language)
+    async with app.run_test(size=(40, 24)) as pilot:
+        app.store.answers.record_quiz(*FREE, "shapes", None)
+        app.store.answers.record_quiz(*FREE, "shapes", True)
+        app.store.cards.clock.now = T0 + 30 * DAY
+        await _open_review(pilot, app)
+        top = screen_text(app).splitlines()[0].rstrip()
+        assert TABLE[language]["review.kind.free"] == kind
+        assert top.endswith(kind) and "…" in top, top
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_escape_in_a_review_cards_editor_leaves_the_editor_not_the_review(make_app, language):
+    """Issue 52, item 9: Esc in a review card's code editor left the whole review (in a lesson
+    it only leaves the editor). Now the first Esc leaves the editor, the next the review."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.core.i18n import TABLE
+
+    app = _app(make_app, start_lesson="basics", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        app.store.answers.record_attempt(*DOUBLE, "check", passed=True, checks_passed=1, checks_total=1)
+        app.store.cards.clock.now = T0 + 30 * DAY
+        screen = await _open_review(pilot, app)
+        editor = screen.query_one(CodeEditor)
+        assert app.focused is editor
+        assert TABLE[language]["editor.title.escape"].strip() in str(editor.border_title)  # it says so
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and app.focused is not editor
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ReviewScreen)

@@ -67,8 +67,6 @@ class ReviewScreen(Screen[None]):
     #: is open are offered (F4 or F10), as the status bar counts them.
     POLL_SECONDS = 1.0
     AUTO_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
-    #: Esc goes back from the review: the code editor's title must not promise that it leaves it.
-    ESCAPE_LEAVES_EDITOR = False
     BINDINGS = [
         Binding("f2", "home", label("key.home"), priority=True),
         Binding("f4", "next", label("review.key.next"), priority=True),
@@ -204,10 +202,21 @@ class ReviewScreen(Screen[None]):
             language = tutor_app(self).language  # the title in the language now in use
             texts = Texts(pack, language)
             title = f"{texts(place.lesson.title)} › {neutralize(step_title(place.step, language, texts.fallback))}"
-            top = t("review.position", n=self.index + 1, total=len(self.queue), title=title,
-                    kind=t(f"review.kind.{item.kind}"))
-            if item.new:
-                top += "  " + t("review.new")
+            new = "  " + t("review.new") if item.new else ""
+
+            def header(title: str) -> str:
+                return t("review.position", n=self.index + 1, total=len(self.queue), title=title,
+                         kind=t(f"review.kind.{item.kind}")) + new
+
+            # At 80 columns the line was cut at the screen's edge, after a separator ("… shapes… ·"):
+            # the title is shortened instead, so what follows it (the kind, "new") stays whole.
+            from rich.cells import cell_len
+
+            room, cut = max(20, self.app.size.width - 2), title
+            top = header(title)
+            while cell_len(top) > room and len(cut) > 1:
+                cut = cut[:-1]
+                top = header(cut.rstrip() + "…")
             # Pack text: never markup, never a control sequence for the terminal.
             self.query_one("#review-top", Static).update(Text(clean_output(top.encode())))
             await scroll.mount(scratch_view(place, Texts(pack, tutor_app(self).language),
@@ -380,8 +389,14 @@ class ReviewScreen(Screen[None]):
         tutor_app(self).action_home()
 
     def action_back(self) -> None:
-        """Esc: back to the lesson or contents the review was opened over (the contents when it
-        was the first screen, as with `torch-tutor review`)."""
+        """Esc: out of a card's editor or answer box to the card's page, as in a lesson (it left
+        the whole review, the code unchecked); else back to the lesson or contents the review
+        was opened over (the contents when it was the first screen, as with `torch-tutor review`)."""
+        from tutor.app.widgets.editor import FramedBox
+
+        if isinstance(self.focused, FramedBox) and self._scroll is not None:
+            self._scroll.focus()
+            return
         app = tutor_app(self)
         app.flush_drafts()
         below = app.screen_stack[-2] if len(app.screen_stack) > 1 else None

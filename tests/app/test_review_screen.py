@@ -176,9 +176,9 @@ async def test_an_exercise_review_starts_from_the_starter_and_keeps_the_lessons_
         assert app.store.drafts.get(*scratch) is None  # the finished review's scratch is forgotten
 
 
-async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it(make_app):
-    """In a review Esc goes back from the review, not out of the editor: its frame says it has
-    the keys and promises nothing about Esc."""
+async def test_the_review_editor_says_it_has_the_keys_and_that_esc_leaves_it(make_app):
+    """In a review, as in a lesson, Esc leaves the editor for the card's page (issue 52; it went
+    back from the whole review): its frame says it has the keys and that Esc leaves it."""
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:
         app.store.answers.record_attempt(*DOUBLE, "check", passed=True, code="solved")
@@ -189,12 +189,12 @@ async def test_the_review_editor_says_it_has_the_keys_but_not_that_esc_leaves_it
         editor.focus()
         await settle(pilot, 3)
         frame = screen_text(app).splitlines()[editor.region.y]
-        assert "editing: keys type into your code" in frame and "Esc" not in frame, frame
+        assert "editing: keys type into your code · Esc leaves" in frame, frame
 
 
-async def test_a_review_answer_box_says_it_has_the_keys_but_not_that_esc_leaves_it(make_app):
-    """A written answer in a review: its box's frame says the keys type into it, without the
-    lesson's promise about Esc (which goes back from the review)."""
+async def test_a_review_answer_box_says_it_has_the_keys_and_that_esc_leaves_it(make_app):
+    """A written answer in a review: its box's frame says the keys type into it and, as in a
+    lesson, that Esc leaves it (the next Esc goes back from the review)."""
     from tutor.app.widgets.editor import AnswerBox
 
     app = _app(make_app, start_lesson="basics")
@@ -206,7 +206,7 @@ async def test_a_review_answer_box_says_it_has_the_keys_but_not_that_esc_leaves_
         box.focus()
         await settle(pilot, 3)
         frame = screen_text(app).splitlines()[box.region.y]
-        assert "editing: keys type into your answer" in frame and "Esc" not in frame, frame
+        assert "editing: keys type into your answer · Esc leaves" in frame, frame
 
 
 async def test_due_counts_on_the_contents_and_the_status_bar(make_app):

@@ -502,3 +502,18 @@ async def test_the_solution_gate_says_how_many_checks_failed_and_checks_go_on_co
         await settle(pilot, 3)
         stamp = TABLE[language]["exercise.stamp"].split("{n}")[0] + "3"
         assert stamp in screen_text(app)
+
+
+def test_a_runs_box_shows_the_last_300_lines_of_an_ordinary_print():
+    """Issue 52, item 11: README says the box keeps the last 300 lines; a print of 5,000 lines of
+    ~110 characters showed 270 (the character cap came first). Lines up to 200 characters now
+    show 300; only longer ones fewer, and the note says how many."""
+    from tutor.app.widgets.output import SHOWN_LINES, tail
+
+    printed = "".join(f"line {i:5d} " + "of a long output " * 6 + "\n" for i in range(5000))
+    kept, cut = tail(printed)
+    assert len(kept.split("\n")) == SHOWN_LINES == 300 and cut == 4700
+    assert kept.split("\n")[-1].startswith("line  4999")
+    wide = "".join("x" * 400 + "\n" for _ in range(1000))
+    kept, cut = tail(wide)
+    assert len(kept.split("\n")) == 149 and cut == 851  # 60,000 characters: 149 whole lines, counted

@@ -517,3 +517,32 @@ def test_a_runs_box_shows_the_last_300_lines_of_an_ordinary_print():
     wide = "".join("x" * 400 + "\n" for _ in range(1000))
     kept, cut = tail(wide)
     assert len(kept.split("\n")) == 149 and cut == 851  # 60,000 characters: 149 whole lines, counted
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_the_starter_note_sits_above_the_report_and_no_toast_outlives_its_outcome(make_app, sandbox, language):
+    """Issue 52, item 10: "That is still the starter code…" was a toast over the right half of
+    the report for seconds, and could still sit on top of a later "Solved!"."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f6")  # the starter as given
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        said = TABLE[language]["exercise.starter_unchanged"]
+        assert not [n for n in app._notifications if str(n.message) == said]
+        notes = app.screen.query(".starter-note")
+        assert len(notes) == 1 and str(notes.first().render()) == said
+        await pilot.press("f8")  # the gate's toast, then a new Check: the toast goes with the old outcome
+        await settle(pilot)
+        assert list(app._notifications)
+        app.screen.query_one(CodeEditor).replace_all("import torch\n\ndef double(x):\n    return x * 2\n")
+        await pilot.press("f6")
+        await settle(pilot)
+        assert not list(app._notifications)
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert not app.screen.query(".starter-note")  # an attempt: no note

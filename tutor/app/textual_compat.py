@@ -214,6 +214,21 @@ def join_undo(area: TextArea, mark: tuple[object, int] | None) -> None:
         checkpoint()
 
 
+# --------------------------------------------------------------------------- toasts
+
+
+def drop_notifications(app: Any, messages: set[str]) -> None:
+    """Take the toasts that say one of ``messages`` off the screen now (others stay: a warning
+    about the progress file must not go with a step's "still the starter code"). Private:
+    ``App._notifications``, ``App._unnotify``; outside the tested range, nothing."""
+    notifications = getattr(app, "_notifications", None) if tested() else None
+    unnotify = getattr(app, "_unnotify", None)
+    if notifications is None or unnotify is None or not messages:
+        return
+    for notification in [n for n in notifications if str(getattr(n, "message", "")) in messages]:
+        unnotify(notification)
+
+
 # --------------------------------------------------------------------------- toggle buttons
 
 

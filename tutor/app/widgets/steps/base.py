@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Awaitable, Callable, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, TypeVar
 
 from textual import on, work
 from rich.text import Text as RichText
@@ -104,6 +104,7 @@ class StepView(Vertical):
         self._progress_key = key
         self.text = texts
         self.running = False
+        self._toasts: set[str] = set()  # what this step's toasts say (``toast``)
 
     def on_mount(self) -> None:
         # The sandbox warms up for what runs here may need (``Engine.expect``); a subclass's own
@@ -128,6 +129,11 @@ class StepView(Vertical):
         if not isinstance(step, kind):
             raise TypeError(f"{type(self).__name__} shows a {kind.__name__}, not a {type(step).__name__}")
         return step
+
+    def toast(self, message: str, **kwargs: Any) -> None:
+        """A toast of this step's: taken off the screen when the step's next run starts."""
+        self._toasts.add(message)
+        self.app.notify(message, **kwargs)
 
     def supports(self, action: str) -> bool:
         return action in self.ACTIONS
@@ -193,6 +199,12 @@ class StepView(Vertical):
             return
         self.running = True
         self.mark_stale("output.stale.running")
+        # A toast of this step's (the solution's gate, no more hints) must not sit on top of the
+        # next outcome ("Solved!"): what a run shows replaces it.
+        from tutor.app import textual_compat
+
+        textual_compat.drop_notifications(self.app, self._toasts)
+        self._toasts.clear()
         for indicator in self.query(RunningIndicator):
             indicator.start()
             reveal(indicator)

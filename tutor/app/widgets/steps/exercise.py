@@ -159,7 +159,7 @@ class ExerciseStep(StepView):
     def do_hint(self) -> None:
         shown = len(self.query(".hint"))
         if shown >= len(self.step.hints):
-            self.app.notify(t("exercise.nomorehints"))
+            self.toast(t("exercise.nomorehints"))
             return
         self.store.steps.use_hint(*self.key)
         widget = self._hint_widget(shown)
@@ -188,8 +188,8 @@ class ExerciseStep(StepView):
             self.app.push_screen(ConfirmScreen(t("exercise.solution.confirm")),
                                  lambda yes: self._show_solution() if yes else None)
         else:
-            self.app.notify(t("exercise.solution.locked", n=SOLUTION_AFTER_FAILED, failed=progress.failed_checks),
-                            severity="warning")
+            self.toast(t("exercise.solution.locked", n=SOLUTION_AFTER_FAILED, failed=progress.failed_checks),
+                       severity="warning")
 
     def _show_solution(self) -> None:
         from tutor.app.modals.solution import SolutionScreen
@@ -245,10 +245,12 @@ class ExerciseStep(StepView):
         checks = report.checks
         passed = report.passed
         unchanged = (self._checked_code or "").strip() == self.step.starter.strip()
+        note: Static | None = None
         if unchanged and not passed:
             # Checking the starter as given is a look at the task, not an attempt: it must
-            # not count towards opening the solution.
-            self.app.notify(t("exercise.starter_unchanged"))
+            # not count towards opening the solution. Said above the report, not in a toast that
+            # covered the report's right half for seconds (and could sit on a later "Solved!").
+            note = Static(Text(t("exercise.starter_unchanged"), style="italic"), classes="starter-note")
         else:
             self.store.answers.record_attempt(*self.key, "check", passed=passed,
                                               checks_passed=sum(c.status == "passed" for c in checks),
@@ -259,6 +261,6 @@ class ExerciseStep(StepView):
         from tutor.app.widgets.report import CheckReport
 
         self._checks += 1
-        return box.mount(CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks,
-                                                          time=time.strftime("%H:%M:%S")),
-                              exercise=self.step))
+        shown = CheckReport(report, self.text, stamp=t("exercise.stamp", n=self._checks, time=time.strftime("%H:%M:%S")),
+                            exercise=self.step)
+        return box.mount_all([note, shown] if note is not None else [shown])

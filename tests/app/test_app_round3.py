@@ -546,3 +546,21 @@ async def test_the_starter_note_sits_above_the_report_and_no_toast_outlives_its_
         await app.workers.wait_for_complete()
         await settle(pilot, 3)
         assert not app.screen.query(".starter-note")  # an attempt: no note
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_f1s_scrollbar_has_a_track_of_its_own(make_app, language):
+    """Issue 52, item 9: F1 showed stray "▁▁", "▇▇" inside the key list: its scrollbar's thumb,
+    drawn in partial blocks on a track the colour of the dialog. The track now shows."""
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot, 3)
+        scroll = app.screen.query_one("#help-scroll")
+        assert scroll.max_scroll_y > 0  # it scrolls at 80x24: the bar is drawn
+        dialog = scroll.parent
+        styles = scroll.styles
+        assert styles.scrollbar_size_vertical == 1
+        track = styles.scrollbar_background
+        assert track.a > 0 and dialog.background_colors[1].blend(track, track.a) != dialog.background_colors[1]

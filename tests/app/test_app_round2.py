@@ -3,6 +3,7 @@ blocks, experiments welcomed, review that keeps up with the clock."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import DataTable, Input
 
 from app_support import screen_text, settle
@@ -327,3 +328,27 @@ def test_the_filter_reads_underscores_and_dashes_as_spaces():
     assert _rank("no grad", "no-grad-and-inference", "no_grad or inference_mode?", "") is not None
     assert _rank("self test", "self-test", "Self-test", "") is not None
     assert _rank("inference mode", "profiler", "Reading the profiler", "time in copies") is None
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_scrolled_profiler_table_keeps_its_name_column(make_app, language):
+    """Issue 52, item 9: ←/→ scrolled the profiler table's Name column away with the numbers, so
+    a row's numbers no longer said whose they were. The first column stays in place."""
+    from tutor.app.widgets.output import Hanging, OutputBox, render_run
+    from tutor.sandbox.result import RunResult
+
+    app = make_app(start_lesson="basics", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "shape-error")
+        box = app.screen.query_one("#output", OutputBox)
+        box.add_class("-shown")
+        box.update(Hanging.of(render_run(RunResult(status="ok", stdout=PROFILE, wall_time=0.1))))
+        box.scroll_visible(animate=False, top=True)
+        await settle(pilot, 3)
+        box.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        text = screen_text(app)
+        row = next(line for line in text.splitlines() if "280.000us" in line)
+        assert "aten::" in row and row.rstrip(" │").endswith("2"), row  # whose numbers, and the last
+        assert "Name" in next(line for line in text.splitlines() if "# of Calls" in line)

@@ -164,6 +164,29 @@ class Hanging(Content):
         return found
 
     @property
+    def frozen(self) -> int:
+        """Cells of a table's first column with the gap after it (the profiler's Name), which stay
+        in place while ←/→ scroll the numbers (the names scrolled away with them): from the table's
+        first rule line. 0: no table."""
+        found = self.__dict__.get("_frozen")
+        if found is None:
+            lines = self.plain.split("\n")
+            rules = [lines[y] for y in sorted(self.tables) if _RULE.match(lines[y])]
+            first = re.match(r"\s*[-=+|]+\s+", rules[0]) if rules else None
+            found = self.__dict__["_frozen"] = first.end() if first else 0
+        return found
+
+    def frozen_span(self, width: int) -> tuple[int, int]:
+        """The part of the first column kept in place at ``width``: where its text is in the
+        table's lines (the profiler right-aligns its names in 55 cells), at most half the width,
+        and the gap after it."""
+        frozen = self.frozen
+        lines = self.plain.split("\n")
+        cells = [lines[y][:frozen] for y in self.tables if lines[y][:frozen].strip(" -=+|")]
+        start = min((len(cell) - len(cell.lstrip(" ")) for cell in cells), default=0)
+        return start, min(frozen, start + max(1, width // 2))
+
+    @property
     def table_width(self) -> int:
         """Cells of the widest table line (0: none)."""
         lines = self.plain.split("\n")
@@ -221,7 +244,12 @@ class Hanging(Content):
         tables = self.tables
         for y, x, pad, length in self.rows(width)[:height]:
             line = lines[y]
-            if y in tables:
+            frozen = self.frozen if y in tables and self.shift else 0
+            if frozen:  # the first column's text stays (at most half the box); the rest moves past it
+                start, end = self.frozen_span(width)
+                line = line[start:end] + line[frozen + min(self.shift, max(0, len(line.plain) - frozen)):]
+                x, length = 0, width
+            elif y in tables:
                 x, length = min(self.shift, length), width
             if selection is not None and selection_style is not None and (span := selection.get_span(y)):
                 start, end = span
@@ -310,6 +338,10 @@ class OutputBox(Static):
         hanging = self.hanging
         if hanging is None:
             return
-        most = max(0, hanging.table_width - self.content_region.width)
+        width = self.content_region.width
+        most = max(0, hanging.table_width - width)
+        if hanging.frozen:  # scrolled, the first column's text stays: the rest has less room
+            start, end = hanging.frozen_span(width)
+            most = max(0, hanging.table_width - hanging.frozen - (width - (end - start)))
         hanging.shift = max(0, min(most, hanging.shift + cells))
         self.refresh()

@@ -564,3 +564,24 @@ async def test_f1s_scrollbar_has_a_track_of_its_own(make_app, language):
         assert styles.scrollbar_size_vertical == 1
         track = styles.scrollbar_background
         assert track.a > 0 and dialog.background_colors[1].blend(track, track.a) != dialog.background_colors[1]
+
+
+def test_reset_forgets_the_cursor_and_the_free_grade_it_kept_for_the_steps_it_resets(tmp_path):
+    """A reset progress opened the exercise with the cursor where the old one left it (a browser
+    test's arrows then went one line too far)."""
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(tmp_path)
+    for pack in ("mini", "other"):
+        store.preferences.set(f"cursor:{pack}/exercises/double", "3,12")
+        store.answers.record_quiz(pack, "basics", "why-shapes", "x", True, rating=4)
+    store.reset("mini", step="double", lesson="exercises")
+    assert store.preferences.get("cursor:mini/exercises/double") is None
+    assert store.answers.rating("mini", "basics", "why-shapes") == 4  # another step: kept
+    store.reset("mini")
+    assert store.answers.rating("mini", "basics", "why-shapes") is None
+    assert store.preferences.get("cursor:other/exercises/double") == "3,12"  # another pack: kept
+    store.reset()
+    assert store.preferences.get("cursor:other/exercises/double") is None
+    assert store.answers.rating("other", "basics", "why-shapes") is None
+    store.close()

@@ -128,19 +128,26 @@ def key_hook_present() -> bool:
     return KEY_HOOK in vars(TextArea)
 
 
-# --------------------------------------------------------------------------- a paste as one undo step
+# --------------------------------------------------------------------------- keys of one read
+
+
+#: A read of the terminal that starts this soon after the last one ended continues it: the data
+#: was already waiting (a paste longer than one read). Typed keys, even a test's back-to-back
+#: tmux commands, come milliseconds apart.
+CONTINUED_READ_S = 0.001
 
 
 def stamp_reads() -> bool:
-    """Give every key parsed from one read of the terminal the time of that read's first key;
-    True when it now does.
+    """Give every key parsed from one read of the terminal (or from reads that follow each other
+    with no wait: ``CONTINUED_READ_S``) one time, its first key's; True when it now does.
 
     A terminal without bracketed paste (tmux's paste-buffer without -p) types a paste: its keys
     come in one read. Textual stamps each key as it parses it, and on a loaded machine the input
     thread can be held up in the middle of a read's keys (the GIL, a busy core): the keys of one
-    paste were then tens of ms apart, like typing, and the editor auto-indented some of them.
-    Keys of separate reads keep their own times. Private: ``XTermParser.feed`` (the linux and the
-    web driver parse every read with it), a message's ``time``.
+    paste were then tens of ms apart, like typing, and the editor auto-indented some of them. So
+    keys with the very same time came in one burst (``CodeEditor``); keys of separate reads keep
+    their own times. Private: ``XTermParser.feed`` (the linux and the web driver parse every read
+    with it), a message's ``time``.
     """
     if not tested():
         return False
@@ -153,21 +160,28 @@ def stamp_reads() -> bool:
         return False
     if getattr(original, "_stamped", False):
         return True
+    import time
+
     from textual import events
 
     def feed(self: Any, data: str) -> Any:
-        first: float | None = None
+        last = getattr(self, "_tutor_read", None)  # (stamp, when the last read's keys were parsed)
+        stamp = last[0] if last is not None and time.monotonic() - last[1] < CONTINUED_READ_S else None
         for message in original(self, data):
             if isinstance(message, events.Key):
-                if first is None:
-                    first = message.time
+                if stamp is None:
+                    stamp = message.time
                 else:
-                    message.time = first
+                    message.time = stamp
             yield message
+        self._tutor_read = (stamp, time.monotonic()) if stamp is not None else None
 
     feed._stamped = True  # type: ignore[attr-defined]  # marks our wrapper: applied once
     XTermParser.feed = feed  # type: ignore[method-assign]  # the workaround
     return True
+
+
+# --------------------------------------------------------------------------- a paste as one undo step
 
 
 def undo_mark(area: TextArea) -> tuple[object, int] | None:

@@ -31,13 +31,11 @@ INDENT = 4
 #: tests/app/test_app_round2.py measures it on the real layout, so it cannot go stale.
 EDITOR_COLUMNS_AT_80 = 64
 
-#: Keys that reach the editor closer together than this (by the time the terminal's input was
-#: read) came in one burst: a paste that a terminal or multiplexer without bracketed paste types
-#: for us (tmux's paste-buffer without -p). Inside one, Enter adds no indentation (the pasted
-#: lines carry their own) and the whole burst undoes as one step. Keys read one at a time are
-#: 60 ms apart even from Pilot; a paste's keys come from one read, microseconds apart (a few ms
-#: when Python switches threads in the middle).
-PASTE_GAP_S = 0.012
+#: Keys read from the terminal in one read share one time (``textual_compat.stamp_reads``): a
+#: paste that a terminal or multiplexer without bracketed paste types for us (tmux's paste-buffer
+#: without -p). Inside one, Enter adds no indentation (the pasted lines carry their own) and the
+#: whole burst undoes as one step. Keys typed one by one, even a test's back-to-back tmux
+#: commands, come in reads of their own.
 
 #: Lines after which Python's next line is one level less indented.
 _BLOCK_ENDERS = ("return", "pass", "raise", "break", "continue")
@@ -258,11 +256,10 @@ class CodeEditor(FramedBox, inherit_bindings=False):
     # ------------------------------------------------------------------ Python-aware editing
 
     def _in_burst(self, event: events.Key) -> bool:
-        """True when ``event`` came right behind the key before it (``PASTE_GAP_S``): a paste
-        typed by the terminal. The first key of each burst marks the undo history."""
-        gap = event.time - self._last_key_at
+        """True when ``event`` came in the same read as the key before it (the same time): a
+        paste typed by the terminal. The first key of each burst marks the undo history."""
+        burst = event.time == self._last_key_at
         self._last_key_at = event.time
-        burst = 0 <= gap < PASTE_GAP_S
         if not burst:
             self._burst_mark = textual_compat.undo_mark(self)
         return burst

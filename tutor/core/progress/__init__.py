@@ -105,6 +105,13 @@ class ProgressStore:
                 if table == "position" and step is not None:
                     continue
                 removed += conn.execute(f"DELETE FROM {table}{where}", params).rowcount
+            # What the app keeps per step beside them: the editor's cursor, a free answer's 1-4.
+            for kind in ("pref.cursor:", "rating:"):  # (a preference's key is "pref." + its name)
+                head = kind if pack is None else f"{kind}{pack}/" + (f"{lesson}/{step}" if lesson and step else "")
+                tail = f"/{step}" if step is not None and not lesson else ""
+                removed += conn.execute("DELETE FROM meta WHERE substr(key, 1, ?) = ? AND (? = '' OR "
+                                        "substr(key, ?) = ?)",
+                                        (len(head), head, tail, -len(tail) or 1, tail)).rowcount
         self.drafts.forget(lambda k: pack is None or (k[0] == pack and (step is None or k[2] == step)))
         return removed
 

@@ -86,7 +86,7 @@ def test_every_kind_of_quiz_answered_recorded_handed_in_and_graded(course):
     pack, data, work = course["pack"], course["data"], course["work"]
     right, wrong = letters_for(pack)
     answers = [
-        "Copies cost memory; views are free.", "", "y",  # free: an answer over lines, then self-graded
+        "Copies cost memory; views are free.", "", "3",  # free: an answer over lines, then self-graded 3 Good
         "zz", f"{right} {wrong}", wrong, "?",  # choice: not a letter, two for one, wrong, then every choice
         "[0, 10, 2]", "",  # predict: right
     ]
@@ -148,7 +148,7 @@ def test_end_of_input_stops_without_a_traceback_and_keeps_what_was_answered(cour
     steps = recorded(data)["steps"]
     assert (steps[(LESSON, FREE)].quiz_answer, steps[(LESSON, FREE)].quiz_correct) == ("my answer", None)
     # a quit word stops as well, after the choice is answered
-    quit_ = tutor("quiz", str(pack), data=data, stdin=f"again\n\ny\n{right}\nexit()\n")
+    quit_ = tutor("quiz", str(pack), data=data, stdin=f"again\n\n3\n{right}\nexit()\n")
     assert quit_.returncode == 0 and "Stopped" in quit_.stdout and "2 answered, 2 right." in quit_.stdout
     assert recorded(data)["steps"][(LESSON, CHOICE)].quiz_correct is True
     # no input at all
@@ -167,7 +167,7 @@ def test_ctrl_c_at_the_prompt_keeps_every_answer(course):
     proc = subprocess.Popen([sys.executable, "-m", "tutor", "--data-dir", str(data), "quiz", str(pack)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b"typed before the interrupt\n\ny\n")
+    proc.stdin.write(b"typed before the interrupt\n\n3\n")
     proc.stdin.flush()
     seen = b""
     deadline = time.monotonic() + 60
@@ -214,7 +214,7 @@ def test_hostile_pack_text_and_input_reach_the_terminal_inert(course):
     made inert) and is kept capped."""
     pack, data = course["pack"], course["data"]
     answer = "\x1b]0;mine\x07" + "x" * 1_000_000
-    done = tutor("quiz", str(pack), data=data, stdin=answer + "\n\nn\n")
+    done = tutor("quiz", str(pack), data=data, stdin=answer + "\n\n1\n")  # 1 Again: a miss
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     from tutor.cli.quiz import MAX_ANSWER_CHARS

@@ -436,17 +436,14 @@ class Session:
         asker.say()
         asker.say(t("cli.quiz.self_grade"))
         while True:
-            line = asker.ask().strip().lower()
-            if line in ("y", "yes", "是"):
-                correct = True
-            elif line in ("n", "no", "否"):
-                correct = False
-            else:
-                asker.say(t("cli.quiz.y_or_n"))
+            line = asker.ask().strip()
+            if line not in ("1", "2", "3", "4"):
+                asker.say(t("cli.quiz.one_to_four"))
                 continue
-            self.store.answers.record_quiz(*key, answer, correct)
-            asker.say(t("quiz.graded", verdict=t("quiz.free.right" if correct else "quiz.free.wrong")))
-            return correct
+            rating = int(line)  # FSRS's 1 Again .. 4 Easy, as the app and the review queue grade
+            self.store.answers.record_quiz(*key, answer, rating >= 2, rating=rating)
+            asker.say(t("quiz.graded", verdict=f"{rating} {t(f'review.rate.{rating}')}"))
+            return rating >= 2
 
 
 def _fit(text: str, width: int) -> str:

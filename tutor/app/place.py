@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tutor.core.comments import code_for
 from tutor.core.models import Lesson, Pack, Step
 from tutor.core.text import resolve
 from tutor.core.textclean import neutralize
@@ -65,3 +66,7 @@ class Texts:
     def __call__(self, text: str | dict[str, str] | None) -> str:
         # Pack text never reaches a terminal with its control characters (see textclean).
         return neutralize(resolve(text, self.language, self.fallback))
+
+    def code(self, code: str) -> str:
+        """A pack's code as shown in the learner's language: its comments in that language."""
+        return code_for(code, self.language or self.fallback)

@@ -257,9 +257,10 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
     latest version, which `handin` hands in for an exercise not solved. Checking the starter
     unchanged is a look at the task, not an attempt (as in the app)."""
     from tutor.core import review
+    from tutor.core.comments import same_code
     from tutor.core.progress import ProgressStore
 
-    if not report.passed and code.strip() == exercise.starter.strip():
+    if not report.passed and same_code(code, exercise.starter):
         return
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
     if store.storage.repaired:  # said once: the next open finds nothing to repair

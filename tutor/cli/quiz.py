@@ -362,12 +362,13 @@ class Session:
     # ------------------------------------------------------------------ predict
 
     def ask_predict(self, quiz: "PredictQuiz", key: tuple[str, str, str]) -> bool | None:
+        from tutor.core.comments import code_for
         from tutor.core.quizzes.predict import judge_run
 
         asker = self.asker
         asker.markdown(self.text(quiz.question))
         asker.say()
-        for line in quiz.code.rstrip().split("\n"):
+        for line in code_for(quiz.code, self.language or self.pack.languages[0]).rstrip().split("\n"):
             print(_cut("    " + line, asker.width))
         asker.say()
         if quiz.raises:

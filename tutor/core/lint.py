@@ -11,9 +11,14 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from tutor.core.comments import misplaced
 from tutor.core.models import ChoiceQuiz, Example, Exercise, Lesson, Pack, PackHeader, QuizBase
 from tutor.core.problems import Problem
 from tutor.core.text import Text, resolve
+
+
+#: A step's code fields: what a learner is shown, with its comments in their language.
+CODE_FIELDS = ("code", "starter", "solution")
 
 
 def _texts(text: Text | None) -> list[str]:
@@ -134,6 +139,24 @@ def _warnings(pack: Pack) -> Iterator[Problem]:
                          "print (expect.output) or raise (expect.raises)", *ids)
             if isinstance(step, Exercise):
                 yield from _exercise_warnings(step, lesson.id, at, pack.languages)
+            yield from _comment_warnings(pack, step, ids, fallback)
+
+
+def _comment_warnings(pack: Pack, step: Any, ids: tuple[str, str], fallback: Path) -> Iterator[Problem]:
+    """A ``#zh:`` line that pairs with no English comment, at its line in the YAML where the code
+    is a literal block (``code: |``), else at the step."""
+    for name in CODE_FIELDS:
+        code = getattr(step, name, None)
+        if not isinstance(code, str):
+            continue
+        for index, col, message in misplaced(code):
+            block = pack.locate("code", *ids, name)
+            where: tuple[Path, int | None, int | None]
+            if block is not None:
+                where = (block[0], block[1] + index, block[2] + col)
+            else:
+                where = pack.locate(*ids) or (fallback, None, None)
+            yield Problem(*where, f"step {ids[1]!r} {name}: {message}", severity="warning")
 
 
 def _exercise_warnings(step: Exercise, lesson_id: str, at: Callable[..., Problem],

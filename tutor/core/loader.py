@@ -14,8 +14,9 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tutor.core.comments import MARK
 from tutor.core.crossref import References
-from tutor.core.lint import lesson_texts, pack_texts
+from tutor.core.lint import CODE_FIELDS, lesson_texts, pack_texts
 from tutor.core.models import Exercise, Lesson, Pack, PackHeader
 from tutor.core.paths import PACK_FILE
 from tutor.core.problems import PackError, Problem
@@ -72,6 +73,25 @@ def load_pack(path: str | Path) -> Pack:
     object.__setattr__(pack, "_sources", tuple(reading.sources))
     return pack
 
+
+
+def _block_start(source: Source, path: tuple[Any, ...]) -> tuple[int, int] | None:
+    """For code written as a literal block (``code: |``): the file line of its first line, and
+    the block's indentation (so the code's line i, column c is the file's line + i, indent + c).
+    None for other styles, whose lines do not map one to one."""
+    place = source.walk(path)
+    node = place.node
+    if place.missed or getattr(node, "style", None) != "|":
+        return None
+    first = node.start_mark.line + 1  # 0-based: the line after the `|`
+    try:
+        lines = source.path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for line in lines[first:node.end_mark.line + 1]:
+        if line.strip():
+            return first + 1, len(line) - len(line.lstrip(" "))
+    return None
 
 class _Reading:
     """One load of one pack: the files read, where each lesson, step and check starts, and every
@@ -177,6 +197,12 @@ class _Reading:
             self.locations[(lesson.id, step.id)] = where(("steps", index))
             for position, check in enumerate(getattr(step, "checks", ())):
                 self.locations[(lesson.id, step.id, check.id)] = where(("steps", index, "checks", position))
+            for name in CODE_FIELDS:
+                code = getattr(step, name, None)
+                if isinstance(code, str) and MARK in code:  # where `lint` points at a #zh: line
+                    found = _block_start(source, base + ("steps", index, name))
+                    if found is not None:
+                        self.locations[("code", lesson.id, step.id, name)] = (source.path, *found)
 
     def prelude(self, header: PackHeader) -> str | None:
         """The pack's prelude: ``prelude``, or the text of ``prelude_file`` (checked to parse)."""

@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterable
 
+from tutor.core.comments import code_for
 from tutor.core.progress import (REVIEW_SCRATCH, CheckRecorded, ProgressStore, QuizAnswered, Recorded,
                                  SolutionShown, day_start, read_float)
 from tutor.core.spec import is_record, materialize
@@ -102,7 +103,7 @@ def _digest(kind: str | None, parts: Any) -> str:
 def content_hash(step: "Step") -> str:
     """A hash of what the item asks and what counts as its answer: changing either makes the
     learner's memory of it stale. Titles, explanations and hints (a check's description and
-    hints too) may change freely."""
+    hints too) may change freely, and so may the code's Chinese comments (``#zh:`` lines)."""
     from tutor.core.models import QUIZ_TYPES, Exercise
 
     kind = item_kind(step)
@@ -111,7 +112,7 @@ def content_hash(step: "Step") -> str:
         parts = quiz.review(step)
     elif isinstance(step, Exercise):
         checks = [{k: v for k, v in _plain(check).items() if k not in _CHECK_WORDING} for check in step.checks]
-        return _digest(kind, [_plain(step.body), _plain(step.starter), checks])
+        return _digest(kind, [_plain(step.body), _plain(code_for(step.starter, "en")), checks])
     else:
         raise ValueError(f"step {step.id!r} is not reviewed")
     return _digest(kind, _plain(parts))
@@ -124,7 +125,7 @@ def earlier_hashes(step: "Step") -> set[str]:
 
     if not isinstance(step, Exercise) or not step.checks:
         return set()
-    head = [_plain(step.body), _plain(step.starter)]
+    head = [_plain(step.body), _plain(code_for(step.starter, "en"))]
     checks = [_plain(check) for check in step.checks]
     return {_digest("exercise", [*head, checks]), _digest("exercise", [*head, [repr(step.checks[0]), *checks[1:]]])}
 

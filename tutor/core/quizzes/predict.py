@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from tutor.core.comments import code_for
 from tutor.core.quizzes import QuizBase, QuizType, Ran
 from tutor.core.spec import Meta, record
 from tutor.core.step_base import Seconds
@@ -37,7 +38,7 @@ class PredictQuiz(QuizBase):
 
 
 def _review(step: PredictQuiz) -> list[Any]:
-    return [step.question, step.code]
+    return [step.question, code_for(step.code, "en")]  # a translated comment asks nothing new
 
 
 def judge_run(quiz: PredictQuiz, prediction: str, output: str, error_type: str | None) -> "Verdict":

@@ -16,6 +16,7 @@ from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
+from tutor.core.comments import same_code
 from tutor.core.i18n import shown, t
 from tutor.core.models import Example
 
@@ -42,14 +43,10 @@ def example_headline(outcome: ExampleOutcome, needs_cuda: bool = False) -> tuple
     return t("outcome.unmatched", summary=summary), "bold yellow"
 
 
-def _normal(code: str) -> str:
-    """Code as compared for "did the learner change it": trailing spaces and blank edges aside."""
-    return "\n".join(line.rstrip() for line in code.strip("\n").splitlines()).strip("\n")
-
-
 def changed(code: str, original: str) -> bool:
-    """True when ``code`` is the learner's own version of an example's ``original``."""
-    return _normal(code) != _normal(original)
+    """True when ``code`` is the learner's own version of an example's ``original`` (which, its
+    comments in any language, is not theirs)."""
+    return not same_code(code, original)
 
 
 class ExampleStep(StepView):
@@ -70,8 +67,8 @@ class ExampleStep(StepView):
         step = self.step
         if step.intro:
             yield Markdown(self.text(step.intro))
-        draft = self.store.drafts.get(*self.key)
-        yield CodeEditor(draft if draft is not None else step.code, original=step.code, key=self.key,
+        draft, code = self.store.drafts.get(*self.key), self.text.code(step.code)
+        yield CodeEditor(draft if draft is not None else code, original=code, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
             yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run", variant="primary")
@@ -89,7 +86,7 @@ class ExampleStep(StepView):
 
     @on(KeyButton.Pressed, "#reset")
     def do_reset(self) -> None:
-        self.query_one(CodeEditor).replace_all(self.step.code)
+        self.query_one(CodeEditor).replace_all(self.text.code(self.step.code))
         self.query_one("#output", Static).update("")
         self.query_one("#output").remove_class("-shown")
 

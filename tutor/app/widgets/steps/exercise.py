@@ -19,6 +19,7 @@ from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
+from tutor.core.comments import same_code
 from tutor.core.i18n import t
 from tutor.core.models import Exercise
 from tutor.core.textclean import neutralize
@@ -96,8 +97,8 @@ class ExerciseStep(StepView):
         yield Static(Text(t("exercise.id", id=step.id), style="dim"), id="exercise-id")
         if step.all_or_nothing:  # how the exercise is graded: no share of its points for some checks
             yield Static(Text(t("exercise.all_or_nothing"), style="italic"), id="all-or-nothing")
-        draft = self.store.drafts.get(*self.key)
-        yield CodeEditor(draft if draft is not None else step.starter, original=step.starter, key=self.key,
+        draft, starter = self.store.drafts.get(*self.key), self.text.code(step.starter)
+        yield CodeEditor(draft if draft is not None else starter, original=starter, key=self.key,
                          id="editor", dark=self.app.current_theme.dark)
         with Horizontal(classes="buttons"):
             yield KeyButton(with_key(t("step.run"), self, "step('run')"), id="run")
@@ -172,7 +173,7 @@ class ExerciseStep(StepView):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self.editor.replace_all(self.step.starter)
+                self.editor.replace_all(self.text.code(self.step.starter))
                 self.app.notify(t("exercise.reset.done"))
 
         self.app.push_screen(ConfirmScreen(t("exercise.reset.confirm")), done)
@@ -198,9 +199,10 @@ class ExerciseStep(StepView):
 
         def done(use: bool | None) -> None:
             if use:
-                self.editor.replace_all(self.step.solution)
+                self.editor.replace_all(solution)
 
-        self.app.push_screen(SolutionScreen(self.step.solution), done)
+        solution = self.text.code(self.step.solution)
+        self.app.push_screen(SolutionScreen(solution), done)
 
     # ------------------------------------------------------------------ results
 
@@ -244,7 +246,7 @@ class ExerciseStep(StepView):
             return None
         checks = report.checks
         passed = report.passed
-        unchanged = (self._checked_code or "").strip() == self.step.starter.strip()
+        unchanged = same_code(self._checked_code or "", self.step.starter)
         note: Static | None = None
         if unchanged and not passed:
             # Checking the starter as given is a look at the task, not an attempt: it must

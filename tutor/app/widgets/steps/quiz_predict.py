@@ -97,7 +97,7 @@ class PredictQuizStep(StepView):
         quiz = self.step
         earlier = self.store.steps.get(*self.key)
         yield Markdown(self.text(quiz.question))
-        yield Markdown(f"```python\n{quiz.code.rstrip()}\n```")
+        yield Markdown(f"```python\n{self.text.code(quiz.code).rstrip()}\n```")
         if quiz.raises:
             yield Static(t("quiz.predict.raises_hint"), classes="muted")
         yield AnswerBox(earlier.quiz_answer or "", id="prediction", placeholder=t("quiz.predict.placeholder"))

@@ -156,7 +156,8 @@ def _comment_warnings(pack: Pack, step: Any, ids: tuple[str, str], fallback: Pat
                 where = (block[0], block[1] + index, block[2] + col)
             else:
                 where = pack.locate(*ids) or (fallback, None, None)
-            yield Problem(*where, f"step {ids[1]!r} {name}: {message}", severity="warning")
+            yield Problem(where[0], where[1], where[2], f"step {ids[1]!r} {name}: {message}",
+                          severity="warning")
 
 
 def _exercise_warnings(step: Exercise, lesson_id: str, at: Callable[..., Problem],

@@ -172,3 +172,20 @@ def test_contract_names_are_read_from_every_piece_of_a_check():
     shadowed = _exercise([{"id": "a", "kind": "tensor", "value": "ff(1)"}], contract[:1])
     (path, message), = contract_problems(shadowed)
     assert path == ("checks", 0, "value") and "uses `ff`" in message and "(did you mean 'f'?)" in message
+
+
+def test_a_chinese_comment_line_out_of_place_is_located(tmp_path):
+    """Issue 52, item 18: a `#zh:` line not right after the English comment it translates is a
+    warning at its own file:line:col; the pack still loads and its code still runs."""
+    pack = tmp_path / "mini"
+    shutil.copytree(Path(__file__).parents[1] / "app" / "packs" / "mini", pack)
+    lesson = pack / "exercises.yaml"
+    text = lesson.read_text(encoding="utf-8").replace(
+        "      def double(x):\n          return x * 2\n",
+        "      def double(x):\n          return x * 2  # twice\n          #zh: 两倍\n", 1)
+    lesson.write_text(text, encoding="utf-8")
+    line = text.split("\n").index("          #zh: 两倍") + 1
+    out = validate("--no-run", str(pack))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (f"{lesson}:{line}:11: warning: step 'double' solution: a #zh: line must come right after "
+            "the English comment line it translates") in out.stdout

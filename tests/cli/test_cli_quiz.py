@@ -256,3 +256,19 @@ def test_markdown_is_plain_lines_within_the_width():
     item = next(i for i, line in enumerate(lines) if line.startswith("- another item"))
     assert lines[item + 1].startswith("  ") and lines[item + 1].strip()  # the item's hanging indent
     assert "`code` and **bold**" in " ".join(lines)
+
+
+@pytest.mark.parametrize("language,shown,hidden", [("zh", "# 写入视图", "# write through the view"),
+                                                   ("en", "# write through the view", "写入视图")])
+def test_a_predict_quizs_code_comments_are_in_the_learners_language(course, language, shown, hidden):
+    """Issue 52, item 18: the code of a predict question shows its `#zh:` comment in Chinese, and
+    no `#zh:` line in English."""
+    pack, data = course["pack"], course["data"]
+    lesson = pack / "01-first-lesson.yaml"
+    lesson.write_text(lesson.read_text().replace(
+        "      v[0] = 10\n", "      # write through the view\n      #zh: 写入视图\n      v[0] = 10\n", 1))
+    right, _wrong = letters_for(pack)
+    done = tutor("--language", language, "quiz", str(pack), data=data, stdin=f"\n{right}\n\n")
+    assert done.returncode == 0, done.stderr
+    assert shown in done.stdout and hidden not in done.stdout and "#zh:" not in done.stdout
+    assert within_80(done.stdout)

@@ -215,6 +215,26 @@ def test_grade_usage_errors(tmp_path):
     assert out.returncode == 2 and "no pack folder or pack id" in out.stderr
 
 
+def test_a_pack_with_problems_stops_grade_and_the_workers_warming_up_beside_it(tmp_path, monkeypatch, capsys):
+    """`grade` starts its workers while it loads the pack and reads the class; a pack with problems
+    still ends it with the problems said, and the workers started meanwhile are stopped."""
+    from tutor.cli.main import main
+    from tutor.sandbox.pool import Sandbox
+
+    monkeypatch.setenv("TORCH_TUTOR_DATA_DIR", str(tmp_path / "d"))
+    started: list[Sandbox] = []
+    start = Sandbox.start
+    monkeypatch.setattr(Sandbox, "start", lambda self: started.append(self) or start(self))
+    scaffold(tmp_path / "p")
+    pack_yaml = tmp_path / "p" / "pack.yaml"
+    pack_yaml.write_text(pack_yaml.read_text().replace("version:", "version: [", 1))
+    (tmp_path / "class" / "ann").mkdir(parents=True)
+    (tmp_path / "class" / "ann" / "ex-1.py").write_text(RIGHT)
+    assert main(["grade", str(tmp_path / "p"), str(tmp_path / "class"), "--unisolated"]) == 2
+    assert "the pack has problems" in capsys.readouterr().err
+    assert started and all(box.state.value == "closed" for box in started)
+
+
 # --------------------------------------------------------------------------- archives (no sandbox)
 
 

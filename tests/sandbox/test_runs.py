@@ -87,6 +87,18 @@ def test_a_run_has_the_intra_op_threads_it_asks_for(sandbox):
     assert asked == ["1\n", f"{usable_cpus()}\n", "3\n", f"{usable_cpus()}\n"]
 
 
+def test_a_batchs_run_has_one_intra_op_thread_unless_it_asks():
+    """`grade` and `validate` run in parallel through their workers: each run gets one intra-op
+    thread (two cost each run of a class 4-5x the CPU), and a run that asks for more has them."""
+    from tests.sandbox.conftest import TEST_LIMITS
+    from tutor.sandbox import Sandbox
+
+    code = "import torch\nprint(torch.get_num_threads())\n"
+    with Sandbox(TEST_LIMITS, isolation="none", mode="fork", purpose="batch", runs=2).start() as batch:
+        assert batch.wait_ready(timeout=300)
+        assert [batch.run(code, threads=n).stdout for n in (None, 2)] == ["1\n", "2\n"]
+
+
 def test_per_run_limits_override_the_sandbox_defaults(sandbox):
     result = sandbox.run("import time\ntime.sleep(5)\n", limits=sandbox.limits.with_overrides(wall_time=1))
     assert result.status == "timeout"

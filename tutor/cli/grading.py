@@ -14,6 +14,10 @@ from tutor.cli.common import UsageError, guarded
 if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts without them
     from datetime import datetime
 
+    from tutor.core.config import Settings
+    from tutor.grading.gradebook import RosterEntry
+    from tutor.sandbox.pool import Sandbox
+
     from tutor.core.models import Pack
     from tutor.grading.gradebook import GradedQuiz, Row
     from tutor.grading.output import CsvStream, GradeMeta
@@ -76,7 +80,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "this machine's time zone); later hand-ins are flagged late. An exercise's own deadline wins")
     p.add_argument("--shard", metavar="K/N", help="grade only the K-th of N shares of the learners (merge the "
                    "shards' --json files with `torch-tutor grade-merge`)")
-    p.add_argument("--workers", type=int, metavar="N", help="sandbox workers to grade with (default: setting)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="submissions graded at once, each in a sandbox worker of its own with one torch thread "
+                   "(default: the workers setting, 1). Up to one per core is quicker; more gain nothing and "
+                   "each keeps ~270 MB warm (docs/authoring.md, \"Workers\")")
     p.add_argument("--no-cache", action="store_true", help="grade everything again")
     p.add_argument("--unisolated", action="store_true",
                    help="grade even when the sandbox has no isolation (see `torch-tutor doctor`)")
@@ -169,10 +176,7 @@ def _num(value: float) -> str:
 @guarded
 def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.grading import output as gradeout
-    from tutor.grading.gradebook import (LIMIT_DECIDED, GradeCache, collect, grade_all, item_order,
-                                      load_roster, parse_deadline, parse_shard, shard_of)
-    from tutor.core.loader import PackError, load_pack
+    from tutor.grading.gradebook import load_roster, parse_deadline, parse_shard
 
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
@@ -193,8 +197,53 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if args.roster:
         roster = load_roster(Path(args.roster))
     settings = settings_from_args(args, workers=args.workers)
+    pack_path = resolve_pack_arg(args.pack_arg, args)
+    early = _early_sandbox(settings, args, pack_path)
     try:
-        pack = load_pack(resolve_pack_arg(args.pack_arg, args))
+        return _grade(args, settings, pack_path, early, shard, deadline, roster)
+    finally:
+        if early is not None:
+            early[0].close()  # a second close (the grading's own) does nothing
+
+
+def _early_sandbox(settings: Settings, args: argparse.Namespace,
+                   pack_path: Path) -> tuple[Sandbox, IsolationInfo] | None:
+    """The batch's sandbox, warming up (each worker imports torch: 1-4 s) while the pack loads and
+    the class is read, and the isolation it was given; None where grading would refuse to run (the isolation is missing or not
+    accepted: the refusal is said where it always was) or the folder is none. Warming up runs
+    nothing of the class's: each run gets its code over the wire, later."""
+    from tutor.grading.sandboxes import sandbox_for
+    from tutor.sandbox import backends
+    from tutor.sandbox import isolation as iso
+
+    root = Path(args.submissions)
+    if not root.is_dir() or not any(root.iterdir()):
+        return None
+    try:
+        info = iso.choose(settings.isolation, settings.python or iso.default_python())
+    except (iso.IsolationError, ValueError):
+        return None
+    if not backends.of(info.level).isolates and not args.unisolated:
+        return None
+    from tutor.core.loader import pack_file_of
+
+    hide = _hidden(root, pack_file_of(pack_path).parent)  # the pack's root as the loader will say it
+    return sandbox_for(settings, purpose="batch", hide=hide, chosen=info).start(), info
+
+
+def _hidden(root: Path, pack_root: Path | None) -> list[str]:
+    """What no run may see: the class's folder and the pack (each run gets its own code, over the wire)."""
+    return [str(root)] + ([str(pack_root)] if pack_root else [])
+
+
+def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early: tuple[Sandbox, IsolationInfo] | None,
+           shard: tuple[int, int] | None, deadline: datetime | None, roster: list[RosterEntry] | None) -> int:
+    from tutor.grading import output as gradeout
+    from tutor.grading.gradebook import LIMIT_DECIDED, GradeCache, collect, grade_all, item_order, shard_of
+    from tutor.core.loader import PackError, load_pack
+
+    try:
+        pack = load_pack(pack_path)
     except PackError as exc:
         raise UsageError(f"the pack has problems (run `torch-tutor validate`):\n{exc}") from None
     root = Path(args.submissions)
@@ -218,7 +267,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from tutor.sandbox import isolation as iso
 
     try:
-        info = iso.choose(settings.isolation, settings.python or iso.default_python())
+        info = early[1] if early is not None else iso.choose(settings.isolation,
+                                                             settings.python or iso.default_python())
     except iso.IsolationError as exc:
         raise UsageError(f"isolation '{settings.isolation}' is required but not available: {exc}") from None
     if not backends.of(info.level).isolates and not args.unisolated:
@@ -260,8 +310,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
     started = time.monotonic()
     # Each run gets its own code over the wire: the class's folder and the pack stay hidden.
-    hide = [str(root)] + ([str(pack.root)] if pack.root else [])
-    with sandbox_for(settings, purpose="batch", hide=hide).start() as sandbox:
+    hide = _hidden(root, pack.root)
+    warm = early[0] if early is not None and early[0].hide == tuple(hide) else None
+    if early is not None and warm is None:  # never, unless the pack's folder was said two ways
+        early[0].close()
+    with (warm or sandbox_for(settings, purpose="batch", hide=hide, chosen=info)).start() as sandbox:
         rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
                          deadline=deadline, isolation=info.level)
     if cache is not None:

@@ -13,6 +13,7 @@ from tutor.core.config import Settings
 from tutor.sandbox.limits import LIMIT_NAMES, Limits
 
 if TYPE_CHECKING:
+    from tutor.sandbox.isolation import IsolationInfo
     from tutor.sandbox.pool import Purpose, Sandbox
 
 
@@ -22,12 +23,14 @@ def limits_from(settings: Settings) -> Limits:
 
 
 def sandbox_for(settings: Settings, *, workers: int | None = None, purpose: "Purpose" = "interactive",
-                hide: Sequence[str] = (), runs: int | None = None) -> "Sandbox":
+                hide: Sequence[str] = (), runs: int | None = None,
+                chosen: "IsolationInfo | None" = None) -> "Sandbox":
     """A Sandbox (not started) with the settings' limits, workers, interpreter, isolation, mode and
     spawn mode's runners;
-    ``runs``: how many runs the caller will ask for, where it knows (``Sandbox``)."""
+    ``runs``: how many runs the caller will ask for, where it knows (``Sandbox``);
+    ``chosen``: the isolation the caller just chose for these settings (``Sandbox``)."""
     from tutor.sandbox.pool import Sandbox
 
     return Sandbox(limits_from(settings), workers=workers or settings.workers, python=settings.python,
                    isolation=settings.isolation, mode=settings.sandbox_mode, purpose=purpose,
-                   hide=tuple(hide), runs=runs, spawn_runners=settings.spawn_runners)
+                   hide=tuple(hide), runs=runs, spawn_runners=settings.spawn_runners, chosen=chosen)

@@ -63,6 +63,13 @@ REFILL_AT_TAKE = False
 #: How a spawn-mode judge starts its runners (``Sandbox(spawn_runners=...)``, docs/architecture.md).
 SPAWN_RUNNERS = ("forked", "fresh")
 
+#: Intra-op threads (torch.set_num_threads) of a batch's run that asks for none; an interactive
+#: run gets the CPUs this process may use. A batch (``grade``, ``validate``) runs in parallel
+#: through its workers, and a check's ops are small: with two threads each run of ``grade``
+#: spent 4-5x the CPU in its runner (the second thread waits for a core, and waiting costs CPU)
+#: and the class took 1.5-2x the time, with one worker or two (docs/authoring.md, "Workers").
+BATCH_THREADS = 1
+
 #: Fork mode: the fewest runs a sandbox must expect (``runs``; unsaid counts as many) for its
 #: workers to fold their memory into huge pages before forking (``linux.collapse_huge_pages``).
 #: The fold costs 0.3-0.5 s of CPU and wall time once, before the worker says ready; it saves
@@ -101,7 +108,8 @@ class Sandbox:
         mode: "auto", "fork" or "spawn" (see ``resolve_mode``).
         purpose: "interactive" (one run at a time, waiting on it) or "batch" (grading's
             throughput): what ``auto`` picks on Linux may differ between them, and a batch's
-            spawn-mode spares never warm up while they wait (``startup.SPARE_DEFERS``).
+            spawn-mode spares never warm up while they wait (``startup.SPARE_DEFERS``), and a
+            batch's runs get ``BATCH_THREADS`` intra-op threads unless they ask (``run_threads``).
         preload: modules every worker imports before forking, beyond torch's.
         hide: folders no run may see, even where the filesystem is otherwise readable (grading
             hides the class's submissions and the pack; each run gets only its own code, over
@@ -110,13 +118,16 @@ class Sandbox:
             that checks one exercise, a batch): no more workers start than there are runs, and
             in spawn mode no spare is started that no run would take (each costs an interpreter
             importing torch). A run beyond them still runs; it waits for a spare started for it.
+        chosen: what ``isolation.choose`` just answered for this ``isolation`` and ``python``
+            (`grade` asks before it starts anything): warm-up then does not probe again
+            (~0.15 s, before the first worker starts).
     """
 
     def __init__(self, limits: Limits | None = None, workers: int = 1, python: str | None = None,
                  isolation: str = "auto", mode: str = "auto", purpose: Purpose = "interactive",
                  preload: list[str] | tuple[str, ...] | None = None,
                  hide: list[str] | tuple[str, ...] = (), runs: int | None = None,
-                 spawn_runners: str = "forked"):
+                 spawn_runners: str = "forked", chosen: iso.IsolationInfo | None = None):
         self.limits = limits if limits is not None else Limits()
         self.runs = None if runs is None else max(1, int(runs))
         self.workers = max(1, int(workers)) if self.runs is None else max(1, min(int(workers), self.runs))
@@ -140,6 +151,7 @@ class Sandbox:
         self._startup_error: str | None = None
         self._startup_said: dict | None = None  # the same, said (an IsolationError's), for the learner's language
         self._info: iso.IsolationInfo | None = None
+        self._chosen = chosen
         self._idle: "queue.Queue[WorkerProcess | None]" = queue.Queue()
         self._busy: set[WorkerProcess] = set()
         self._all: list[WorkerProcess] = []
@@ -174,7 +186,7 @@ class Sandbox:
     def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
-            self._info = iso.choose(self.requested_isolation, self.python)
+            self._info = self._chosen or iso.choose(self.requested_isolation, self.python)
             self._cgroups = self._info.process_limit == "cgroup"
             sweep_stale_scratch()
             self._scratch_root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
@@ -338,7 +350,7 @@ class Sandbox:
             filename: what tracebacks call the code, so line numbers match the learner's editor.
             probe: the check engine's program, run after the code in the same child.
             stats: also measure the child's private memory (costs a few milliseconds).
-            threads: torch intra-op threads for the run (default: the CPUs this process may use).
+            threads: torch intra-op threads for the run (default: ``run_threads``).
             prelude: the pack's code, run before ``code`` in the same namespace (as ``<prelude>``).
             uses: ``(filename, code)`` of the learner's answers to earlier exercises, run after the
                 prelude and before ``code`` in the same namespace, in the runner only.
@@ -362,7 +374,7 @@ class Sandbox:
         with self._lock:
             self._busy.add(worker)
         request: dict[str, Any] = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
-                   "stats": stats, "threads": threads or usable_cpus()}
+                   "stats": stats, "threads": threads or self.run_threads}
         if prelude:
             request["prelude"] = prelude
         if uses:
@@ -517,6 +529,12 @@ class Sandbox:
         worker.spawn()
         worker.wait_ready(timeout=300)
         return worker
+
+    @property
+    def run_threads(self) -> int:
+        """Intra-op threads of a run that asks for none: ``BATCH_THREADS`` in a batch, else the
+        CPUs this process may use."""
+        return BATCH_THREADS if self.purpose == "batch" else usable_cpus()
 
     def idle_count(self) -> int:
         """Workers (fork mode) or spares (spawn mode) warm and waiting now."""

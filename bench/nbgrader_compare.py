@@ -32,6 +32,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import statistics
 import struct
 import subprocess
@@ -339,7 +340,8 @@ class ProcessAccounting:
     namespace: the namespace's processes are reaped by no process the command waits for. Needs
     root and a kernel with BSD process accounting; it is on only while a command runs (one
     accounting file per machine: another user's is replaced meanwhile). Each record's CPU is in
-    10 ms ticks, rounded down: a process's last part-tick is lost. A record names the parent a
+    10 ms ticks, rounded down: a process's last part-tick is lost. Two benches timing at once
+    switch each other's accounting off: run one at a time. A record names the parent a
     process had when it exited; one whose parent ended first (bubblewrap's pid 1, when the command
     is gone) names init instead, so the parents of the processes alive are also read from /proc
     every 50 ms while the command runs (``watch``)."""
@@ -438,23 +440,29 @@ def timed(commands: list[tuple[list[str], Path, dict[str, str]]],
     started = time.perf_counter()
     if account is not None:
         account.__enter__()
-    procs = [subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for cmd, cwd, env in commands]
-    if account is not None:
-        account.roots = [p.pid for p in procs]
-    waited, codes, errs = 0.0, [], []
-    for p in procs:
-        assert p.stderr is not None
-        errs.append(p.stderr.read())  # to the end (nothing blocks on a full pipe), then reap with wait4
-        _pid, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        waited += usage.ru_utime + usage.ru_stime
-        codes.append(p.returncode)
-    wall = time.perf_counter() - started
-    cpu = waited
-    if account is not None:
-        account.__exit__()
-        cpu = account.cpu_of([p.pid for p in procs])
+    procs: list[subprocess.Popen] = []
+    try:
+        procs += [subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for cmd, cwd, env in commands]
+        if account is not None:
+            account.roots = [p.pid for p in procs]
+        waited, codes, errs = 0.0, [], []
+        for p in procs:
+            assert p.stderr is not None
+            errs.append(p.stderr.read())  # to the end (nothing blocks on a full pipe), then reap with wait4
+            _pid, status, usage = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            waited += usage.ru_utime + usage.ru_stime
+            codes.append(p.returncode)
+        wall = time.perf_counter() - started
+    finally:
+        for p in procs:
+            if p.returncode is None:  # interrupted: nothing of the bench's outlives it
+                p.kill()
+                p.wait()
+        if account is not None:
+            account.__exit__()  # accounting is the machine's: never left on
+    cpu = account.cpu_of([p.pid for p in procs]) if account is not None else waited
     for code, err in zip(codes, errs):
         if code != 0:
             print(err.decode(errors="replace")[-2000:], file=sys.stderr)
@@ -471,6 +479,7 @@ class Contender:
 
 
 def main() -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # killed: the finally blocks still run
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--learners", default="10,40,100", help="class sizes, comma-separated")
     parser.add_argument("--rounds", type=int, default=2)

@@ -247,3 +247,12 @@ def test_judge_memory(tmp_path):
     assert re.search(r"^  pid \d+: peak RSS +\d+ MB", out, re.M), out
     assert re.search(r"^  the run's processes together: peak PSS \d+ MB$", out, re.M), out
 
+
+
+def test_nbgrader_compare(tmp_path):
+    """torch-tutor's side only (nbgrader's needs its own venv from PyPI): two learners, no loop."""
+    out = bench(tmp_path, "nbgrader_compare.py", "--learners", "2", "--rounds", "1", "--skip-nbgrader",
+                "--loops", "0")
+    for workers in ("1 worker", "2 workers"):
+        assert re.search(rf"^  torch-tutor, {workers} +\d+\.\d s \(\d+\.\d\d s a learner\), CPU +\d+\.\d s, "
+                         r"6/6 as intended$", out, re.M), out

@@ -298,6 +298,8 @@ def _remember_stuck(check: dict, result: dict, session: Session) -> None:
     session.in_flight = None
     if callee is None or result.get("lineno") is None:
         return
+    if check.get("time_limit") is not None:  # its own limit, not a share: code slower than that check
+        return                                 # allows may still finish within another's share
     session.stuck[callee] = {"check": check.get("id"), "lineno": result.get("lineno"), "code": code}
 
 

@@ -69,7 +69,7 @@ def repair(path: Path) -> bool:
     """Take group's and others' permissions off ``path`` (a folder or file of this user's that
     exists); True when there were any. The owner's bits are kept (a folder made read-only on
     purpose stays so). Never raises."""
-    if not _POSIX:
+    if not _POSIX or not hasattr(os, "geteuid"):  # Windows (and its emulation here) has no owner uid
         return False
     try:
         found = os.stat(path)

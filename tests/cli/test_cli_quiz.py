@@ -98,6 +98,7 @@ def test_every_kind_of_quiz_answered_recorded_handed_in_and_graded(course):
     assert "views: 3 of 3 quizzes to answer." in out
     assert "Model answer:" in out and "a view is free" in out  # the model answer after the learner's
     assert "'zz' is not a choice here: type letters from a to c, or Enter to skip." in out
+    assert "((your answer))" not in out and "(your answer)" in out  # the words carry their own brackets
     assert "This question has one right answer: type one letter." in out
     assert "-- Not quite. --" in out and "Try again, ? to see every choice explained" in out
     assert f"{right}) right: Basic indexing returns a view." in out  # ? explains every choice

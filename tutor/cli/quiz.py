@@ -355,7 +355,7 @@ class Session:
                 continue
             choice = quiz.choices[index]
             mark = t("cli.quiz.mark_right" if choice.correct else "cli.quiz.mark_wrong")
-            yours = f" ({t('quiz.choice.yours')})" if picked is not None and index in picked else ""
+            yours = f" {t('quiz.choice.yours')}" if picked is not None and index in picked else ""
             self.asker.say(f"{letter}) {mark}{yours}: " + " ".join(self.text(choice.explain).split()),
                            indent="      ", first="  ")
 

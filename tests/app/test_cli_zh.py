@@ -308,7 +308,7 @@ def test_doctor_says_why_bubblewrap_was_not_used_in_chinese(no_bubblewrap):
                          "files outside the scratch dir can be written where permissions allow")
     i18n.set_language("zh")
     lines = isolation_lines(info)
-    assert lines[0] == "隔离：       无 — 只有限制（没有可用的 bubblewrap：见下文）", lines
+    assert lines[0] == "隔离：           无 — 只有限制（没有可用的 bubblewrap：见下文）", lines
     assert lines[1] == "  未使用：系统的 bubblewrap：PATH 上没有 bwrap", lines
     assert lines[2].startswith(f"  未使用：自带的 bubblewrap（/opt/bwrap）：bubblewrap 在这里不能用：{RESTRICTED}（"), lines
     for line in lines:

@@ -141,7 +141,7 @@ TABLE: dict[str, dict[str, str]] = {
         "quiz.free.reveal": "Reveal answer",
         "quiz.free.model": "Model answer",
         "quiz.free.grade": "How did you do? 1 Again (missed it) · 2 Hard · 3 Good · 4 Easy",
-        "quiz.free.regrade": "(1-4 grade it again)",
+        "quiz.free.regrade": " (1-4 grade it again)",
         "quiz.choice.pick": "Pick one answer (Up/Down to move, Enter to choose, or a click).",
         "quiz.choice.pick_many": "Tick every correct answer (Up/Down to move, Space to tick, Enter to submit).",
         "quiz.choice.submit": "Submit",

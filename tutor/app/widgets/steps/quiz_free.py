@@ -83,7 +83,7 @@ class FreeQuizStep(StepView):
         if rating is None:
             return ""
         said = t("quiz.graded" if just_now else "quiz.answered", verdict=rating_words(rating))
-        return said + " " + t("quiz.free.regrade")
+        return said + t("quiz.free.regrade")  # the words carry their spacing: none before "（"
 
     def supports(self, action: str) -> bool:
         """The solution key while the model answer is hidden; gone once it shows."""

@@ -50,7 +50,11 @@ def test_a_chinese_learners_journey(terminal):
     terminal.keys("C-End")
     terminal.keys("Enter")
     terminal.type("def double(x):")
+    terminal.wait_for("6  def double(x):")
     terminal.keys("Enter")  # the editor indents the body
+    # typed as a person types, after the new line shows: keys that reach the app in one read are a
+    # paste, which keeps its own indentation (a loaded machine once read Enter and the next line as one)
+    terminal.wait_for("▊ 7")
     terminal.type("return x + 1")  # a wrong fix
     time.sleep(0.5)
     terminal.keys("F6")

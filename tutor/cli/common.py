@@ -64,30 +64,23 @@ def cells(text: str) -> int:
 
 
 def wrap_cells(text: str, width: int, indent: str = "", first: str | None = None) -> list[str]:
-    """``text`` (its whitespace runs made one space) in lines of at most ``width`` cells: breaks at
-    spaces, and between any two CJK characters (``tutor.app.cjk_wrap``'s chunks, closing
-    punctuation kept on its line). ``first`` starts the first line instead of ``indent``; a word
-    wider than a line is cut where the width ends."""
-    from tutor.app.cjk_wrap import RICH_WORD
+    """``text`` (its whitespace runs made one space) in lines of at most ``width`` cells, broken
+    where :func:`fit` breaks (``tutor.app.cjk_wrap.divide_line``: between words, between CJK
+    characters on kinsoku rules, a word wider than a line folded). ``first`` starts the first line
+    instead of ``indent``."""
+    from tutor.app.cjk_wrap import divide_line
 
-    lead = indent if first is None else first
+    text = " ".join(text.split())
+    prefix = indent if first is None else first
     lines: list[str] = []
-    line = lead
-    for word in RICH_WORD.findall(" ".join(text.split())):
-        if line.strip() and cells((line + word).rstrip()) > width:
-            lines.append(line.rstrip())
-            word, line = word.lstrip(), indent
-        while cells(line + word.rstrip()) > width and len(word) > 1:  # one word wider than a line
-            room = width - cells(line)
-            cut = 1
-            while cut < len(word) and cells(word[:cut + 1]) <= room:
-                cut += 1
-            lines.append(line + word[:cut])
-            word, line = word[cut:], indent
-        line += word
-    if line.strip() or not lines:
-        lines.append(line.rstrip())
-    return lines
+    while True:
+        cuts = divide_line(text, max(1, width - cells(prefix)))
+        piece = text[:cuts[0]] if cuts else text
+        lines.append((prefix + piece).rstrip())
+        text = text[len(piece):].lstrip(" ")
+        if not text:
+            return lines
+        prefix = indent
 
 
 def print_json(data: Any) -> None:

@@ -11,7 +11,7 @@ times, with another process keeping one core busy, and must give one verdict.
 The timing example's verdict is its printed ratios against two thresholds (0.9, 1.1). Where every
 ratio of its first ``SURE_RUNS`` runs lies ``SURE_FACTOR`` times beyond the nearest threshold
 (bf16 4.2-4.7x as long without bfloat16 instructions, where each run takes 4-10 s), no run of the
-same code on the same machine moves a median of fifteen that far, and the remaining runs are not
+same code on the same machine moves a median of 21 paired ratios that far, and the remaining runs are not
 made; a ratio nearer a threshold (1.35x and 1.47x under AVX512_CORE, "about as fast" anywhere)
 gets all ten.
 """

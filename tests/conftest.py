@@ -48,18 +48,6 @@ def _no_terminal_width_inherited(monkeypatch):
     monkeypatch.delenv("LINES", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def _the_tutor_speaks_english_after_each_test():
-    """The tutor's words are one process-wide setting (``tutor.core.i18n``): a test that switched
-    it (the app's ``set_language``, a command run in process with ``--language zh``) left the next
-    test of its worker in Chinese (a progress-file notice came out in Chinese in a clean-clone
-    run, after ``test_app_navigation``'s switch)."""
-    yield
-    from tutor.core import i18n
-
-    i18n.set_language(None)
-
-
 #: Session-scoped fixtures that start something expensive (warm sandboxes, every run of the
 #: built-in pack); their users are grouped per module and parameter.
 SHARED_SESSION = ("sandbox", "runs")

@@ -16,7 +16,7 @@ from tutor.app.engine import Engine
 from tutor.app.place import Place
 from tutor.core.config import Settings, language_of
 from tutor.core.discovery import FoundPack
-from tutor.core.i18n import label, languages as ui_languages, set_language as set_ui_language, t
+from tutor.core.i18n import carried, label, languages as ui_languages, set_language as set_ui_language, t
 from tutor.core.models import Pack
 from tutor.core.progress import ProgressStore, Recorded
 
@@ -179,7 +179,7 @@ class TutorApp(App[None]):
             editor.highlight()
         # Warm the sandbox only now: its torch worker would otherwise take a core from start-up.
         # Building it may probe bubblewrap, so even that is off the UI thread.
-        self.run_worker(self.engine.start, thread=True, group="engine-start", exit_on_error=False)
+        self.run_worker(carried(self.engine.start), thread=True, group="engine-start", exit_on_error=False)
 
     def resume_place(self, pack: Pack, lesson_id: str | None = None) -> Place | None:
         """Where to open ``pack``: the named lesson (at the saved step if it is in it), else the

@@ -322,7 +322,15 @@ def _inert_output(command: str | None) -> Callable[[], None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run the command ``argv`` says. The language it speaks is its own (``i18n.speaking``):
+    a command run in process (as the tests run them) leaves its caller's as it was."""
+    from tutor.core.i18n import speaking
+
+    with speaking():
+        return _main(sys.argv[1:] if argv is None else list(argv))
+
+
+def _main(argv: list[str]) -> int:
     parser = build_parser(commands=not _opens_the_app(argv))
     err = sys.stderr
     sys.stderr = _InertWriter(err)  # a usage error quotes the arguments back

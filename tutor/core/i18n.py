@@ -9,9 +9,12 @@ English is a programming error that a test catches, so a typo cannot ship as a b
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar, copy_context
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 FALLBACK = "en"
+_R = TypeVar("_R")
 
 #: language -> key -> template (``str.format`` fields).
 TABLE: dict[str, dict[str, str]] = {
@@ -768,23 +771,63 @@ from tutor.core.i18n_zh import ZH  # noqa: E402
 
 TABLE["zh"] = ZH
 
-_language = FALLBACK
+class _Spoken:
+    """The language one owner speaks: a command's run, the app, a test's ``speaking`` block.
+    Shared by every task and carried thread of that owner, so the app's language switch (made
+    in one widget's task) reaches all of them."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code: str) -> None:
+        self.code = code
 
 
-def set_language(code: str | None) -> str:
-    """Use ``code`` for the UI if the table has it (``zh-CN`` uses ``zh``); returns the one in use."""
-    global _language
-    _language = FALLBACK
+#: The language in use, per context (not per process): what one owner sets ends with it (a
+#: command, the app's run, a test) and never reaches the next. None: nobody set one (English).
+_SPOKEN: ContextVar[_Spoken | None] = ContextVar("torch_tutor_language", default=None)
+
+
+def _known(code: str | None) -> str:
+    """``code`` if the table has it (``zh-CN`` uses ``zh``), else English."""
     if code:
         for candidate in (code, code.split("-")[0]):
             if candidate in TABLE:
-                _language = candidate
-                break
-    return _language
+                return candidate
+    return FALLBACK
+
+
+def set_language(code: str | None) -> str:
+    """Use ``code`` for the UI if the table has it (``zh-CN`` uses ``zh``); returns the one in use.
+    It holds for this context's owner (see :func:`speaking`), and its tasks and carried threads."""
+    spoken = _SPOKEN.get()
+    if spoken is None:
+        spoken = _Spoken(FALLBACK)
+        _SPOKEN.set(spoken)
+    spoken.code = _known(code)
+    return spoken.code
 
 
 def language() -> str:
-    return _language
+    spoken = _SPOKEN.get()
+    return spoken.code if spoken is not None else FALLBACK
+
+
+@contextmanager
+def speaking(code: str | None = None) -> Iterator[str]:
+    """A block with a language of its own (``code``, default English): ``set_language`` inside
+    it changes this block's, and the language before it is back when it ends."""
+    token = _SPOKEN.set(_Spoken(_known(code)))
+    try:
+        yield language()
+    finally:
+        _SPOKEN.reset(token)
+
+
+def carried(call: Callable[..., _R]) -> Callable[..., _R]:
+    """``call`` to run in another thread in this context, so in its language (a new thread has
+    no context of its own: it would speak English)."""
+    context = copy_context()
+    return lambda *args, **kwargs: context.run(call, *args, **kwargs)
 
 
 def languages() -> list[str]:
@@ -835,7 +878,7 @@ def _is_said(value: Any) -> bool:
 def render(message: dict[str, Any], code: str | None = None) -> str:
     """A said in ``code`` (default: the language in use), English where ``code`` lacks the key.
     Raises KeyError for a key English lacks, ValueError/IndexError for fields that do not fit."""
-    code = code or _language
+    code = code or language()
     key = message["key"]
     template = TABLE.get(code, {}).get(key) or TABLE[FALLBACK][key]
     fields = {name: render(value, code) if _is_said(value) else value
@@ -886,5 +929,5 @@ def t(key: str, **fields: Any) -> str:
 
     Raises KeyError for a key English lacks: a missing string is a bug to catch in tests.
     """
-    template = TABLE.get(_language, {}).get(key) or TABLE[FALLBACK][key]
+    template = TABLE.get(language(), {}).get(key) or TABLE[FALLBACK][key]
     return template.format(**fields) if fields else template

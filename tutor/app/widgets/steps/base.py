@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, ClassVar, TypeVar
 
 from textual import on, work
@@ -17,7 +18,7 @@ from tutor.app.engine import Engine, EngineUnavailable
 from tutor.app.place import Place, Texts
 from tutor.app.state import tutor_app
 from tutor.app.widgets.running import RunningIndicator
-from tutor.core.i18n import t
+from tutor.core.i18n import carried, t
 from tutor.core.textclean import neutralize
 
 if TYPE_CHECKING:  # loaded with the engine's first run, not at start-up
@@ -209,7 +210,8 @@ class StepView(Vertical):
             indicator.start()
             reveal(indicator)
         self._refresh_keys()
-        self._job(call, done)
+        # In this context (the app's language): a worker thread starts with none of its own.
+        self._job(carried(partial(self._run_job, call, done)))
 
     def mark_stale(self, reason: str) -> None:
         """Say on every outcome shown (its frame's title) that it is an earlier one, and dim it:
@@ -228,7 +230,10 @@ class StepView(Vertical):
             self.mark_stale("output.stale.edited")
 
     @work(thread=True, exclusive=True, group="step-run", exit_on_error=False)
-    def _job(self, call: Callable[[], _R], done: Callable[[_R | None, str | None], Message]) -> None:
+    def _job(self, job: Callable[[], None]) -> None:
+        job()
+
+    def _run_job(self, call: Callable[[], _R], done: Callable[[_R | None, str | None], Message]) -> None:
         result: _R | None = None
         error: str | None = None
         try:

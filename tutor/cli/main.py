@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterable, NoReturn, TextIO
 
 from tutor import __version__
 from tutor.errors import TutorError
@@ -74,6 +75,11 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         return _helped(action.help)
 
+    def add_usage(self, usage: str | None, actions: Iterable[argparse.Action], groups: Iterable[Any],
+                  prefix: str | None = None) -> None:
+        """argparse's ``prefix`` ("usage: "), in the tutor's language."""
+        super().add_usage(usage, actions, groups, _argparse_said("usage: ") if prefix is None else prefix)
+
     def _split_lines(self, text: str, width: int) -> list[str]:
         if _cells(text) == len(text):
             return super()._split_lines(text, width)
@@ -124,6 +130,13 @@ class Parser(argparse.ArgumentParser):
             for group, title in saved[2]:
                 group.title = title
 
+    def error(self, message: str) -> NoReturn:
+        """A usage error, in the tutor's language: argparse's sentence in ``message`` is found by
+        its English (:data:`ARGPARSE_WORDS`) and said again from the table, fields as they came."""
+        self.print_usage(sys.stderr)
+        self.exit(2, _argparse_said("%(prog)s: error: %(message)s\n") % {"prog": self.prog,
+                                                                          "message": _argparse_said(message)})
+
 
 SANDBOX_MODES = ("auto", "fork", "spawn")
 SANDBOX_MODE_HELP = "how the sandbox starts each run (the sandbox_mode setting)"
@@ -131,8 +144,9 @@ DATA_DIR_HELP = "where progress and drafts are kept (the data_dir setting; defau
 LANGUAGE_HELP = "the language the tutor speaks: en, zh... (the language setting; default: the system locale)"
 
 
-#: argparse's sentences a usage error shows, by their English text: argparse asks gettext for each
-#: (``argparse._`` and ``argparse.ngettext``) when it makes the message; we answer from the table.
+#: argparse's sentences a usage error shows, by their English text (its gettext msgids): argparse
+#: makes each message in English; ``Parser.error`` finds which sentence it is and says it again
+#: from the table (``HelpFormatter.add_usage`` the usage's prefix).
 ARGPARSE_WORDS = {
     "usage: ": "argparse.usage",
     "%(prog)s: error: %(message)s\n": "argparse.error",
@@ -152,12 +166,55 @@ ARGPARSE_WORDS = {
     "ignored explicit argument %r": "argparse.ignored_explicit",
     "can't open '%(filename)s': %(error)s": "argparse.cannot_open",
 }
+_FIELD = re.compile(r"%(?:\((\w+)\))?[sr]")
+
+
+def _argparse_pattern(english: str) -> re.Pattern[str]:
+    """A regex matching the sentence ``english`` as argparse formats it: a field for each ``%``."""
+    parts, last, index = [], 0, 0
+    for field in _FIELD.finditer(english):
+        parts.append(re.escape(english[last:field.start()]))
+        parts.append(f"(?P<{field.group(1) or f'_{index}'}>.*?)")
+        last, index = field.end(), index + 1
+    parts.append(re.escape(english[last:]))
+    return re.compile("".join(parts), re.S)
+
+
+_ARGPARSE_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _argparse_said(message: str) -> str:
+    """``message``, one of argparse's sentences formatted in English, in the tutor's language:
+    the table's template with the same fields (a field that is itself one of its sentences, the
+    ``message`` of "argument X: ...", said the same way); as it is where no sentence matches."""
+    if _SPEAKING is not None:
+        _SPEAKING.speak()
+    from tutor.core.i18n import language, t
+
+    if language() == "en":
+        return message
+    if not _ARGPARSE_PATTERNS:
+        _ARGPARSE_PATTERNS.update({english: _argparse_pattern(english) for english in ARGPARSE_WORDS})
+    for english, key in ARGPARSE_WORDS.items():
+        found = _ARGPARSE_PATTERNS[english].fullmatch(message)
+        if found is None:
+            continue
+        fields = {name: _argparse_said(value) if name == "message" else value
+                  for name, value in found.groupdict().items()}
+        return _positional(t(key)) % fields
+    return message
+
+
+def _positional(template: str) -> str:
+    """``template`` with its fields named (``%s`` -> ``%(_0)s``) and each said as the text it
+    came as (``%r`` -> ``%s``: the text is argparse's repr already)."""
+    count = iter(range(len(template)))
+    return _FIELD.sub(lambda field: f"%({field.group(1) or f'_{next(count)}'})s", template)
 
 
 class _ArgparseWords:
-    """gettext for argparse while it parses ``argv``: its sentences in the language the tutor
-    speaks. The language is found on the first sentence asked for (a usage error or --help),
-    so parsing a good command line costs nothing more."""
+    """The language of the command line being parsed: found on the first sentence that needs
+    it (a usage error or --help), so parsing a good command line costs nothing more."""
 
     def __init__(self, argv: list[str]) -> None:
         self.argv = argv
@@ -183,18 +240,6 @@ class _ArgparseWords:
         except Exception:  # noqa: BLE001 - a bad flag or config: the command reports it; the usage error in English
             i18n.set_language(flag)
 
-    def gettext(self, message: str) -> str:
-        key = ARGPARSE_WORDS.get(message)
-        if key is None:
-            return message
-        self.speak()
-        from tutor.core.i18n import t
-
-        return t(key)
-
-    def ngettext(self, singular: str, plural: str, count: int) -> str:
-        return self.gettext(singular if count == 1 else plural)
-
 
 #: The command line being parsed (by :func:`_parse`), whose language ``--help`` speaks.
 _SPEAKING: _ArgparseWords | None = None
@@ -203,14 +248,10 @@ _SPEAKING: _ArgparseWords | None = None
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """``parser.parse_args(argv)`` with argparse's sentences and ``--help`` in the tutor's language."""
     global _SPEAKING
-    words = _ArgparseWords(argv)
-    saved = argparse._, argparse.ngettext  # type: ignore[attr-defined]
-    argparse._, argparse.ngettext = words.gettext, words.ngettext  # type: ignore[attr-defined]
-    _SPEAKING = words
+    _SPEAKING = _ArgparseWords(argv)
     try:
         return parser.parse_args(argv)
     finally:
-        argparse._, argparse.ngettext = saved  # type: ignore[attr-defined]
         _SPEAKING = None
 
 

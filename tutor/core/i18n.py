@@ -728,7 +728,7 @@ TABLE: dict[str, dict[str, str]] = {
         "help.serve.target": "open each tab on this pack (id or folder) or lesson, as `torch-tutor open` does",
         "help.serve.host": "address to listen on (default 127.0.0.1, this machine only; another address lets other machines connect: they still need the token)",
         "help.serve.port": "port to listen on (default 8765; 0: any free port)",
-        # argparse's own sentences (it asks gettext for each by its English text: tutor/cli/main.py)
+        # argparse's own sentences, found by their English text (tutor/cli/main.py: Parser.error)
         "argparse.usage": "usage: ",
         "argparse.error": "%(prog)s: error: %(message)s\n",
         "argparse.required": "the following arguments are required: %s",

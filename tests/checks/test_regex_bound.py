@@ -1,6 +1,7 @@
 """Author patterns that backtrack catastrophically never hang validate, the app or a check.
 
-`^(a+)+$` against forty `a`s and a `!` takes hours with a backtracking matcher.
+`^(a|aa)+$` against forty `a`s and a `!` takes minutes with a backtracking matcher (``re``; the
+``regex`` package that matches an author's pattern in the parent too, where its timeout stops it).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tutor.core.validation import validate
 from tutor.sandbox import RunResult
 from tutor.sandbox.result import LearnerError
 
-EVIL = "^(a+)+$"
+EVIL = "^(a|aa)+$"
 VICTIM = "a" * 40 + "!"
 
 
@@ -85,3 +86,30 @@ def test_a_check_pattern_is_bounded_by_the_check_time(grade):
     assert time.monotonic() - started < 30
     assert report.checks[0].status == "error"
     assert report.checks[0].message.startswith(f"the check's pattern /{EVIL}/ did not finish in")
+
+
+def test_a_pattern_is_in_res_syntax_and_the_bound_holds_in_process(monkeypatch):
+    """``re``'s syntax (a pattern it refuses is its error, though ``regex`` would take it), and
+    the bound holds with no child process: the search stops itself."""
+    import os
+    import re
+    import subprocess
+
+    import pytest
+
+    from tutor.core import safe_regex
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a child process was started")
+
+    monkeypatch.setattr(os, "fork", no_child, raising=False)
+    monkeypatch.setattr(subprocess, "Popen", no_child)
+    with pytest.raises(re.error):
+        safe_regex.search("(", "x" * 20)
+    with pytest.raises(re.error):
+        safe_regex.search(r"\p{L}+", "x" * 20)  # regex's own syntax: not an author's
+    started = time.monotonic()
+    with pytest.raises(safe_regex.PatternTimeout, match=r"took longer than 0.2 s"):
+        safe_regex.search(EVIL, VICTIM, bound=0.2)
+    assert time.monotonic() - started < 5
+    assert safe_regex.search("^(a+)+$", VICTIM) is False  # catastrophic for re, answered at once here

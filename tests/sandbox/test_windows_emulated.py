@@ -228,14 +228,14 @@ def test_an_authors_pattern_is_still_bounded_without_fork():
         from tutor.core import safe_regex
         print(safe_regex.search("b+", "a" * 20 + "bbb"))
         try:
-            safe_regex.search("^(a+)+$", "a" * 40 + "!", bound=0.5)
+            safe_regex.search("^(a|aa)+$", "a" * 40 + "!", bound=0.5)
             print("finished?!")
         except safe_regex.PatternTimeout as exc:
             print("bounded:", str(exc)[:40])
     """)
     done = emulated(["-c", code], timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["True", "bounded: the pattern /^(a+)+$/ took longer than 0"]
+    assert done.stdout.splitlines() == ["True", "bounded: the pattern /^(a|aa)+$/ took longer than"]
 
 
 def test_doctor_says_what_holds_on_windows():

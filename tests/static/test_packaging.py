@@ -151,6 +151,10 @@ def test_the_wheel_and_the_sdist_carry_the_licence_and_the_notice(tmp_path):
             assert archive.read(f"{info}/licenses/{name}") == (ROOT / name).read_bytes()
     assert "License-Expression: MIT" in metadata
     assert re.search(r"^Requires-Dist: pygments", metadata, re.M | re.I), metadata[:2000]
+    # the compiled word catalogs the tutor reads (tutor/core/i18n.py), beside their sources
+    for name in ("tutor/core/locale/zh/LC_MESSAGES/torch_tutor.mo", "tutor/core/locale/zh/LC_MESSAGES/torch_tutor.po",
+                 "tutor/core/locale/torch_tutor.pot"):
+        assert name in names, name
     with tarfile.open(sdist) as archive:
         top = archive.getnames()[0].split("/")[0]
         for name in ("LICENSE", "NOTICE", "examples/tensor-puzzles/pack.yaml"):

@@ -34,7 +34,7 @@ def test_an_owners_switch_reaches_its_tasks_and_carried_threads_not_the_caller()
     said: dict[str, str] = {}
 
     async def app() -> None:
-        i18n.set_language("en")  # the owner's own (TutorApp.__init__)
+        i18n.own_language("en")  # the app's own, as TutorApp.__init__ makes it
         switched = asyncio.Event()
 
         async def palette() -> None:
@@ -52,6 +52,7 @@ def test_an_owners_switch_reaches_its_tasks_and_carried_threads_not_the_caller()
             thread.start()
             thread.join()
 
+    i18n.set_language("en")  # a language set before, in this context (a test's, a command's)
     asyncio.run(app())
     assert said == {"task": "帮助", "carried": "帮助", "bare": "Help"}, said
     assert i18n.language() == "en"

@@ -16,7 +16,8 @@ from tutor.app.engine import Engine
 from tutor.app.place import Place
 from tutor.core.config import Settings, language_of
 from tutor.core.discovery import FoundPack
-from tutor.core.i18n import carried, label, languages as ui_languages, set_language as set_ui_language, t
+from tutor.core.i18n import (carried, label, languages as ui_languages, own_language,
+                             set_language as set_ui_language, t)
 from tutor.core.models import Pack
 from tutor.core.progress import ProgressStore, Recorded
 
@@ -68,7 +69,7 @@ class TutorApp(App[None]):
         self.start_lesson = start_lesson
         self.resume = resume
         code = language_of(settings, store.preferences.get("language"))
-        set_ui_language(code)  # the tutor's own words; pack text follows ``language``
+        own_language(code)  # the tutor's own words, the app's own; pack text follows ``language``
         self.set_reactive(TutorApp.language, code)
         self._started = False
         store.events.subscribe(self._recorded)

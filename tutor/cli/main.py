@@ -103,8 +103,6 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return "\n".join(lines)
 
     def format_help(self) -> str:
-        import re
-
         return re.sub(r"^(\s*\S.*[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]):$", r"\1：", super().format_help(), flags=re.M)
 
 
@@ -158,7 +156,7 @@ ARGPARSE_WORDS = {
     "expected at most one argument": "argparse.expected_at_most_one",
     "expected at least one argument": "argparse.expected_at_least_one",
     "expected %s argument": "argparse.expected_n",
-    "expected %s arguments": "argparse.expected_n_plural",
+    "expected %s arguments": "argparse.expected_n",  # the plural's two forms (i18n.PLURALS)
     "invalid %(type)s value: %(value)r": "argparse.invalid_value",
     "ambiguous option: %(option)s could match %(matches)s": "argparse.ambiguous",
     "one of the arguments %s is required": "argparse.one_required",
@@ -189,7 +187,7 @@ def _argparse_said(message: str) -> str:
     ``message`` of "argument X: ...", said the same way); as it is where no sentence matches."""
     if _SPEAKING is not None:
         _SPEAKING.speak()
-    from tutor.core.i18n import language, t
+    from tutor.core.i18n import PLURALS, language, t
 
     if language() == "en":
         return message
@@ -201,6 +199,8 @@ def _argparse_said(message: str) -> str:
             continue
         fields = {name: _argparse_said(value) if name == "message" else value
                   for name, value in found.groupdict().items()}
+        if key in PLURALS:  # "expected %s arguments": the form for that number, in the language
+            return _positional(t(key, n=int(fields["_0"]) if fields["_0"].isdigit() else 2)) % fields
         return _positional(t(key)) % fields
     return message
 

@@ -1,13 +1,21 @@
-"""The app's own words, in one table, so a translation is one dictionary away.
+"""The app's own words: English here, each other language a gettext catalog.
 
 Pack text is translated by pack authors (``tutor.core.text``); this module only covers the
 strings the tutor itself shows: buttons, bindings, messages. Keys are short English phrases in
 dotted namespaces; a missing key in a language falls back to English, and a key missing in
 English is a programming error that a test catches, so a typo cannot ship as a blank label.
+
+English is the source, as gettext's msgids are in a program's code: :data:`TABLE` ``["en"]``
+(with the check engine's :data:`tutor.checks.words.WORDS`) and :data:`PLURALS`. Every other
+language is a catalog, ``locale/<code>/LC_MESSAGES/torch_tutor.po`` (a message's ``msgctxt`` is
+its key, its ``msgid`` the English), compiled to the ``.mo`` beside it that this module reads
+with the standard library's ``gettext``; ``tutor/core/i18n_catalogs.py`` makes, updates and
+compiles them (docs/architecture.md, "Translating the tutor").
 """
 
 from __future__ import annotations
 
+import gettext
 import os
 from contextlib import contextmanager
 from contextvars import ContextVar, copy_context
@@ -738,8 +746,6 @@ TABLE: dict[str, dict[str, str]] = {
         "argparse.expected_one": "expected one argument",
         "argparse.expected_at_most_one": "expected at most one argument",
         "argparse.expected_at_least_one": "expected at least one argument",
-        "argparse.expected_n": "expected %s argument",
-        "argparse.expected_n_plural": "expected %s arguments",
         "argparse.invalid_value": "invalid %(type)s value: %(value)r",
         "argparse.ambiguous": "ambiguous option: %(option)s could match %(matches)s",
         "argparse.one_required": "one of the arguments %s is required",
@@ -753,9 +759,16 @@ TABLE: dict[str, dict[str, str]] = {
         "when.under_a_minute": "in less than a minute",
         "when.minutes": "in {n} min",
         "when.hours": "in {n} h",
-        "when.day": "in {n} day",
-        "when.days": "in {n} days",
     },
+}
+
+#: key -> English (singular, plural): a message whose form follows a number, its ``n`` field
+#: (a catalog gives each language its own forms and rule, gettext's ``Plural-Forms``).
+PLURALS: dict[str, tuple[str, str]] = {
+    # how far away a review is (tutor.core.review.when)
+    "when.days": ("in {n} day", "in {n} days"),
+    # argparse's, found by their English text (tutor/cli/main.py); n is its %s
+    "argparse.expected_n": ("expected %s argument", "expected %s arguments"),
 }
 
 # The check engine's sentences (made in the sandbox's child, which cannot import this module): kept
@@ -766,10 +779,62 @@ from tutor.checks.words import WORDS  # noqa: E402
 
 TABLE["en"].update(WORDS)
 
-# Chinese: its own module (tutor/core/i18n_zh.py) so English keys added here merge cleanly.
-from tutor.core.i18n_zh import ZH  # noqa: E402
+#: The gettext domain: each language's catalog is ``locale/<code>/LC_MESSAGES/torch_tutor.mo``.
+DOMAIN = "torch_tutor"
+LOCALE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale")
 
-TABLE["zh"] = ZH
+
+#: What a catalog answers for a message it lacks (no template holds a NUL).
+UNTRANSLATED = "\x00untranslated"
+
+
+class _Untranslated(gettext.NullTranslations):
+    """A catalog's fallback: says that the catalog lacks a message (gettext would answer with
+    the English itself, which cannot be told from a translation that keeps it)."""
+
+    def pgettext(self, context: str, message: str) -> str:
+        return UNTRANSLATED
+
+    def npgettext(self, context: str, msgid1: str, msgid2: str, n: int) -> str:
+        return UNTRANSLATED
+
+
+def _catalogs(folder: str = LOCALE_DIR) -> dict[str, gettext.GNUTranslations]:
+    """Each language's compiled catalog in ``folder``, by code."""
+    found: dict[str, gettext.GNUTranslations] = {}
+    for code in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+        path = os.path.join(folder, code, "LC_MESSAGES", DOMAIN + ".mo")
+        if code != FALLBACK and os.path.isfile(path):
+            with open(path, "rb") as compiled:
+                catalog = gettext.GNUTranslations(compiled)
+            catalog.add_fallback(_Untranslated())
+            found[code] = catalog
+    return found
+
+
+def _translated(catalog: gettext.GNUTranslations) -> dict[str, str]:
+    """key -> template, for each English message ``catalog`` translates (plurals aside; an empty
+    one, which gettext cannot hold, is empty in every language)."""
+    return {key: said for key, english in TABLE[FALLBACK].items()
+            if (said := catalog.pgettext(key, english) if english else "") != UNTRANSLATED}
+
+
+#: code -> its catalog (English has none: it is the source).
+CATALOGS = _catalogs()
+TABLE.update({code: _translated(catalog) for code, catalog in CATALOGS.items()})
+
+
+def _template(code: str, key: str, fields: Mapping[str, Any]) -> str:
+    """``key``'s template in ``code``, English where ``code`` lacks it; a plural's form for the
+    ``n`` in ``fields``. KeyError for a key English lacks (or a plural without ``n``)."""
+    forms = PLURALS.get(key)
+    if forms is None:
+        return TABLE.get(code, {}).get(key) or TABLE[FALLBACK][key]
+    n = fields["n"]
+    catalog = CATALOGS.get(code)
+    said = catalog.npgettext(key, forms[0], forms[1], n) if catalog is not None else UNTRANSLATED
+    return said if said != UNTRANSLATED else forms[0] if n == 1 else forms[1]
+
 
 class _Spoken:
     """The language one owner speaks: a command's run, the app, a test's ``speaking`` block.
@@ -805,6 +870,14 @@ def set_language(code: str | None) -> str:
         _SPOKEN.set(spoken)
     spoken.code = _known(code)
     return spoken.code
+
+
+def own_language(code: str | None) -> str:
+    """A new owner's language (the app's, as it is made): ``code`` for this context and the
+    tasks and carried threads it starts, apart from any language set before (the caller's is
+    not changed by a later ``set_language``)."""
+    _SPOKEN.set(_Spoken(_known(code)))
+    return language()
 
 
 def language() -> str:
@@ -879,11 +952,9 @@ def render(message: dict[str, Any], code: str | None = None) -> str:
     """A said in ``code`` (default: the language in use), English where ``code`` lacks the key.
     Raises KeyError for a key English lacks, ValueError/IndexError for fields that do not fit."""
     code = code or language()
-    key = message["key"]
-    template = TABLE.get(code, {}).get(key) or TABLE[FALLBACK][key]
     fields = {name: render(value, code) if _is_said(value) else value
               for name, value in (message.get("fields") or {}).items()}
-    return template.format(**fields)
+    return _template(code, message["key"], fields).format(**fields)
 
 
 def english(message: dict[str, Any]) -> str:
@@ -929,5 +1000,5 @@ def t(key: str, **fields: Any) -> str:
 
     Raises KeyError for a key English lacks: a missing string is a bug to catch in tests.
     """
-    template = TABLE.get(language(), {}).get(key) or TABLE[FALLBACK][key]
+    template = _template(language(), key, fields)
     return template.format(**fields) if fields else template

@@ -449,5 +449,4 @@ def when(seconds: float, now: float) -> str:
         return t("when.minutes", n=round(delta / 60))
     if delta < 86400:
         return t("when.hours", n=round(delta / 3600))
-    days = round(delta / 86400)
-    return t("when.day" if days == 1 else "when.days", n=days)
+    return t("when.days", n=round(delta / 86400))

@@ -48,6 +48,31 @@ def _no_terminal_width_inherited(monkeypatch):
     monkeypatch.delenv("LINES", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _the_tutor_speaks_english_after_each_test():
+    """The tutor's words are one process-wide setting (``tutor.core.i18n``): a test that switched
+    it (the app's ``set_language``, a command run in process with ``--language zh``) left the next
+    test of its worker in Chinese (a progress-file notice came out in Chinese in a clean-clone
+    run, after ``test_app_navigation``'s switch)."""
+    yield
+    from tutor.core import i18n
+
+    i18n.set_language(None)
+
+
+#: The variables the tutor reads its locale from, in gettext's order (``i18n.locale_language``).
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+
+@pytest.fixture
+def no_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No locale at all, for a test that picks the tutor's language by flag, saved choice or a
+    locale it sets itself: the module-level English above still leaves ``C.UTF-8``, which a test
+    of the locale's order would read. (Every test ends in English anyway: the fixture above.)"""
+    for name in LOCALE_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 #: Session-scoped fixtures that start something expensive (warm sandboxes, every run of the
 #: built-in pack); their users are grouped per module and parameter.
 SHARED_SESSION = ("sandbox", "runs")
@@ -96,7 +121,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 #: minutes (CI's durations of 2026-12-02 on 2 cores), then a spawn-mode test (each of its runs
 #: takes a spare, two interpreters importing torch), then the rest.
 KNOWN_COST = {
-    "tests/e2e/test_e2e_round2.py::test_an_output_of_200000_lines": 130.0,
+    "tests/e2e/test_e2e_tmux.py::test_an_output_of_200000_lines": 130.0,
     "tests/sandbox/test_spawn_validate.py": 120.0,
     "tests/instructor/test_autograder.py": 30.0,  # per test: the bundle's venv is a module fixture
     "tests/sandbox/test_fresh_install.py": 40.0,

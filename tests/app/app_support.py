@@ -68,3 +68,22 @@ def learner_store(data_dir: Path):
     store = ProgressStore.open(data_dir)
     review.keep_first_meetings(store)
     return store
+
+
+def key_event(char: str):
+    """A key as the terminal's driver posts it to the app."""
+    from textual import events
+
+    names = {" ": "space", "(": "left_parenthesis", ")": "right_parenthesis", "\n": "enter", "\t": "tab"}
+    return events.Key(names.get(char, char), char if char not in "\n\t" else None)
+
+
+async def burst(app, text: str, gap: int) -> None:
+    """``text`` posted key by key as a terminal's burst arrives: ``gap`` turns of the event loop
+    between two keys (0: all queued at once)."""
+    import asyncio
+
+    for char in text:
+        app.post_message(key_event(char))
+        for _ in range(gap):
+            await asyncio.sleep(0)

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from app_support import MINI, learner_store
 from tutor.core.progress import ProgressStore
 
@@ -154,3 +156,42 @@ def test_a_wrong_target_is_still_the_first_thing_said_without_a_terminal(tmp_pat
     assert "terminal" not in proc.stderr
     proc = _without_terminal(tmp_path, "review", "--due")  # the command that works without one
     assert proc.returncode == 0 and "terminal" not in proc.stderr
+
+
+@pytest.mark.parametrize("language, done, left", [("en", "done", "in progress"), ("zh", "已完成", "进行中")])
+def test_a_lesson_paged_through_is_not_done_until_its_questions_are_answered(tmp_path, mini_pack, language,
+                                                                            done, left):
+    """Issue 52, item 7: paging past the questions made a lesson "done … quiz 0/2" in
+    `torch-tutor progress` (Chinese: "已完成 20/20 步，测验 0/19"). Done means every exercise
+    solved and every question answered; until then the lesson is in progress, its counts say
+    what is left."""
+    import os
+    import subprocess
+    import sys
+
+    from app_support import MINI, learner_store
+
+    store = learner_store(tmp_path)
+    for step in mini_pack.lessons[0].steps:  # every step of Basics seen, no question answered
+        store.steps.visit("mini", "basics", step.id)
+    assert store.summarize(mini_pack).lessons[0].state == "progress"
+    store.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
+    env["TORCH_TUTOR_CONFIG_DIR"] = str(tmp_path / "config")
+
+    def progress() -> str:
+        out = subprocess.run([sys.executable, "-m", "tutor", "--data-dir", str(tmp_path), "--pack", str(MINI),
+                              "--language", language, "progress"], capture_output=True, text=True, env=env,
+                             timeout=120, check=True).stdout
+        return next(line for line in out.splitlines() if "Basics" in line or "基础" in line)
+
+    row = progress()
+    assert left in row and done not in row, row
+    store = learner_store(tmp_path)
+    for step in mini_pack.lessons[0].steps:
+        if step.id.startswith(("which", "why", "predict")):
+            store.answers.record_quiz("mini", "basics", step.id, "x", False)
+    assert store.summarize(mini_pack).lessons[0].state == "done"  # answered: wrong answers count too
+    store.close()
+    row = progress()
+    assert done in row, row

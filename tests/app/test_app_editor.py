@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from app_support import screen_text, settle, wait_for_text
+from textual import events
+
+from app_support import burst, key_event, screen_text, settle, wait_for_text
 from tutor.app.widgets.editor import AnswerBox, CodeEditor, FramedBox
 
 SMALL = (80, 24)
@@ -329,3 +331,289 @@ async def test_help_scrolls_to_its_last_key_with_the_keyboard_at_80x24(make_app)
         await pilot.press("escape")
         await settle(pilot)
         assert "Select all the code" not in screen_text(app)
+
+
+CODE = "import torch\n\ndef double(x):\n    y = x\n    return y\n"
+
+
+async def _editor_with(pilot, app, code: str = CODE):
+    from tutor.app.widgets.editor import CodeEditor
+
+    await settle(pilot)
+    editor = app.screen.query_one(CodeEditor)
+    editor.replace_all(code)
+    editor.focus()
+    await settle(pilot)
+    return editor
+
+
+async def test_tab_and_shift_tab_indent_and_dedent_the_selected_lines(make_app):
+    """Issue 28: Tab with lines 4-5 selected made them one indented blank line; Shift+Tab left
+    the editor. Now they shift by a level, as one undo, the selection kept on the same text."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor_with(pilot, app)
+        editor.move_cursor((3, 0))
+        await pilot.press("shift+down", "shift+end")  # lines 4 and 5, as the learner did
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\n        y = x\n        return y\n"
+        assert app.focused is editor
+        assert editor.selected_text == "        y = x\n        return y"
+        await pilot.press("shift+tab", "shift+tab")
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\ny = x\nreturn y\n"
+        assert app.focused is editor  # Shift+Tab with a selection dedents, it does not leave
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == CODE
+        await pilot.press("ctrl+z")  # one undo per key
+        await settle(pilot)
+        assert editor.text == "import torch\n\ndef double(x):\ny = x\nreturn y\n"
+
+
+async def test_a_selection_ending_at_a_line_start_leaves_that_line_and_blank_lines_stay_blank(make_app):
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor_with(pilot, app)
+        editor.move_cursor((0, 0))
+        await pilot.press("shift+down", "shift+down", "shift+down")  # lines 1-3, ends at line 4's start
+        await pilot.press("tab")
+        await settle(pilot)
+        assert editor.text == "    import torch\n\n    def double(x):\n    y = x\n    return y\n"
+        await pilot.press("shift+tab")
+        await settle(pilot)
+        assert editor.text == CODE
+
+
+async def test_page_down_in_an_editor_longer_than_it_shows_scrolls_the_lesson(make_app):
+    """Issue 28: PgDn in a focused editor whose code is longer than the editor paged the code,
+    and keeping its cursor in view pulled the lesson back to the editor."""
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        editor = await _editor_with(pilot, app, "\n".join(f"x{i} = {i}" for i in range(60)) + "\n")
+        scroll = app.screen.query_one("#step-scroll")
+        await settle(pilot, 3)
+        assert editor.max_scroll_y > 0  # the code is longer than the editor
+        editor.move_cursor((0, 0))
+        scroll.scroll_home(animate=False)
+        await settle(pilot)
+        top = scroll.scroll_y
+        await pilot.press("pagedown")
+        await settle(pilot, 3)
+        assert scroll.scroll_y > top and app.focused is editor
+        assert editor.selection.end == (0, 0)  # the cursor stays where it was
+        await pilot.press("pagedown")
+        await settle(pilot, 3)
+        assert scroll.scroll_y == scroll.max_scroll_y  # on past the editor to the lesson's end
+        assert "You reached the end of the pack." in screen_text(app)
+        await pilot.press("pageup", "pageup", "pageup")
+        await settle(pilot, 3)
+        assert scroll.scroll_y == 0
+
+
+async def test_editor_columns_at_80_is_what_the_editor_shows(make_app):
+    """EDITOR_COLUMNS_AT_80 (the pack's code lines must fit it) against the real layout: a line
+    that long shows whole with the cursor at its end (also beside a longer line: the editor
+    scrolls sideways to keep a cell free right of the cursor once it can); two cells more scroll."""
+    from tutor.app.widgets.editor import EDITOR_COLUMNS_AT_80
+
+    width = EDITOR_COLUMNS_AT_80
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        lines = [f"{i:02d}" + "x" * (width - 2) for i in range(30)]
+        lines[5] = "y" * (width + 2)
+        editor = await _editor_with(pilot, app, "\n".join(lines) + "\n")
+        await settle(pilot, 3)
+        assert editor.max_scroll_y > 0 and app.screen.query_one("#step-scroll").max_scroll_y > 0
+        editor.move_cursor((4, width))  # the end of a line exactly that long
+        await settle(pilot, 3)
+        assert editor.scroll_x == 0
+        shown = next(line for line in screen_text(app).splitlines() if "04xxx" in line)
+        assert "04" + "x" * (width - 2) in shown
+        editor.move_cursor((5, width + 2))  # two cells more: the view moves sideways
+        await settle(pilot, 3)
+        assert editor.scroll_x > 0
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("gap", [0, 1, 3, 8])
+async def test_keys_typed_as_a_new_step_appears_go_to_its_editor_in_order(make_app, language, gap):
+    """Issue 52, item 4: keys typed within a frame or two of F4 went to the page (the new step's
+    editor had no focus yet) or to the old step. They are held and handed to the new focus."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="basics", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        app.post_message(events.Key("f4", None))  # to the example, whose editor takes the keys
+        await burst(app, "# mine\n", gap)
+        await settle(pilot, 6)
+        editor = app.screen.query_one(CodeEditor)
+        assert app.focused is editor
+        assert editor.text.startswith("# mine\nimport torch"), editor.text
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_resuming_puts_the_cursor_back_where_it_was(make_app, tmp_path, language):
+    """Issue 52, item 4: a resumed exercise had its cursor at line 1, column 0, so typing went
+    before `import torch`. The cursor comes back where the learner left it, in the draft."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+end", "up", "end")  # after `return x`
+        await pilot.press(*" * 3")
+        await settle(pilot)
+        assert app.screen.query_one(CodeEditor).selection.end == (3, 16)
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir=tmp_path, language=language)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = again.screen.query_one(CodeEditor)
+        assert again.focused is editor and editor.selection.end == (3, 16)
+        await pilot.press("backspace", "2")
+        await settle(pilot)
+        assert editor.text.splitlines()[3] == "    return x * 2"
+        assert editor.text.startswith("import torch")
+
+
+async def test_a_cursor_kept_for_longer_code_stays_inside_the_code_now(make_app, tmp_path):
+    """The code was reset (or the kept place is not a place at all): the cursor stays inside."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(tmp_path)
+    store.preferences.set("cursor:mini/exercises/double", "40,99")
+    store.close()
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert app.screen.query_one(CodeEditor).selection.end == (4, 0)  # the code's last line (empty)
+    store = ProgressStore.open(tmp_path)
+    store.preferences.set("cursor:mini/exercises/double", "not a place")
+    store.close()
+    again = make_app(data_dir=tmp_path)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        assert again.screen.query_one(CodeEditor).selection.end == (0, 0)  # as if none were kept
+
+
+def _pasted(text: str) -> list[events.Key]:
+    """``text`` as a terminal without bracketed paste types it: one read, so one time for all
+    of its keys (``textual_compat.stamp_reads``), a line break as Enter."""
+    keys = [key_event(char) for char in text]
+    for key in keys:
+        key.time = keys[0].time
+    return keys
+
+
+PASTED = "def double(x):\n    if x is None:\n        return 0\n    return x * 2\n\nprint(double(21))\n"
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_paste_typed_as_keys_keeps_its_indentation_and_undoes_as_one_step(make_app, language):
+    """Issue 52, item 1: each pasted line took the auto-indent of the line before it (a
+    staircase), and ctrl+z undid the paste one line at a time. Typed by hand, the same keys
+    still indent."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        await pilot.press("ctrl+end")
+        await pilot.press(*"# mine")  # typed: its own undo step
+        await settle(pilot)
+        for key in _pasted(PASTED):
+            app.post_message(key)
+        await settle(pilot, 4)
+        starter = "import torch\n\ndef double(x):\n    return x\n"
+        assert editor.text == starter + "# mine" + PASTED
+        await pilot.press("ctrl+z")
+        await settle(pilot)
+        assert editor.text == starter + "# mine"
+        await pilot.press("ctrl+y")  # redo brings all of it back at once
+        await settle(pilot)
+        assert editor.text == starter + "# mine" + PASTED
+        editor.replace_all("")
+        await pilot.press(*"if x:", "enter", *"y = 1")  # typed: Enter still indents
+        await settle(pilot)
+        assert editor.text == "if x:\n    y = 1"
+
+
+def test_keys_of_one_read_share_its_time():
+    """The parser's keys from one read carry that read's time; keys of the next read their own."""
+    import time
+
+    from textual._xterm_parser import XTermParser
+
+    from tutor.app import textual_compat
+
+    assert textual_compat.stamp_reads()
+    parser = XTermParser()
+    first = [m for m in parser.feed("ab\rc") if isinstance(m, events.Key)]
+    time.sleep(0.02)
+    second = [m for m in parser.feed("d") if isinstance(m, events.Key)]
+    assert [k.key for k in first] == ["a", "b", "enter", "c"]
+    assert len({k.time for k in first}) == 1 and second[0].time - first[0].time >= 0.02
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("def f(x):\nif x:\nreturn(x)\nz", "def f(x):\n    if x:\n        return(x)\n    z"),
+    ("def f(x):\nif x:\nraise ValueError\nz", "def f(x):\n    if x:\n        raise ValueError\n    z"),
+    ("for i in x:\nif i:\ncontinue\nbreak\nz", "for i in x:\n    if i:\n        continue\n    break\nz"),
+    ("def f(x):\nreturn_value = 1\nz", "def f(x):\n    return_value = 1\n    z"),  # not `return`
+    ("try:\npass\nfinally:\npass", "try:\n    pass\nfinally:\n    pass"),
+])
+async def test_enter_dedents_after_the_words_that_end_a_block_and_only_those(make_app, typed, expected):
+    """Issue 52, item 2: Enter after `return ...` dedented while F1 said only "Enter keeps the
+    indentation": the rule (one level less after return, pass, raise, break, continue) is now
+    the same for `return(x)` as for `return x`, and F1 says it."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        editor = app.screen.query_one(CodeEditor)
+        editor.replace_all("")
+        await settle(pilot)
+        await pilot.press(*[("enter" if c == "\n" else c) for c in typed])
+        await settle(pilot)
+        assert editor.text == expected
+
+
+@pytest.mark.parametrize("language, said", [
+    ("en", "one level less after a line starting with return, pass, raise, break or continue"),
+    ("zh", "在以 return、pass、raise、break 或 continue 开头的行之后少缩进一级"),
+])
+async def test_f1_says_when_enter_dedents_and_what_a_paste_does(make_app, language, said):
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot, 3)
+        from textual.widgets import Static
+
+        body = "".join(str(w.render()) for w in app.screen.query(Static))
+        assert said in body
+        assert {"en": "Pasted code keeps its own indentation", "zh": "粘贴的代码保留它自己的缩进"}[language] in body
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_f1s_scrollbar_has_a_track_of_its_own(make_app, language):
+    """Issue 52, item 9: F1 showed stray "▁▁", "▇▇" inside the key list: its scrollbar's thumb,
+    drawn in partial blocks on a track the colour of the dialog. The track now shows."""
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot, 3)
+        scroll = app.screen.query_one("#help-scroll")
+        assert scroll.max_scroll_y > 0  # it scrolls at 80x24: the bar is drawn
+        dialog = scroll.parent
+        styles = scroll.styles
+        assert styles.scrollbar_size_vertical == 1
+        track = styles.scrollbar_background
+        assert track.a > 0 and dialog.background_colors[1].blend(track, track.a) != dialog.background_colors[1]

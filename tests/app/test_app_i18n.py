@@ -16,12 +16,6 @@ TUTOR = Path(i18n.__file__).parents[1]
 APP = TUTOR / "app"
 
 
-@pytest.fixture(autouse=True)
-def _english_after():
-    yield
-    i18n.set_language(None)
-
-
 def test_every_key_the_app_uses_exists_in_english():
     used = set()
     for path in APP.rglob("*.py"):

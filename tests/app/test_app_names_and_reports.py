@@ -380,3 +380,34 @@ def test_at_any_width_every_character_of_a_hanging_line_is_drawn_once():
             assert all(pad + len(line[x:x + length]) <= width for x, pad, length in drawn), (width, y, drawn)
             text = "".join(line[x:x + length] for x, _, length in drawn)
             assert text.replace(" ", "") == line.replace(" ", ""), (width, y, text)
+
+
+def test_a_passed_flat_memory_check_is_drawn_against_what_flat_allows():
+    """Issue 28: "memory stays flat: passed" sat above a bar chart rising 256 B -> 2.0 KiB (the
+    sparkline scaled from the smallest value to the largest). The bars now start at zero and are
+    scaled to what the check allows, which the report says in words."""
+    from pathlib import Path
+
+    from tutor.app.widgets.charts import columns, flat_limit
+    from tutor.app.widgets.report import CheckReport
+    from tutor.core.loader import load_pack
+    from tutor.grading.exercise import CheckResult, ExerciseReport
+    from tutor.sandbox.result import RunResult
+
+    pack = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    exercise = next(step for lesson in pack.lessons for step in lesson.steps
+                    if any(getattr(c, "kind", "") == "memory" for c in getattr(step, "checks", ())))
+    spec = next(c for c in exercise.checks if c.kind == "memory")
+    curve = [[4, 256], [8, 384], [16, 512], [32, 768]]  # a list of floats: a little, not a leak
+    report = ExerciseReport(exercise=exercise.id, passed=True, message="", run=RunResult(status="ok"),
+                            checks=[CheckResult(spec.id, "passed", "memory stays flat", "",
+                                                data={"curve": curve})])
+    widget = CheckReport(report, lambda text: str(text or ""), exercise=exercise)
+    limit = widget._flat_limit(spec.id, curve)
+    assert limit == 256 * 1.25 + 64 * 28  # as tutor.checks.kinds.memory judges it
+    assert limit == flat_limit([(4, 256), (8, 384), (16, 512), (32, 768)], spec.tolerance, spec.slack_per_step)
+    bars = columns([b for _, b in curve], max(768, limit))
+    assert bars[0].strip() == ""  # under what flat allows: the top row stays empty
+    leak = columns([131072, 262144, 524288, 1048576], 1048576)
+    assert leak[0].strip() and leak[0].split()[-1] == "███"  # a leak fills the chart
+    assert CheckReport(report, str)._flat_limit(spec.id, curve) is None  # no exercise: no claim

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
+import pytest
+from textual.widgets import DataTable, Input
 
-from app_support import screen_text, settle
+from app_support import burst, screen_text, settle
 from app_support import SIZE
 
 SMALL = (80, 24)
@@ -292,3 +293,65 @@ async def test_clicking_a_key_in_the_footer_presses_it(make_app):
         await pilot.click("KeyFooter", offset=(footer.index("f4") + 1, 0))
         await settle(pilot)
         assert app.screen.place.key != start and app.screen.place.moved(-1).key == start
+
+
+async def test_the_contents_filter_keeps_spaces_and_says_when_nothing_matches(make_app):
+    app = make_app(resume=False)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"fixing", "space", *"code")
+        await settle(pilot)
+        assert app.screen.query_one("#filter", Input).value == "fixing code"
+        assert "Fixing code" in screen_text(app)
+        await pilot.press("space", *"or")
+        await settle(pilot)
+        assert app.screen.query_one("#filter", Input).value == "fixing code or"
+        text = screen_text(app)
+        assert app.screen.query_one("#toc", DataTable).row_count == 0
+        assert "No lesson matches 'fixing code or'" in text
+
+
+def test_the_filter_reads_underscores_and_dashes_as_spaces():
+    """A new learner typed `inference mode` for the lesson titled `no_grad or inference_mode?` and
+    was told no lesson matches; `no grad` and `self test` find theirs too."""
+    from tutor.app.screens.home import _rank
+
+    assert _rank("inference mode", "no-grad-and-inference", "no_grad or inference_mode?", "") is not None
+    assert _rank("no grad", "no-grad-and-inference", "no_grad or inference_mode?", "") is not None
+    assert _rank("self test", "self-test", "Self-test", "") is not None
+    assert _rank("inference mode", "profiler", "Reading the profiler", "time in copies") is None
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("gap", [0, 1, 2, 3, 4, 5, 6, 8, 12, 20])
+async def test_a_filter_typed_in_a_burst_keeps_every_key(make_app, language, gap):
+    """Issue 52, item 4: "fixing code" typed in one burst left "fi" in the filter. The first key
+    moves the focus to the filter; the keys behind it went to the list, reached the screen after
+    the focus had moved and were dropped ("fng code", "fxing code" here before the fix)."""
+    app = make_app(resume=False, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await burst(app, "fixing code", gap)
+        await settle(pilot, 4)
+        assert app.screen.query_one("#filter", Input).value == "fixing code"
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("typed, lesson", [("numpy", "1. "), ("view-inplace", "2. "), ("view inplace", "2. ")])
+async def test_the_filter_finds_step_titles_and_exercise_ids(make_app, language, typed, lesson):
+    """Issue 52, item 8: the filter matched lesson titles only: `numpy` (a step's title) and
+    `view-inplace` (an exercise id the app itself shows) found nothing."""
+    from pathlib import Path
+
+    from tutor.core.loader import load_pack
+
+    builtin = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    app = make_app(resume=False, language=language, pack=builtin)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*typed)
+        await settle(pilot)
+        text = screen_text(app)
+        assert {"en": "No lesson matches", "zh": "没有"}[language] not in text
+        rows = [line for line in text.splitlines() if lesson in line]
+        assert rows, text

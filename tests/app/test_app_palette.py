@@ -1,10 +1,12 @@
-"""The command palette lists every action of the screen before anything is typed (issue 14)."""
+"""The command palette lists every action of the screen before anything is typed (issue 14), and
+speaks the tutor's language, its input's placeholder included (issue 52, item 18)."""
 
 from __future__ import annotations
 
-from textual.command import CommandList, CommandPalette
+import pytest
+from textual.command import CommandInput, CommandList, CommandPalette
 
-from app_support import settle
+from app_support import screen_text, settle
 
 SMALL = (80, 24)
 
@@ -91,3 +93,15 @@ async def test_the_palette_lists_none_of_textuals_keys_maximize_or_screenshot(ma
         assert "Run" in entries and "Theme" in entries, entries
         for hidden in ("Keys", "Maximize", "Screenshot"):
             assert hidden not in entries, entries
+
+
+@pytest.mark.parametrize("language, placeholder", [("en", "Search for commands…"), ("zh", "搜索命令……")])
+async def test_the_palettes_input_speaks_the_tutors_language(make_app, language, placeholder):
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        assert await _palette_entries(pilot, app)
+        assert app.screen.query_one(CommandInput).placeholder == placeholder
+        text = screen_text(app)
+        assert placeholder in text, text
+        if language == "zh":
+            assert "Search for commands" not in text, text

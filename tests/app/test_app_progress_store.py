@@ -110,3 +110,24 @@ def test_time_on_a_step_is_capped_per_visit(tmp_path):
     store = ProgressStore.open(tmp_path)
     store.steps.visit("p", "l", "s", seconds=10 * 3600)  # a learner who walked away
     assert store.steps.get("p", "l", "s").seconds == pytest.approx(15 * 60)
+
+
+def test_reset_forgets_the_cursor_and_the_free_grade_it_kept_for_the_steps_it_resets(tmp_path):
+    """A reset progress opened the exercise with the cursor where the old one left it (a browser
+    test's arrows then went one line too far)."""
+    from tutor.core.progress import ProgressStore
+
+    store = ProgressStore.open(tmp_path)
+    for pack in ("mini", "other"):
+        store.preferences.set(f"cursor:{pack}/exercises/double", "3,12")
+        store.answers.record_quiz(pack, "basics", "why-shapes", "x", True, rating=4)
+    store.reset("mini", step="double", lesson="exercises")
+    assert store.preferences.get("cursor:mini/exercises/double") is None
+    assert store.answers.rating("mini", "basics", "why-shapes") == 4  # another step: kept
+    store.reset("mini")
+    assert store.answers.rating("mini", "basics", "why-shapes") is None
+    assert store.preferences.get("cursor:other/exercises/double") == "3,12"  # another pack: kept
+    store.reset()
+    assert store.preferences.get("cursor:other/exercises/double") is None
+    assert store.answers.rating("other", "basics", "why-shapes") is None
+    store.close()

@@ -3,6 +3,7 @@ and predictions compared by meaning with a side-by-side difference on a miss."""
 
 from __future__ import annotations
 
+import pytest
 from rich.text import Text
 
 from app_support import screen_text, settle
@@ -335,3 +336,186 @@ async def test_a_choice_quiz_says_how_to_choose_with_the_keys(make_app):
         await pilot.press("enter")
         await settle(pilot, 3)
         assert "Not quite." in screen_text(app) or "Correct." in screen_text(app)  # Enter did choose
+
+
+async def test_pick_all_that_apply_works_with_up_down_space_and_enter(make_app):
+    """Issue 28: Space, Down and Enter did nothing until Tab; Up/Down never moved between the
+    boxes; ticked and not were both drawn ▐X▌. Now the boxes have the keys as the question opens."""
+    from tutor.app.widgets.steps.quiz_choice import ChoiceBoxes
+
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "which-modes")
+        assert isinstance(app.focused, ChoiceBoxes)
+        text = screen_text(app)
+        assert "Up/Down to move, Space to tick, Enter to submit" in text
+        assert "[ ] torch.no_grad()" in text and "▐X▌" not in text
+        await pilot.press("space", "down", "space", "down", "space", "up", "up")
+        await settle(pilot)
+        text = screen_text(app)
+        assert "[x] torch.no_grad()" in text and "[x] torch.inference_mode()" in text
+        assert "[x] model.eval()" in text
+        await pilot.press("down", "down", "space")  # clears model.eval()
+        await settle(pilot)
+        assert "[ ] model.eval()" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "Correct." in screen_text(app)
+        assert app.store.steps.get("mini", "basics", "which-modes").quiz_correct is True
+        await pilot.press("up", "space", "enter")  # a second answer, by keys alone: wrong
+        await settle(pilot)
+        assert app.store.steps.get("mini", "basics", "which-modes").quiz_correct is False
+
+
+async def test_an_answered_choice_revisited_opens_at_its_question(make_app, tmp_path):
+    """Issue 28: revisiting an answered choice opened scrolled past the question (focusing the
+    choices scrolled to them): on the first screen and after F3/F4 alike."""
+    import shutil
+
+    from app_support import MINI
+    from tutor.core.loader import load_pack
+
+    copy = tmp_path / "mini"
+    shutil.copytree(MINI, copy)
+    lesson = copy / "basics.yaml"
+    code = "\n".join(f"      x{i} = {i}" for i in range(12))
+    lesson.write_text(lesson.read_text().replace(
+        "    question: In `(4x8 and 16x2)`, which two numbers must agree?",
+        "    question: |\n      Look at this code first.\n\n      ```python\n" + code + "\n      ```\n\n"
+        "      In `(4x8 and 16x2)`, which two numbers must agree?"))
+    app = make_app(pack=load_pack(copy), data_dir=tmp_path / "data")
+    app.store.answers.record_quiz("mini", "basics", "which-dim", "1", False)
+    app.store.positions.set("mini", "basics", "which-dim")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot, 3)
+        assert "Look at this code first." in screen_text(app)
+        await pilot.press("f3")
+        await settle(pilot, 3)
+        await pilot.press("f4")
+        await settle(pilot, 3)
+        assert "Look at this code first." in screen_text(app)
+        await pilot.press("pagedown")  # the choices focused, PgDn pages the lesson
+        await settle(pilot, 3)
+        text = screen_text(app)
+        assert "(•) 4 and 2" in text and "( ) 8 and 16" in text  # picked or not, without colour
+
+
+def test_the_predict_difference_marks_whole_words():
+    """Issue 28: characters two different words share were left unmarked ("float32" against
+    "bfloat16" marked "32" and "b", "16"), so the marks fell on the wrong words."""
+    from tutor.app.widgets.steps.quiz_predict import word_spans
+
+    def marked(a, b):
+        left, right = word_spans(a, b)
+        return [a[x:y] for x, y in left], [b[x:y] for x, y in right]
+
+    assert marked("torch.float32", "torch.bfloat16") == (["float32"], ["bfloat16"])
+    assert marked("True False", "False False") == (["True"], ["False"])
+    assert marked("tensor([1., 2.])", "tensor([2., 4.])") == (["1.", "2."], ["2.", "4."])
+    assert marked("same", "same") == ([], [])
+
+
+async def test_a_free_answer_box_has_room_to_write(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "why-shapes")
+        box = app.screen.query_one("#answer")
+        assert box.outer_size.height >= 8  # six lines inside its frame (it was three)
+        assert "Reveal answer" in screen_text(app)  # and the way on still shows at 80x24
+
+
+def test_predictions_are_compared_as_values_where_only_the_number_format_differs():
+    """Issue 52, item 6: `[[0, 5], [0, 5]]` against the output `[[0.0, 5.0], [0.0, 5.0]]` was a miss."""
+    from tutor.core.predict import judge
+
+    printed = "[[0.0, 5.0], [0.0, 5.0]]\n"
+    verdict = judge("[[0, 5], [0, 5]]", printed)
+    assert verdict.right and verdict.number_format
+    exact = judge("[[0.0, 5.0], [0.0, 5.0]]", printed)
+    assert exact.right and not exact.number_format
+    assert judge("tensor([1, 2])", "tensor([1., 2.])\n").number_format
+    assert judge("tensor([0.33333, 1.0])", "tensor([0.3333, 1.0000])\n").right  # printed rounded
+    assert judge("1e3", "1000.0\n").right
+    # Not the same values, or not only the numbers: still a miss.
+    assert not judge("[[0, 5], [0, 6]]", printed).right
+    assert not judge("[0, 5, 0, 5]", printed).right
+    assert not judge("0.3", "0.30000000000000004\n").right  # the output is not rounded: a different value
+    assert not judge("torch.float32", "torch.float64\n").right  # a number inside a word is a word
+    assert not judge("tensor([1, 2])", "tensor([1., 2.])\n", compare="exact").right  # the author's choice
+
+
+@pytest.mark.parametrize("language, said", [
+    ("en", "only the number format differs"), ("zh", "只是数字的写法不同")])
+async def test_a_prediction_right_but_for_its_number_format_says_so(make_app, sandbox, language, said):
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="basics", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "predict-list":
+            await pilot.press("f4")
+            await settle(pilot)
+        await settle(pilot)
+        await pilot.press(*"[[0, 5], [0, 5]]")
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        assert said in text, text
+        assert TABLE[language]["quiz.predict.wrong"] not in text
+        assert app.store.steps.get("mini", "basics", "predict-list").quiz_correct
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_free_answer_is_graded_1_to_4_by_key_or_button_and_can_be_graded_again(make_app, tmp_path, language):
+    """Issue 52, item 5: README promised a 1-4 rating (Again, Hard, Good, Easy), the screen
+    showed two buttons and `3` did nothing; Left/Right did not move between them; "Your grade is
+    saved" was below the fold. One design: 1-4 in the lesson as in the review queue."""
+    from tutor.core import review
+    from tutor.core.i18n import TABLE
+
+    words = TABLE[language]
+    app = make_app(start_lesson="basics", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        while app.screen.place.step.id != "why-shapes":
+            await pilot.press("f4")
+            await settle(pilot)
+        await pilot.press(*"the shapes")
+        await pilot.press("3")  # typed in the answer box: text, not a grade
+        await settle(pilot)
+        assert app.screen.query_one("#answer").text == "the shapes3"
+        await pilot.press("f8")
+        await settle(pilot, 3)
+        assert app.focused.id == "rate-3"
+        await pilot.press("right", "right", "left")  # Right/Left move between the grades
+        assert app.focused.id == "rate-4"
+        await pilot.press("2")  # a key grades at once
+        await settle(pilot, 3)
+        saved = words["quiz.graded"].split("{")[0]
+        text = screen_text(app)
+        assert saved in text and f"2 {words['review.rate.2']}" in text  # in view, not below the fold
+        card = app.store.cards.get("mini", "basics", "why-shapes")
+        assert card is not None and app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is True
+        await pilot.press("1")  # graded again: Again is a miss
+        await settle(pilot, 3)
+        assert f"1 {words['review.rate.1']}" in screen_text(app)
+        assert app.store.steps.get("mini", "basics", "why-shapes").quiz_correct is False
+        await pilot.press("ctrl+q")
+    again = make_app(data_dir=tmp_path, language=language)
+    async with again.run_test(size=SMALL) as pilot:
+        await settle(pilot, 3)
+        text = str(again.screen.query_one("#verdict").render())  # (the question opens at its top)
+        assert words["quiz.answered"].split("{")[0] in text and f"1 {words['review.rate.1']}" in text
+        assert again.screen.query_one("#grade-buttons").display  # still there to grade again
+
+
+def test_a_free_answers_own_grade_is_its_cards_first_rating(tmp_path):
+    from app_support import learner_store
+    from tutor.core import review
+
+    store = learner_store(tmp_path)
+    store.answers.record_quiz("mini", "basics", "why-shapes", "x", None)
+    store.answers.record_quiz("mini", "basics", "why-shapes", "x", True, rating=review.EASY)
+    logged = store.storage.rows("SELECT rating FROM reviews WHERE step='why-shapes'", ())
+    assert [row[0] for row in logged] == [review.EASY]
+    assert store.answers.rating("mini", "basics", "why-shapes") == review.EASY
+    store.close()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from app_support import SIZE, screen_text, settle
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.report import CheckReport
 
+
+SMALL = (80, 24)
 
 async def _goto(pilot, app, step_id: str) -> None:
     while app.screen.place.step.id != step_id:
@@ -272,3 +275,90 @@ async def test_an_outcome_that_never_mounts_still_gives_the_keys_back(make_app, 
         await pilot.press("f6")
         await _finish(pilot, app)
         assert "checks passed" in screen_text(app)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_run_on_code_that_only_defines_functions_says_nothing_calls_them(make_app, sandbox, language):
+    """Issue 52, item 4: F5 on an exercise that only defines functions said "(no output)"."""
+    from tutor.app.widgets.editor import CodeEditor
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        said = {"en": "your code only defines double, and no line calls it", "zh": "只定义了 double"}[language]
+        assert said in text, text
+        app.screen.query_one(CodeEditor).replace_all("import torch\n\ndef double(x):\n    return x\n\ndouble(1)\n")
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        text = " ".join(screen_text(app).split())
+        assert said not in text and {"en": "(no output)", "zh": "没有输出"}[language] in text
+
+
+def test_only_defines_reads_what_the_code_does():
+    from tutor.app.widgets.steps.exercise import only_defines
+
+    assert only_defines("import torch\nN = 3\n\ndef f(x):\n    return x\n\nclass A:\n    pass\n") == ["f"]
+    assert only_defines('"""doc"""\ndef f(): pass\nasync def g(): pass\n') == ["f", "g"]
+    assert only_defines("def f(): pass\nf()\n") == []
+    assert only_defines("def f(): pass\nx = f()\n") == []
+    assert only_defines("def f(:\n") == []  # the run says why
+    assert only_defines("x = 1\n") == []  # no function: nothing to say
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_the_solution_gate_says_how_many_checks_failed_and_checks_go_on_counting(make_app, sandbox, language):
+    """Issue 52, item 9: the gate's toast said "after 3 checks that failed" but not how many so
+    far, and "Check N" began again at 1 after a restart while the gate's count carried over."""
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
+                                     checks_total=1)
+    app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
+                                     checks_total=1)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f8")
+        await settle(pilot)
+        said = TABLE[language]["exercise.solution.locked"].format(n=3, failed=2)
+        assert any(said == str(n.message) for n in app._notifications), list(app._notifications)
+        await pilot.press("ctrl+end", *"# mine")  # not the starter: counted
+        await pilot.press("f6")
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        stamp = TABLE[language]["exercise.stamp"].split("{n}")[0] + "3"
+        assert stamp in screen_text(app)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_the_starter_note_sits_above_the_report_and_no_toast_outlives_its_outcome(make_app, sandbox, language):
+    """Issue 52, item 10: "That is still the starter code…" was a toast over the right half of
+    the report for seconds, and could still sit on top of a later "Solved!"."""
+    from tutor.app.widgets.editor import CodeEditor
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f6")  # the starter as given
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        said = TABLE[language]["exercise.starter_unchanged"]
+        assert not [n for n in app._notifications if str(n.message) == said]
+        notes = app.screen.query(".starter-note")
+        assert len(notes) == 1 and str(notes.first().render()) == said
+        await pilot.press("f8")  # the gate's toast, then a new Check: the toast goes with the old outcome
+        await settle(pilot)
+        assert list(app._notifications)
+        app.screen.query_one(CodeEditor).replace_all("import torch\n\ndef double(x):\n    return x * 2\n")
+        await pilot.press("f6")
+        await settle(pilot)
+        assert not list(app._notifications)
+        await app.workers.wait_for_complete()
+        await settle(pilot, 3)
+        assert not app.screen.query(".starter-note")  # an attempt: no note

@@ -6,6 +6,14 @@ import pytest
 
 from app_support import screen_text, settle
 
+SMALL = (80, 24)
+
+
+async def _goto(pilot, app, step_id: str) -> None:
+    while app.screen.place.step.id != step_id:
+        await pilot.press("f4")
+        await settle(pilot)
+
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 20), (200, 60)])
 async def test_every_step_reads_whole_at(size, make_app, mini_pack):
@@ -80,3 +88,19 @@ async def test_every_key_in_the_footer_has_its_name(size, make_app, mini_pack):
     if size == (80, 24):  # the exercise keeps its actions and the way back (F1 lists the rest)
         assert footers[-2] == ["f2 Contents", "f3 Previous", "f4 Next", "f5 Run", "f6 Check", "f7 Hint",
                                "f8 Solution", "f9 Reset"]
+
+
+async def test_the_footer_at_80_columns_keeps_f2_and_f3(make_app):
+    app = make_app(start_lesson="basics")
+    async with app.run_test(size=SMALL) as pilot:
+        await _goto(pilot, app, "shape-error")  # an example, its editor focused
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("f2 Contents", "f3 Previous", "f4 Next", "f5 Run", "f9 Reset", "PgDn Page"):
+            assert key in footer, footer
+    app = make_app(start_lesson="exercises")
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        footer = screen_text(app).splitlines()[-1]
+        for key in ("f2 Contents", "f3 Previous", "f4 Next", "f5 Run", "f6 Check", "f7 Hint",
+                    "f8 Solution", "f9 Reset"):
+            assert key in footer, footer

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Checkbox, RadioSet, TextArea
 
 from app_support import SIZE
@@ -11,6 +12,8 @@ from tutor.app.modals.solution import SolutionScreen
 from tutor.app.widgets.editor import DEBOUNCE, CodeEditor
 from tutor.core.progress import ProgressStore
 
+
+SMALL = (80, 24)
 
 async def _goto(pilot, app, step_id: str) -> None:
     while app.screen.place.step.id != step_id:
@@ -270,3 +273,31 @@ async def test_running_code_without_a_sandbox_says_why(make_app):
         await settle(pilot)
         assert "Running code needs the sandbox" in screen_text(app)
         assert isinstance(app.screen.query_one(TextArea), CodeEditor)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_a_key_pressed_under_f9s_question_is_not_swallowed_silently(make_app, language):
+    """Issue 52, item 12: F6 pressed under F9's "put the starter back?" did nothing, silently."""
+    from tutor.app.modals.confirm import ConfirmScreen
+    from tutor.core.i18n import TABLE
+
+    app = make_app(start_lesson="exercises", language=language)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f9")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        notice = app.screen.query_one("#answer-first")
+        assert not notice.display
+        await pilot.press("f6")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # still the question, which now says why
+        assert notice.display and notice.region.height and str(notice.render()).startswith(
+            TABLE[language]["confirm.answer_first"][:8])
+        await pilot.press("left")  # Left/Right move between the answers
+        assert app.focused.id == "yes"
+        await pilot.press("right")
+        assert app.focused.id == "no"
+        await pilot.press("n")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)

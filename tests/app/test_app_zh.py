@@ -9,18 +9,12 @@ import pytest
 
 from app_support import screen_text, settle
 from test_app_palette import _palette_entries
-from tutor.core import i18n
 
 SMALL = (80, 24)
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.fixture(autouse=True)
-def _english_after(monkeypatch):
-    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    i18n.set_language(None)
+pytestmark = pytest.mark.usefixtures("no_locale")
 
 
 async def _pick(pilot, app, typed: str) -> None:

@@ -11,19 +11,13 @@ import pytest
 from app_support import MINI, screen_text, settle
 from tutor.app.modals.solution import SolutionScreen
 from tutor.app.widgets.editor import CodeEditor
-from tutor.core import i18n
 from tutor.core.comments import code_for
 from tutor.core.loader import load_pack
 
 SMALL = (80, 24)
 
 
-@pytest.fixture(autouse=True)
-def _english_after(monkeypatch):
-    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
-        monkeypatch.delenv(name, raising=False)
-    yield
-    i18n.set_language(None)
+pytestmark = pytest.mark.usefixtures("no_locale")
 
 
 @pytest.fixture

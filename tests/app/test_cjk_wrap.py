@@ -18,12 +18,6 @@ from tutor.core import i18n
 cjk_wrap.install()
 
 
-@pytest.fixture(autouse=True)
-def _english_after():
-    yield
-    i18n.set_language(None)
-
-
 def _rich_lines(text: str, width: int) -> list[str]:
     return [str(line).rstrip() for line in Text(text).wrap(Console(width=width), width)]
 

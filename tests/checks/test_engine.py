@@ -1,4 +1,6 @@
-"""What every check shares: dependencies, errors at the learner's line, time limits, run failures."""
+"""What every check shares: dependencies, errors at the learner's line, time limits, run failures,
+and the statuses of code that ends itself, before and during the checks (docs/authoring.md,
+"When the code ends itself")."""
 
 import pytest
 
@@ -86,3 +88,60 @@ def test_report_json_shape(grade):
     assert data["checks"][0]["id"] == "shape" and data["checks"][0]["status"] == "passed"
     assert {"id", "status", "message", "expected", "got"} <= set(data["checks"][0])
     assert data["run"]["status"] == "ok" and "report" not in data["run"]
+
+
+# ------------------------------------------------------------------ code that ends itself (issue 34)
+
+VALUE = {"id": "v", "kind": "tensor", "value": "f(torch.ones(2))", "close_to": "torch.ones(2) * 2"}
+
+
+OTHER = {"id": "w", "kind": "tensor", "value": "f(torch.ones(3))", "close_to": "torch.ones(3) * 2"}
+
+
+@pytest.mark.parametrize("code, cause", [
+    ("import sys\nsys.exit(0)\ndef f(t):\n    return t * 2\n", "your code ended itself with sys.exit(0) at line 2"),
+    ("import sys\nsys.exit()\ndef f(t):\n    return t * 2\n", "your code ended itself with sys.exit() at line 2"),
+    ("import sys\nsys.exit(3)\ndef f(t):\n    return t * 2\n", "your code ended itself with sys.exit(3) at line 2"),
+])
+def test_code_that_ends_itself_before_the_checks_says_so_and_skips_them(grade, code, cause):
+    report = grade(code, VALUE, OTHER)
+    assert not report.passed
+    assert report.cause is not None and report.cause.startswith(cause), report.cause
+    assert [c.status for c in report.checks] == ["skipped", "skipped"]  # never a list of NameErrors
+
+
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
+def test_os_exit_before_the_checks_leaves_them_unchecked(grade):
+    report = grade("import os\nos._exit(0)\ndef f(t):\n    return t * 2\n", VALUE, OTHER)
+    assert report.run.status == "sandbox-failure" and not report.passed  # `grade` rows it as `exited`
+    assert [c.status for c in report.checks] == ["error", "error"]
+    assert report.checks[0].message == ("not checked: No check results: the program ended its process (os._exit?) "
+                                        "before the checks could run.")
+
+
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
+def test_sys_exit_0_in_a_plain_run_is_still_a_clean_end(sandbox):
+    assert sandbox.run("import sys\nprint('hi')\nsys.exit(0)\n").status == "ok"
+
+
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
+def test_code_that_ends_itself_inside_a_check(grade):
+    checks = by_id(grade("import sys\ndef f(t):\n    sys.exit(0)\n", VALUE))
+    assert checks["v"].status == "error" and checks["v"].message.startswith("SystemExit: 0 (line 3 of your code")
+    report = grade("import os\ndef f(t):\n    os._exit(0)\n", VALUE, OTHER)
+    assert [c.status for c in report.checks] == ["error", "error"]
+    assert report.checks[0].message.startswith("your code's process ended or stopped answering while this check ran")
+
+
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
+def test_memory_blow_up_at_import_skips_the_checks_with_the_cause(grade):
+    report = grade("big = bytearray(10**12)\ndef f(t):\n    return t * 2\n", VALUE)
+    assert report.run.status == "memory"
+    assert report.cause.startswith("your code ran out of memory at line 1"), report.cause
+    assert report.checks[0].status == "skipped"
+
+
+@pytest.mark.both_modes  # the process ends or runs out: the sandbox's, per mode
+def test_memory_error_inside_a_check_is_that_checks_error(grade):
+    check = by_id(grade("def f(t):\n    return bytearray(10**12)\n", VALUE))["v"]
+    assert check.status == "error" and check.message.startswith("MemoryError (line 2 of your code"), check.message

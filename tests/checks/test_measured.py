@@ -131,3 +131,10 @@ def test_a_learners_ranking_function_profiles_with_one_thread_as_the_checks_do(g
              "compare": {"call": "top_ops(workload, k)", "k": 2, "workloads": ["w"]}}
     result = grade(code, check).checks[0]
     assert result.status == "failed" and "threads=1" in (result.got or "") + result.message, result
+
+
+def test_a_share_of_one_is_met_by_a_workload_that_runs_only_those_operators(grade):
+    check = {"id": "s", "kind": "profile", "setup": "x = torch.randn(64, 64)", "workload": "lambda: f(x)",
+             "share": {"ops": ["aten::*"], "at_least": 1.0}}
+    report = grade("import torch\ndef f(x):\n    return torch.exp(x)\n", check)
+    assert report.passed, [c.message for c in report.checks]

@@ -106,3 +106,28 @@ def test_a_warning_raised_by_a_check_is_not_the_learners_output(grade):
     assert report.passed, report.checks[0].message
     assert "the learner warned" in report.run.stderr
     assert "requires_grad" not in report.run.stderr
+
+
+def test_dtype_long_means_int64_at_run_time(grade):
+    check = {"id": "d", "kind": "tensor", "value": "f()", "dtype": "long"}
+    assert grade("import torch\ndef f():\n    return torch.arange(3)\n", check).passed
+    failed = by_id(grade("import torch\ndef f():\n    return torch.arange(3.0)\n", check))["d"]
+    assert failed.status == "failed" and failed.expected == "int64"
+
+
+def test_a_failing_check_that_drew_nothing_names_no_seed(grade):
+    literal = {"id": "lit", "kind": "tensor", "value": "f(torch.arange(3.))", "close_to": "torch.arange(3.) * 2"}
+    drawn = {"id": "rnd", "kind": "tensor", "setup": "x = torch.randn(3)", "value": "f(x)", "close_to": "x * 2"}
+    checks = by_id(grade("def f(x):\n    return x\n", literal, drawn))
+    assert checks["lit"].status == "failed" and checks["lit"].seed is None
+    assert checks["rnd"].status == "failed" and isinstance(checks["rnd"].seed, int)
+
+
+def test_broadcast_compares_after_broadcasting_only_when_asked(grade):
+    exact = {"id": "exact", "kind": "tensor", "value": "f()", "close_to": "torch.ones(3)"}
+    loose = dict(exact, id="loose", broadcast=True)
+    checks = by_id(grade("import torch\ndef f():\n    return torch.ones(1, 3)\n", exact, loose))
+    assert checks["exact"].status == "failed" and "shape" in checks["exact"].message
+    assert checks["loose"].status == "passed"
+    wrong = by_id(grade("import torch\ndef f():\n    return torch.ones(2)\n", loose))["loose"]
+    assert wrong.status == "failed" and "or a shape that broadcasts with it" in wrong.message

@@ -1,4 +1,5 @@
-"""The real `torch-tutor` in a real terminal (tmux): solve an exercise, and survive a kill -9.
+"""The real `torch-tutor` in a real terminal (tmux): solve an exercise, survive a kill -9, keep
+every key of a burst or a paste typed as keys, and stay responsive under a flood of output.
 
 At 80x24, the size most terminals open at and the tutor's design size. The hostile tests check
 the terminal itself: its title (OSC 0) and its clipboard (OSC 52, which tmux keeps as a buffer
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+
+from tutor.core.i18n import TABLE
 
 MINI = Path(__file__).parents[1] / "app" / "packs" / "mini"
 TUTOR = Path(sys.executable).with_name("torch-tutor")
@@ -302,3 +306,110 @@ def test_a_prediction_box_says_where_keys_go_and_a_missed_one_hangs(terminal):
     column = lines[index].index("[0.5000")
     below = lines[index + 1]
     assert below[column - 8:column].strip() == "" and below[column:column + 1].strip(), lines[index:index + 2]
+
+
+# ------------------------------------------- keys typed in a burst, Tab on a block, a flood of output (issue 28)
+
+
+#: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
+#: so a test types after this, as a learner does after seeing where the keys go.
+EDITING = TABLE["en"]["editor.title.focused"]
+
+
+def test_a_filter_typed_in_a_burst_keeps_its_spaces(terminal):
+    """tmux delivers "fixing code" in one burst: the first key moves the focus to the filter,
+    the rest arrive before it has moved. The space was dropped ("fixingcode")."""
+    terminal.start()
+    terminal.wait_for("2. Fixing code")
+    terminal.type("fixing code")
+    screen = terminal.wait_for("fixing code", timeout=30)
+    assert "fixingcode" not in screen
+    terminal.type(" or")
+    screen = terminal.wait_for("No lesson matches 'fixing code or'", timeout=30)
+    assert "2. Fixing code" not in screen
+
+
+def test_an_output_of_200000_lines_does_not_freeze_the_page(terminal):
+    """An example printing 200,000 lines (the run is capped at 1 MiB) left ~96,000 lines on the
+    page; keys took 10-20 s to register and the next Run showed the old output again. Now the box
+    shows the last lines with a note, and the next Run's output replaces it."""
+    terminal.start("open", "mini/basics")
+    terminal.wait_for("Welcome")
+    terminal.keys("F4")  # the example
+    terminal.wait_for("f5 Run")
+    terminal.wait_for(EDITING)  # the new step's editor has the keys (drawn a moment before it does)
+    terminal.wait_for("sandbox: ready")
+    terminal.keys("C-a")
+    terminal.type("for i in range(200000): print('line', i)")
+    terminal.wait_for("range(200000)", timeout=30)
+    terminal.keys("F5")
+    screen = terminal.wait_for("earlier lines not shown", timeout=120)
+    assert "line 199999" not in screen  # the top of the box: its note, then the last lines
+    # The box fills while the run streams; F5 during the run only says "a run is in progress"
+    # (seen once under CI's load), so the next Run waits for this one's end, as a learner would.
+    terminal.wait_for("Stopped: the program printed more than", timeout=120)
+    terminal.wait_for("f5 Run", timeout=60)
+    # The page answers keys: the editor (still focused) takes new code, and Run shows its output.
+    terminal.keys("C-a")
+    terminal.type('print("sec" + "ond", "run")')
+    terminal.keys("F5")
+    screen = terminal.wait_for("second run", timeout=120)  # ("Run 2" heads the box as the run starts)
+    assert "Run 2" in screen
+    assert "earlier lines not shown" not in screen
+
+
+def test_tab_indents_and_shift_tab_dedents_a_selected_block(terminal):
+    """Select two lines with Shift+Down / Shift+End, Tab: both move right a level (they became
+    one indented blank line); Shift+Tab: back (it left the editor)."""
+    terminal.start("open", "mini/exercises")
+    terminal.wait_for("Double it")
+    terminal.wait_for("f6 Check")
+    terminal.keys("Down", "Down")  # line 3: def double(x):
+    terminal.keys("S-Down", "S-End")
+    terminal.keys("Tab")
+    screen = terminal.wait_for("    def double(x):", timeout=30)
+    assert "        return x" in screen and "✎ editing" in screen
+    terminal.keys("BTab")
+    terminal.wait_for("3  def double(x):", timeout=30)
+    screen = terminal.wait_for("4      return x", timeout=30)
+    assert "✎ editing" in screen  # still in the editor
+
+
+# ------------------------------------------- a paste that arrives as keystrokes (issue 52)
+
+
+PASTED = "def double(x):\n    if x is None:\n        return 0\n    return x * 2\n\nprint(double(21))\n"
+
+
+def code_lines(screen: str) -> list[str]:
+    """The code editor's lines as the screen shows them: after the line number, without the frame."""
+    found = []
+    for line in screen.splitlines():
+        match = re.match(r"^\s*▊\s*(\d+)  (.*?)\s*▎$", line)
+        if match:
+            found.append(match.group(2).rstrip())
+    return found
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_paste_typed_by_the_terminal_keeps_its_indentation_and_undoes_at_once(terminal, tmp_path, language):
+    """Issue 52, item 1: `tmux paste-buffer` without -p types the text (lines end in CR): each
+    pasted line took the auto-indent of the line before it, a staircase, and ctrl+z undid one
+    line at a time."""
+    terminal.start("--language", language, "open", "mini/exercises")
+    terminal.wait_for(TABLE[language]["editor.title.focused"])
+    terminal.keys("C-a", "Delete")
+    deadline = time.monotonic() + 30
+    while code_lines(terminal.screen()) != [""] and time.monotonic() < deadline:  # as a learner sees it
+        time.sleep(0.2)
+    source = tmp_path / "paste.txt"
+    source.write_text(PASTED)
+    terminal.tmux("load-buffer", "-b", "p", str(source))
+    terminal.tmux("paste-buffer", "-b", "p", "-t", "t")  # no -p: typed as keys, no paste brackets
+    screen = terminal.wait_for("print(double(21))", timeout=30)
+    assert code_lines(screen)[:6] == PASTED.splitlines(), screen
+    terminal.keys("C-z")  # one undo takes the whole paste away
+    deadline = time.monotonic() + 30
+    while code_lines(screen := terminal.screen()) != [""] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert code_lines(screen) == [""], screen  # (ctrl+a, Delete: the code the paste replaced was empty)

@@ -14,12 +14,6 @@ from tutor.sandbox.classify import RawRun, classify
 from tutor.sandbox.result import RunResult
 
 
-@pytest.fixture(autouse=True)
-def _english_after():
-    yield
-    i18n.set_language(None)
-
-
 def _shown(result: RunResult, code: str) -> str:
     i18n.set_language(code)
     return i18n.shown(result.message, result.extra.get("said"))

@@ -1,4 +1,5 @@
-"""Pictures of each screen in its key states (pytest-textual-snapshot; Textual is pinned).
+"""Pictures of each screen in its key states (pytest-textual-snapshot; Textual is pinned), those
+at 80x24 in English and in Chinese (``[en]``, ``[zh]``).
 
 Update after an intended change with ``pytest tests/snapshots --snapshot-update`` and review
 the SVGs in the diff.
@@ -6,6 +7,7 @@ the SVGs in the diff.
 
 from __future__ import annotations
 
+import pytest
 from textual.screen import ModalScreen
 
 from tutor.app.widgets.report import CheckReport
@@ -14,6 +16,11 @@ from tutor.sandbox.result import RunResult
 
 WIDE = (100, 32)
 SMALL = (80, 24)
+#: The pictures taken in both languages: CJK characters are two cells wide, so the footer, the
+#: top bar, choices, tables and frame titles must fit by cells in Chinese too (issue 29).
+LANGUAGES = pytest.mark.parametrize("language", ["en", "zh"])
+#: A report's stamp, as the app writes it in each language (``exercise.stamp``).
+STAMP = {"en": "Check 1 at 10:00:00", "zh": "第 1 次检查，10:00:00"}
 
 
 async def _settle(pilot) -> None:
@@ -43,8 +50,9 @@ def test_home(snap_compare, snapshot_app):
     assert snap_compare(snapshot_app(), terminal_size=WIDE, run_before=_settle)
 
 
-def test_home_small_terminal(snap_compare, snapshot_app):
-    assert snap_compare(snapshot_app(), terminal_size=SMALL, run_before=_settle)
+@LANGUAGES
+def test_home_small_terminal(snap_compare, snapshot_app, language):
+    assert snap_compare(snapshot_app(language=language), terminal_size=SMALL, run_before=_settle)
 
 
 def test_prose_step(snap_compare, snapshot_app):
@@ -166,11 +174,14 @@ def _at(step_id: str, *keys: str, then=None):
     return run
 
 
-def test_small_prose(snap_compare, snapshot_app):
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_settle)
+@LANGUAGES
+def test_small_prose(snap_compare, snapshot_app, language):
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_settle)
 
 
-def test_small_example_after_run(snap_compare, snapshot_app):
+@LANGUAGES
+def test_small_example_after_run(snap_compare, snapshot_app, language):
     from tutor.grading.exercise import ExampleOutcome
     from tutor.sandbox.result import LearnerError
 
@@ -183,34 +194,43 @@ def test_small_example_after_run(snap_compare, snapshot_app):
     async def ran(pilot):
         pilot.app.screen.step_view.example_finished(outcome, None)
 
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("shape-error", then=ran))
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("shape-error", then=ran))
 
 
-def test_small_choice_quiz_answered_wrong(snap_compare, snapshot_app):
+@LANGUAGES
+def test_small_choice_quiz_answered_wrong(snap_compare, snapshot_app, language):
     async def wrong(pilot):
         await pilot.click("#choice-1")
 
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("which-dim", then=wrong))
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("which-dim", then=wrong))
 
 
-def test_small_multiple_choice(snap_compare, snapshot_app):
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("which-modes"))
+@LANGUAGES
+def test_small_multiple_choice(snap_compare, snapshot_app, language):
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("which-modes"))
 
 
-def test_small_free_quiz_revealed(snap_compare, snapshot_app):
+@LANGUAGES
+def test_small_free_quiz_revealed(snap_compare, snapshot_app, language):
     async def reveal(pilot):
         await pilot.press(*"shapes")
         await pilot.click("#reveal")
 
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("why-shapes", then=reveal))
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("why-shapes", then=reveal))
 
 
-def test_small_predict_missed(snap_compare, snapshot_app):
+@LANGUAGES
+def test_small_predict_missed(snap_compare, snapshot_app, language):
     async def missed(pilot):
         await pilot.press("6")
         pilot.app.screen.step_view.run_finished(RunResult(status="ok", stdout="5\n", wall_time=0.05), None)
 
-    assert snap_compare(snapshot_app("basics"), terminal_size=SMALL, run_before=_at("predict-sum", then=missed))
+    app = snapshot_app("basics", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("predict-sum", then=missed))
 
 
 def test_small_exercise_with_a_long_report(snap_compare, snapshot_app):
@@ -229,7 +249,8 @@ def test_small_exercise_with_a_long_report(snap_compare, snapshot_app):
     assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", then=show))
 
 
-def test_small_syntax_error_report(snap_compare, snapshot_app):
+@LANGUAGES
+def test_small_syntax_error_report(snap_compare, snapshot_app, language):
     from tutor.grading.exercise import grade
     from tutor.sandbox.result import LearnerError
 
@@ -240,10 +261,13 @@ def test_small_syntax_error_report(snap_compare, snapshot_app):
                              "IndentationError: expected an indented block after function definition on line 3", 4)
         report = grade(step.place.step, RunResult(status="error", error=error, report={"checks": [
             {"id": "doubles", "status": "error", "message": "NameError: name 'double' is not defined"}]}))
-        await step.query_one("#result").mount(CheckReport(report, step.text, stamp="Check 1 at 10:00:00"))
+        await step.query_one("#result").mount(CheckReport(report, step.text, stamp=STAMP[language]))
 
-    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", then=show))
+    app = snapshot_app("exercises", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("double", then=show))
 
 
-def test_small_help(snap_compare, snapshot_app):
-    assert snap_compare(snapshot_app("exercises"), terminal_size=SMALL, run_before=_at("double", "f1"))
+@LANGUAGES
+def test_small_help(snap_compare, snapshot_app, language):
+    app = snapshot_app("exercises", language=language)
+    assert snap_compare(app, terminal_size=SMALL, run_before=_at("double", "f1"))

@@ -1,5 +1,6 @@
 """Pictures of the review screen at 80x24 (pytest-textual-snapshot), with a controlled clock:
-an item in the queue, a free answer waiting for its 1-4 rating, and the summary with its charts.
+an item in the queue, a free answer waiting for its 1-4 rating, and the summary with its charts,
+each in English and in Chinese.
 
 Update after an intended change with ``pytest tests/snapshots --snapshot-update``.
 """
@@ -26,8 +27,8 @@ def utc(monkeypatch):
     time.tzset()
 
 
-def _reviewing(snapshot_app, *met):
-    app = snapshot_app("basics")
+def _reviewing(snapshot_app, *met, language: str):
+    app = snapshot_app("basics", language=language)
     store = app.store
     store.cards.clock = lambda: T0
     for key, answer, correct in met:
@@ -70,13 +71,15 @@ WHICH = (("mini", "basics", "which-dim"), "0", True)
 FREE = (("mini", "basics", "why-shapes"), "shapes", True)
 
 
-def test_review_choice_item(snap_compare, snapshot_app):
-    app = _reviewing(snapshot_app, WHICH, FREE)
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_review_choice_item(snap_compare, snapshot_app, language):
+    app = _reviewing(snapshot_app, WHICH, FREE, language=language)
     assert snap_compare(app, terminal_size=SMALL, run_before=_settle)
 
 
-def test_review_free_answer_waiting_for_a_rating(snap_compare, snapshot_app):
-    app = _reviewing(snapshot_app, FREE)
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_review_free_answer_waiting_for_a_rating(snap_compare, snapshot_app, language):
+    app = _reviewing(snapshot_app, FREE, language=language)
 
     async def run_before(pilot):
         await _settle(pilot, "#reveal")
@@ -84,8 +87,9 @@ def test_review_free_answer_waiting_for_a_rating(snap_compare, snapshot_app):
     assert snap_compare(app, terminal_size=SMALL, run_before=run_before)
 
 
-def test_review_summary_with_charts(snap_compare, snapshot_app):
-    app = _reviewing(snapshot_app, WHICH, FREE)
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_review_summary_with_charts(snap_compare, snapshot_app, language):
+    app = _reviewing(snapshot_app, WHICH, FREE, language=language)
 
     async def run_before(pilot):
         # (the free answer revealed and rated Again: F4 on a card not tried grades nothing now)

@@ -28,7 +28,7 @@ INDENT = 4
 #: cursor after its last character (no sideways scroll), in its tightest layout: the lesson page
 #: scrolls (its scrollbar), the code is longer than the editor (the editor's own scrollbar), and
 #: the line numbers have two digits. A pack's code lines should fit it (the pack tests check);
-#: tests/app/test_app_round2.py measures it on the real layout, so it cannot go stale.
+#: tests/app/test_app_editor.py measures it on the real layout, so it cannot go stale.
 EDITOR_COLUMNS_AT_80 = 64
 
 #: Keys read from the terminal in one read share one time (``textual_compat.stamp_reads``): a

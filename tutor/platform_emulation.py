@@ -109,7 +109,7 @@ def install() -> None:
 
     real_init = subprocess.Popen.__init__
 
-    def init(self: subprocess.Popen, *args: Any, **kwargs: Any) -> None:
+    def init(self: subprocess.Popen[Any], *args: Any, **kwargs: Any) -> None:
         if kwargs.get("pass_fds"):
             raise ValueError("pass_fds is not supported on Windows")
         if kwargs.get("start_new_session") or kwargs.get("preexec_fn") is not None:

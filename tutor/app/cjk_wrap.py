@@ -147,7 +147,7 @@ def install() -> bool:
             rich_wrap.re_word = RICH_WORD
             done += 1
         if callable(getattr(rich_text, "divide_line", None)) and hasattr(rich_text.Text, "rstrip_end"):
-            rich_text.divide_line = divide_line
+            setattr(rich_text, "divide_line", divide_line)  # (not a name rich.text exports)
             rich_text.Text.rstrip_end = _rstrip_end  # type: ignore[method-assign]
             done += 1
     except ImportError:  # pragma: no cover
@@ -156,7 +156,7 @@ def install() -> bool:
         from textual import content as textual_content
 
         if callable(getattr(textual_content, "divide_line", None)):
-            textual_content.divide_line = divide_line  # Textual's own Content wraps with Rich's
+            setattr(textual_content, "divide_line", divide_line)  # Textual's own Content wraps with Rich's
             done += 1
     except ImportError:  # pragma: no cover
         pass

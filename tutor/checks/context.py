@@ -14,6 +14,7 @@ import _thread
 import typing
 import random
 import threading
+from typing import Any
 
 
 from tutor.checks import refs, render, words
@@ -34,8 +35,8 @@ class CheckTimeout(BaseException):
 class Failed(Exception):
     """The learner's code ran but behaved wrongly; the message is the learner-facing sentence."""
 
-    def __init__(self, message: str | dict, expected: str | dict | None = None, got: str | dict | None = None,
-                 data=None):
+    def __init__(self, message: str | dict[str, Any], expected: str | dict[str, Any] | None = None,
+                 got: str | dict[str, Any] | None = None, data: Any = None) -> None:
         """``expected`` and ``got``: a value as it prints, or a phrase as a said (its English kept in
         ``expected``/``got``, the said in ``expected_said``/``got_said`` for the learner's language)."""
         text = words.english(message)  # a said (tutor.checks.words) or, from a pack's own text, a string
@@ -70,7 +71,7 @@ class Learner:
             return ""
         return self.lines[lineno - 1].strip()
 
-    def last_line(self, tb) -> int | None:
+    def last_line(self, tb: Any) -> int | None:
         """The innermost frame of the traceback that is in the learner's file."""
         found = None
         while tb is not None:  # read here, not in traceback.walk_tb: the seal lets this module read it
@@ -79,7 +80,7 @@ class Learner:
             tb = tb.tb_next
         return found
 
-    def explain(self, error: BaseException, source: str | None = None) -> dict:
+    def explain(self, error: BaseException, source: str | None = None) -> dict[str, Any]:
         """An exception as the learner should read it: type, message, their line."""
         if refs.type_(error) is RemoteRaised:  # raised in the runner: its type, message and line as data
             kind, message, lineno = error.type_name, error.message, error.lineno
@@ -90,11 +91,11 @@ class Learner:
             except Exception:  # a learner's exception whose __str__ raises
                 message = ""
             lineno = self.last_line(error.__traceback__)
-        error_text: dict | str = f"{kind}: {render.clip(message, 300)}" if message else kind
+        error_text: dict[str, Any] | str = f"{kind}: {render.clip(message, 300)}" if message else kind
         refused = error.info.get("refused") if refs.type_(error) is RemoteRaised else None
         if refused in REFUSALS:  # what the runner's seal refused: said in the learner's language
             error_text = words.say("checks.refused", why=words.say(f"checks.refused.{refused}"))
-        said: dict | str = error_text
+        said: dict[str, Any] | str = error_text
         if lineno is not None:
             code = self.line(lineno)
             said = (words.say("checks.raised_line_code", error=error_text, line=lineno, code=render.clip(code, 80))
@@ -124,14 +125,14 @@ class TimeLimit:
     REPEAT = 0.02
     WALL_FACTOR = 3.0
 
-    def __init__(self, seconds: float, wall: float | None = None, spent=None):
+    def __init__(self, seconds: float, wall: float | None = None, spent: Any = None) -> None:
         self.seconds = seconds
         self.wall = max(wall if wall is not None else seconds * self.WALL_FACTOR, 0.001)
         self.spent = spent
         self.fired = False
         self.by_wall = False
         self.cpu_clock = True  # False where only wall time is watched (the timer thread)
-        self._previous = None
+        self._previous: Any = None
         self._stop: threading.Event | None = None
         self._timer: threading.Thread | None = None
         self._inside = False
@@ -144,7 +145,7 @@ class TimeLimit:
         extra = (self.spent() - self._spent0) if self.spent is not None else 0.0
         return refs.thread_time() - self._cpu0 + extra
 
-    def _handler(self, signum, frame):
+    def _handler(self, signum: Any, frame: Any) -> None:
         # Raised only inside the block: one that lands while entering (a tiny limit) is ignored,
         # and the repeat lands again 20 ms later, inside; one on its way as the block ends too.
         if not self._inside:
@@ -157,7 +158,7 @@ class TimeLimit:
         self.fired = True
         raise CheckTimeout()
 
-    def __enter__(self):
+    def __enter__(self) -> TimeLimit:
         self._cpu0, self._wall0 = refs.thread_time(), refs.monotonic()
         self._spent0 = self.spent() if self.spent is not None else 0.0
         if refs.setitimer is not None and refs.SIGALRM is not None:
@@ -182,7 +183,7 @@ class TimeLimit:
         self._inside = True
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> typing.Literal[False]:
         self._inside = False
         if self._stop is None:
             refs.setitimer(refs.ITIMER_REAL, 0, 0)
@@ -207,7 +208,7 @@ def fresh_seed() -> int:
     return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
 
 
-def _draws() -> tuple:
+def _draws() -> tuple[Any, ...]:
     """The state of the judge's generators (random, torch's CPU one, NumPy's), to compare."""
     numpy_state: "typing.Any" = refs.np_get_state() if refs.np_get_state is not None else None
     return (refs.random_getstate(), refs.cpu_generator.get_state(),
@@ -243,7 +244,7 @@ PASS_THROUGH = (CheckTimeout, RemoteTimeout, RunStopped, RunnerGone, RunnerRefus
                 KeyboardInterrupt, SystemExit)
 
 
-def learner_names(learner_globals: dict, contract=None) -> dict:
+def learner_names(learner_globals: dict[str, Any], contract: Any = None) -> dict[str, Any]:
     """The learner's names a check's own code may see: the contract's (the names the exercise
     asks the learner to define), taken from the submission; nothing else of the learner's module.
     Without a contract (a payload that names none), every name but those that would shadow a
@@ -260,7 +261,8 @@ def learner_names(learner_globals: dict, contract=None) -> dict:
 class Case:
     """One run of a check: a fresh namespace, seeded, with the case's bindings and setup done."""
 
-    def __init__(self, learner: Learner, learner_globals: dict, check: dict, bindings: dict, session: Session):
+    def __init__(self, learner: Learner, learner_globals: dict[str, Any], check: dict[str, Any],
+                 bindings: dict[str, Any], session: Session):
         self.learner = learner
         self.check = check
         self.bindings = bindings
@@ -275,7 +277,7 @@ class Case:
         self.namespace = namespace
         self._base_names = set(namespace) - set(bindings)
         self._label = f"<check {check.get('id', '?')}>"
-        self._inputs: dict | str | None = None
+        self._inputs: dict[str, Any] | str | None = None
         self.session = session
         self.running: str | None = None  # the check's code being evaluated (a timeout names it)
 
@@ -305,14 +307,14 @@ class Case:
         now = _draws()
         return now[0] != seeded[0] or not now[1].equal(seeded[1]) or now[2] != seeded[2]
 
-    def _inputs_text(self) -> dict | str:
+    def _inputs_text(self) -> dict[str, Any] | str:
         names = [n for n in self.namespace if n not in self._base_names or n in self.bindings]
         return render.inputs_text(self.namespace, names)
 
-    def _compile(self, source: str, mode: str):
+    def _compile(self, source: str, mode: str) -> Any:
         return refs.compile_(source, self._label, mode)
 
-    def eval(self, source: str):
+    def eval(self, source: str) -> Any:
         """Evaluate a check expression; learner code it calls may raise (-> CodeRaised)."""
         self.running = source
         try:
@@ -331,7 +333,7 @@ class Case:
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, source) from None
 
-    def call(self, function, *args):
+    def call(self, function: Any, *args: Any) -> Any:
         """Call something the learner gave us (a workload, a ranking function). Nothing to undo
         here afterwards: only the pack's code runs in the judge (the learner's runs in the runner,
         which restores its own torch after every request)."""
@@ -343,9 +345,9 @@ class Case:
         except BaseException as error:  # noqa: BLE001
             raise CodeRaised(error, getattr(function, "__name__", "the callable") + "()") from None
 
-    def describe(self) -> dict | str:
+    def describe(self) -> dict[str, Any] | str:
         """"b=2, x of shape (4, 8)" (a said): which inputs this case used, for messages ("" when none)."""
-        parts: list = []
+        parts: list[Any] = []
         plain = render.bindings_text(self.bindings)
         if plain:
             parts.append(plain)
@@ -354,7 +356,7 @@ class Case:
             parts.append(tensors)
         return words.joined(parts, "checks.comma")
 
-    def where(self) -> dict | str:
+    def where(self) -> dict[str, Any] | str:
         """"for b=2, x of shape (4, 8)" (a said), or "" when the case has no inputs to name."""
         inputs = self.describe()
         return words.say("checks.for", inputs=inputs) if inputs else ""

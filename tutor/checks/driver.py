@@ -18,6 +18,7 @@ that runs inside the server's code: a dunder method of one of its objects).
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from tutor.checks import refs
 
@@ -37,7 +38,7 @@ class Raised(BaseException):
         self.context = error.__context__
 
 
-def drive(gen):
+def drive(gen: Any) -> Any:
     """Run a server generator (``Server.serving``, ``Server.callback``): each job it yields (the
     learner's code: a function, its arguments and keyword arguments, and ``timed``) is called here,
     its value sent back (a timed job's: the seconds it took, after a CUDA synchronisation if
@@ -45,7 +46,8 @@ def drive(gen):
     learner's code runs with this frame under it. Its locals cannot be rebound by the learner's
     code without a trace function or native code, which the seal refuses or leaves open."""
     send, throw = gen.send, gen.throw
-    ok, outcome = True, None
+    ok = True
+    outcome: Any = None  # the last job's value, or its exception
     floor = (refs.function_mode_depth(), refs.dispatch_mode_depth())  # modes pushed by whoever called
     while True:
         try:
@@ -69,7 +71,7 @@ def drive(gen):
         leave_modes(floor)
 
 
-def leave_modes(floor: tuple = (0, 0)) -> None:
+def leave_modes(floor: tuple[Any, ...] = (0, 0)) -> None:
     """Torch function and dispatch modes the learner's code left pushed (above ``floor``, the
     depths before it ran) are popped before the server runs again: the server's own torch calls
     must not run the learner's code, which would then run with the server's frames under it."""
@@ -79,7 +81,7 @@ def leave_modes(floor: tuple = (0, 0)) -> None:
         refs.pop_dispatch_mode()
 
 
-def here():
+def here() -> Any:
     """This function's own frame (the caller reads ``f_back`` from it): the one frame the seal
     lets the server's code take, since no learner code ever runs above it."""
     return sys._getframe(0)
@@ -94,11 +96,11 @@ class Callback:
 
     __slots__ = ("_make", "fid")
 
-    def __init__(self, make, fid: int):
+    def __init__(self, make: Any, fid: int) -> None:
         self._make = make
         self.fid = fid
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return drive(self._make((self.fid, args, kwargs)))
 
 

@@ -7,22 +7,25 @@
 
 from __future__ import annotations
 
+from typing import Any, Iterator
+
 from tutor.checks import refs, render
 
 
-def is_module(value) -> bool:
+def is_module(value: Any) -> bool:
     return refs.issubclass_(refs.type_(value), refs.Module)
 
 
-def attrs(module) -> dict:
-    return refs.object_getattribute(module, "__dict__")
+def attrs(module: Any) -> dict[str, Any]:
+    table: dict[str, Any] = refs.object_getattribute(module, "__dict__")
+    return table
 
 
-def training(module) -> bool:
+def training(module: Any) -> bool:
     return refs.bool_(attrs(module).get("training", True))
 
 
-def walk(module, prefix: str = ""):
+def walk(module: Any, prefix: str = "") -> Iterator[Any]:
     """(dotted name, module) for the module and every submodule, each once."""
     seen = set()
     stack = [(prefix, module)]
@@ -38,7 +41,7 @@ def walk(module, prefix: str = ""):
                 stack.append((f"{name}.{child_name}" if name else child_name, child))
 
 
-def group(module, which: str):
+def group(module: Any, which: str) -> Any:
     """(dotted name, tensor) of parameters (``_parameters``) or buffers (``_buffers``), each once."""
     seen = set()
     found = []
@@ -51,7 +54,7 @@ def group(module, which: str):
     return found
 
 
-def plain_tensors(module):
+def plain_tensors(module: Any) -> Any:
     """Tensors stored as ordinary attributes: ``.to()`` and ``state_dict`` never see them."""
     found = []
     for prefix, current in walk(module):
@@ -61,7 +64,7 @@ def plain_tensors(module):
     return found
 
 
-def label(name: str, module) -> str:
+def label(name: str, module: Any) -> str:
     kind = refs.type_(module).__name__
     return f"`{name}` ({kind})" if name else f"the module ({kind})"
 
@@ -69,7 +72,7 @@ def label(name: str, module) -> str:
 _SETTING_TYPES = (bool, int, float, str, type(None))
 
 
-def settings(module) -> dict:
+def settings(module: Any) -> dict[tuple[str, str], Any]:
     """Hyper-parameters: the plain-valued public attributes of every submodule (Dropout's p,
     BatchNorm's momentum...), keyed by (submodule name, attribute)."""
     found = {}
@@ -84,5 +87,5 @@ def settings(module) -> dict:
     return found
 
 
-def fmt_setting(value) -> str:
+def fmt_setting(value: Any) -> str:
     return render.clip(refs.repr_(value), 40)

@@ -218,7 +218,7 @@ def head(message: Message, blobs: int = 0) -> bytes:
     return _HEAD.pack(len(body), blobs) + body
 
 
-def send(sock: socket.socket, message: Message, blobs: list[bytes] | tuple = ()) -> None:
+def send(sock: socket.socket, message: Message, blobs: list[bytes] | tuple[Any, ...] = ()) -> None:
     parts = [head(message, len(blobs))]
     for blob in blobs:
         parts.append(_BLOB.pack(len(blob)))
@@ -301,7 +301,7 @@ def _too_deep(message: object) -> bool:
     return False
 
 
-def recv(sock: socket.socket, room: int | None = None) -> tuple[dict, list[bytes]]:
+def recv(sock: socket.socket, room: int | None = None) -> tuple[dict[str, Any], list[bytes]]:
     """One frame. ``room``: the bytes the reader may still hold (the judge's budget, see
     ``remote.Session``); a frame that would take more is refused before it is read in."""
     size, count = _HEAD.unpack(_exactly(sock, _HEAD.size))

@@ -22,6 +22,7 @@ import re
 import signal
 import time
 import warnings
+from typing import Any, Callable
 
 import torch
 import torch.nn
@@ -75,12 +76,12 @@ ignore_warnings = warnings.simplefilter
 StringIO = io.StringIO
 # Interval timers and SIGALRM are POSIX's: where they are missing (Windows) a check's own time
 # limit falls back to a timer thread (context.TimeLimit); the run's wall time bounds it everywhere.
-setitimer = getattr(signal, "setitimer", None)
-getitimer = getattr(signal, "getitimer", None)
+setitimer: Any = getattr(signal, "setitimer", None)
+getitimer: Any = getattr(signal, "getitimer", None)
 signal_signal = signal.signal
-SIGALRM = getattr(signal, "SIGALRM", None)
+SIGALRM: Any = getattr(signal, "SIGALRM", None)
 SIGINT = signal.SIGINT
-ITIMER_REAL = getattr(signal, "ITIMER_REAL", None)
+ITIMER_REAL: Any = getattr(signal, "ITIMER_REAL", None)
 default_int_handler = signal.default_int_handler
 isfinite = math.isfinite
 sysconf = getattr(os, "sysconf", None)
@@ -104,7 +105,7 @@ Size = torch.Size
 _TB = torch._C.TensorBase.__dict__
 
 
-def _getter(name: str):
+def _getter(name: str) -> Any:
     return _TB[name].__get__
 
 
@@ -136,7 +137,7 @@ storage_data_ptr = torch._C.StorageBase.__dict__["data_ptr"]
 _string_at = ctypes.string_at
 
 
-def storage_bytes(storage) -> bytes:
+def storage_bytes(storage: Any) -> bytes:
     """A CPU storage's bytes, copied in one go (``bytes(storage)`` walks it element by element)."""
     size = storage_nbytes(storage)
     return _string_at(storage_data_ptr(storage), size) if size else b""
@@ -169,7 +170,7 @@ pop_dispatch_mode = torch._C._pop_torch_dispatch_stack
 os_exit = os._exit
 
 
-def _autocast_getters():
+def _autocast_getters() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., None]]:
     """``is_autocast_enabled(device)`` / ``get_autocast_dtype(device)`` on torch >= 2.4; older
     torch has one getter per device type."""
     if hasattr(torch, "get_autocast_dtype"):
@@ -181,16 +182,16 @@ def _autocast_getters():
         "cuda": (torch.is_autocast_enabled, torch.get_autocast_gpu_dtype, torch.set_autocast_enabled),
     }
 
-    def enabled(device):  # pragma: no cover
+    def enabled_on(device: Any) -> Any:  # pragma: no cover
         return per_device[device][0]()
 
-    def get_dtype(device):  # pragma: no cover
+    def dtype_on(device: Any) -> Any:  # pragma: no cover
         return per_device[device][1]()
 
-    def set_enabled(device, value):  # pragma: no cover
+    def set_enabled_on(device: Any, value: Any) -> None:  # pragma: no cover
         per_device[device][2](value)
 
-    return enabled, get_dtype, set_enabled
+    return enabled_on, dtype_on, set_enabled_on
 
 
 autocast_enabled, autocast_dtype, set_autocast_enabled = _autocast_getters()
@@ -207,7 +208,7 @@ class _MallInfo2(ctypes.Structure):
                  "keepcost")]
 
 
-def _mallinfo2():
+def _mallinfo2() -> Any:
     try:
         function = ctypes.CDLL(None).mallinfo2  # glibc 2.33 and later
     except (AttributeError, OSError):
@@ -226,7 +227,8 @@ def heap_in_use() -> int | None:
     if _MALLINFO2 is None:
         return None
     info = _MALLINFO2()
-    return info.uordblks + info.hblkhd
+    in_use: int = info.uordblks + info.hblkhd
+    return in_use
 
 
 def resident_bytes() -> int:
@@ -240,4 +242,5 @@ def resident_bytes() -> int:
     except OSError:
         raise OSError("resident memory is read from /proc/self/statm, which this OS does not have: "
                       "memory checks that measure it (measure: rss) run on Linux only") from None
-    return resident * sysconf("SC_PAGE_SIZE")
+    page: int = sysconf("SC_PAGE_SIZE")
+    return resident * page

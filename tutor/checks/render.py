@@ -7,6 +7,8 @@ that are not tensors, numbers or plain containers are named by type only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import refs, words
 
 MAX_TEXT = 120
@@ -16,34 +18,34 @@ def clip(text: str, limit: int = MAX_TEXT) -> str:
     return text if refs.len_(text) <= limit else text[: limit - 1] + "…"
 
 
-def is_tensor(value) -> bool:
+def is_tensor(value: Any) -> bool:
     """A real tensor: torch.Tensor or nn.Parameter exactly. Subclasses can intercept every
     operation through ``__torch_function__``, so they are not trusted as values to check."""
     kind = refs.type_(value)
     return kind is refs.Tensor or kind is refs.Parameter
 
 
-def is_number(value) -> bool:
+def is_number(value: Any) -> bool:
     return refs.issubclass_(refs.type_(value), (int, float))
 
 
-def number(value) -> float:
+def number(value: Any) -> float:
     """The real value of an int/float (subclasses included, whatever they override)."""
     if refs.issubclass_(refs.type_(value), float):
         return refs.float_value(value)
     return refs.float_(refs.int_value(value))
 
 
-def shape(value) -> tuple:
+def shape(value: Any) -> tuple[Any, ...]:
     return tuple(refs.t_shape(value))
 
 
-def fmt_shape(dims) -> str:
+def fmt_shape(dims: Any) -> str:
     dims = tuple(dims)
     return "(" + ", ".join(str(d) for d in dims) + ("," if refs.len_(dims) == 1 else "") + ")"
 
 
-def dtype_name(dtype) -> str:
+def dtype_name(dtype: Any) -> str:
     return refs.str_(dtype).removeprefix("torch.")
 
 
@@ -55,11 +57,11 @@ def fmt_number(value: float) -> str:
     return f"{value:.6g}"
 
 
-def fmt_index(index) -> str:
+def fmt_index(index: Any) -> str:
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
-def grad_fn_name(tensor) -> str:
+def grad_fn_name(tensor: Any) -> str:
     from tutor.checks.remote import tensor_facts
 
     facts = tensor_facts(tensor)
@@ -69,19 +71,19 @@ def grad_fn_name(tensor) -> str:
     return "None" if node is None else refs.type_(node).__name__
 
 
-def describe(value) -> str:
+def describe(value: Any) -> str:
     """A short, trustworthy description of any value (in English: see :func:`described`)."""
     return words.english(described(value))
 
 
-def described(value) -> dict | str:
+def described(value: Any) -> dict[str, Any] | str:
     """A short, trustworthy description of any value, as a said (tutor.checks.words) where it
     has words to translate; names, numbers, shapes and dtypes stay as they are."""
     if value is None:
         return "None"
     if is_tensor(value):
         key = "checks.describe.parameter" if refs.type_(value) is refs.Parameter else "checks.describe.tensor"
-        said: dict | str = words.say(key, shape=fmt_shape(shape(value)), dtype=dtype_name(refs.t_dtype(value)))
+        said: dict[str, Any] | str = words.say(key, shape=fmt_shape(shape(value)), dtype=dtype_name(refs.t_dtype(value)))
         device = refs.t_device(value)
         if device.type != "cpu":
             said = words.say("checks.describe.on", what=said, device=refs.str_(device))
@@ -99,7 +101,7 @@ def described(value) -> dict | str:
     return words.say("checks.describe.other", type=type_name(value))
 
 
-def bindings_text(bindings: dict) -> str:
+def bindings_text(bindings: dict[str, Any]) -> str:
     """"b=2, n=3" for a case's plain-valued bindings."""
     parts = []
     for name, value in bindings.items():
@@ -108,7 +110,7 @@ def bindings_text(bindings: dict) -> str:
     return ", ".join(parts)
 
 
-def inputs_text(namespace: dict, names) -> dict | str:
+def inputs_text(namespace: dict[str, Any], names: Any) -> dict[str, Any] | str:
     """"x of shape (4, 8), w of shape (8, 2)" for the tensors a check built (a said; "" for none)."""
     parts = []
     for name in names:
@@ -120,7 +122,7 @@ def inputs_text(namespace: dict, names) -> dict | str:
     return words.joined(parts, "checks.comma")
 
 
-def to_jsonable(value):
+def to_jsonable(value: Any) -> Any:
     """Plain JSON values (NaN and infinities become strings, which strict JSON accepts)."""
     if refs.type_(value) is float and not refs.isfinite(value):
         return refs.repr_(value)

@@ -3,11 +3,13 @@ slots, never through a learner-controlled ``__eq__``, ``__bool__`` or ``__torch_
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import refs, render, words
 from tutor.checks.context import Failed
 
 
-def as_float_tensor(value, what: dict | str):
+def as_float_tensor(value: Any, what: dict[str, Any] | str) -> Any:
     """A detached float64 (or complex128) CPU copy of a tensor or number, for comparing."""
     if render.is_tensor(value):
         tensor = refs.t_detach(value)
@@ -30,7 +32,7 @@ def as_float_tensor(value, what: dict | str):
                  expected=words.say("checks.phrase.tensor_or_number"), got=render.described(value))
 
 
-def _plain(value):
+def _plain(value: Any) -> Any:
     if refs.type_(value) in (list, tuple):
         return [_plain(v) for v in value]
     if render.is_number(value):
@@ -40,7 +42,7 @@ def _plain(value):
     raise TypeError("not numeric")
 
 
-def largest_magnitude(reference) -> float | None:
+def largest_magnitude(reference: Any) -> float | None:
     """The largest absolute value of a reference (a tensor, a number, or a sequence of them), or
     None when it holds no number: how far from zero the values a check compares against lie."""
     items = reference if refs.type_(reference) in (list, tuple) else [reference]
@@ -59,7 +61,7 @@ def largest_magnitude(reference) -> float | None:
     return largest
 
 
-def first_mismatch(got, expected, rtol: float, atol: float):
+def first_mismatch(got: Any, expected: Any, rtol: float, atol: float) -> Any:
     """(index, got, expected, count) of the first element outside tolerance, or None."""
     close = refs.torch_isclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)
     bad = refs.t_logical_not(close)
@@ -73,7 +75,7 @@ def first_mismatch(got, expected, rtol: float, atol: float):
     return index, got_value, expected_value, count
 
 
-def is_integral(value) -> bool:
+def is_integral(value: Any) -> bool:
     """Whether values of this tensor or number read best as integers (1, not 1.0)."""
     if render.is_tensor(value):
         dtype = refs.t_dtype(value)
@@ -81,7 +83,7 @@ def is_integral(value) -> bool:
     return refs.issubclass_(refs.type_(value), int)
 
 
-def fmt_scalar(value, integral: bool = False) -> str:
+def fmt_scalar(value: Any, integral: bool = False) -> str:
     """1.0 -> 101.0 for floats (as the learner would print them), 1 -> 101 for integers."""
     if refs.type_(value) is complex:
         return refs.repr_(value)
@@ -95,7 +97,8 @@ def fmt_scalar(value, integral: bool = False) -> str:
     return text
 
 
-def compare_close(value, reference, rtol: float, atol: float, *, what: dict | str = "", broadcast: bool = False) -> None:
+def compare_close(value: Any, reference: Any, rtol: float, atol: float, *, what: dict[str, Any] | str = "",
+                  broadcast: bool = False) -> None:
     """Raise Failed with a located, specific sentence unless value ≈ reference (``broadcast``:
     after broadcasting the two to one shape, as a harness comparing with ``==`` would)."""
     got = as_float_tensor(value, what)
@@ -123,12 +126,13 @@ def compare_close(value, reference, rtol: float, atol: float, *, what: dict | st
     subject = words.say("checks.is_wrong", what=what) if what else words.say("checks.wrong_value")
     if index:
         subject = words.say("checks.at_index", subject=subject, index=render.fmt_index(index))
-    tolerance: dict | str = f"rtol {rtol:g}, atol {atol:g}"
+    tolerance: dict[str, Any] | str = f"rtol {rtol:g}, atol {atol:g}"
     if total > 1:
         tolerance = words.say("checks.elements_differ", count=count, total=total, tolerance=tolerance)
     raise Failed(words.say("checks.wrong", subject=subject, expected=expected_text, got=got_text, tolerance=tolerance),
                  expected=expected_text, got=got_text)
 
 
-def storage_ptr(tensor) -> int:
-    return refs.storage_data_ptr(refs.t_untyped_storage(tensor))
+def storage_ptr(tensor: Any) -> int:
+    pointer: int = refs.storage_data_ptr(refs.t_untyped_storage(tensor))
+    return pointer

@@ -12,6 +12,8 @@ field may itself be a said (a phrase inside a sentence), rendered in the same la
 
 from __future__ import annotations
 
+from typing import Any
+
 #: key -> English template (``str.format`` fields).
 WORDS: dict[str, str] = {
     # how a sentence is put together
@@ -289,12 +291,12 @@ WORDS: dict[str, str] = {
 }
 
 
-def say(key: str, /, **fields: object) -> dict:
+def say(key: str, /, **fields: object) -> dict[str, Any]:
     """A sentence to render later, in the learner's language: ``key`` with ``fields``."""
     return {"key": key, "fields": fields}
 
 
-def english(said: dict | str) -> str:
+def english(said: dict[str, Any] | str) -> str:
     """A said in English (the ``message`` sent beside it); a plain string as it is."""
     if type(said) is not dict:
         return str(said)
@@ -303,21 +305,21 @@ def english(said: dict | str) -> str:
     return WORDS[said["key"]].format(**fields)
 
 
-def joined(parts: list, key: str = "checks.semicolon") -> dict | str:
+def joined(parts: list[Any], key: str = "checks.semicolon") -> dict[str, Any] | str:
     """Phrases one after another ("a; b; c"), as one said."""
     if not parts:
         return ""
-    said = parts[-1]
+    said: dict[str, Any] | str = parts[-1]
     for part in reversed(parts[:-1]):
         said = say(key, first=part, rest=said)
     return said
 
 
-def lead(what: dict | str, sentence: dict) -> dict:
+def lead(what: dict[str, Any] | str, sentence: dict[str, Any]) -> dict[str, Any]:
     """``sentence`` about ``what`` ("item 2: shape: ..."), or the sentence alone when ``what`` is empty."""
     return say("checks.lead", what=what, sentence=sentence) if what else sentence
 
 
-def where(sentence: dict | str, inputs: dict | str) -> dict | str:
+def where(sentence: dict[str, Any] | str, inputs: dict[str, Any] | str) -> dict[str, Any] | str:
     """``sentence`` with the case's inputs after it, when the case has any."""
     return say("checks.where", sentence=sentence, where=inputs) if inputs else sentence

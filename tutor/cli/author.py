@@ -8,7 +8,7 @@ from pathlib import Path
 from tutor.cli.common import UsageError, guarded
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "new", help="create a new pack to edit",
         description="Create PACK_DIR with a pack.yaml and one lesson that uses every step kind and a "

@@ -7,13 +7,14 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tutor.cli.common import UsageError, guarded, print_json, say, settings_from_args
 from tutor.core.config import ISOLATION_CHOICES
 from tutor.core.i18n import t
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "run", help="run a Python file in the sandbox",
         description="Run FILE the way the tutor runs learner code: in a fresh child of a warm "
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     d.set_defaults(func=cmd_doctor)
 
 
-def _sandbox(args: argparse.Namespace, **flags):
+def _sandbox(args: argparse.Namespace, **flags: Any) -> Any:
     """The sandbox of ``run`` and ``doctor``: one run at most, so no spare is started after it."""
     from tutor.grading.sandboxes import sandbox_for
 
@@ -74,7 +75,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
-def _print_result(result) -> None:
+def _print_result(result: Any) -> None:
     if result.stdout:
         sys.stdout.write(result.stdout if result.stdout.endswith("\n") else result.stdout + "\n")
     if result.stderr:
@@ -96,7 +97,7 @@ def mode_reason(requested: str, mode: str) -> str:
     return english(mode_said(requested, mode))
 
 
-def mode_said(requested: str, mode: str) -> dict:
+def mode_said(requested: str, mode: str) -> dict[str, Any]:
     """Why the sandbox runs in ``mode``, as a said (shown in the learner's language)."""
     from tutor.core.i18n import said
 
@@ -113,7 +114,7 @@ def mode_said(requested: str, mode: str) -> dict:
     return said("cli.doctor.mode.auto", how=how, where=where)
 
 
-def isolation_lines(info) -> list[str]:
+def isolation_lines(info: Any) -> list[str]:
     """doctor's isolation lines, each reason said once: the fallback's reason names the options
     not used, which the "not used" lines list, and two bubblewraps (the system's and the
     bundled one) usually fail for the same reason, which is then said for both at once."""

@@ -53,7 +53,7 @@ class CheckResult:
     expected: str | None = None
     got: str | None = None
     hint: Text | None = None
-    data: dict | None = None  # profile: {"rows": [...]}; memory: {"curve": [[n, bytes], ...]}
+    data: dict[str, Any] | None = None  # profile: {"rows": [...]}; memory: {"curve": [[n, bytes], ...]}
     kind: str = ""
     lineno: int | None = None
     #: the seed of the case that did not pass (a check without ``seed`` draws a fresh one per run):
@@ -61,12 +61,12 @@ class CheckResult:
     seed: int | None = None
     #: ``message`` as key + fields (tutor.core.i18n.said), when its maker gave one: shown in the
     #: learner's language by ``tutor.core.i18n.shown``, which falls back to ``message``
-    said: dict | None = None
+    said: dict[str, Any] | None = None
     #: (seconds the check took in the judge, seconds it had): `validate --repeat`'s margin to the budget
     seconds: tuple[float, float] | None = None
     #: ``expected`` and ``got`` as saids, where they are phrases rather than values ("a tensor")
-    expected_said: dict | None = None
-    got_said: dict | None = None
+    expected_said: dict[str, Any] | None = None
+    got_said: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -93,8 +93,8 @@ class ExerciseReport:
     #: to fix, said first; the checks are then "skipped", never a list of their NameErrors
     cause: str | None = None
     #: ``message`` and ``cause`` as key + fields (see CheckResult.said)
-    said: dict | None = None
-    cause_said: dict | None = None
+    said: dict[str, Any] | None = None
+    cause_said: dict[str, Any] | None = None
 
     def failed_checks(self) -> list[CheckResult]:
         return [c for c in self.checks if not c.passed]
@@ -114,7 +114,7 @@ class ExampleOutcome:
     matched: bool
     summary: str
     run: "RunResult"
-    said: dict | None = None  # ``summary`` as key + fields (see CheckResult.said)
+    said: dict[str, Any] | None = None  # ``summary`` as key + fields (see CheckResult.said)
 
     def to_json(self) -> dict[str, Any]:
         return {"matched": self.matched, "summary": self.summary, "run": self.run.to_dict()}
@@ -168,7 +168,7 @@ def judge_here(exercise: Exercise, code: str) -> dict[str, dict[str, Any]]:
     return decided
 
 
-def _limits_for(sandbox: "Sandbox", timeout: float | None):
+def _limits_for(sandbox: "Sandbox", timeout: float | None) -> Any:
     from tutor.sandbox.limits import step_limits
 
     return step_limits(sandbox.limits, timeout)
@@ -293,7 +293,7 @@ def grade(exercise: Exercise, result: "RunResult", *, language: str | None = Non
                           said=summary if isinstance(summary, dict) else None, cause_said=cause_said)
 
 
-def _english(message: "dict | str") -> str:
+def _english(message: "dict[str, Any] | str") -> str:
     """A said's English (a plain string as it is: a run's message that came without one)."""
     return english(message) if isinstance(message, dict) else message
 
@@ -319,12 +319,12 @@ NOT_RUN_SAID = said("check.not_run")
 NOT_RUN = english(NOT_RUN_SAID)
 
 
-def _where(error: Any) -> dict:
+def _where(error: Any) -> dict[str, Any]:
     """" at line 4" (a said), or nothing when no line of the learner's is involved."""
     return said("grade.at_line", line=error.lineno) if error.lineno else said("grade.nowhere")
 
 
-def _does_not_run(result: "RunResult") -> dict | None:
+def _does_not_run(result: "RunResult") -> dict[str, Any] | None:
     error = result.error
     if error is None:  # (os._exit at import is the sandbox's "No check results: ... (os._exit?)")
         return None
@@ -339,7 +339,7 @@ def _does_not_run(result: "RunResult") -> dict | None:
     return said("grade.does_not_run", type=error.type, where=_where(error), message=_clip(error.message))
 
 
-def _used_does_not_run(result: "RunResult", uses: "Sequence[UsedAnswer]") -> dict | None:
+def _used_does_not_run(result: "RunResult", uses: "Sequence[UsedAnswer]") -> dict[str, Any] | None:
     """The error of an answer this one builds on (its own file's frames name it), said as that."""
     error = result.error
     if error is None:
@@ -362,12 +362,13 @@ def _text_or_none(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _summary(checks: list[CheckResult], result: "RunResult", report: dict | None) -> "dict | str":
+def _summary(checks: list[CheckResult], result: "RunResult", report: dict[str, Any] | None) -> "dict[str, Any] | str":
     """A said; a run's own message as it came when the run said it without one."""
     total = len(checks)
     if report is None:
         if result.message:
-            return result.extra.get("said") or result.message
+            own: dict[str, Any] | str = result.extra.get("said") or result.message
+            return own
         return said("grade.no_results", status=result.status)
     good = sum(c.passed for c in checks)
     noun = said("grade.check" if total == 1 else "grade.checks")
@@ -414,7 +415,7 @@ def compare_outcome(expect: Any, result: "RunResult") -> tuple[bool, str]:
     return matched, _english(summary)
 
 
-def _compare(expect: Any, result: "RunResult") -> "tuple[bool, dict | str]":
+def _compare(expect: Any, result: "RunResult") -> "tuple[bool, dict[str, Any] | str]":
     """compare_outcome's verdict with its summary as a said (a plain string: a message that came
     without one)."""
     raises = getattr(expect, "raises", None)

@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 from xml.etree import ElementTree
 
 from tutor.core import loader
@@ -76,7 +76,7 @@ class _Locator:
     """Maps (lesson, step, key path) to file:line:col, re-reading the pack's YAML nodes."""
 
     def __init__(self, pack_dir: Path):
-        self.sources: dict[str, tuple[Any, tuple]] = {}
+        self.sources: dict[str, tuple[Any, tuple[Any, ...]]] = {}
         pack_file = loader.pack_file_of(pack_dir)
         try:
             root = read_source(pack_file)
@@ -95,7 +95,7 @@ class _Locator:
                     self.sources[source.data["id"]] = (source, ())
         self.pack_file = pack_file
 
-    def header_problem(self, path: tuple, message: str) -> Problem:
+    def header_problem(self, path: tuple[Any, ...], message: str) -> Problem:
         """A problem at a key of pack.yaml (e.g. ("requires", "torch"))."""
         root = getattr(self, "root", None)
         if root is None:
@@ -103,7 +103,7 @@ class _Locator:
         line, col = root.locate(path)
         return Problem(root.path, line, col, message)
 
-    def problem(self, lesson: str, step_index: int, path: tuple, message: str) -> Problem:
+    def problem(self, lesson: str, step_index: int, path: tuple[Any, ...], message: str) -> Problem:
         found = self.sources.get(lesson)
         if found is None:
             return Problem(getattr(self, "pack_file", Path(".")), None, None, message)
@@ -164,11 +164,11 @@ def _runs_code(step: object) -> bool:
 _CHECK_NAMES = frozenset({"torch", "nn", "F", "np"})
 
 
-def _code_of(check: Check) -> list[tuple[tuple, str, str]]:
+def _code_of(check: Check) -> list[tuple[tuple[Any, ...], str, str]]:
     """(key path, source, mode) of every piece of Python in a check."""
-    found: list[tuple[tuple, str, str]] = []
+    found: list[tuple[tuple[Any, ...], str, str]] = []
 
-    def walk(value: Any, path: tuple) -> None:
+    def walk(value: Any, path: tuple[Any, ...]) -> None:
         if is_record(type(value)):
             for name in format_fields(type(value)):
                 walk(getattr(value, name), path + (name,))
@@ -214,7 +214,7 @@ def _names(source: str, mode: str) -> tuple[set[str], set[str]]:
     return read, bound
 
 
-def contract_problems(exercise: Exercise) -> list[tuple[tuple, str]]:
+def contract_problems(exercise: Exercise) -> list[tuple[tuple[Any, ...], str]]:
     """(key path, message) for each name a check's code reads that neither the contract, the
     check (its setup, cases, kind) nor Python and the check namespace provide."""
     declared = {item.name for item in exercise.contract} | _CHECK_NAMES | set(dir(builtins))
@@ -238,13 +238,13 @@ def contract_problems(exercise: Exercise) -> list[tuple[tuple, str]]:
     return problems
 
 
-def _operator_names(check: Check) -> list[tuple[tuple, str]]:
+def _operator_names(check: Check) -> list[tuple[tuple[Any, ...], str]]:
     """(key path, name) of every operator name (not a prefix pattern) a profile check lists."""
     if not isinstance(check, ProfileCheck):
         return []
-    found: list[tuple[tuple, str]] = []
+    found: list[tuple[tuple[Any, ...], str]] = []
 
-    def add(path: tuple, names: list[str] | None) -> None:
+    def add(path: tuple[Any, ...], names: list[str] | None) -> None:
         for i, name in enumerate(names or []):
             if not name.endswith("*") and ":" in name:  # a name without ':' is a record_function label
                 found.append((path + (i,), name))
@@ -321,7 +321,7 @@ def interpreter_lookup(python: str) -> OperatorLookup:
     return lookup
 
 
-def operator_problems(pack: Pack, lookup: OperatorLookup) -> list[tuple[str, int, tuple, str]]:
+def operator_problems(pack: Pack, lookup: OperatorLookup) -> list[tuple[str, int, tuple[Any, ...], str]]:
     """(lesson, step index, key path, message) for operator names torch does not know."""
     places = []
     for lesson in pack.lessons:
@@ -390,11 +390,12 @@ def _torch_outside_range(pack: Pack, sandbox: "Sandbox") -> str | None:
 
 def _has_cuda(sandbox: "Sandbox") -> bool:
     result = sandbox.run("import torch\nprint(torch.cuda.is_available())\n", filename="<cuda-probe>")
-    return result.status == "ok" and result.stdout.strip() == "True"
+    available: bool = result.status == "ok" and result.stdout.strip() == "True"
+    return available
 
 
 def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbox", locator: _Locator,
-                   uses: list[tuple[str, str | None]]):
+                   uses: list[tuple[str, str | None]]) -> Iterator[Any]:
     """The starter, the solution and every other solution of ``exercise``, each built on the
     reference solutions of the exercises it ``uses``."""
     check_index = {check.id: i for i, check in enumerate(exercise.checks)}
@@ -445,7 +446,7 @@ def _exercise_runs(lesson: str, index: int, exercise: Exercise, sandbox: "Sandbo
             field_name, line = broken[check.id]
             part = f"its {field_name}" if field_name else "its own code"
             at_line = f" (line {line} of its {field_name})" if line and field_name == "setup" else ""
-            path: tuple = ("checks", check_index[check.id]) + ((field_name,) if field_name else ())
+            path: tuple[Any, ...] = ("checks", check_index[check.id]) + ((field_name,) if field_name else ())
             problems.append(locator.problem(lesson, index, path,
                                             f"exercise {exercise.id!r}: check {check.id!r} is broken: {part} "
                                             f"fails on the reference solution{at_line}: "
@@ -528,12 +529,12 @@ def tolerance_warnings(lesson: str, index: int, exercise: Exercise, report: Exer
     return out
 
 
-def _where(locator: "_Locator", lesson: str, index: int, path: tuple) -> tuple[Path, int | None, int | None]:
+def _where(locator: "_Locator", lesson: str, index: int, path: tuple[Any, ...]) -> tuple[Path, int | None, int | None]:
     problem = locator.problem(lesson, index, path, "")
     return problem.file, problem.line, problem.col
 
 
-def _written(locator: "_Locator", lesson: str, index: int, position: int) -> dict:
+def _written(locator: "_Locator", lesson: str, index: int, position: int) -> dict[str, Any]:
     """The check's own keys as the YAML holds them (to point at its `atol` where it wrote one)."""
     found = locator.sources.get(lesson)
     if found is None:
@@ -701,8 +702,9 @@ def repeat_summary(rounds: list[list[StepRun]], safety: float) -> tuple[list[str
                 continue
             role = runs[0].role
             # the solution must clear the bound; the starter must miss it, by a factor too
-            factor = (lambda m: m["margin"]) if role.startswith("solution") else (lambda m: 1 / m["margin"] if m["margin"] else
-                                                                         float("inf"))
+            factor: Callable[[dict[str, Any]], float] = (
+                (lambda m: m["margin"]) if role.startswith("solution")
+                else (lambda m: 1 / m["margin"] if m["margin"] else float("inf")))
             worst = min(margins, key=factor)
             value = factor(worst)
             lowest = f" (lowest of {total} runs)" if total > 1 else ""

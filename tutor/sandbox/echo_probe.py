@@ -6,8 +6,10 @@ it sees are the learner's, as the judge's proxies. Standard library only.
 
 from __future__ import annotations
 
+from typing import Any
 
-def run_checks(namespace: dict, payload: object, learner_error: dict | None) -> dict:
+
+def run_checks(namespace: dict[str, Any], payload: object, learner_error: dict[str, Any] | None) -> dict[str, Any]:
     """Echo what a real probe sees: the learner's names, the payload, the learner's error."""
     if isinstance(payload, dict) and payload.get("raise"):
         raise RuntimeError("the probe failed on purpose")

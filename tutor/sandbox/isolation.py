@@ -23,6 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tutor.core.i18n import TABLE, english, said
 from tutor.errors import TutorError
@@ -58,7 +59,7 @@ class IsolationError(TutorError):
     """Isolation was required (``isolation="bwrap"``) and is not available; says why (its
     message in English, ``said``: the same in the language in use, ``tutor.core.i18n.shown``)."""
 
-    def __init__(self, message: str, said: dict | None = None):
+    def __init__(self, message: str, said: dict[str, Any] | None = None):
         super().__init__(message)
         self.said = said
 
@@ -78,16 +79,16 @@ class IsolationInfo:
     worker_uid: int | None = None  # as root: the unprivileged uid the worker switches to
     #: ``reason``, ``gaps`` and ``not_used`` as saids (tutor.core.i18n), which doctor and the status
     #: bar show in the learner's language; the English fields above are their English (JSON, logs).
-    reason_said: dict | None = field(default=None, compare=False)
-    gaps_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
-    not_used_said: tuple[dict, ...] = field(default_factory=tuple, compare=False)
+    reason_said: dict[str, Any] | None = field(default=None, compare=False)
+    gaps_said: tuple[dict[str, Any], ...] = field(default_factory=tuple, compare=False)
+    not_used_said: tuple[dict[str, Any], ...] = field(default_factory=tuple, compare=False)
 
     def summary(self) -> str:
         return f"{self.level}: {self.reason}"
 
 
-def _info(level: str, reason: dict, per_run_namespaces: bool, process_limit: str, gaps: tuple[dict, ...],
-          not_used: tuple[dict, ...], **more) -> IsolationInfo:
+def _info(level: str, reason: dict[str, Any], per_run_namespaces: bool, process_limit: str,
+          gaps: tuple[dict[str, Any], ...], not_used: tuple[dict[str, Any], ...], **more: Any) -> IsolationInfo:
     """An IsolationInfo from saids: each with its English beside it."""
     return IsolationInfo(level, english(reason), per_run_namespaces, process_limit,
                          tuple(english(gap) for gap in gaps), not_used=tuple(english(note) for note in not_used),
@@ -290,7 +291,7 @@ def bundled_bwrap() -> str | None:
     return None
 
 
-def bwrap_candidates() -> list[tuple[str, str | None, dict | None]]:
+def bwrap_candidates() -> list[tuple[str, str | None, dict[str, Any] | None]]:
     """(which, path or None, why not: a said) in order of preference: the system's bwrap first
     (the distribution may confine it with an AppArmor/SELinux profile), then the bundled one."""
     found = []
@@ -308,7 +309,7 @@ def _try_bwrap(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, str
 
 
 @functools.lru_cache(maxsize=16)
-def _try_bwrap_said(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, dict | None]:
+def _try_bwrap_said(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool, dict[str, Any] | None]:
     """(bwrap works, per-run namespaces work inside it, the worker leaves root, why not: a said)."""
     interpreter = inspect_interpreter(python)
     # A scratch folder of its own, as a run has (pool.py): binding the host's /tmp would also lay it
@@ -321,10 +322,10 @@ def _try_bwrap_said(python: str, bwrap: str = "bwrap") -> tuple[bool, bool, bool
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, dict | None]:
+def _try_bwrap_in(interpreter: Interpreter, scratch: str, bwrap: str) -> tuple[bool, bool, bool, dict[str, Any] | None]:
     as_root = is_root()
     attempts = [True, False] if as_root else [False]
-    why: dict | None = None
+    why: dict[str, Any] | None = None
     for drop in attempts:
         cmd = (bwrap_command(interpreter, scratch, as_root=drop, bwrap=bwrap)
                + [interpreter.executable, "-c", _probe_script(), str(worker_uid() if drop else -1)])
@@ -378,7 +379,7 @@ def choose(requested: str, python: str) -> IsolationInfo:
     raise IsolationError(english(_joined(probe.not_used)) if probe.not_used else "no isolation backend works here")
 
 
-def _joined(notes: list[dict]) -> dict:
+def _joined(notes: list[dict[str, Any]]) -> dict[str, Any]:
     """The notes one after another ("a; b"), as one said."""
     joined = notes[-1]
     for note in reversed(notes[:-1]):
@@ -386,7 +387,7 @@ def _joined(notes: list[dict]) -> dict:
     return joined
 
 
-def containment(info: IsolationInfo) -> dict:
+def containment(info: IsolationInfo) -> dict[str, Any]:
     """The worker's instructions for each run, from the backend in force."""
     from tutor.sandbox import backends
 

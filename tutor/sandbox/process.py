@@ -12,7 +12,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from tutor.errors import TutorError
 from tutor.sandbox import backends, isolation, wire
@@ -58,7 +58,7 @@ class ProbeSpec:
     function: str
     payload: object = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"module": self.module, "function": self.function, "payload": self.payload}
 
 
@@ -94,7 +94,7 @@ class WorkerProcess:
         self.name = name
         #: The worker's last ready message; empty while it is not ready (warming up, or a judge
         #: starting its next runner), when ``close`` kills it rather than ask it to exit.
-        self.ready: dict = {}
+        self.ready: dict[str, Any] = {}
         #: Spawn mode: runs the judge said it would still serve, the one it was ready for included.
         self._runs_left = 1
         #: Spawn mode: the judge sent the verdict of a run it was told was its last
@@ -106,7 +106,7 @@ class WorkerProcess:
         self.transport = "fds" if wire.fd_passing() or role == "worker" else "pipes"
         #: The channel to the worker (``wire.SocketLink`` or ``wire.PipeLink``), once spawned.
         self._link: wire.Link | None = None
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self._group = None
         self._send_lock = threading.Lock()
         self._run_id = 0
@@ -127,7 +127,7 @@ class WorkerProcess:
     def spawn(self) -> None:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
-        config: dict = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
+        config: dict[str, Any] = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
                         "containment": dict(isolation.containment(self.info), tmp_mb=self.tmp_mb), "runs": JUDGE_RUNS,
                         "huge_pages": self.huge_pages,
                         "refill": "when-idle" if self.refill_when_idle else "at-once", "runners": self.runners}
@@ -159,13 +159,13 @@ class WorkerProcess:
         self._link = wire.PipeLink(self._proc.stdout.fileno(), self._proc.stdin.fileno(),
                                    name=f"tutor-link-{self.name}")
 
-    def _send(self, message: dict, fds: list[int] | tuple = ()) -> None:
+    def _send(self, message: dict[str, Any], fds: list[int] | tuple[Any, ...] = ()) -> None:
         """One frame to the worker (the caller holds ``_send_lock``); OSError when it is gone."""
         if self._link is None:
             raise OSError("the worker is not running")
         self._link.send(message, fds)
 
-    def wait_ready(self, timeout: float | None) -> dict:
+    def wait_ready(self, timeout: float | None) -> dict[str, Any]:
         """The worker's ready message (a spawn-mode judge sends one before each run it serves);
         WorkerDied when it fails or ends instead. A finished run's late output is passed over."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -266,7 +266,7 @@ class WorkerProcess:
             except OSError:
                 pass
 
-    def run(self, request: dict, limits: Limits, cancelled: Callable[[], bool] = lambda: False,
+    def run(self, request: dict[str, Any], limits: Limits, cancelled: Callable[[], bool] = lambda: False,
             last: bool = False) -> RawRun:
         """Send one request and gather output, report and verdict; raises WorkerDied.
         ``cancelled`` says whether a cancel came while the request waited for this worker;
@@ -388,7 +388,7 @@ class WorkerProcess:
                 streams.add(index[fd], chunk)
         return streams.raw(verdict, self)
 
-    def _check_verdict(self, message: dict) -> dict:
+    def _check_verdict(self, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("op") != "done" or message.get("id") != self._active_id:
             self.kill()
             raise WorkerDied(f"the worker answered out of turn: {message.get('op')}")
@@ -432,7 +432,7 @@ class _Streams:
             return True
         return False
 
-    def raw(self, verdict: dict, worker: WorkerProcess) -> RawRun:
+    def raw(self, verdict: dict[str, Any], worker: WorkerProcess) -> RawRun:
         # The stderr cap is checked after the profiler's noise is removed, in classify.
         if self.over[1] and worker._cancel_reason is None:
             worker._cancel_reason = "output-limit"
@@ -483,7 +483,7 @@ def scratch_removed(timeout: float) -> bool:
 def _remove_tree(path: str) -> None:
     import shutil
 
-    def make_writable(func, target, _exc):
+    def make_writable(func: Any, target: Any, _exc: Any) -> None:
         # A run may have left a read-only directory (chmod 0) behind.
         try:
             os.chmod(os.path.dirname(target), 0o700)

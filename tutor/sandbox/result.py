@@ -38,7 +38,7 @@ class RunResult:
     cpu_time: float = 0.0
     peak_memory_mb: float = 0.0
     error: Optional[LearnerError] = None
-    report: Optional[dict] = None
+    report: Optional[dict[str, Any]] = None
     message: Optional[str] = None
     #: Memory the child did not share with its worker, measured when the run asked for stats.
     private_memory_mb: Optional[float] = None

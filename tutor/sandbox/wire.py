@@ -21,7 +21,7 @@ import socket
 import time
 import struct
 import threading
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 _HEADER = struct.Struct("!I")
 #: A request carries the learner's code and a probe payload; a reply carries only metadata.
@@ -41,12 +41,12 @@ def fd_passing() -> bool:
     return hasattr(socket, "send_fds") and hasattr(socket, "recv_fds")
 
 
-def encode_frame(message: dict) -> bytes:
+def encode_frame(message: dict[str, Any]) -> bytes:
     body = json.dumps(message, separators=(",", ":")).encode("utf-8")
     return _HEADER.pack(len(body)) + body
 
 
-def decode_body(body: bytes | bytearray) -> dict:
+def decode_body(body: bytes | bytearray) -> dict[str, Any]:
     try:
         message = json.loads(body)
     except ValueError as exc:
@@ -64,14 +64,14 @@ class Link(Protocol):
     #: Whether descriptors ride along with frames (the run's stdout, stderr and report pipes).
     carries_fds: bool
 
-    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+    def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
         """One whole frame, from any thread; OSError when the other side is gone."""
 
-    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+    def recv(self, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
         """The next frame and the descriptors that came with it; TimeoutError when none came in
         time (nothing is lost then), WireError once the channel ended or carried garbage."""
 
-    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict[str, Any] | None]:
         """Wait up to ``timeout`` for a frame or for one of ``reads`` (pipes; only where
         ``carries_fds``) to be readable: (the readable ones, the frame or None). Descriptors that
         come with a frame here are closed."""
@@ -102,11 +102,11 @@ class SocketLink:
     def fileno(self) -> int:
         return self.sock.fileno()
 
-    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+    def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
         with self._send_lock:
             send_frame(self.sock, message, fds)
 
-    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+    def recv(self, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
         # Waits for the frame's first byte, never inside a frame: a timeout loses nothing. In
         # slices, so that close() from another thread ends the wait: a socket closed under a
         # select() never wakes it (seen: quitting while a worker warmed up waited 330 s).
@@ -121,7 +121,7 @@ class SocketLink:
                 break
         return recv_frame(self.sock)
 
-    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict[str, Any] | None]:
         ready = _readable(self.sock, reads, timeout)
         message = None
         if self.sock in ready:
@@ -144,11 +144,11 @@ class PipeLink:
     def __init__(self, read_fd: int, write_fd: int, name: str = "tutor-link"):
         self.read_fd, self.write_fd = read_fd, write_fd
         self._send_lock = threading.Lock()
-        self._frames: "queue.Queue[dict | WireError]" = queue.Queue()
+        self._frames: "queue.Queue[dict[str, Any] | WireError]" = queue.Queue()
         self._closed = False
         threading.Thread(target=self._read_loop, name=name, daemon=True).start()
 
-    def send(self, message: dict, fds: Sequence[int] = ()) -> None:
+    def send(self, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
         """OSError when the other side is gone."""
         if fds:
             raise ValueError("descriptors cannot travel over pipes")
@@ -159,7 +159,7 @@ class PipeLink:
             while view:
                 view = view[os.write(self.write_fd, view):]
 
-    def recv(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+    def recv(self, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
         """The next frame (never with descriptors); TimeoutError when none came in time,
         WireError once the pipe ended."""
         try:
@@ -171,7 +171,7 @@ class PipeLink:
             raise item
         return item, []
 
-    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict | None]:
+    def poll(self, reads: list[int], timeout: float) -> tuple[list[int], dict[str, Any] | None]:
         if reads:
             raise ValueError("a pipe link waits for frames only")
         try:
@@ -211,7 +211,7 @@ class PipeLink:
             self._frames.put(WireError(f"channel closed: {exc}"))
 
 
-def send_frame(sock: socket.socket, message: dict, fds: Sequence[int] = ()) -> None:
+def send_frame(sock: socket.socket, message: dict[str, Any], fds: Sequence[int] = ()) -> None:
     data = encode_frame(message)
     if fds:
         # Descriptors travel with the first bytes: send the header with them, the rest after.
@@ -220,7 +220,7 @@ def send_frame(sock: socket.socket, message: dict, fds: Sequence[int] = ()) -> N
     sock.sendall(data)
 
 
-def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
+def recv_frame(sock: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """One message and the descriptors sent with it; WireError on EOF or garbage."""
     fds: list[int] = []
     header = b""
@@ -252,13 +252,13 @@ def recv_frame(sock: socket.socket) -> tuple[dict, list[int]]:
         raise
 
 
-def encode_report(message: dict) -> bytes:
+def encode_report(message: dict[str, Any]) -> bytes:
     """The child's one report: header + JSON, written once to the private report pipe."""
     body = json.dumps(message, separators=(",", ":"), default=repr).encode("utf-8")
     return _HEADER.pack(len(body)) + body
 
 
-def decode_report(data: bytes) -> dict:
+def decode_report(data: bytes) -> dict[str, Any]:
     """Inverse of encode_report; ValueError when the bytes are not exactly one report."""
     if len(data) < _HEADER.size:
         raise ValueError("report is empty or cut short")

@@ -35,9 +35,12 @@ import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TextIO
 
 from tutor.errors import TutorError
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 #: The environment variable each app process is started with; tutor/app/keys.py reads it.
 BROWSER_ENV = "TORCH_TUTOR_BROWSER"
@@ -212,7 +215,7 @@ def aiohttp_template(name: str) -> Callable[..., Any]:
     return aiohttp_jinja2.template(name)
 
 
-def _refused(say: dict[str, str]) -> Any:
+def _refused(say: dict[str, str]) -> web.Response:
     from aiohttp import web
 
     return web.Response(status=403, content_type="text/plain", text=say["needs_token"] + "\n")

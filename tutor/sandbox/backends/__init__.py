@@ -27,7 +27,7 @@ class Probe:
     process_limit: str  # "cgroup", "rlimit" or "none": how the number of a run's processes is limited
     #: each stronger option tried and why it was not used, in order: a backend that is not
     #: available adds its reasons here (and its ``IsolationInfo`` lists the stronger ones' as ``not_used``)
-    not_used: list[dict] = field(default_factory=list)  # saids (tutor.core.i18n), English beside them in IsolationInfo
+    not_used: list[dict[str, Any]] = field(default_factory=list)  # saids (tutor.core.i18n), English beside them in IsolationInfo
 
 
 @dataclass(frozen=True, kw_only=True)

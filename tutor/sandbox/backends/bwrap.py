@@ -36,7 +36,7 @@ def _probe(probe: Probe) -> IsolationInfo | None:
             notes.append(said("isolation.note", named=said("isolation.named_path", which=named, path=path),
                               why=why or ""))
             continue
-        gaps: tuple[dict, ...] = () if namespaces else (said("isolation.gap.shared_pids"),)
+        gaps: tuple[dict[str, Any], ...] = () if namespaces else (said("isolation.gap.shared_pids"),)
         if iso.is_root() and not drops_root:
             gaps += (said("isolation.gap.root_files", why=why or ""),)
         if process_limit != "cgroup":

@@ -19,7 +19,7 @@ def _probe(probe: Probe) -> IsolationInfo:
         fallback_why = said("isolation.why.set_none")
     else:
         fallback_why = iso._joined(notes) if notes else said("isolation.why.no_bwrap")
-    gaps: tuple[dict, ...] = (said("isolation.gap.network"), said("isolation.gap.outside_scratch"))
+    gaps: tuple[dict[str, Any], ...] = (said("isolation.gap.network"), said("isolation.gap.outside_scratch"))
     if iso.is_root():
         gaps = (said("isolation.gap.network"), said("isolation.gap.world_writable"))
         folder = iso.unreadable_for_runs(probe.python)

@@ -50,10 +50,13 @@ def _no_terminal_width_inherited(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _the_tutor_speaks_english_after_each_test():
-    """The tutor's words are one process-wide setting (``tutor.core.i18n``): a test that switched
-    it (the app's ``set_language``, a command run in process with ``--language zh``) left the next
-    test of its worker in Chinese (a progress-file notice came out in Chinese in a clean-clone
-    run, after ``test_app_navigation``'s switch)."""
+    """Every test ends with the tutor speaking English: the one reset of the language, for every
+    test (the copies of it that nine modules kept are gone). A test that switched it (the app's
+    ``set_language``, a command run in process with ``--language zh``, a sync test's own
+    ``i18n.set_language("zh")``) left the next test of its worker in Chinese (a progress-file
+    notice came out in Chinese in a clean-clone run, after ``test_app_navigation``'s switch).
+    A thin wrapper over ``i18n.set_language``: it holds whether the language is a module global
+    or a ContextVar (a sync test runs in the worker's own context, so what it sets stays there)."""
     yield
     from tutor.core import i18n
 

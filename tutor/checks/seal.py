@@ -47,7 +47,6 @@ import socket
 import struct
 import sys
 import types
-from typing import Any
 
 from tutor.checks import words
 
@@ -58,7 +57,7 @@ _STDLIB = (json, sys.modules.get("json.encoder"), socket, struct)
 #: The exit status of a runner that found its seal broken (after it sent the tampered frame).
 EXIT_TAMPERED = 86
 
-def _functions_of(value: Any) -> list[Any]:
+def _functions_of(value) -> list:
     """The plain functions behind a table entry (a method, a static or class method, a property)."""
     if isinstance(value, types.FunctionType):
         return [value]
@@ -73,11 +72,11 @@ def _ours(module_name: str) -> bool:
     return module_name == "tutor" or module_name.startswith("tutor.")
 
 
-def _tables() -> tuple[list[Any], list[Any], list[Any]]:
+def _tables() -> tuple[list, list, list]:
     """(the tables to seal, the functions, the dispatch dicts)."""
-    tables: list[Any] = []
-    functions: list[Any] = []
-    dispatch: list[Any] = []
+    tables: list = []
+    functions: list = []
+    dispatch: list = []
     seen: set[int] = set()
     modules = [m for name, m in sorted(sys.modules.items()) if _ours(name) and isinstance(m, types.ModuleType)]
     for module in modules + [m for m in _STDLIB if m is not None]:
@@ -97,21 +96,19 @@ def _tables() -> tuple[list[Any], list[Any], list[Any]]:
     return tables, functions, dispatch
 
 
-def _snapshot(table: Any) -> tuple[Any, ...]:
+def _snapshot(table) -> tuple:
     return tuple(table), tuple(table.values())
 
 
-def _same(table: Any, saved: tuple[Any, ...], _len: Any = len, _all: Any = all, _map: Any = map,
-          _is: Any = operator.is_) -> bool:
+def _same(table, saved: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -> bool:
     """Whether ``table`` holds the very keys and values of ``saved``, in order: identities, in C
     (``id()`` would raise an audit event per value once the seal's hook is installed). Builtins
     bound at import: a submission may replace ``builtins.all``; guard puts it back only later."""
     keys, values = saved
-    same: bool = _len(table) == _len(keys) and _all(_map(_is, table, keys)) and _all(_map(_is, table.values(), values))
-    return same
+    return _len(table) == _len(keys) and _all(_map(_is, table, keys)) and _all(_map(_is, table.values(), values))
 
 
-def take(channel: socket.socket) -> Any:
+def take(channel: socket.socket):
     """Seal the runner's code as it is now (call it before the learner's code runs), with the
     tampered frame ready to go to ``channel``."""
     from tutor.checks import context, driver, guard, modules, protocol, refs, server  # noqa: F401 - sealed with the rest
@@ -125,12 +122,11 @@ def take(channel: socket.socket) -> Any:
     frame = protocol.head(tampered)  # built now: protocol's names are the learner's later
     send = channel.sendall  # the C method, bound now (os.write would not reach a socket on Windows)
 
-    refused: list[Any] = []  # the rewrites the audit hook refused (below)
+    refused: list = []  # the rewrites the audit hook refused (below)
 
-    def check(instance: Any = None, *, _broken: Any = False, _tables: Any = saved_tables,
-              _dispatch: Any = saved_dispatch, _refused: Any = refused, _same: Any = _same, _type: Any = type,
-              _vars: Any = vars, _server: Any = server_class, _send: Any = send, _exit: Any = os._exit,
-              _frame: Any = frame, _allowed: Any = _allowed_new, _code: Any = EXIT_TAMPERED) -> None:
+    def check(instance=None, *, _broken=False, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
+              _same=_same, _type=type, _vars=vars, _server=server_class, _send=send,
+              _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
         broken = bool(_refused) or _broken is True
         if not broken:
             for table, saved in _tables:
@@ -153,10 +149,11 @@ def take(channel: socket.socket) -> Any:
 
     sealed = frozenset(map(id, functions)) | {id(check)}
 
-    def refuse(event: str, args: tuple[Any, ...], _sealed: Any = sealed, _id: Any = id, _refused: Any = refused,
-               _always: Any = _ALWAYS, _learner: Any = _LEARNER_ONLY, _mem: Any = _proc_mem, _refusal: Any = Refused,
-               _server: Any = vars(server), _here: Any = driver.here.__code__, _context: Any = vars(context),
-               _profiler: Any = _torch_profiler_codes(), _inside: Any = _thread._local(), _getattr: Any = getattr) -> None:
+    def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused, _always=_ALWAYS,
+               _learner=_LEARNER_ONLY, _mem=_proc_mem, _refusal=Refused, _server=vars(server),
+               _here=driver.here.__code__, _context=vars(context), _profiler=_torch_profiler_codes(),
+               _inside=_thread._local(),
+               _getattr=getattr) -> None:
         if _getattr(_inside, "on", False):  # an event of this hook's own reading
             return
         if event == "object.__setattr__":
@@ -219,14 +216,14 @@ def take(channel: socket.socket) -> Any:
     return check
 
 
-def _torch_profiler_codes() -> frozenset[Any]:
+def _torch_profiler_codes() -> frozenset:
     """The code of ``torch.autograd.profiler``'s functions and methods: the frames from which torch
     installs its own C profile function (``profile(with_stack=True)``), which runs no Python of the
     learner's. A function of the learner's compiled with that module's globals or file name has
     another code object."""
     import torch.autograd.profiler as profiler
 
-    codes: set[Any] = set()
+    codes: set = set()
     for value in list(vars(profiler).values()):
         entries = list(vars(value).values()) if isinstance(value, type) and value.__module__ == profiler.__name__ \
             else [value]
@@ -238,7 +235,7 @@ def _torch_profiler_codes() -> frozenset[Any]:
     return frozenset(codes)
 
 
-def _reaches(frame: Any, server_globals: dict[str, Any]) -> bool:
+def _reaches(frame, server_globals: dict) -> bool:
     """Whether ``frame`` is the checker's server's own or one of its callers is: the learner's code
     that holds it can walk to the server's records (``f_back``, ``f_locals``). Learner code runs
     under none of them (``tutor.checks.driver``), except code the server's own runs (a dunder
@@ -274,8 +271,8 @@ _ALWAYS = {"sys.settrace": "profile", "sys.setprofile": "profile", "sys.addaudit
 _LEARNER_ONLY = {"ctypes.string_at": "memory", "ctypes.wstring_at": "memory"}
 
 
-def _proc_mem(path: Any, _fspath: Any = os.fspath, _str: Any = str, _bytes: Any = bytes, _type: Any = type,
-              _real: Any = os.path.realpath, _islink: Any = os.path.islink) -> bool:
+def _proc_mem(path, _fspath=os.fspath, _str=str, _bytes=bytes, _type=type, _real=os.path.realpath,
+              _islink=os.path.islink) -> bool:
     """Whether ``path`` (an ``open`` audit event's) names a process's memory file (``/proc/self/mem``,
     ``/proc/<pid>/task/<tid>/mem``), directly, by a relative name or through a symbolic link."""
     try:
@@ -288,15 +285,13 @@ def _proc_mem(path: Any, _fspath: Any = os.fspath, _str: Any = str, _bytes: Any 
         if name != "mem" and not text.startswith("/proc") and not _islink(text):
             return False
         real = _real(text)
-        mem: bool = real.startswith("/proc/") and real.rstrip("/").endswith("/mem")
-        return mem
+        return real.startswith("/proc/") and real.rstrip("/").endswith("/mem")
     except (TypeError, ValueError, OSError):
         return False
 
 
-def _allowed_new(table: Any, saved: tuple[Any, ...], _dict: Any = dict, _zip: Any = zip, _map: Any = map,
-                 _id: Any = id, _isinstance: Any = isinstance, _module: Any = types.ModuleType, _str: Any = str,
-                 _volatile: Any = _VOLATILE, _ours: Any = _ours) -> bool:
+def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _isinstance=isinstance,
+                 _module=types.ModuleType, _str=str, _volatile=_VOLATILE, _ours=_ours) -> bool:
     """Whether ``table`` differs from ``saved`` only by what the tutor's own code adds: a
     submodule imported later (a package's attribute naming its own submodule) or a warnings
     registry. Any replaced or removed value, or another new name (it would shadow a builtin in

@@ -188,7 +188,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                      "reason": mode_reason(sandbox.requested_mode, sandbox.mode),
                      "transport": worker.get("transport", "fds"),
                      "runners": worker.get("runners"), "runners_why": worker.get("runners_why")},
-            "limits": sandbox.limits.to_dict(),
+            "limits": sandbox.limits.to_wire(),
             "limits_not_enforced": worker.get("unenforced", []),
             "os_helpers": worker.get("os_helpers", True),
             "warmup_s": round(sandbox.warmup_s or time.perf_counter() - started, 2),

@@ -871,7 +871,7 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
         key = None
         why = ""
         if cache is not None and cache.usable:
-            limits = _limits_for(sandbox, exercise.timeout).to_dict() | {"isolation": isolation}
+            limits = _limits_for(sandbox, exercise.timeout).to_wire() | {"isolation": isolation}
             key = GradeCache.key(exercise, sub.code, fingerprint=fingerprints[sub.exercise], limits=limits,
                                  torch=torch, uses=used(sub, exercise))
             hit, why = cache.get(key)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 #: Names shared with tutor.core.config's settings (``tutor.grading.sandboxes.limits_from`` maps them).
@@ -31,8 +31,32 @@ class Limits:
             raise TypeError(f"unknown limit(s): {', '.join(sorted(unknown))}")
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_wire(self) -> dict[str, float | int]:
+        """The limits as a run's request carries them to the worker (JSON: one key per field)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_wire(cls, data: object) -> "Limits":
+        """The limits a request carries, as the worker reads them: every field, each a number of
+        its type (an int field takes an int, a float field any number). Anything else is
+        ``ValueError`` naming the key, so a malformed request fails where it is read, not as a
+        ``KeyError`` deep in the run."""
+        if not isinstance(data, dict):
+            raise ValueError(f"limits: expected a mapping, got {type(data).__name__}")
+        unknown = set(data) - set(LIMIT_NAMES)
+        if unknown:
+            raise ValueError(f"limits: unknown key(s) {', '.join(sorted(map(str, unknown)))}")
+        values: dict[str, float | int] = {}
+        for f in fields(cls):
+            if f.name not in data:
+                raise ValueError(f"limits: missing {f.name}")
+            value = data[f.name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                raise ValueError(f"limits: {f.name} must be a number, got {value!r}")
+            if f.type == "int" and not isinstance(value, int):
+                raise ValueError(f"limits: {f.name} must be a whole number, got {value!r}")
+            values[f.name] = float(value) if f.type == "float" else value
+        return cls(**values)  # type: ignore[arg-type]  # each checked against its field's type above
 
     @property
     def tmp_mb(self) -> int:

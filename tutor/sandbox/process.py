@@ -295,7 +295,7 @@ class WorkerProcess:
             self._active_id = self._run_id
             self._cancel_reason = None
         message = dict(request, op="run", id=self._run_id, scratch=scratch,
-                       limits=limits.to_dict())
+                       limits=limits.to_wire())
         if last and self.role == "judge":
             message["last"] = True
             self._runs_left = 1

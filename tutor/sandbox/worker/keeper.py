@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox import wire
+from tutor.sandbox.limits import Limits
 from tutor.sandbox.worker import linux
 from tutor.sandbox.worker.runner import runner
 
@@ -87,7 +88,7 @@ class Spare:
         self.to_runner.close()
         wire.send_frame(self.request, message, [report_fd])
         self.request.close()
-        os.write(self.ctl_w, b"S%f\n" % float(message["limits"]["wall_time"]))
+        os.write(self.ctl_w, b"S%f\n" % Limits.from_wire(message["limits"]).wall_time)
 
     def cancel(self) -> None:
         try:
@@ -227,7 +228,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
         except (AttributeError, OSError):
             pidfd = None
     records = Records(exit_r) if exit_r is not None else None
-    wall_time = float(message["limits"]["wall_time"])
+    wall_time = Limits.from_wire(message["limits"]).wall_time
     started = time.monotonic()
     *stdio, report_fd = fds
     reason = judge(judge_end, None if start_sent else runner_end_message(message, containment), message, ctl_r,

@@ -36,6 +36,7 @@ import time
 from typing import IO, Callable
 
 from tutor.sandbox import wire
+from tutor.sandbox.limits import Limits
 from tutor.sandbox.worker import windows
 from tutor.sandbox.worker.keeper import judge, runner_end_message
 from tutor.sandbox.worker.startup import RUNNER_START_S
@@ -154,7 +155,7 @@ class PipeTransport:
         assert self.proc is not None
         run_id = message["id"]
         # Past the tutor's caps (it cuts, and cancels the run) with room to spare, so it sees the overflow.
-        cap = int(message["limits"]["output_kb"]) * 1024 + 128 * 1024
+        cap = Limits.from_wire(message["limits"]).output_kb * 1024 + 128 * 1024
         for relay in self.relays:
             relay.attach(_sender(self.tutor, run_id, relay.stream), cap)
         return _keep(self.proc, self.job, judge_end, message, ctl, _sender(self.tutor, run_id, 2), self.relays,
@@ -199,7 +200,7 @@ def _keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.soc
     """``keeper.keep`` with only what every OS has: judge, wait for the runner's end (a thread
     waits; wall time and cancels wake this one through sockets), end it and what it started,
     let its output drain. The verdict has no CPU time or peak memory: there is no ``wait4``."""
-    wall_time = float(message["limits"]["wall_time"])
+    wall_time = Limits.from_wire(message["limits"]).wall_time
     started = time.monotonic()
     deadline = started + wall_time
     reason = judge(judge_end, runner_end_message(message, containment), message, ctl, deadline,

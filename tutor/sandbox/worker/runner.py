@@ -27,7 +27,7 @@ def _set_limit(which: int, value: int, hard_value: int | None = None) -> None:
     resource.setrlimit(which, (value, wanted))
 
 
-def apply_limits(limits: dict, containment: dict, baseline: int | None = None) -> None:
+def apply_limits(limits: Limits, containment: dict, baseline: int | None = None) -> None:
     """The run's rlimits, those the OS has (``linux.unenforced_limits`` names the rest).
     ``baseline``: the address space the runner mapped when it was ready for its request, read
     then (``_Ahead.vm_size``); None: read now."""
@@ -44,9 +44,9 @@ def apply_limits(limits: dict, containment: dict, baseline: int | None = None) -
         else:
             tasks = linux.user_tasks(os.getuid())
         if tasks is not None:
-            _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]) + tasks)
+            _set_limit(resource.RLIMIT_NPROC, limits.processes + tasks)
         elif containment.get("drop_uid") is not None:
-            _set_limit(resource.RLIMIT_NPROC, int(limits["processes"]))
+            _set_limit(resource.RLIMIT_NPROC, limits.processes)
     _set_limit(resource.RLIMIT_CORE, 0)
     # RLIMIT_CPU counts the process's whole life: a spawn-mode runner spent seconds importing
     # torch and warming up before its request came, so the limit is that plus the run's, rounded
@@ -55,16 +55,16 @@ def apply_limits(limits: dict, containment: dict, baseline: int | None = None) -
     # PID 1 of its namespace, which ignored it); the hard limit a second later is SIGKILL, for
     # code that catches SIGXCPU.
     spent = time.process_time()
-    soft = max(1, math.ceil(spent + float(limits["cpu_time"])))
+    soft = max(1, math.ceil(spent + limits.cpu_time))
     _set_limit(resource.RLIMIT_CPU, soft, soft + 1)
-    _set_limit(resource.RLIMIT_FSIZE, int(limits["file_size_mb"]) * mib)
-    _set_limit(resource.RLIMIT_NOFILE, int(limits["open_files"]))
+    _set_limit(resource.RLIMIT_FSIZE, limits.file_size_mb * mib)
+    _set_limit(resource.RLIMIT_NOFILE, limits.open_files)
     # Address space above what the fork already maps: torch fails cleanly ("can't allocate
     # memory") with room to spare, where a tight limit makes it crash in odd ways.
     if baseline is None:
         baseline = linux.vm_size_bytes()
     if baseline is not None:
-        ceiling = baseline + int(limits["memory_mb"]) * mib
+        ceiling = baseline + limits.memory_mb * mib
         _set_limit(resource.RLIMIT_AS, ceiling)
         _set_limit(resource.RLIMIT_DATA, ceiling)
 
@@ -291,7 +291,7 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
             os.chown(scratch, uid, uid)
             os.chmod(scratch, 0o700)
             linux.become_user(uid)
-        apply_limits(message["limits"], containment, ahead.vm_size)
+        apply_limits(Limits.from_wire(message["limits"]), containment, ahead.vm_size)
         import torch
 
         threads = int(message.get("threads") or 0)

@@ -1,15 +1,17 @@
-"""One check vocabulary (issue 12.3): the child side's TypedDicts name exactly the fields of the
-parent's records, so a renamed, added or removed check field fails here, not silently in a run."""
+"""One check vocabulary (issues 12.3, 53): the child side's TypedDicts and defaults are generated
+from the parent's records, so a renamed, added or removed check field, or a changed default, fails
+here until the mirror is generated again, not silently in a run."""
 
 from __future__ import annotations
 
 import typing
+from pathlib import Path
 
 import pytest
 
 from tutor.checks import vocab
 from tutor.core import check_models
-from tutor.core.spec import format_fields
+from tutor.core.spec import as_data, format_fields
 
 
 def _record_of_kind(kind: str) -> type:
@@ -17,6 +19,10 @@ def _record_of_kind(kind: str) -> type:
         if typing.get_args(format_fields(record)["kind"].annotation) == (kind,):
             return record
     raise AssertionError(f"no record for kind {kind!r}")
+
+
+def _committed() -> str:
+    return Path(vocab.__file__).read_text(encoding="utf-8")
 
 
 def _keys(typed: type) -> set[str]:
@@ -34,6 +40,44 @@ def test_every_kind_has_a_typeddict_with_the_same_fields(kind):
 def test_nested_records_match(name):
     record = getattr(check_models, name)
     assert _keys(vocab.NESTED[name]) == set(format_fields(record))
+
+
+def test_committed_mirror_is_generated_from_the_records():
+    from tutor.core.docgen import vocab_source
+
+    assert _committed() == vocab_source(), (
+        "tutor/checks/vocab.py is stale: run `python -m tutor.core.docgen > tutor/checks/vocab.py`")
+
+
+def test_a_changed_default_makes_the_mirror_stale(monkeypatch):
+    """The sync test can fail: a record's new default is a different generated file."""
+    from tutor.core.docgen import vocab_source
+    from tutor.core.spec import FieldDoc, _FIELDS
+
+    fields = dict(format_fields(check_models.TensorCheck))
+    fields["rtol"] = FieldDoc("rtol", fields["rtol"].annotation, False, 1e-3, None)
+    monkeypatch.setitem(_FIELDS, check_models.TensorCheck, fields)
+    assert '"rtol": 0.001,' in vocab_source() and '"rtol": 0.001,' not in _committed()
+
+
+@pytest.mark.parametrize("kind", check_models.CHECK_KINDS)
+def test_the_child_reads_every_default_the_record_has(kind):
+    """What the judge reads for a field the check left out is the record's default, for every kind."""
+    record = check_models.RECORDS[kind]
+    filled = vocab.with_defaults({"kind": kind, "id": "c"})
+    for name, info in format_fields(record).items():
+        if not info.required and info.default is not None:
+            assert filled[name] == as_data(info.default), (kind, name)
+
+
+def test_defaults_fill_in_but_never_override_and_are_fresh_copies():
+    first = vocab.with_defaults({"kind": "memory", "id": "a", "tolerance": 0.5})
+    assert first["tolerance"] == 0.5 and first["steps"] == [4, 8, 16, 32]
+    first["steps"].append(64)
+    first["cases"][0]["n"] = 1
+    second = vocab.with_defaults({"kind": "memory", "id": "b"})
+    assert second["steps"] == [4, 8, 16, 32] and second["cases"] == [{}]
+    assert vocab.with_defaults({"kind": "nonesuch", "id": "c"}) == {"kind": "nonesuch", "id": "c"}
 
 
 def test_the_kinds_are_the_same_on_both_sides():

@@ -112,7 +112,7 @@ def _repeats(check: dict, warmup: int, repeat: int) -> tuple[int, int, int]:
             threads if refs.type_(threads) is int and 1 <= threads <= 256 else 1)
 
 
-def _fingerprint(value, args: tuple) -> object:
+def _fingerprint(session, value, args: tuple) -> object:
     tensors = [a for a in args if render.is_tensor(a)]
 
     def one(item):
@@ -120,7 +120,7 @@ def _fingerprint(value, args: tuple) -> object:
             shares = [i for i, t in enumerate(tensors) if values.storage_ptr(t) == values.storage_ptr(item)]
             return ("tensor", render.dtype_name(refs.t_dtype(item)), render.shape(item),
                     refs.t_tolist(refs.t_detach(item)), refs.bool_(refs.t_requires_grad(item)),
-                    refs.bool_(refs.t_is_leaf(item)), render.grad_fn_name(item), shares)
+                    refs.bool_(refs.t_is_leaf(item)), render.grad_fn_name(item, session.facts_of(item)), shares)
         if render.is_number(item):
             return ("number", render.number(item))
         if refs.type_(item) in (list, tuple):
@@ -139,8 +139,8 @@ def _tensor(session, label: str, generator) -> None:
     mine = (refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator),
             refs.torch_module.randn(_RNG.randint(2, 5), _RNG.randint(2, 4), generator=generator))
     theirs = tuple(refs.t_clone(t) for t in mine)
-    expected = _fingerprint(function(*mine, k), mine)
-    got = _fingerprint(_call(session, function, (*theirs, k)), theirs)
+    expected = _fingerprint(session, function(*mine, k), mine)
+    got = _fingerprint(session, _call(session, function, (*theirs, k)), theirs)
     if got != expected:
         raise Tampered(words.say("checks.canary.call"))
 

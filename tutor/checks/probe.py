@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from traceback import walk_tb as _walk_tb
 
-from tutor.checks import canary, refs, render, words
+from tutor.checks import canary, refs, render, vocab, words
 from tutor.checks.context import (Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names,
                                   reset_modes)
 from tutor.checks.remote import SEAL_BROKEN, RemoteRaised, RemoteTimeout, RunnerGone, Session, StuckCode
-from tutor.checks.kinds import REGISTRY, raises
+from tutor.checks.kinds import REGISTRY
 
 REPORT_VERSION = 1
 #: Where the keeper puts the judge's session in the namespace it hands to the probe.
@@ -92,6 +92,7 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     status: dict[str, str] = {str(k): str(v) for k, v in decided.items()} if refs.type_(decided) is dict else {}
     results = []
     for index, check in enumerate(checks):
+        check = vocab.with_defaults(check)  # a kind reads its record's defaults, never its own
         if prelude_error is not None:
             result = _result(check, "error", prelude_error, internal=True)
         else:
@@ -152,7 +153,6 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", words.say("checks.out_of_time"))
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
-    del raises.MATCHING[:]
     current: list = []  # the case running and its Case, for a timeout's result
     session.start_check(seconds, wall)
     session.ship = True  # every check starts shipping its functions, whatever one before it did
@@ -168,11 +168,11 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     except CheckTimeout as stop:
         late = session.settle()
         if result is None:
-            result = _timeout(check, learner, late if late is not None else stop, limit, current)
+            result = _timeout(check, learner, late if late is not None else stop, limit, current, session.matching)
             _remember_stuck(check, result, session)
     except RemoteTimeout as stop:
         if result is None:
-            result = _timeout(check, learner, stop, limit, current)
+            result = _timeout(check, learner, stop, limit, current, session.matching)
             _remember_stuck(check, result, session)
     except StuckCode as stuck:
         result = _told(check, stuck.told, current)
@@ -314,14 +314,14 @@ def _told(check: dict, told: dict, current: list | None) -> dict:
                    case=current[0] if current else None)
 
 
-def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: list | None = None) -> dict:
+def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: list | None = None,
+             matching: str | None = None) -> dict:
     """A check stopped for time: how much CPU time it used (or how long it waited, when the
     wall-time cap stopped it), which limit, what was running and the learner's line there. It
     does not guess why (a loop over 2,048 elements is not an infinite loop)."""
     elapsed = refs.monotonic() - limit._wall0
-    if raises.MATCHING:  # the check's own pattern was still matching: the pack's problem
-        pattern = raises.MATCHING[-1]
-        del raises.MATCHING[:]
+    if matching is not None:  # the check's own pattern was still matching: the pack's problem
+        pattern = matching
         return _result(check, "error", words.say("checks.pattern_slow", pattern=pattern, seconds=f"{elapsed:.1f}"),
                        internal=True, timeout=True)
     lineno = stop.lineno if refs.type_(stop) is RemoteTimeout else learner.last_line(stop.__traceback__)

@@ -61,10 +61,9 @@ def fmt_index(index: Any) -> str:
     return "[" + ", ".join(str(i) for i in index) + "]"
 
 
-def grad_fn_name(tensor: Any) -> str:
-    from tutor.checks.remote import tensor_facts
-
-    facts = tensor_facts(tensor)
+def grad_fn_name(tensor: Any, facts: dict[str, Any] | None = None) -> str:
+    """The name of a tensor's ``grad_fn``: the one the runner reported (``facts``, what the
+    session keeps of a tensor it rebuilt: ``Session.facts_of``), else the tensor's own."""
     if facts is not None:  # rebuilt from the runner's answer: the name it reported
         return "None" if facts.get("grad_fn") is None else refs.str_(facts["grad_fn"])
     node = refs.t_grad_fn(tensor)

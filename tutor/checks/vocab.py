@@ -1,11 +1,13 @@
 """The check vocabulary as the child side reads it: one TypedDict per check kind.
 
-The parent's records (``tutor.core.check_models``) are the definition: validated, documented,
-turned into the schema. The child cannot import ``tutor.core`` (it may run under another
-interpreter with only torch), so it reads each check as the plain JSON ``as_data`` makes of a
-record, through these TypedDicts; mypy checks every read of the kinds against them, and
-``tests/unit/test_author_vocab.py`` fails when a field here and the record's field disagree (a
-renamed field, a new one, a changed default). Standard library only.
+GENERATED from the records of ``tutor.core.check_models`` by ``tutor.core.docgen.vocab_source``:
+do not edit; change a record, then run ``python -m tutor.core.docgen > tutor/checks/vocab.py``
+(``tests/unit/test_author_vocab.py`` fails while this file is stale).
+
+The child cannot import ``tutor.core`` (it may run under another interpreter with only torch), so
+it reads each check as the plain JSON ``as_data`` makes of a record, through these TypedDicts
+(mypy checks every read), with the records' defaults filled in by :func:`with_defaults`.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -16,16 +18,17 @@ Text = Union[str, dict[str, str]]
 
 
 class CheckHintData(TypedDict, total=False):
+    """``CheckHint`` in tutor/core/check_models.py."""
+
     text: Text
     status: list[Literal["failed", "error", "timeout"]] | None
     case: int | None
 
 
 class CheckData(TypedDict, total=False):
-    """The fields every check has (``description`` and the hints stay with the parent)."""
+    """``CheckBase`` in tutor/core/check_models.py."""
 
     id: str
-    kind: str
     description: Text
     hint: Text | None
     hints: list[CheckHintData]
@@ -38,6 +41,9 @@ class CheckData(TypedDict, total=False):
 
 
 class TensorData(CheckData, total=False):
+    """``TensorCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["tensor"]
     value: str
     each: bool
     dtype: str | None
@@ -59,6 +65,8 @@ class TensorData(CheckData, total=False):
 
 
 class TensorGroupData(TypedDict, total=False):
+    """``TensorGroup`` in tutor/core/check_models.py."""
+
     count: int | None
     names: list[str] | None
     include: list[str] | None
@@ -69,6 +77,9 @@ class TensorGroupData(TypedDict, total=False):
 
 
 class ModuleData(CheckData, total=False):
+    """``ModuleCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["module"]
     value: str
     to: str | None
     run: str | None
@@ -79,12 +90,17 @@ class ModuleData(CheckData, total=False):
 
 
 class ModeStateData(TypedDict, total=False):
+    """``ModeState`` in tutor/core/check_models.py."""
+
     grad_enabled: bool | None
     inference_mode: bool | None
     autocast: bool | str | None
 
 
 class ModeData(CheckData, total=False):
+    """``ModeCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["mode"]
     module: str
     call: str
     during: ModeStateData | None
@@ -93,22 +109,34 @@ class ModeData(CheckData, total=False):
 
 
 class UnchangedData(CheckData, total=False):
+    """``UnchangedCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["unchanged"]
     call: str
     names: list[str]
 
 
 class RaisesData(CheckData, total=False):
+    """``RaisesCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["raises"]
     call: str
     type: str
     match: str | None
 
 
 class OutputData(CheckData, total=False):
+    """``OutputCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["output"]
     call: str
     match: str
 
 
 class MemoryData(CheckData, total=False):
+    """``MemoryCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["memory"]
     call: str
     steps: list[int]
     expect: Literal["flat", "grows"]
@@ -118,22 +146,30 @@ class MemoryData(CheckData, total=False):
 
 
 class TopKData(TypedDict, total=False):
+    """``TopK`` in tutor/core/check_models.py."""
+
     k: int
     within: list[str]
 
 
 class ShareData(TypedDict, total=False):
+    """``Share`` in tutor/core/check_models.py."""
+
     ops: list[str]
     at_least: float
 
 
 class CallCountData(TypedDict, total=False):
+    """``CallCount`` in tutor/core/check_models.py."""
+
     ops: list[str]
     at_most: int | None
     at_least: int | None
 
 
 class CompareRankingData(TypedDict, total=False):
+    """``CompareRanking`` in tutor/core/check_models.py."""
+
     call: str
     k: int
     workloads: list[str]
@@ -141,6 +177,9 @@ class CompareRankingData(TypedDict, total=False):
 
 
 class ProfileData(CheckData, total=False):
+    """``ProfileCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["profile"]
     workload: str | None
     sort_by: Literal["self", "total"]
     warmup: int
@@ -156,11 +195,16 @@ class ProfileData(CheckData, total=False):
 
 
 class RatioData(TypedDict, total=False):
+    """``Ratio`` in tutor/core/check_models.py."""
+
     min: float | None
     max: float | None
 
 
 class TimingData(CheckData, total=False):
+    """``TimingCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["timing"]
     fast: str
     slow: str
     ratio: RatioData
@@ -170,19 +214,26 @@ class TimingData(CheckData, total=False):
 
 
 class WarnsData(CheckData, total=False):
+    """``WarnsCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["warns"]
     call: str
     category: str
     match: str | None
 
 
 class ExprData(CheckData, total=False):
+    """``ExprCheck`` in tutor/core/check_models.py."""
+
+    kind: Literal["expr"]
     predicate: str
     message: Text
 
 
 class FormData(CheckData, total=False):
-    """Judged by the parent (``tutor.core.form``), never by the probe: listed so the two sides agree."""
+    """``FormCheck`` in tutor/core/check_models.py."""
 
+    kind: Literal["form"]
     function: str | None
     follow_calls: bool
     max_lines: int | None
@@ -224,3 +275,119 @@ NESTED: dict[str, type] = {
     "CompareRanking": CompareRankingData,
     "Ratio": RatioData,
 }
+
+#: kind -> its record's defaults (those that are not null), as ``as_data`` writes them
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "tensor": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "each": False,
+        "rtol": 1e-05,
+        "atol": 1e-06,
+        "broadcast": False,
+    },
+    "module": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "hyperparameters_unchanged": False,
+    },
+    "mode": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "restored": True,
+    },
+    "unchanged": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+    },
+    "raises": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+    },
+    "output": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+    },
+    "memory": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "steps": [4, 8, 16, 32],
+        "expect": "flat",
+        "measure": "auto",
+        "tolerance": 0.25,
+        "slack_per_step": 64,
+    },
+    "profile": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "sort_by": "self",
+        "warmup": 2,
+        "repeat": 5,
+        "threads": 1,
+    },
+    "timing": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "warmup": 3,
+        "repeat": 15,
+        "threads": 1,
+    },
+    "warns": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "category": "Warning",
+    },
+    "expr": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+    },
+    "form": {
+        "hints": [],
+        "after": [],
+        "cases": [{}],
+        "weight": 1.0,
+        "follow_calls": True,
+        "loops": True,
+        "comprehensions": True,
+        "imports": True,
+    },
+}
+
+
+def with_defaults(check: dict[str, Any]) -> dict[str, Any]:
+    """``check`` with every field its kind's record defaults filled in where it has none (a
+    fresh copy of a list or mapping default), so a kind reads ``check["rtol"]``, never a
+    default of its own. An unknown kind is returned as it is (the probe reports it)."""
+    filled = {key: _fresh(value) for key, value in DEFAULTS.get(str(check.get("kind")), {}).items()}
+    filled.update(check)
+    return filled
+
+
+def _fresh(value: Any) -> Any:
+    if type(value) is list:
+        return [_fresh(item) for item in value]
+    if type(value) is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    return value

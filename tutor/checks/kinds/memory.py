@@ -120,8 +120,8 @@ def fmt_bytes(count: float) -> str:
 
 
 def run(check: MemoryData, case: Case) -> dict:
-    steps = check.get("steps") or [4, 8, 16, 32]
-    measure = check.get("measure", "auto")
+    steps = check["steps"]
+    measure = check["measure"]
     curve = []
     used: str = measure
     session = case.session
@@ -139,7 +139,7 @@ def run(check: MemoryData, case: Case) -> dict:
             held.append([n, max(session.heap_left[-1], int(kept))])
     data = {"measure": used, "curve": curve}
     _verdict(check, curve, data)
-    if check.get("expect", "flat") == "flat" and refs.len_(held) == refs.len_(steps) >= 3:
+    if check["expect"] == "flat" and refs.len_(held) == refs.len_(steps) >= 3:
         _held_verdict(check, held[1:], data)  # the first call pays what a process allocates once
     return data
 
@@ -178,8 +178,8 @@ def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
     the returned values are floats) grows with the steps too: the C heap a call leaves in use
     is measured around it, and must stay flat as the result's must (issue 26)."""
     (first_n, first), (last_n, last) = held[0], held[-1]
-    tolerance = check.get("tolerance", 0.25)
-    slack = check.get("slack_per_step", 64) * (last_n - first_n)
+    tolerance = check["tolerance"]
+    slack = check["slack_per_step"] * (last_n - first_n)
     if last <= first * (1 + tolerance) + slack + HEAP_ALLOWANCE:
         return
     per_step = (last - first) / (last_n - first_n)
@@ -193,13 +193,13 @@ def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
 
 def _verdict(check: MemoryData, curve: list, data: dict) -> None:
     (first_n, first), (last_n, last) = curve[0], curve[-1]
-    tolerance = check.get("tolerance", 0.25)
-    slack = check.get("slack_per_step", 64) * (last_n - first_n)
+    tolerance = check["tolerance"]
+    slack = check["slack_per_step"] * (last_n - first_n)
     flat = last <= first * (1 + tolerance) + slack
     per_step = (last - first) / (last_n - first_n)
     summary = words.say("checks.memory.summary", first=fmt_bytes(first), first_n=first_n, last=fmt_bytes(last),
                         last_n=last_n)
-    if check.get("expect", "flat") == "flat" and not flat:
+    if check["expect"] == "flat" and not flat:
         raise Failed(words.say("checks.memory.grows", summary=summary, per_step=fmt_bytes(per_step)),
                      expected=words.say("checks.phrase.flat"),
                      got=words.say("checks.phrase.grows_by", per_step=fmt_bytes(per_step)), data=data)

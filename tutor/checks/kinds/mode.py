@@ -87,7 +87,7 @@ def run(check: ModeData, case: Case) -> dict:
                     raise Failed(words.say("checks.mode.during", expected=_said(key, wanted),
                                            got=_said(key, observed[key])),
                                  expected=_fmt(key, wanted), got=_fmt(key, observed[key]))
-    if check.get("restored", True):
+    if check["restored"]:
         for key in ("grad_enabled", "inference_mode", "autocast"):
             if before[key] != after[key]:
                 raise Failed(words.say("checks.mode.after", call=check["call"], expected=_said(key, before[key]),

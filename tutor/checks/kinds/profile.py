@@ -103,14 +103,14 @@ def _table_data(rows: list[dict], sort_by: str) -> dict:
 
 
 def run(check: ProfileData, case: Case) -> Any:
-    with threads(check.get("threads", 1)):
+    with threads(check["threads"]):
         return _run(check, case)
 
 
 def _run(check: ProfileData, case: Case) -> Any:
-    sort_by = check.get("sort_by", "self")
-    warmup, repeat = check.get("warmup", 2), check.get("repeat", 5)
-    count = check.get("threads", 1)
+    sort_by = check["sort_by"]
+    warmup, repeat = check["warmup"], check["repeat"]
+    count = check["threads"]
     data: dict[str, Any] = {}
     workload = check.get("workload")
     if workload:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tutor.checks import refs, render, words
 from tutor.checks.context import Case, CodeRaised, Failed
-from tutor.checks.remote import RemoteRaised
+from tutor.checks.remote import RemoteRaised, Session
 from tutor.checks.vocab import OutputData, RaisesData, WarnsData
 from tutor.checks.kinds.kind import Kind
 
@@ -16,15 +16,13 @@ def _message(error: BaseException) -> str:
         return ""
 
 
-#: The author pattern being matched, if any: a check stopped by its time limit meanwhile was
-#: stopped by the pattern (catastrophic backtracking), not by the learner's code.
-MATCHING: list[str] = []
-
-
-def search(pattern: str, text: str):
-    MATCHING.append(pattern)  # left there when the check's timer stops the match
+def search(session: Session, pattern: str, text: str):
+    """``re.search``, with the pattern noted in the check's state while it runs
+    (``Session.matching``): a check stopped by its time limit meanwhile was stopped by the
+    author's pattern (catastrophic backtracking), not by the learner's code."""
+    session.matching = pattern  # left there when the check's timer stops the match
     found = refs.re_search(pattern, text)
-    MATCHING.pop()
+    session.matching = None
     return found
 
 
@@ -43,7 +41,7 @@ def run_raises(check: RaisesData, case: Case) -> dict:
             got = f"{name}: {render.clip(message, 100)}" if message else name
             raise Failed(words.say("checks.raises.other", wanted=wanted, got=got), expected=wanted, got=got) from None
         pattern = check.get("match")
-        if pattern and search(pattern, message) is None:
+        if pattern and search(case.session, pattern, message) is None:
             raise Failed(words.say("checks.raises.message", name=name, pattern=pattern,
                                    message=repr(render.clip(message, 100))),
                          expected=words.say("checks.phrase.matching", pattern=pattern),
@@ -64,7 +62,7 @@ def run_output(check: OutputData, case: Case) -> dict:
         session.capture = False
     printed = buffer.getvalue()
     pattern = check["match"]
-    if search(pattern, printed) is None:
+    if search(session, pattern, printed) is None:
         shown = render.clip(printed.strip(), 100) or "nothing"
         raise Failed(words.say("checks.output.other", pattern=pattern, got=repr(shown)) if printed.strip()
                      else words.say("checks.output.none", pattern=pattern),
@@ -80,7 +78,7 @@ def _caught(items: list) -> list[dict]:
 def run_warns(check: WarnsData, case: Case) -> dict:
     """The code emits a warning of ``category`` (or a subclass), its message matching ``match``.
     Warnings of the learner's code are recorded where it runs and reported as data."""
-    wanted = check.get("category") or "Warning"
+    wanted = check["category"]
     session = case.session
     session.record_warnings, session.warned = True, []
     try:
@@ -98,7 +96,7 @@ def run_warns(check: WarnsData, case: Case) -> dict:
                      else words.say("checks.warns.none", wanted=wanted),
                      expected=wanted, got=got or "no warning")
     if pattern:
-        matching = [w for w in kinds if search(pattern, refs.str_(w.get("message"))) is not None]
+        matching = [w for w in kinds if search(session, pattern, refs.str_(w.get("message"))) is not None]
         if not matching:
             message = render.clip(refs.str_(kinds[0].get("message")), 100)
             raise Failed(words.say("checks.warns.message", category=kinds[0].get("category"), pattern=pattern,

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 from tutor.checks import refs, render, values, words
 from tutor.checks.context import Case, Failed
-from tutor.checks.remote import Remote, tensor_facts, type_name
+from tutor.checks.remote import Remote, type_name
 from tutor.checks.vocab import TensorData
 from tutor.checks.kinds.kind import Kind
 
@@ -15,8 +15,8 @@ def is_remote_tensor_subclass(value) -> bool:
     return refs.type_(value) is Remote and refs.object_getattribute(value, "_tensor_subclass")
 
 
-def _device(tensor):
-    facts = tensor_facts(tensor)
+def _device(case: Case, tensor):
+    facts = case.session.facts_of(tensor)
     return refs.device_type(facts["device"]) if facts is not None else refs.t_device(tensor)
 
 
@@ -62,8 +62,8 @@ def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: 
                          expected=words.say("checks.phrase.a_torch_tensor"), got=got)
         _properties(check, case, value, what)
     if reference is not None:
-        values.compare_close(value, reference, check.get("rtol", 1e-5), check.get("atol", 1e-6), what=what,
-                             broadcast=check.get("broadcast", False))
+        values.compare_close(value, reference, check["rtol"], check["atol"], what=what,
+                             broadcast=check["broadcast"])
 
 
 def _mismatch(what: dict | str, name: str, expected: str, got: str, extra: str = "") -> Failed:
@@ -89,7 +89,7 @@ def _shape(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None
 
 def _device_of(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     device = check.get("device") or ""
-    got_device = _device(tensor)
+    got_device = _device(case, tensor)
     wanted = refs.device_type(device)
     if not (got_device.type == wanted.type and (wanted.index is None or got_device.index == wanted.index)):
         raise _mismatch(what, "device", device, refs.str_(got_device))
@@ -97,7 +97,7 @@ def _device_of(check: TensorData, case: Case, tensor: Any, what: dict | str) -> 
 
 def _layout(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     layout = check.get("layout") or ""
-    facts = tensor_facts(tensor)
+    facts = case.session.facts_of(tensor)
     got = facts["layout"] if facts is not None else refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
     if got != layout.removeprefix("torch."):
         raise _mismatch(what, "layout", layout, got)
@@ -122,7 +122,7 @@ def _flag(key: str, getter: Callable[[Any], bool]) -> Callable[[TensorData, Case
 
 def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
     grad_fn = check.get("grad_fn") or ""
-    got = render.grad_fn_name(tensor)
+    got = render.grad_fn_name(tensor, case.session.facts_of(tensor))
     if grad_fn.lower() == "none" and got != "None":
         raise _mismatch(what, "grad_fn", "None", got, ".attached")
     if grad_fn.lower() == "present" and got == "None":

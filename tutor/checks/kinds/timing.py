@@ -31,15 +31,15 @@ def _timed(case: Case, function: Any, sync: bool) -> float:
 def run(check: TimingData, case: Case) -> Any:
     # the judge's own share of the work (a check function called back from the runner) gets the
     # same thread count as the runner's measured calls
-    with threads(check.get("threads", 1)):
+    with threads(check["threads"]):
         return _run(check, case)
 
 
 def _run(check: TimingData, case: Case) -> Any:
-    count = check.get("threads", 1)
+    count = check["threads"]
     fast = callable_of(case, check["fast"])
     slow = callable_of(case, check["slow"])
-    warmup, repeat = check.get("warmup", 3), check.get("repeat", 15)
+    warmup, repeat = check["warmup"], check["repeat"]
     if in_runner(case, fast) or in_runner(case, slow):
         session = case.session
         times = session.repeat("time", [fast, slow], warmup, repeat, count)
@@ -79,7 +79,7 @@ def _verdict(check: TimingData, fast_times: list[float], slow_times: list[float]
     ratio = slow_s / fast_s if fast_s > 0 else float("inf")
     bounds = check.get("ratio") or {}
     low, high = bounds.get("min"), bounds.get("max")
-    count = check.get("threads", 1)
+    count = check["threads"]
     needs = " and ".join(part for part in (f"at least {low:g}x" if low is not None else "",
                                            f"at most {high:g}x" if high is not None else "") if part)
     data = {"fast_s": fast_s, "slow_s": slow_s, "ratio": ratio, "threads": count,

@@ -574,3 +574,45 @@ def test_an_honest_submission_that_imports_the_checkers_modules_passes(grade):
              "close_to": "x * 2"}
     result = grade(honest, check).checks[0]
     assert result.status == "passed", result.message
+
+
+def test_a_method_shadowed_on_the_servers_instance_is_tampering():
+    """The seal's check of the server instance covers the methods Server inherits (ServerCodec's,
+    where the encoding lives since the class was split): an instance attribute named after one,
+    which would answer in its place, ends the runner as tampered, as one named after Server's own."""
+    script = textwrap.dedent("""\
+        import socket, sys
+        from tutor.checks import seal, server
+        from tutor.checks.context import Learner
+        mine, theirs = socket.socketpair()
+        check = seal.take(mine)
+        instance = server.Server(mine, {}, Learner("<x>", ""))
+        check(instance)  # an honest server passes
+        print("honest ok", flush=True)
+        instance.__dict__[sys.argv[1]] = lambda *args: {}
+        check(instance)
+        print("not caught", flush=True)
+    """)
+    for name in ("encode_module", "writeback", "serve_one"):
+        done = subprocess.run([sys.executable, "-c", script, name], capture_output=True, text=True, timeout=60)
+        assert done.stdout == "honest ok\n" and done.returncode == 86, (name, done.stdout, done.stderr[-500:])
+
+
+def test_no_function_the_learner_can_rewrite_runs_in_the_servers_frames(grade):
+    """The server's own code calls nothing whose code the learner may replace: ``typing.cast``
+    (not the checker's, so not sealed) ran from ``Server.guarded`` on every call, so code the
+    learner put in it ran with the server's frame right under it and could return what it liked."""
+    attack = textwrap.dedent("""\
+        import typing
+        def cast(typ, val):  # run with typing's globals: builtins only
+            __import__("os").write(1, b"LEARNER CODE IN THE SERVER\\n")
+            return val
+        typing.cast.__code__ = cast.__code__
+        def double(x):
+            return x * 2
+    """)
+    check = {"id": "d", "kind": "tensor", "setup": "x = torch.randn(4)", "value": "double(x)",
+             "close_to": "x * 2"}
+    report = grade(attack, check)
+    assert "LEARNER CODE IN THE SERVER" not in report.run.stdout, report.run.stdout
+    assert report.checks[0].status == "passed", report.checks[0].message

@@ -17,7 +17,7 @@ the judge sends; the judge never unpickles anything).
 from __future__ import annotations
 
 import select
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from tutor.checks import protocol, refs, words
 from tutor.checks.session_codec import RunnerRefused as RunnerRefused
@@ -31,7 +31,7 @@ from tutor.checks.session_mirror import fill_mirror
 class RunStopped(BaseException):
     """The run was cancelled or ran out of wall time while the judge waited: stop judging."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
 
@@ -47,7 +47,7 @@ class Tampered(BaseException):
     says what (a said of tutor/checks/words.py, the ``{lie}`` of ``checks.tampered``, rendered in
     the learner's language); ``str()`` is its English."""
 
-    def __init__(self, said: dict) -> None:
+    def __init__(self, said: dict[str, Any]) -> None:
         super().__init__(words.english(said))
         self.said = said
 
@@ -59,7 +59,7 @@ SEAL_BROKEN = words.say("checks.seal_broken")
 class RemoteRaised(Exception):
     """Learner code raised in the runner; its type names and message, as data."""
 
-    def __init__(self, info: dict):
+    def __init__(self, info: dict[str, Any]) -> None:
         super().__init__(info.get("message", ""))
         self.info = info
         self.type_name = str(info.get("type", "Exception"))
@@ -75,7 +75,7 @@ class RemoteRaised(Exception):
 class RemoteTimeout(BaseException):
     """The runner stopped a call that ran past its budget (or the judge gave up waiting)."""
 
-    def __init__(self, lineno: int | None, code: str = "", by_wall: bool = False):
+    def __init__(self, lineno: int | None, code: str = "", by_wall: bool = False) -> None:
         super().__init__("timeout")
         self.lineno = lineno
         self.code = code
@@ -88,7 +88,7 @@ class StuckCode(BaseException):
     infinite loop does not cost every check that calls it its whole share (issue 55). ``told``:
     the stopped check's id and where the learner's code was."""
 
-    def __init__(self, told: dict):
+    def __init__(self, told: dict[str, Any]) -> None:
         super().__init__("stuck")
         self.told = told
 
@@ -101,7 +101,7 @@ class Session(SessionCodec):
 
     GRACE = 1.0
 
-    def __init__(self, sock, *, stop_fd: int | None = None, deadline: float | None = None, kill=None):
+    def __init__(self, sock: Any, *, stop_fd: int | None = None, deadline: float | None = None, kill: Any=None) -> None:
         super().__init__(kill)
         self.sock = sock
         self.stop_fd = stop_fd
@@ -119,9 +119,9 @@ class Session(SessionCodec):
         self.repaired: set[str] = set()
         self.capture = False
         self.record_warnings = False  # ask the runner for the warnings each call emits
-        self.warned: list[dict] = []
-        self.observe: dict | None = None
-        self.observed: list[dict] = []
+        self.warned: list[dict[str, Any]] = []
+        self.observe: dict[str, Any] | None = None
+        self.observed: list[dict[str, Any]] = []
         self.measure: protocol.Measure | None = None
         self.kept: list[int] = []
         self.heap_left: list[int] = []  # what each measured call left allocated in the runner's process
@@ -133,13 +133,13 @@ class Session(SessionCodec):
         self._cpu_at_start = (0.0, 0.0)  # (judge thread time, runner_cpu) when the check began
         #: the learner's callees a check had to stop while they ran (``callee_key``), and where:
         #: a later call of one is told at once (StuckCode), not run to its own limit again
-        self.stuck: dict[tuple, dict] = {}
-        self.in_flight: tuple | None = None  # the callee of the call under way, until it answers
+        self.stuck: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.in_flight: tuple[Any, ...] | None = None  # the callee of the call under way, until it answers
         #: the author's pattern being matched (``kinds.raises.search``), if any: a check stopped
         #: by its time meanwhile was stopped by the pattern, not by the learner's code
         self.matching: str | None = None
 
-    def receive(self) -> tuple[dict, list]:
+    def receive(self) -> tuple[dict[str, Any], list[Any]]:
         """One frame from the runner, within the room left; a frame refused ends the run."""
         try:
             frame = protocol.recv(self.sock, self.room())
@@ -200,7 +200,8 @@ class Session(SessionCodec):
             return RemoteTimeout(lineno, refs.str_(info.get("code") or ""), info.get("by_wall") is True)
         return None
 
-    def request(self, message: protocol.Request, blobs: list | tuple = ()) -> tuple[dict, list]:
+    def request(self, message: protocol.Request,
+                blobs: list[Any] | tuple[Any, ...] = ()) -> tuple[dict[str, Any], list[Any]]:
         """Send one request (``protocol.Request``; the runner's ``server.HANDLERS`` answers it)
         and wait for its ``Answer``, running the check's functions it calls back meanwhile. The
         answer is the runner's word: read it as untrusted data."""
@@ -244,13 +245,13 @@ class Session(SessionCodec):
             raise RuntimeError(f"the runner could not serve the request: {answer['error']}")
         return answer, data
 
-    def _callback(self, request: dict, data: list) -> None:
+    def _callback(self, request: dict[str, Any], data: list[Any]) -> None:
         """The learner's code called a function of the check's (``record`` in ``bench(record)``):
         it runs here, in the judge, on the arguments it was given (as data), so its side effects
         land in the check's own namespace; its result travels back like any argument."""
         function = self.callbacks.get(refs.int_(request.get("fid", -1)))
         reply: protocol.Result = {"op": "result", "budget": self.budget()}
-        blobs: list = []
+        blobs: list[Any] = []
         try:
             args = self.decode(request.get("args"), data, {}, {}, {})
             positional, keywords = (args[0], args[1]) if refs.type_(args) is list and refs.len_(args) == 2 else ([], {})
@@ -320,7 +321,7 @@ class Session(SessionCodec):
             until = min(until, self.deadline - 0.2)
         return max(until - refs.monotonic(), 0.001)
 
-    def _count_cpu(self, answer: dict, elapsed: float) -> None:
+    def _count_cpu(self, answer: dict[str, Any], elapsed: float) -> None:
         """Add what the runner says a request cost (its main thread's CPU time: at most the wall
         time it took; a runner that says less only gives its own code more time, within the cap)."""
         cpu = answer.get("cpu")
@@ -329,11 +330,12 @@ class Session(SessionCodec):
 
     # ------------------------------------------------------------------ requests
 
-    def call(self, target: dict, args: tuple, kwargs: dict, refresh: tuple = ()):
+    def call(self, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+             refresh: tuple[Any, ...] = ()) -> Any:
         message: protocol.Call = {"op": "call", "target": target, "modes": current_modes(), "budget": self.budget()}
-        blobs: list = []
-        known_tensors: dict = {}
-        known_objects: dict = {}
+        blobs: list[Any] = []
+        known_tensors: dict[str, Any] = {}
+        known_objects: dict[str, Any] = {}
         if self.observe is not None:
             module = self.observe["module"]
             message["observe"] = {"module": self._ref(module, known_objects), "outputs": self.observe["outputs"]}
@@ -383,18 +385,19 @@ class Session(SessionCodec):
             raise RemoteRaised(answer["raised"])
         return self.decode(answer.get("value"), data, known_tensors, known_objects, {})
 
-    def getattr(self, handle: int, name: str):
+    def getattr(self, handle: int, name: str) -> Any:
         answer, data = self.request({"op": "getattr", "handle": handle, "name": name, "budget": self.budget()})
         if "raised" in answer:
             raise RemoteRaised(answer["raised"])
         return self.decode(answer.get("value"), data, {}, {}, {})
 
-    def repeat(self, op: Literal["time", "profile"], targets: list, warmup: int, repeat: int, threads: int = 1):
+    def repeat(self, op: Literal["time", "profile"], targets: list[Any], warmup: int, repeat: int,
+               threads: int = 1) -> Any:
         """Time (``op="time"``) or profile the callables where the learner's code lives, with
         ``threads`` intra-op threads."""
         message: protocol.Repeat = {"op": op, "warmup": warmup, "repeat": repeat, "budget": self.budget(),
                                     "threads": threads}
-        blobs: list = []
+        blobs: list[Any] = []
         shipping, self.ship = self.ship, True  # measured where the learner's code runs
         try:
             message["args"] = self.pack((tuple(targets), {}), blobs, message, {}, {})
@@ -408,7 +411,7 @@ class Session(SessionCodec):
         return answer.get("numbers")
 
 
-def adopt_modes(modes) -> None:
+def adopt_modes(modes: Any) -> None:
     """Carry over a grad or autocast mode the learner's call left switched, as if the check's code
     ran in the same process (``torch.set_grad_enabled(False)`` never switched back on breaks a
     later ``backward()`` in the check). Inference mode ends with the call that entered it."""

@@ -118,6 +118,9 @@ def take(channel: socket.socket):
     saved_tables = tuple((table, _snapshot(table)) for table in tables)
     saved_dispatch = tuple((table, _snapshot(table)) for table in dispatch)
     server_class = server.Server
+    # every name the server's classes define (Server and the ServerCodec it extends): an instance
+    # attribute of one of these names would shadow the sealed method
+    server_names = frozenset(name for klass in server_class.__mro__[:-1] for name in vars(klass))
     tampered: protocol.Tampered = {"op": "tampered"}
     frame = protocol.head(tampered)  # built now: protocol's names are the learner's later
     send = channel.sendall  # the C method, bound now (os.write would not reach a socket on Windows)
@@ -125,7 +128,7 @@ def take(channel: socket.socket):
     refused: list = []  # the rewrites the audit hook refused (below)
 
     def check(instance=None, *, _broken=False, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
-              _same=_same, _type=type, _vars=vars, _server=server_class, _send=send,
+              _same=_same, _type=type, _vars=vars, _server=server_class, _send=send, _names=server_names,
               _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
         broken = bool(_refused) or _broken is True
         if not broken:
@@ -139,7 +142,7 @@ def take(channel: socket.socket):
                     broken = True
                     break
         if not broken and instance is not None:
-            broken = _type(instance) is not _server or bool(_vars(instance).keys() & _vars(_server).keys())
+            broken = _type(instance) is not _server or bool(_vars(instance).keys() & _names)
         if not broken:
             return
         try:
@@ -149,9 +152,25 @@ def take(channel: socket.socket):
 
     sealed = frozenset(map(id, functions)) | {id(check)}
 
+    refuse = _audit_hook(sealed, refused, vars(server), driver.here.__code__, vars(context))
+
+    # The server's loop and a callback's nested requests reach the check through serve_one's
+    # defaults, which the hook keeps as they are from now on.
+    server_class.serve_one.__defaults__ = (False, check)
+    sys.addaudithook(refuse)
+    return check
+
+
+def _audit_hook(sealed: frozenset, refused: list, server_globals: dict, here: types.CodeType,
+                context_globals: dict):
+    """The seal's audit hook: refuses a rewrite of a sealed function's code or defaults (noted in
+    ``refused``, which the check reads), the events no learner code may raise, and a frame or
+    a generator's frame whose callers include the server's (``server_globals``), save the
+    driver's own (``here``). Everything it reads is bound now, as its defaults."""
+
     def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused, _always=_ALWAYS,
-               _learner=_LEARNER_ONLY, _mem=_proc_mem, _refusal=Refused, _server=vars(server),
-               _here=driver.here.__code__, _context=vars(context), _profiler=_torch_profiler_codes(),
+               _learner=_LEARNER_ONLY, _mem=_proc_mem, _refusal=Refused, _server=server_globals,
+               _here=here, _context=context_globals, _profiler=_torch_profiler_codes(),
                _inside=_thread._local(),
                _getattr=getattr) -> None:
         if _getattr(_inside, "on", False):  # an event of this hook's own reading
@@ -209,11 +228,7 @@ def take(channel: socket.socket):
         if event == "open" and args and _mem(args[0]):
             raise _refusal("memory")
 
-    # The server's loop and a callback's nested requests reach the check through serve_one's
-    # defaults, which the hook keeps as they are from now on.
-    server_class.serve_one.__defaults__ = (False, check)
-    sys.addaudithook(refuse)
-    return check
+    return refuse
 
 
 def _torch_profiler_codes() -> frozenset:

@@ -17,7 +17,7 @@ import pickle
 import random
 import types
 import warnings
-from typing import Any, Callable, Generator, cast
+from typing import Any, Callable, Generator
 
 from tutor.checks import guard, modules, protocol, refs
 from tutor.checks.driver import CALLBACK_CODE, DRIVE_CODE, Callback, Raised, here
@@ -29,23 +29,21 @@ _MAX_DEPTH = 30
 _MANIFEST_TENSOR_BYTES = 16 * 1024 * 1024
 
 
-class Server:
-    def __init__(self, sock, namespace: dict, learner: Learner):
-        self.sock = sock
-        self.namespace = namespace
-        self.learner = learner
+class ServerCodec:
+    """The runner's half of what crosses the channel: the learner's objects by handle, values out
+    as plain data (:meth:`encode`, a call's :meth:`writeback`), requests' arguments in
+    (:meth:`arguments`). Defined here, beside :class:`Server`, on purpose: the seal tells the
+    checker's frames by this module's globals (``seal._reaches``), and none of this runs learner
+    code itself (what does is a :class:`Server` generator, driven by ``tutor.checks.driver``)."""
+
+    def __init__(self, namespace: dict) -> None:
+        self.namespace = namespace  # the learner's globals (the manifest describes them)
         self.objects: list = []
         self._handles: dict[int, int] = {}
-        self._held: int | None = None  # what the last measured call left allocated (see _held)
-        self.case: object = None  # the judge's case whose seed the generators were last given
         # per request
         self.received_storages: dict[int, tuple[str, bytes]] = {}
         self.received_tensors: dict[int, tuple[str, object]] = {}
         self.received_objects: dict[str, object] = {}
-        # how this server's generators run (see serving)
-        self._driver = None  # the frame of the drive() that may resume them now
-        self._thrown = None  # the learner's exception last thrown in (driver.Raised)
-        self._make_callback = None  # what a Callback holds (callbacks)
 
     # ------------------------------------------------------------------ handles and encoding
 
@@ -297,6 +295,62 @@ class Server:
         handle, name = spec["getattr"]
         return refs.getattr_(self.objects[handle], name)
 
+    def writeback(self, out: list) -> dict:
+        """What the call did to the arguments it received: changed storages, tensor metadata,
+        and the state of every module among them."""
+        storages = {}
+        for pointer, (key, original) in self.received_storages.items():
+            tensor = None
+            for _, candidate in self.received_tensors.values():
+                if refs.t_device(candidate).type != "meta" and \
+                        refs.storage_data_ptr(refs.t_untyped_storage(candidate)) == pointer:
+                    tensor = candidate
+                    break
+            if tensor is None:
+                continue
+            now = refs.storage_bytes(refs.t_untyped_storage(tensor))
+            if now != original:
+                out.append(now)
+                storages[key] = refs.len_(out) - 1
+        tensors = {}
+        shared: dict = {}
+        for key, tensor in self.received_tensors.values():
+            tensors[key] = self.encode_tensor(tensor, out, shared)
+        modules, containers = {}, {}
+        for key, obj in self.received_objects.items():
+            if refs.type_(obj) in (list, dict, set):
+                saved = self.received_objects
+                self.received_objects = {}
+                try:
+                    value = list(obj) if refs.type_(obj) is set else obj
+                    containers[key] = self.encode(value, out, shared)
+                finally:
+                    self.received_objects = saved
+                continue
+            if refs.issubclass_(refs.type_(obj), refs.Module):
+                saved = self.received_objects
+                self.received_objects = {}
+                try:
+                    modules[key] = self.encode_module(obj, out, shared, 0)
+                finally:
+                    self.received_objects = saved
+        return {"storages": storages, "tensors": tensors, "modules": modules, "containers": containers}
+
+class Server(ServerCodec):
+    """The runner's server: answers the judge's requests one after another (:meth:`serving`),
+    running the learner's code only as jobs its generators hand to ``tutor.checks.driver``."""
+
+    def __init__(self, sock, namespace: dict, learner: Learner):
+        super().__init__(namespace)
+        self.sock = sock
+        self.learner = learner
+        self._held: int | None = None  # what the last measured call left allocated (see _held)
+        self.case: object = None  # the judge's case whose seed the generators were last given
+        # how this server's generators run (see serving)
+        self._driver = None  # the frame of the drive() that may resume them now
+        self._thrown = None  # the learner's exception last thrown in (driver.Raised)
+        self._make_callback = None  # what a Callback holds (callbacks)
+
     # ------------------------------------------------------------------ serving
     #
     # The learner's code runs only from :func:`drive`'s frame (issue 50): every method below that
@@ -405,10 +459,10 @@ class Server:
         ``action``: a generator function (its learner code runs as :meth:`job`\\ s)."""
         answer: protocol.Answer = {"op": "answer"}
         storages: dict = {}
-        wall = request.get("wall")
+        wall: Any = request.get("wall")  # the judge's word: a number, or anything (then no cap of its own)
         want = request.get("want", "value")
         limit = TimeLimit(float(request.get("budget", 5.0)),
-                          wall=refs.float_(cast(float, wall)) if refs.type_(wall) in (int, float) else None)
+                          wall=refs.float_(wall) if refs.type_(wall) in (int, float) else None)
         try:
             with limit:
                 try:
@@ -515,47 +569,6 @@ class Server:
         if refreshed:
             answer["refreshed"] = refreshed
         return answer
-
-    def writeback(self, out: list) -> dict:
-        """What the call did to the arguments it received: changed storages, tensor metadata,
-        and the state of every module among them."""
-        storages = {}
-        for pointer, (key, original) in self.received_storages.items():
-            tensor = None
-            for _, candidate in self.received_tensors.values():
-                if refs.t_device(candidate).type != "meta" and \
-                        refs.storage_data_ptr(refs.t_untyped_storage(candidate)) == pointer:
-                    tensor = candidate
-                    break
-            if tensor is None:
-                continue
-            now = refs.storage_bytes(refs.t_untyped_storage(tensor))
-            if now != original:
-                out.append(now)
-                storages[key] = refs.len_(out) - 1
-        tensors = {}
-        shared: dict = {}
-        for key, tensor in self.received_tensors.values():
-            tensors[key] = self.encode_tensor(tensor, out, shared)
-        modules, containers = {}, {}
-        for key, obj in self.received_objects.items():
-            if refs.type_(obj) in (list, dict, set):
-                saved = self.received_objects
-                self.received_objects = {}
-                try:
-                    value = list(obj) if refs.type_(obj) is set else obj
-                    containers[key] = self.encode(value, out, shared)
-                finally:
-                    self.received_objects = saved
-                continue
-            if refs.issubclass_(refs.type_(obj), refs.Module):
-                saved = self.received_objects
-                self.received_objects = {}
-                try:
-                    modules[key] = self.encode_module(obj, out, shared, 0)
-                finally:
-                    self.received_objects = saved
-        return {"storages": storages, "tensors": tensors, "modules": modules, "containers": containers}
 
     def seed_case(self, request: dict) -> None:
         """Seed the generators at the first request of each of the judge's cases."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import pickle
 import types
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from tutor.checks import protocol, refs
 from tutor.checks.session_mirror import MirrorModule, fill_mirror, mirror, sync_module
@@ -30,7 +30,7 @@ class RunnerRefused(BaseException):
     (``status == "memory"``) or a message nested too deep (``"error"``). It ends the run with that
     status: the submission's doing, never the sandbox's. A BaseException: no check catches it."""
 
-    def __init__(self, status: str, message: str):
+    def __init__(self, status: str, message: str) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
@@ -57,10 +57,10 @@ class SessionCodec:
         self.mirror_classes: dict[tuple[str, type | None], type] = {}
         self.callbacks: dict[int, Callable[..., Any]] = {}
         self._callback_ids: dict[int, int] = {}
-        self._keep: list = []
+        self._keep: list[Any] = []
         #: id(tensor decoded here) -> the runner's facts about it (its spec: ``grad_fn``'s name,
         #: device, layout); the tensor is in ``_keep``, so its id is not reused while it is here
-        self.facts: dict[int, dict] = {}
+        self.facts: dict[int, dict[str, Any]] = {}
         self._storages: dict[str, torch.UntypedStorage] = {}
         self.pristine: dict[int, bytes] = {}  # id(mirror tensor) -> its bytes as the runner sent them
         self.held = 0  # bytes of the runner's data decoded and kept here (see MEMORY_BUDGET)
@@ -87,7 +87,7 @@ class SessionCodec:
         if kill and self.kill is not None:
             self.kill()
 
-    def facts_of(self, tensor) -> dict | None:
+    def facts_of(self, tensor: Any) -> dict[str, Any] | None:
         """The runner's facts about a tensor this session decoded (None for any other value)."""
         return self.facts.get(refs.id_(tensor))
 
@@ -104,7 +104,7 @@ class SessionCodec:
 
     # ------------------------------------------------------------------ the judge's objects
 
-    def _changed_mirror_tensors(self, mirrors: list) -> tuple[list, list]:
+    def _changed_mirror_tensors(self, mirrors: list[Any]) -> tuple[list[Any], list[Any]]:
         """Tensors of mirrored modules the judge changed since the runner described them."""
         where, changed = [], []
         for top in mirrors:
@@ -128,7 +128,7 @@ class SessionCodec:
                         stack.append((child, path + [name]))
         return where, changed
 
-    def callback_id(self, function) -> int:
+    def callback_id(self, function: Any) -> int:
         key = refs.id_(function)
         fid = self._callback_ids.get(key)
         if fid is None:
@@ -138,7 +138,7 @@ class SessionCodec:
             self._keep.append(function)
         return fid
 
-    def _mirrors_in(self, payload, depth: int = 0) -> list:
+    def _mirrors_in(self, payload: Any, depth: int = 0) -> list[Any]:
         if depth > 6:
             return []
         if refs.isinstance_(payload, MirrorModule):
@@ -149,7 +149,7 @@ class SessionCodec:
             return [m for item in payload.values() for m in self._mirrors_in(item, depth + 1)]
         return []
 
-    def _ref(self, obj, known_objects: dict) -> dict:
+    def _ref(self, obj: Any, known_objects: dict[str, Any]) -> dict[str, Any]:
         if refs.isinstance_(obj, (Remote, MirrorModule)):
             return {"handle": object_handle(obj)}
         key = f"o{refs.id_(obj)}"
@@ -158,15 +158,15 @@ class SessionCodec:
 
     # ------------------------------------------------------------------ arguments out
 
-    def pack(self, payload, blobs: list, message: protocol.Call | protocol.Repeat | protocol.Result,
-             known_tensors: dict, known_objects: dict) -> int:
+    def pack(self, payload: Any, blobs: list[Any], message: protocol.Call | protocol.Repeat | protocol.Result,
+             known_tensors: dict[str, Any], known_objects: dict[str, Any]) -> int:
         session = self
-        tensors: list[dict] = []
+        tensors: list[dict[str, Any]] = []
         index: dict[str, int] = {}
         storages: dict[str, int] = {}
 
         class Packer(pickle.Pickler):
-            def persistent_id(self, obj):
+            def persistent_id(self, obj: Any) -> Any:
                 kind = refs.type_(obj)
                 if kind is refs.Tensor or kind is refs.Parameter:
                     key = f"t{refs.id_(obj)}"
@@ -200,7 +200,7 @@ class SessionCodec:
         blobs.append(buffer.getvalue())
         return refs.len_(blobs) - 1
 
-    def _tensor_spec(self, tensor, key: str, blobs: list, storages: dict) -> dict:
+    def _tensor_spec(self, tensor: Any, key: str, blobs: list[Any], storages: dict[str, Any]) -> dict[str, Any]:
         device = refs.t_device(tensor)
         spec = {"key": key, "dtype": refs.str_(refs.t_dtype(tensor)).removeprefix("torch."),
                 "shape": list(refs.t_shape(tensor)), "stride": list(tensor.stride()),
@@ -221,7 +221,8 @@ class SessionCodec:
 
     # ------------------------------------------------------------------ values in
 
-    def apply_writeback(self, back: dict, data: list, known_tensors: dict, known_objects: dict) -> None:
+    def apply_writeback(self, back: dict[str, Any], data: list[Any], known_tensors: dict[str, Any],
+                        known_objects: dict[str, Any]) -> None:
         """Make the judge's arguments what the call left them: values, shapes, modules' state."""
         with refs.no_grad():
             for skey, index in (back.get("storages") or {}).items():
@@ -252,7 +253,7 @@ class SessionCodec:
                 container.clear()
                 container.update(value)
 
-    def _write_tensor(self, tensor, spec: dict, data: list) -> None:
+    def _write_tensor(self, tensor: Any, spec: dict[str, Any], data: list[Any]) -> None:
         """One argument tensor as the call left it (under no_grad)."""
         device = refs.t_device(tensor)
         same_storage = device.type != "meta" and spec.get("storage") is not None and \
@@ -271,7 +272,8 @@ class SessionCodec:
         if refs.bool_(spec.get("requires_grad")) != refs.t_requires_grad(tensor) and refs.t_is_leaf(tensor):
             tensor.requires_grad_(refs.bool_(spec.get("requires_grad")))
 
-    def decode(self, value, data: list, known_tensors: dict, known_objects: dict, built: dict):
+    def decode(self, value: Any, data: list[Any], known_tensors: dict[str, Any], known_objects: dict[str, Any],
+               built: dict[str, Any]) -> Any:
         kind = refs.type_(value)
         if kind is not dict:
             return value
@@ -322,7 +324,8 @@ class SessionCodec:
                           bool(value.get("tensor_subclass")))
         return None
 
-    def decode_tensor(self, spec: dict, data: list, known_tensors: dict, built: dict):
+    def decode_tensor(self, spec: dict[str, Any], data: list[Any], known_tensors: dict[str, Any],
+                      built: dict[str, Any]) -> Any:
         known = spec.get("known")
         if known is not None and known in known_tensors:
             return known_tensors[known]
@@ -360,22 +363,22 @@ class _Container:
     """A list, dict or set a shipped function reads: the runner reports it back after the call,
     so ``calls.append(args)`` in a check's ``record`` lands in the check's own ``calls``."""
 
-    def __init__(self, value):
+    def __init__(self, value: Any) -> None:
         self.value = value
 
 
-def _mark(value):
+def _mark(value: Any) -> Any:
     return _Container(value) if refs.type_(value) in (list, dict, set) else value
 
 
-def ship_function(function) -> tuple:
+def ship_function(function: Any) -> tuple[Any, ...]:
     """A function of the check's own (a workload, a lambda) as what rebuilds it in the runner:
     its compiled code and the values of the names it reads. Pickled, they travel through the
     same references as arguments (tensors, the learner's objects, modules by name)."""
     import marshal
 
     code = function.__code__
-    names: set = set()
+    names: set[str] = set()
     stack = [code]
     while stack:  # names read by nested code too (a comprehension, a lambda, at any depth)
         current = stack.pop()
@@ -402,7 +405,7 @@ def _renamed(code: types.CodeType, old: str, new: str) -> types.CodeType:
     ``co_qualname`` (a nested lambda's qualified name starts with its parent's)."""
     consts = tuple(_renamed(const, old, new) if refs.type_(const) is types.CodeType else const
                    for const in code.co_consts)
-    changes: dict = {"co_consts": consts, "co_name": new if code.co_name == old else code.co_name}
+    changes: dict[str, Any] = {"co_consts": consts, "co_name": new if code.co_name == old else code.co_name}
     qualname = getattr(code, "co_qualname", None)  # Python 3.11 and later
     if qualname is not None:
         changes["co_qualname"] = new + qualname[len(old):] if qualname == old or qualname.startswith(old + ".") \
@@ -410,7 +413,7 @@ def _renamed(code: types.CodeType, old: str, new: str) -> types.CodeType:
     return code.replace(**changes)
 
 
-def _collect_modules(payload, found: dict, depth: int = 0) -> None:
+def _collect_modules(payload: Any, found: dict[str, Any], depth: int = 0) -> None:
     if depth > 6:
         return
     if refs.type_(payload) in (list, tuple):
@@ -427,8 +430,8 @@ def _collect_modules(payload, found: dict, depth: int = 0) -> None:
 # --------------------------------------------------------------------------- proxies
 
 
-def object_handle(obj) -> int:
-    return refs.object_getattribute(obj, "_handle")
+def object_handle(obj: Any) -> int:
+    return cast(int, refs.object_getattribute(obj, "_handle"))
 
 
 class Remote:
@@ -437,18 +440,18 @@ class Remote:
     __slots__ = ("_session", "_handle", "_type", "_callable", "_tensor_subclass")
 
     def __init__(self, session: Any, handle: int, type_name: str, is_callable: bool,
-                 tensor_subclass: bool = False):
+                 tensor_subclass: bool = False) -> None:
         object.__setattr__(self, "_session", session)
         object.__setattr__(self, "_handle", handle)
         object.__setattr__(self, "_type", type_name)
         object.__setattr__(self, "_callable", is_callable)
         object.__setattr__(self, "_tensor_subclass", tensor_subclass)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # the callee travels inside the arguments: a canary's request looks the same
         return self._session.call({"callee": True}, (self, *args), kwargs)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         return self._session.getattr(self._handle, name)
@@ -460,7 +463,7 @@ class Remote:
         return True
 
 
-def callee_key(target: dict, args: tuple) -> tuple | None:
+def callee_key(target: dict[str, Any], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """Which of the learner's callables a call runs: a function or object of theirs by its handle
     (``{"callee": true}`` with a Remote first), a module of theirs or its method; None for the
     check's own functions (a canary's, a workload shipped to the runner)."""
@@ -480,9 +483,9 @@ def callee_key(target: dict, args: tuple) -> tuple | None:
     return ("handle", handle) if refs.type_(handle) is int else None
 
 
-def type_name(value) -> str:
+def type_name(value: Any) -> str:
     """The learner-facing type name of a value (a Remote names the runner's type)."""
     if refs.type_(value) is Remote:
-        return refs.object_getattribute(value, "_type")
+        return cast(str, refs.object_getattribute(value, "_type"))
     return refs.type_(value).__name__
 

@@ -9,7 +9,7 @@ run names its own classes, and nothing here outlives the session. Calling a mirr
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from tutor.checks import refs
 
@@ -38,19 +38,19 @@ class MirrorModule(refs.Module):
     the like run on the real module in the runner, and the mirror is refreshed from the answer.
     """
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._remote("__call__", args, kwargs)
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._remote("forward", args, kwargs)
 
-    def _remote(self, method: str, args, kwargs):
+    def _remote(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         session = refs.object_getattribute(self, "_session")
         handle = refs.object_getattribute(self, "_handle")
         return session.call({"handle": handle} if method == "__call__" else {"getattr": [handle, method]},
                             args, kwargs, refresh=(handle,))
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         attrs = refs.object_getattribute(self, "__dict__")
         for group in ("_parameters", "_buffers", "_modules"):
             members = attrs.get(group) or {}
@@ -64,15 +64,15 @@ class MirrorModule(refs.Module):
 
 for _method in ("to", "train", "eval", "cuda", "cpu", "float", "double", "half", "bfloat16", "requires_grad_",
                 "zero_grad", "load_state_dict", "apply", "type"):
-    def _make(method):
-        def remote_method(self, *args, **kwargs):
+    def _make(method: str) -> Callable[..., Any]:
+        def remote_method(self: MirrorModule, *args: Any, **kwargs: Any) -> Any:
             return self._remote(method, args, kwargs)
         remote_method.__name__ = method
         return remote_method
     setattr(MirrorModule, _method, _make(_method))
 
 
-def _torch_class(bases: list):
+def _torch_class(bases: list[Any]) -> type | None:
     """The judge's own torch class a mirrored module derives from, if the runner named one."""
     import sys
 
@@ -86,7 +86,7 @@ def _torch_class(bases: list):
     return None
 
 
-def mirror(session: MirrorOwner, spec: dict, data: list, known_tensors: dict):
+def mirror(session: MirrorOwner, spec: dict[str, Any], data: list[Any], known_tensors: dict[str, Any]) -> MirrorModule:
     name = refs.str_(spec.get("type") or "Module")
     base = _torch_class(spec.get("torch_bases") or [])
     cls = session.mirror_classes.get((name, base))
@@ -106,9 +106,10 @@ def mirror(session: MirrorOwner, spec: dict, data: list, known_tensors: dict):
     return module
 
 
-def fill_mirror(session: MirrorOwner, module, spec: dict, data: list, known_tensors: dict) -> None:
+def fill_mirror(session: MirrorOwner, module: Any, spec: dict[str, Any], data: list[Any],
+                known_tensors: dict[str, Any]) -> None:
     attrs = refs.object_getattribute(module, "__dict__")
-    built: dict = {}
+    built: dict[str, Any] = {}
     _fill(session, attrs, spec, data, known_tensors, built)
     for group in ("_parameters", "_buffers"):
         for tensor in attrs[group].values():
@@ -119,7 +120,7 @@ def fill_mirror(session: MirrorOwner, module, spec: dict, data: list, known_tens
             _keep_pristine(session, value)
 
 
-def _keep_pristine(session: MirrorOwner, tensor) -> None:
+def _keep_pristine(session: MirrorOwner, tensor: Any) -> None:
     """The bytes a mirrored module's tensor had as the runner sent them (charged to the budget)."""
     storage = refs.t_untyped_storage(tensor)
     before = session.pristine.get(refs.id_(tensor))
@@ -127,13 +128,14 @@ def _keep_pristine(session: MirrorOwner, tensor) -> None:
     session.pristine[refs.id_(tensor)] = refs.storage_bytes(storage)
 
 
-def _fill(session: MirrorOwner, attrs: dict, spec: dict, data: list, known_tensors: dict, built: dict) -> None:
+def _fill(session: MirrorOwner, attrs: dict[str, Any], spec: dict[str, Any], data: list[Any],
+          known_tensors: dict[str, Any], built: dict[str, Any]) -> None:
     attrs["training"] = bool(spec.get("training", True))
     attrs["_parameters"] = {n: None if t is None else session.decode_tensor(t, data, known_tensors, built)
                             for n, t in spec.get("params", {}).items()}
     attrs["_buffers"] = {n: None if t is None else session.decode_tensor(t, data, known_tensors, built)
                          for n, t in spec.get("buffers", {}).items()}
-    children = {}
+    children: dict[str, Any] = {}
     for name, child in spec.get("children", {}).items():
         existing = session.mirrors.get(child["handle"])
         if existing is not None:
@@ -148,16 +150,17 @@ def _fill(session: MirrorOwner, attrs: dict, spec: dict, data: list, known_tenso
         attrs[name] = session.decode_tensor(tensor, data, known_tensors, built)
 
 
-def _setting(type_label: str, value):
+def _setting(type_label: str, value: Any) -> Any:
     if type_label == "tuple" and refs.type_(value) is list:
         return tuple(value)
     return value
 
 
-def sync_module(session: MirrorOwner, module, spec: dict, data: list, known_tensors: dict) -> None:
+def sync_module(session: MirrorOwner, module: Any, spec: dict[str, Any], data: list[Any],
+                known_tensors: dict[str, Any]) -> None:
     """Bring a judge-built module up to what the runner's copy became after a call."""
     attrs = refs.object_getattribute(module, "__dict__")
-    built: dict = {}
+    built: dict[str, Any] = {}
     attrs["training"] = bool(spec.get("training", True))
     for group, field in (("_parameters", "params"), ("_buffers", "buffers")):
         current = attrs.get(group)

@@ -312,3 +312,42 @@ def test_handin_writes_what_the_learner_solved_and_grade_reads_it(tmp_path):
 
     empty = tutor("handin", env={"TORCH_TUTOR_DATA_DIR": str(tmp_path / "nothing")})
     assert empty.returncode == 2 and "nothing to hand in" in empty.stderr
+
+
+def _progress_rows(progress, total: int, learner: str = "ada") -> None:
+    from tutor.grading.gradebook import Row
+
+    for done in range(1, total + 1):
+        progress(Row(learner, f"ex{done}", True, 1, 1, "passed", ""), done, total)
+
+
+def test_grade_progress_in_a_log_is_a_line_each_tenth():
+    """Not a terminal (a CI job's log, a file): plain lines a log keeps readable, no bar, no escapes."""
+    from rich.console import Console
+
+    from tutor.cli.grading import GradeProgress
+
+    out = io.StringIO()
+    with GradeProgress(20, None, console=Console(file=out, width=80)) as progress:
+        _progress_rows(progress, 20)
+    lines = out.getvalue().splitlines()
+    assert lines == [f"  {n}/20 graded" for n in range(2, 21, 2)], lines
+    assert "\x1b" not in out.getvalue()
+
+
+def test_grade_progress_on_a_terminal_is_richs_bar_with_names_as_they_are():
+    """A terminal gets Rich's bar with the count and the row just graded; a learner's name that
+    looks like Rich markup is shown as it is, never read as markup."""
+    from rich.console import Console
+
+    from tutor.cli.grading import GradeProgress
+
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=True, color_system=None)
+    with GradeProgress(3, None, console=console) as progress:
+        _progress_rows(progress, 3, learner="[bold]x[/bold]")
+    shown = out.getvalue()
+    assert "3/3" in shown and "[bold]x[/bold]/ex3: passed" in shown, shown
+    assert "graded" not in shown  # the bar, not the log's lines
+    assert "━" in shown  # Rich's bar, no hand-drawn [####...]
+    assert "[####" not in shown

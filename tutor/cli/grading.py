@@ -19,7 +19,10 @@ if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts
     from tutor.sandbox.pool import Sandbox
 
     from tutor.core.models import Pack
-    from tutor.grading.gradebook import GradedQuiz, Row
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from tutor.grading.gradebook import GradedQuiz, Row, Submission
     from tutor.grading.output import CsvStream, GradeMeta
     from tutor.sandbox.isolation import IsolationInfo
 
@@ -240,7 +243,7 @@ def _hidden(root: Path, pack_root: Path | None) -> list[str]:
 def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early: tuple[Sandbox, IsolationInfo] | None,
            shard: tuple[int, int] | None, deadline: datetime | None, roster: list[RosterEntry] | None) -> int:
     from tutor.grading import output as gradeout
-    from tutor.grading.gradebook import LIMIT_DECIDED, GradeCache, collect, grade_all, item_order, shard_of
+    from tutor.grading.gradebook import GradeCache, grade_all, item_order
     from tutor.core import packcache
     from tutor.core.loader import PackError
 
@@ -251,6 +254,53 @@ def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early:
     root = Path(args.submissions)
     if not root.is_dir():
         raise UsageError(f"{root} is not a folder of submissions")
+    submissions, ignored = _submissions(pack, root, roster, shard)
+    graded_items = set(item_order(pack))
+    learners = len({s.learner for s in submissions if s.exercise in graded_items})
+    info = _isolation_for(settings, args, early)  # before anything runs
+    items = item_order(pack)
+    meta = grade_meta(pack, info, shard=shard, ignored=ignored, deadline=deadline)
+    where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
+    print(f"grading {len(submissions)} submissions of {learners} learners{where} against {pack.id} "
+          f"v{pack.version} with {settings.workers} worker(s), isolation {info.level}", file=sys.stderr)
+    from tutor.grading.sandboxes import sandbox_for
+
+    cache = None if args.no_cache else GradeCache(settings.data_path / "grade-cache.sqlite", notice=_notice)
+    stream = gradeout.CsvStream(Path(args.csv)) if args.csv else None
+    if stream is not None and stream.error:
+        _notice(stream.error)
+    started = time.monotonic()
+    # Each run gets its own code over the wire: the class's folder and the pack stay hidden.
+    hide = _hidden(root, pack.root)
+    warm = early[0] if early is not None and early[0].hide == tuple(hide) else None
+    if early is not None and warm is None:  # never, unless the pack's folder was said two ways
+        early[0].close()
+    with (warm or sandbox_for(settings, purpose="batch", hide=hide, chosen=info)).start() as sandbox, \
+            GradeProgress(len(submissions), stream) as progress:
+        rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
+                         deadline=deadline, isolation=info.level)
+    if cache is not None:
+        cache.close()
+    rows = gradeout.sort_rows(rows, items)
+    errors = write_outputs(args, meta, rows, stream)
+    print_rows(rows)
+    print(grade_summary(rows, pack, time.monotonic() - started), file=sys.stderr)
+    left_out = gradeout.without_quiz_answers(meta, rows)
+    if left_out is not None:
+        print(f"quizzes: {left_out['note']}", file=sys.stderr)
+    accepted = "" if _isolates(info) else " (accepted with --unisolated)"
+    print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
+    for error in errors:
+        print(f"torch-tutor: error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _submissions(pack: Pack, root: Path, roster: list[RosterEntry] | None,
+                 shard: tuple[int, int] | None) -> tuple[list[Submission], list[str]]:
+    """The folder's submissions (this shard's) and its notices of what is not graded, said on stderr."""
+    from tutor.grading import output as gradeout
+    from tutor.grading.gradebook import collect, shard_of
+
     collection = collect(pack, root, roster)
     submissions = collection.submissions
     for message in collection.ignored[:MAX_NOTICES]:
@@ -261,10 +311,13 @@ def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early:
         raise UsageError(f"{root} holds no learners' folders or hand-in archives")
     if shard is not None:
         submissions = shard_of(submissions, *shard)
-    graded_items = set(item_order(pack))
-    learners = len({s.learner for s in submissions if s.exercise in graded_items})
+    return submissions, collection.ignored
 
-    # Before anything runs: strangers' code is never run unisolated without an explicit yes.
+
+def _isolation_for(settings: Settings, args: argparse.Namespace,
+                   early: tuple[Sandbox, IsolationInfo] | None) -> IsolationInfo:
+    """The batch's isolation, said before anything runs: strangers' code is never run unisolated
+    without an explicit yes."""
     from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
@@ -279,53 +332,60 @@ def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early:
     for gap in info.gaps:
         if gap.startswith(iso.UNREADABLE):  # a submission importing such a module fails through no fault of its own
             print(f"torch-tutor: warning: {gap}; such a submission fails, and its report says why", file=sys.stderr)
+    return info
 
-    items = item_order(pack)
-    meta = grade_meta(pack, info, shard=shard, ignored=collection.ignored, deadline=deadline)
-    where = f" (shard {shard[0]}/{shard[1]})" if shard else ""
-    print(f"grading {len(submissions)} submissions of {learners} learners{where} against {pack.id} "
-          f"v{pack.version} with {settings.workers} worker(s), isolation {info.level}", file=sys.stderr)
-    from tutor.grading.sandboxes import sandbox_for
 
-    cache = None if args.no_cache else GradeCache(settings.data_path / "grade-cache.sqlite", notice=_notice)
-    stream = gradeout.CsvStream(Path(args.csv)) if args.csv else None
-    if stream is not None and stream.error:
-        _notice(stream.error)
-    tty = sys.stderr.isatty()
-    step = max(1, len(submissions) // 10)
+class GradeProgress:
+    """``grade``'s progress on stderr as rows are final (``grade_all``'s ``progress``), each row
+    also added to the CSV stream. On a terminal: Rich's bar, with the count and the row just
+    graded; elsewhere (a CI job's log, a file): a line ``  done/total graded`` each tenth, which
+    a log keeps readable where a bar redrawn in place is not."""
 
-    def progress(row: Row, done: int, total: int) -> None:
-        if stream is not None:
-            had = stream.error
-            stream.add(row)
-            if stream.error and not had:
-                _notice(f"{stream.error}; grading goes on, the rows so far are kept")
-        if tty:
-            width = 30
-            filled = int(width * done / total)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                             f"{gradeout.clip(row.learner, 24)}/{gradeout.clip(row.exercise, 32)}: "
-                             f"{row.status}\x1b[K")
-            sys.stderr.flush()
-        elif done % step == 0 or done == total:
-            print(f"  {done}/{total} graded", file=sys.stderr, flush=True)
+    def __init__(self, total: int, stream: CsvStream | None, console: Console | None = None) -> None:
+        from rich.console import Console
 
-    started = time.monotonic()
-    # Each run gets its own code over the wire: the class's folder and the pack stay hidden.
-    hide = _hidden(root, pack.root)
-    warm = early[0] if early is not None and early[0].hide == tuple(hide) else None
-    if early is not None and warm is None:  # never, unless the pack's folder was said two ways
-        early[0].close()
-    with (warm or sandbox_for(settings, purpose="batch", hide=hide, chosen=info)).start() as sandbox:
-        rows = grade_all(pack, submissions, sandbox, cache=cache, threads=settings.workers, progress=progress,
-                         deadline=deadline, isolation=info.level)
-    if cache is not None:
-        cache.close()
-    if tty:
-        sys.stderr.write("\n")
-    rows = gradeout.sort_rows(rows, items)
-    errors = write_outputs(args, meta, rows, stream)
-    print_rows(rows)
+        self.stream = stream
+        self.console = console if console is not None else Console(stderr=True)
+        self.step = max(1, total // 10)
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        if self.console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            # markup off: a learner's and an exercise's names are shown as they are, never read as markup
+            self.bar = Progress(BarColumn(bar_width=30), MofNCompleteColumn(),
+                                TextColumn("{task.description}", markup=False), console=self.console)
+            self.task = self.bar.add_task("", total=total)
+
+    def __enter__(self) -> GradeProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, row: Row, done: int, total: int) -> None:
+        from tutor.grading import output as gradeout
+
+        if self.stream is not None:
+            had = self.stream.error
+            self.stream.add(row)
+            if self.stream.error and not had:
+                _notice(f"{self.stream.error}; grading goes on, the rows so far are kept")
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=done, description=f"{gradeout.clip(row.learner, 24)}/"
+                                                                   f"{gradeout.clip(row.exercise, 32)}: {row.status}")
+        elif done % self.step == 0 or done == total:
+            self.console.print(f"  {done}/{total} graded", markup=False, highlight=False, soft_wrap=True)
+
+
+def grade_summary(rows: list[Row], pack: Pack, seconds: float) -> str:
+    """The line that ends ``grade``: how many passed, were graded (and why not from the cache),
+    came from the cache, were quiz answers marked, were not run, and the results not kept."""
+    from tutor.grading.gradebook import LIMIT_DECIDED
+
     ran = [r for r in rows if r.run_seconds or r.why_not_cached or r.cached]
     quiz_refs = {ref for ref, _quiz in _quizzes(pack)}
     marked = sum(r.exercise in quiz_refs and r.status in ("passed", "failed") for r in rows)
@@ -342,18 +402,10 @@ def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early:
     not_kept = (f"; {sum(limited.values())} not kept for the next run ("
                 + ", ".join(f"{n} {status}" for status, n in sorted(limited.items()))
                 + ": the limits and the machine's load decide those)") if limited else ""
-    print(f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
-          f"{f' ({why})' if why else ''}, {cached} from the cache, "
-          f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
-          f"(file problems), in {time.monotonic() - started:.1f} s{not_kept}", file=sys.stderr)
-    left_out = gradeout.without_quiz_answers(meta, rows)
-    if left_out is not None:
-        print(f"quizzes: {left_out['note']}", file=sys.stderr)
-    accepted = "" if _isolates(info) else " (accepted with --unisolated)"
-    print(f"isolation: {info.level}{accepted}: {info.reason}", file=sys.stderr)
-    for error in errors:
-        print(f"torch-tutor: error: {error}", file=sys.stderr)
-    return 1 if errors else 0
+    return (f"{sum(r.passed for r in rows)}/{len(rows)} passed; {len(ran) - cached} graded"
+            f"{f' ({why})' if why else ''}, {cached} from the cache, "
+            f"{f'{marked} quiz answers marked, ' if marked else ''}{len(rows) - len(ran) - marked} not run "
+            f"(file problems), in {seconds:.1f} s{not_kept}")
 
 
 def _isolates(info: IsolationInfo) -> bool:

@@ -14,6 +14,10 @@ from tutor.core.i18n import t
 if TYPE_CHECKING:
     from tutor.core.config import Settings
     from tutor.core.discovery import FoundPack
+    from tutor.core.loader import PackError
+    from tutor.core.models import Pack
+    from tutor.grading.validate import StepRun
+    from tutor.sandbox.pool import Sandbox
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -183,8 +187,8 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
     from tutor.core.lint import lint
     from tutor.core.loader import PackError, load_pack
 
-    results = []
-    junit: list = []
+    results: list[dict[str, Any]] = []
+    junit: list[Any] = []
     failed = False
     sandbox = None
     try:
@@ -197,88 +201,21 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
                 results.append({"pack": value, "ok": False, "problems": [p.to_json() for p in exc.problems]})
                 junit.append((value, [_load_failure(exc)]))
                 if not args.json:
-                    for problem in exc.problems:
-                        print(problem)
-                    print(f"{value}: {len(exc.problems)} problem(s)", file=sys.stderr)
-                    if value in unknown:
-                        ids = unknown[value]
-                        print(f"torch-tutor: validate takes a pack folder, its pack.yaml, or the id of a pack "
-                              f"`torch-tutor list` shows; {value!r} is none of them (ids: "
-                              f"{', '.join(ids) if ids else 'no packs found'})", file=sys.stderr)
+                    _say_load_failure(value, exc, unknown)
                 continue
             warnings = lint(pack)
-            entry = {"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons), "problems": [],
-                     "warnings": [w.to_json() for w in warnings]}
+            entry: dict[str, Any] = {"pack": value, "ok": True, "id": pack.id, "lessons": len(pack.lessons),
+                                     "problems": [], "warnings": [w.to_json() for w in warnings]}
             results.append(entry)
-            note = f", {len(warnings)} warning(s)" if warnings else ""
-            lessons = f"{len(pack.lessons)} lesson" + ("" if len(pack.lessons) == 1 else "s")
-            about = f"{pack.id} v{pack.version}, {lessons}{note}"
             if not args.json:
                 for warning in warnings:
                     print(warning)
             if args.no_run:  # what reading the checks finds, none of the pack's code run
-                from tutor.grading.validate import interpreter_lookup, static_runs
-                from tutor.sandbox.isolation import default_python
-
-                settings = settings_from_args(args)
-                runs = static_runs(pack, path, interpreter_lookup(settings.python or default_python()))
-                junit.append((pack.id, runs))
-                entry["runs"] = [run.to_json() for run in runs]
-                entry["problems"] = [p.to_json() for run in runs for p in run.problems]
-                problems = [p for run in runs for p in run.problems]
-                if problems:
-                    entry["ok"] = False
-                    failed = True
-                if not args.json:
-                    for problem in problems:
-                        print(problem)
-                    print(f"{value}: {len(problems)} problem(s) found without running it ({about})" if problems
-                          else f"{value}: ok ({about}; nothing run)")
+                failed = _validate_unrun(args, value, pack, path, entry, junit, len(warnings)) or failed
                 continue
             if sandbox is None:
                 sandbox = _validation_sandbox(args)
-            runs = _run_pack(pack, path, sandbox, quiet=args.json)
-            if args.repeat > 1:
-                rounds = [runs] + [_run_pack(pack, path, sandbox, quiet=True, round_=(i, args.repeat, args.json))
-                                   for i in range(2, args.repeat + 1)]
-                from tutor.grading.validate import repeat_summary
-
-                lines, changed = repeat_summary(rounds, args.safety)
-                entry["repeat"] = {"runs": args.repeat, "changed": changed, "lines": lines}
-                failed = failed or changed
-                if changed:
-                    entry["ok"] = False
-                if not args.json:
-                    print(f"{value}: {args.repeat} runs compared"
-                          + (": a verdict changed between runs" if changed else ": every verdict the same"))
-                    for line in lines:
-                        print(f"  {line}")
-            junit.append((pack.id, runs))
-            entry["runs"] = [run.to_json() for run in runs]
-            entry["problems"] = [p.to_json() for run in runs for p in run.problems]
-            ran_warnings = [w for run in runs for w in run.warnings]  # found by running: a tolerance's scale
-            if ran_warnings:
-                entry["warnings"] += [w.to_json() for w in ran_warnings]
-                if not args.json:
-                    for warning in ran_warnings:
-                        print(warning)
-                about = about.replace(note, "") + f", {len(warnings) + len(ran_warnings)} warning(s)"
-            timeouts = [run for run in runs if run.timeouts]
-            if timeouts:
-                entry["timeouts"] = [f"{run.lesson}/{run.step}: {', '.join(run.timeouts)}" for run in timeouts]
-            if any(not run.ok for run in runs):
-                entry["ok"] = False
-                failed = True
-                if not args.json:
-                    problems = [p for run in runs for p in run.problems]
-                    for problem in problems:
-                        print(problem)
-                    flagged = (f", {sum(len(run.timeouts) for run in timeouts)} of them TIMEOUT on a reference "
-                               "solution (a budget, not a wrong answer)" if timeouts else "")
-                    print(f"{value}: {len(problems)} problem(s) when running it{flagged} ({about})")
-            elif not args.json:  # one verdict per pack, once everything about it is known
-                print(f"{value}: ok ({about}; ran {len(runs)} starters, solutions, examples and quizzes: "
-                      "all as expected)")
+            failed = _validate_run(args, value, pack, path, sandbox, entry, junit, len(warnings)) or failed
     finally:
         if sandbox is not None:
             sandbox.close()
@@ -291,13 +228,105 @@ def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: di
     return 1 if failed else 0
 
 
-def _load_failure(exc):
+def _say_load_failure(value: str, exc: PackError, unknown: dict[str, list[str]]) -> None:
+    for problem in exc.problems:
+        print(problem)
+    print(f"{value}: {len(exc.problems)} problem(s)", file=sys.stderr)
+    if value in unknown:
+        ids = unknown[value]
+        print(f"torch-tutor: validate takes a pack folder, its pack.yaml, or the id of a pack "
+              f"`torch-tutor list` shows; {value!r} is none of them (ids: "
+              f"{', '.join(ids) if ids else 'no packs found'})", file=sys.stderr)
+
+
+def _about(pack: Pack, warnings: int) -> str:
+    """``id vN, L lessons, W warning(s)``: what a pack's verdict line says of it."""
+    note = f", {warnings} warning(s)" if warnings else ""
+    lessons = f"{len(pack.lessons)} lesson" + ("" if len(pack.lessons) == 1 else "s")
+    return f"{pack.id} v{pack.version}, {lessons}{note}"
+
+
+def _validate_unrun(args: argparse.Namespace, value: str, pack: Pack, path: Path, entry: dict[str, Any],
+                    junit: list[Any], warnings: int) -> bool:
+    """``validate --no-run``: what reading the checks finds; whether it found a problem."""
+    from tutor.grading.validate import interpreter_lookup, static_runs
+    from tutor.sandbox.isolation import default_python
+
+    settings = settings_from_args(args)
+    runs = static_runs(pack, path, interpreter_lookup(settings.python or default_python()))
+    junit.append((pack.id, runs))
+    entry["runs"] = [run.to_json() for run in runs]
+    entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+    problems = [p for run in runs for p in run.problems]
+    if problems:
+        entry["ok"] = False
+    if not args.json:
+        for problem in problems:
+            print(problem)
+        about = _about(pack, warnings)
+        print(f"{value}: {len(problems)} problem(s) found without running it ({about})" if problems
+              else f"{value}: ok ({about}; nothing run)")
+    return bool(problems)
+
+
+def _validate_run(args: argparse.Namespace, value: str, pack: Pack, path: Path, sandbox: Sandbox,
+                  entry: dict[str, Any], junit: list[Any], warnings: int) -> bool:
+    """``validate``: run the pack's starters, solutions, examples and quizzes (``--repeat`` times);
+    whether anything failed or a verdict changed between rounds."""
+    failed = False
+    runs = _run_pack(pack, path, sandbox, quiet=args.json)
+    if args.repeat > 1:
+        rounds = [runs] + [_run_pack(pack, path, sandbox, quiet=True, round_=(i, args.repeat, args.json))
+                           for i in range(2, args.repeat + 1)]
+        from tutor.grading.validate import repeat_summary
+
+        lines, changed = repeat_summary(rounds, args.safety)
+        entry["repeat"] = {"runs": args.repeat, "changed": changed, "lines": lines}
+        failed = changed
+        if changed:
+            entry["ok"] = False
+        if not args.json:
+            print(f"{value}: {args.repeat} runs compared"
+                  + (": a verdict changed between runs" if changed else ": every verdict the same"))
+            for line in lines:
+                print(f"  {line}")
+    junit.append((pack.id, runs))
+    entry["runs"] = [run.to_json() for run in runs]
+    entry["problems"] = [p.to_json() for run in runs for p in run.problems]
+    about = _about(pack, warnings)
+    ran_warnings = [w for run in runs for w in run.warnings]  # found by running: a tolerance's scale
+    if ran_warnings:
+        entry["warnings"] += [w.to_json() for w in ran_warnings]
+        if not args.json:
+            for warning in ran_warnings:
+                print(warning)
+        about = _about(pack, warnings + len(ran_warnings))
+    timeouts = [run for run in runs if run.timeouts]
+    if timeouts:
+        entry["timeouts"] = [f"{run.lesson}/{run.step}: {', '.join(run.timeouts)}" for run in timeouts]
+    if any(not run.ok for run in runs):
+        entry["ok"] = False
+        if not args.json:
+            problems = [p for run in runs for p in run.problems]
+            for problem in problems:
+                print(problem)
+            flagged = (f", {sum(len(run.timeouts) for run in timeouts)} of them TIMEOUT on a reference "
+                       "solution (a budget, not a wrong answer)" if timeouts else "")
+            print(f"{value}: {len(problems)} problem(s) when running it{flagged} ({about})")
+        return True
+    if not args.json:  # one verdict per pack, once everything about it is known
+        print(f"{value}: ok ({about}; ran {len(runs)} starters, solutions, examples and quizzes: "
+              "all as expected)")
+    return failed
+
+
+def _load_failure(exc: PackError) -> StepRun:
     from tutor.grading.validate import StepRun
 
     return StepRun("", "pack", "load", False, f"{len(exc.problems)} problem(s)", 0.0, list(exc.problems))
 
 
-def _validation_sandbox(args: argparse.Namespace):
+def _validation_sandbox(args: argparse.Namespace) -> Sandbox:
     from tutor.grading.sandboxes import sandbox_for
 
     return sandbox_for(settings_from_args(args), purpose="batch").start()
@@ -313,13 +342,14 @@ def _at_least_one(text: str) -> int:
     return value
 
 
-def _run_pack(pack, path: Path, sandbox, *, quiet: bool, round_: tuple[int, int, bool] | None = None):
+def _run_pack(pack: Pack, path: Path, sandbox: Sandbox, *, quiet: bool,
+              round_: tuple[int, int, bool] | None = None) -> list[StepRun]:
     from tutor.grading.validate import validate_runs
 
     if round_ is not None and not round_[2]:
         print(f"  run {round_[0]} of {round_[1]}...", flush=True)
 
-    def progress(run) -> None:
+    def progress(run: StepRun) -> None:
         if not quiet:
             mark = "skip" if run.skipped else "ok  " if run.ok else "TIME" if run.timeouts else "FAIL"
             print(f"  {mark} {run.name} ({run.seconds:.1f} s): {run.summary}", flush=True)

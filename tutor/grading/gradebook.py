@@ -269,187 +269,246 @@ def item_order(pack: Pack) -> list[str]:
 
 def collect(pack: Pack, root: Path, roster: list[RosterEntry] | None = None) -> Collection:
     """Every (learner, graded item) of the folder, plus a row for each file that is not one."""
-    root_real = Path(os.path.realpath(root))
-    exercise_ids = [exercise.id for _lesson, exercise in pack.exercises()]
-    quizzes = graded_quizzes(pack)
-    ignored: list[str] = []
-    strays: list[Submission] = []
-    # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
-    found: dict[str, dict[str, list[tuple[Rank, Submission]]]] = {}
-    answers: dict[str, tuple[Rank, dict[str, dict[str, Any]], str, float | None, str]] = {}  # learner -> best archive's quizzes
-    archived: set[str] = set()  # learners with a readable hand-in archive of this pack: their quizzes get rows
+    collector = _Collector(pack, root, _Roster(roster))
+    folders, top_archives = collector.scan_top()
+    for learner, folder in folders.items():
+        collector.scan_folder(learner, folder)
+    collector.claim_top_archives(top_archives, folders)
+    return Collection(collector.rows() + collector.strays_on_roster(), collector.ignored)
 
-    by_key: dict[str, RosterEntry] = {}
-    for person in roster or []:
-        by_key[person.learner] = person
-        if person.id:
-            by_key[person.id] = person
 
-    def learner_for(raw: str) -> str | None:
+class _Roster:
+    """Who a folder's or an archive's name stands for: with a roster, only the learners it lists
+    (by their name or their id); without one, every name, cleaned for the terminal."""
+
+    def __init__(self, roster: list[RosterEntry] | None) -> None:
+        self.entries = roster
+        self.by_key: dict[str, RosterEntry] = {}
+        for person in roster or []:
+            self.by_key[person.learner] = person
+            if person.id:
+                self.by_key[person.id] = person
+
+    def learner_for(self, raw: str) -> str | None:
         """The learner a folder or manifest name stands for; None when a roster does not list it."""
-        if roster is None:
+        if self.entries is None:
             return clean_name(raw)
-        entry = by_key.get(raw)
+        entry = self.by_key.get(raw)
         return entry.learner if entry else None
 
-    def offer(learner: str, rank: Rank, sub: Submission) -> None:
-        found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
+    def stamp(self, sub: Submission, learner: str) -> None:
+        """The roster's id and email for ``learner`` on ``sub`` (none for a learner it lacks)."""
+        who = self.by_key.get(learner) or RosterEntry(learner)
+        sub.learner_id, sub.email = who.id, who.email
 
-    def from_archive(path: Path, learner: str, handin: Handin, shown: str) -> None:
-        archived.add(learner)
+
+class _Collector:
+    """What one submissions folder holds, read once: every learner's candidates per exercise
+    (ranked: the highest wins, an archive's newest hand-in over loose files), their best
+    archive's quiz answers, and a row or a notice for everything that is not a submission."""
+
+    def __init__(self, pack: Pack, root: Path, roster: _Roster) -> None:
+        self.pack = pack
+        self.root = root
+        self.root_real = Path(os.path.realpath(root))
+        self.roster = roster
+        self.exercise_ids = [exercise.id for _lesson, exercise in pack.exercises()]
+        self.quizzes = graded_quizzes(pack)
+        self.ignored: list[str] = []
+        self.strays: list[Submission] = []
+        # learner -> item -> candidates [(rank, Submission)]; the highest rank wins
+        self.found: dict[str, dict[str, list[tuple[Rank, Submission]]]] = {}
+        # learner -> best archive's quizzes
+        self.answers: dict[str, tuple[Rank, dict[str, dict[str, Any]], str, float | None, str]] = {}
+        self.archived: set[str] = set()  # learners with a readable hand-in archive of this pack: their quizzes get rows
+
+    # ------------------------------------------------------------------ the ranker and the archive reader
+
+    def offer(self, learner: str, rank: Rank, sub: Submission) -> None:
+        self.found.setdefault(learner, {}).setdefault(sub.exercise, []).append((rank, sub))
+
+    def from_archive(self, path: Path, learner: str, handin: Handin, shown: str) -> None:
+        self.archived.add(learner)
         created = handin.created
         when, source = (created, "archive") if created is not None else (_mtime(path), "file mtime")
         rank = (0, created if created is not None else float("-inf"), path.name)
         for eid, data in handin.exercises.items():
-            if eid not in exercise_ids:
-                strays.append(_unknown(learner, eid, f"{shown}:exercises/{eid}.py", exercise_ids))
+            if eid not in self.exercise_ids:
+                self.strays.append(_unknown(learner, eid, f"{shown}:exercises/{eid}.py", self.exercise_ids))
                 continue
             code, status, message = _decode(data)
-            offer(learner, rank, Submission(learner, eid, f"{shown}:exercises/{eid}.py", code, status, message,
-                                            when, source))
-        if handin.quizzes and (learner not in answers or rank > answers[learner][0]):
-            answers[learner] = (rank, handin.quizzes, shown, when, source)
+            self.offer(learner, rank, Submission(learner, eid, f"{shown}:exercises/{eid}.py", code, status, message,
+                                                 when, source))
+        if handin.quizzes and (learner not in self.answers or rank > self.answers[learner][0]):
+            self.answers[learner] = (rank, handin.quizzes, shown, when, source)
 
-    def read(path: Path, shown: str, learner: str | None) -> Handin | None:
+    def read(self, path: Path, shown: str, learner: str | None) -> Handin | None:
         """The archive, or None after adding its row (bad archive, another pack)."""
         try:
             handin = read_handin(path)
         except HandinError as exc:
-            strays.append(Submission(learner or shown, "-", shown, status="bad-archive", message=str(exc)))
+            self.strays.append(Submission(learner or shown, "-", shown, status="bad-archive", message=str(exc)))
             return None
-        if handin.pack and handin.pack != pack.id:
-            strays.append(Submission(learner or clean_name(handin.learner), "-", shown, status="wrong-pack",
-                                     message=f"archive is for pack {clean_name(handin.pack)!r}, not {pack.id!r}"))
+        if handin.pack and handin.pack != self.pack.id:
+            self.strays.append(Submission(learner or clean_name(handin.learner), "-", shown, status="wrong-pack",
+                                          message=f"archive is for pack {clean_name(handin.pack)!r}, "
+                                                  f"not {self.pack.id!r}"))
             return None
         return handin
 
-    folders: dict[str, Path] = {}
-    top_archives: list[Path] = []
-    for entry in sorted(root.iterdir(), key=lambda p: p.name):
-        shown = clean_name(entry.name)
-        if is_clutter(entry.name):
-            continue
-        if entry.name.startswith("."):
-            ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
-            continue
-        # A symlink out of the folder, or a folder that is another learner's folder: never graded.
-        if entry.is_symlink() and (not _inside(entry, root_real) or entry.is_dir()):
-            outside = not _inside(entry, root_real)
-            learner = learner_for(entry.name)
-            if learner is None:
-                what = "a symlink out of the folder" if outside else "a symlink to another folder"
-                ignored.append(f"{shown}: not on the roster ({what}), not graded")
-            else:
-                strays.append(Submission(learner, "-", shown, status="refused", message=(
-                    "a symlink pointing outside the submissions folder" if outside
-                    else "a symlink to another folder of the class")))
-            continue
-        if entry.is_dir():
-            learner = learner_for(entry.name)
-            if learner is None:
-                ignored.append(f"{shown}/: not on the roster, not graded")
-            elif learner in folders:
-                ignored.append(f"{shown}/: {clean_name(learner)!r} already has the folder "
-                               f"{clean_name(folders[learner].name)}/, not graded")
-            else:
-                folders[learner] = entry
-        elif entry.name.endswith(SUFFIX) and entry.is_file():
-            top_archives.append(entry)
-        else:
-            ignored.append(f"{shown}: not a learner's folder or a hand-in archive, not graded")
+    # ------------------------------------------------------------------ the folder
 
-    for learner, folder in folders.items():
-        found.setdefault(learner, {})
+    def scan_top(self) -> tuple[dict[str, Path], list[Path]]:
+        """The folder's entries: each learner's folder, and the archives at the top."""
+        folders: dict[str, Path] = {}
+        top_archives: list[Path] = []
+        for entry in sorted(self.root.iterdir(), key=lambda p: p.name):
+            shown = clean_name(entry.name)
+            if is_clutter(entry.name):
+                continue
+            if entry.name.startswith("."):
+                self.ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded; rename it to grade it")
+                continue
+            # A symlink out of the folder, or a folder that is another learner's folder: never graded.
+            if entry.is_symlink() and (not _inside(entry, self.root_real) or entry.is_dir()):
+                self._top_symlink(entry, shown)
+                continue
+            if entry.is_dir():
+                learner = self.roster.learner_for(entry.name)
+                if learner is None:
+                    self.ignored.append(f"{shown}/: not on the roster, not graded")
+                elif learner in folders:
+                    self.ignored.append(f"{shown}/: {clean_name(learner)!r} already has the folder "
+                                        f"{clean_name(folders[learner].name)}/, not graded")
+                else:
+                    folders[learner] = entry
+            elif entry.name.endswith(SUFFIX) and entry.is_file():
+                top_archives.append(entry)
+            else:
+                self.ignored.append(f"{shown}: not a learner's folder or a hand-in archive, not graded")
+        return folders, top_archives
+
+    def _top_symlink(self, entry: Path, shown: str) -> None:
+        outside = not _inside(entry, self.root_real)
+        learner = self.roster.learner_for(entry.name)
+        if learner is None:
+            what = "a symlink out of the folder" if outside else "a symlink to another folder"
+            self.ignored.append(f"{shown}: not on the roster ({what}), not graded")
+        else:
+            self.strays.append(Submission(learner, "-", shown, status="refused", message=(
+                "a symlink pointing outside the submissions folder" if outside
+                else "a symlink to another folder of the class")))
+
+    def scan_folder(self, learner: str, folder: Path) -> None:
+        """A learner's folder: its exercise files and hand-in archives."""
+        self.found.setdefault(learner, {})
         for item in sorted(folder.iterdir(), key=lambda p: p.name):
             shown = f"{clean_name(folder.name)}/{clean_name(item.name)}"
             if is_clutter(item.name):
                 continue
             if item.name.startswith("."):
-                ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded")
+                self.ignored.append(f"{shown}: a hidden name (it starts with '.'), not graded")
                 continue
             if item.is_symlink() and not _inside(item, Path(os.path.realpath(folder))):
-                where = "into another learner's folder" if _inside(item, root_real) else \
+                where = "into another learner's folder" if _inside(item, self.root_real) else \
                     "pointing outside the submissions folder"
-                strays.append(Submission(learner, clean_name(item.stem), shown, status="refused",
-                                         message=f"a symlink {where}"))
+                self.strays.append(Submission(learner, clean_name(item.stem), shown, status="refused",
+                                              message=f"a symlink {where}"))
                 continue
             if item.name.endswith(SUFFIX) and item.is_file():
-                handin = read(item, shown, learner)
+                handin = self.read(item, shown, learner)
                 if handin is not None:  # in a learner's folder, the folder says whose it is
-                    from_archive(item, learner, handin, shown)
+                    self.from_archive(item, learner, handin, shown)
             elif item.suffix == ".py" and item.is_file():
-                if item.stem not in exercise_ids:
-                    strays.append(_unknown(learner, clean_name(item.stem), shown, exercise_ids))
+                if item.stem not in self.exercise_ids:
+                    self.strays.append(_unknown(learner, clean_name(item.stem), shown, self.exercise_ids))
                     continue
                 code, status, message = _decode(item.read_bytes())
-                offer(learner, (1, 0.0, item.name), Submission(learner, item.stem, shown, code, status, message,
-                                                               _mtime(item), "file mtime"))
+                self.offer(learner, (1, 0.0, item.name), Submission(learner, item.stem, shown, code, status, message,
+                                                                    _mtime(item), "file mtime"))
             else:
-                strays.append(Submission(learner, clean_name(item.name), shown, status="unrecognised",
-                                         message="not an <exercise-id>.py file or a hand-in archive"))
+                self.strays.append(Submission(learner, clean_name(item.name), shown, status="unrecognised",
+                                              message="not an <exercise-id>.py file or a hand-in archive"))
 
-    claims: dict[str, list[tuple[Path, Handin]]] = {}
-    for path in top_archives:
-        shown = clean_name(path.name)
-        handin = read(path, shown, None)
-        if handin is None:
-            continue
-        learner = learner_for(handin.learner)
-        if learner is None:
-            ignored.append(f"{shown}: for {clean_name(handin.learner)!r}, who is not on the roster, not graded")
-        elif learner in folders:
-            strays.append(Submission(shown, "-", shown, status="refused", message=(
-                f"names learner {clean_name(learner)!r}, who has a folder; an archive at the top never adds to "
-                "or replaces a learner's folder (put it in that folder to grade it)")))
-        else:
-            claims.setdefault(learner, []).append((path, handin))
-    for learner, archives in claims.items():
-        if len(archives) > 1:
-            names = ", ".join(clean_name(p.name) for p, _h in archives)
-            for path, _handin in archives:
-                strays.append(Submission(clean_name(path.name), "-", clean_name(path.name), status="refused",
-                                         message=f"{len(archives)} archives at the top name learner "
-                                                 f"{clean_name(learner)!r} ({names}); none is graded: put the "
-                                                 "right one in a folder of that name"))
-            continue
-        path, handin = archives[0]
-        found.setdefault(learner, {})
-        from_archive(path, learner, handin, clean_name(path.name))
-
-    learners = [entry.learner for entry in roster] if roster is not None else sorted(found)
-    submissions: list[Submission] = []
-    for learner in learners:
-        slot = found.get(learner)
-        who = by_key.get(learner) or RosterEntry(learner)
-        for eid in exercise_ids:
-            candidates = (slot or {}).get(eid)
-            if candidates:
-                sub = max(candidates, key=lambda c: c[0])[1]
-            elif slot is None:
-                sub = Submission(learner, eid, "", status="missing", message="nothing handed in")
+    def claim_top_archives(self, top_archives: list[Path], folders: dict[str, Path]) -> None:
+        """The archives at the top, each for the learner its manifest names: one per learner
+        without a folder is graded; two for one learner, neither."""
+        claims: dict[str, list[tuple[Path, Handin]]] = {}
+        for path in top_archives:
+            shown = clean_name(path.name)
+            handin = self.read(path, shown, None)
+            if handin is None:
+                continue
+            learner = self.roster.learner_for(handin.learner)
+            if learner is None:
+                self.ignored.append(f"{shown}: for {clean_name(handin.learner)!r}, who is not on the roster, "
+                                    "not graded")
+            elif learner in folders:
+                self.strays.append(Submission(shown, "-", shown, status="refused", message=(
+                    f"names learner {clean_name(learner)!r}, who has a folder; an archive at the top never adds to "
+                    "or replaces a learner's folder (put it in that folder to grade it)")))
             else:
-                sub = Submission(learner, eid, "", status="missing", message=f"no {eid}.py")
-            sub.learner_id, sub.email = who.id, who.email
-            submissions.append(sub)
-        best = answers.get(learner)
+                claims.setdefault(learner, []).append((path, handin))
+        for learner, archives in claims.items():
+            if len(archives) > 1:
+                names = ", ".join(clean_name(p.name) for p, _h in archives)
+                for path, _handin in archives:
+                    self.strays.append(Submission(
+                        clean_name(path.name), "-", clean_name(path.name), status="refused",
+                        message=f"{len(archives)} archives at the top name learner {clean_name(learner)!r} "
+                                f"({names}); none is graded: put the right one in a folder of that name"))
+                continue
+            path, handin = archives[0]
+            self.found.setdefault(learner, {})
+            self.from_archive(path, learner, handin, clean_name(path.name))
+
+    # ------------------------------------------------------------------ the rows
+
+    def rows(self) -> list[Submission]:
+        """A row per learner and exercise (the best candidate, or missing) and per graded quiz."""
+        entries = self.roster.entries
+        learners = [entry.learner for entry in entries] if entries is not None else sorted(self.found)
+        submissions: list[Submission] = []
+        for learner in learners:
+            slot = self.found.get(learner)
+            for eid in self.exercise_ids:
+                candidates = (slot or {}).get(eid)
+                if candidates:
+                    sub = max(candidates, key=lambda c: c[0])[1]
+                elif slot is None:
+                    sub = Submission(learner, eid, "", status="missing", message="nothing handed in")
+                else:
+                    sub = Submission(learner, eid, "", status="missing", message=f"no {eid}.py")
+                self.roster.stamp(sub, learner)
+                submissions.append(sub)
+            submissions += self._quiz_rows(learner, slot)
+        return submissions
+
+    def _quiz_rows(self, learner: str, slot: dict[str, list[tuple[Rank, Submission]]] | None) -> list[Submission]:
+        best = self.answers.get(learner)
         # Every learner has a row per graded quiz, whatever they handed in: the same maximum by
         # every route (loose files, an archive, Gradescope, Classroom); an unanswered quiz is 0.
-        unanswered = (NO_ARCHIVE if slot and learner not in archived else
+        unanswered = (NO_ARCHIVE if slot and learner not in self.archived else
                       "nothing handed in" if not slot else "not answered in the hand-in archive")
-        for ref, quiz in quizzes:
+        rows: list[Submission] = []
+        for ref, _quiz in self.quizzes:
             recorded = best[1].get(ref) if best else None
             answer = recorded.get("answer") if isinstance(recorded, dict) else None
             if isinstance(answer, str) and best is not None:
                 sub = Submission(learner, ref, best[2], answer=answer, handed_in=best[3], handed_in_from=best[4])
             else:
                 sub = Submission(learner, ref, best[2] if best else "", status="missing", message=unanswered)
-            sub.learner_id, sub.email = who.id, who.email
-            submissions.append(sub)
-    for sub in strays:
-        listed = by_key.get(sub.learner)
-        if listed is not None:
-            sub.learner_id, sub.email = listed.id, listed.email
-    return Collection(submissions + strays, ignored)
+            self.roster.stamp(sub, learner)
+            rows.append(sub)
+        return rows
+
+    def strays_on_roster(self) -> list[Submission]:
+        """The rows that are not submissions, with the roster's id and email where it lists the name."""
+        for sub in self.strays:
+            listed = self.roster.by_key.get(sub.learner)
+            if listed is not None:
+                sub.learner_id, sub.email = listed.id, listed.email
+        return self.strays
 
 
 def _unknown(learner: str, name: str, origin: str, exercise_ids: list[str]) -> Submission:
@@ -801,105 +860,122 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
     ``progress(row, done, total)`` is called once per row as soon as it is final (from worker
     threads, one at a time), so a caller can write rows as they come.
     """
-    from tutor.grading.exercise import BATCH_WALL_FACTOR, _limits_for, check_exercise
+    batch = _Batch(pack, list(submissions), sandbox, cache=cache, progress=progress, deadline=deadline,
+                   isolation=isolation, language=language)
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        list(pool.map(batch.one, range(len(batch.subs))))
+    return [row for row in batch.rows if row is not None]
 
-    subs = list(submissions)
-    exercises: dict[str, Exercise] = {ex.id: ex for _lesson, ex in pack.exercises()}
-    quizzes = dict(graded_quizzes(pack))
-    fingerprints = {eid: exercise_fingerprint(ex) for eid, ex in exercises.items()} if cache else {}
-    fallback = pack.languages[0]
-    torch = ""
-    if cache is not None and cache.usable and any(s.code is not None for s in subs):
-        try:  # the workers' torch version is part of every key: known once they are warm
-            sandbox.wait_ready()
-            torch = str(sandbox.worker_info.get("torch", ""))
-        except Exception:  # noqa: BLE001 - every run will say what broke
-            torch = "unknown"
-    rows: list[Row | None] = [None] * len(subs)
-    done = 0
-    lock = threading.Lock()
 
-    def due(eid: str) -> datetime | None:
-        exercise = exercises.get(eid)
+class _Batch:
+    """One ``grade_all``: the pack's exercises and quizzes, each submission's row as it is final."""
+
+    def __init__(self, pack: Pack, subs: list[Submission], sandbox: "Sandbox", *, cache: GradeCache | None,
+                 progress: Callable[[Row, int, int], None] | None, deadline: datetime | None, isolation: str,
+                 language: str | None) -> None:
+        self.pack, self.subs, self.sandbox, self.cache = pack, subs, sandbox, cache
+        self.progress, self.deadline, self.isolation, self.language = progress, deadline, isolation, language
+        self.exercises: dict[str, Exercise] = {ex.id: ex for _lesson, ex in pack.exercises()}
+        self.quizzes = dict(graded_quizzes(pack))
+        self.fingerprints = {eid: exercise_fingerprint(ex) for eid, ex in self.exercises.items()} if cache else {}
+        self.fallback = pack.languages[0]
+        self.torch = ""
+        if cache is not None and cache.usable and any(s.code is not None for s in subs):
+            try:  # the workers' torch version is part of every key: known once they are warm
+                sandbox.wait_ready()
+                self.torch = str(sandbox.worker_info.get("torch", ""))
+            except Exception:  # noqa: BLE001 - every run will say what broke
+                self.torch = "unknown"
+        self.rows: list[Row | None] = [None] * len(subs)
+        self.done = 0
+        self.lock = threading.Lock()
+        # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
+        self.truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in self.quizzes.items()
+                       if QUIZ_TYPES[type(quiz)].runs_code
+                       and any(s.exercise == ref and s.answer is not None for s in subs)}
+        # The answers an exercise builds on (``uses``) are the same learner's hand-ins of those exercises.
+        self.answers = {(s.learner, s.exercise): s.code for s in subs if s.status is None and s.code is not None}
+
+    def due(self, eid: str) -> datetime | None:
+        exercise = self.exercises.get(eid)
         if exercise is not None and exercise.deadline:
             return parse_deadline(exercise.deadline)
-        return deadline
+        return self.deadline
 
-    def penalty(eid: str) -> LatePenalty | None:
-        exercise = exercises.get(eid)
+    def penalty(self, eid: str) -> LatePenalty | None:
+        exercise = self.exercises.get(eid)
         if exercise is not None and exercise.late_penalty is not None:
             return exercise.late_penalty
-        return pack.late_penalty
+        return self.pack.late_penalty
 
-    # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
-    truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in quizzes.items()
-              if QUIZ_TYPES[type(quiz)].runs_code and any(s.exercise == ref and s.answer is not None for s in subs)}
-
-    def finish(index: int, row: Row) -> None:
-        nonlocal done
-        sub = subs[index]
-        _stamp(row, sub, due(sub.exercise), penalty(sub.exercise))
+    def finish(self, index: int, row: Row) -> None:
+        sub = self.subs[index]
+        _stamp(row, sub, self.due(sub.exercise), self.penalty(sub.exercise))
         row.points, row.max_points = round_points(row.points), round_points(row.max_points)
-        rows[index] = row
-        with lock:
-            done += 1
-            if progress is not None:
-                progress(row, done, len(subs))
+        self.rows[index] = row
+        with self.lock:
+            self.done += 1
+            if self.progress is not None:
+                self.progress(row, self.done, len(self.subs))
 
-    # The answers an exercise builds on (``uses``) are the same learner's hand-ins of those exercises.
-    answers = {(s.learner, s.exercise): s.code for s in subs if s.status is None and s.code is not None}
+    def used(self, sub: Submission, exercise: Exercise) -> list[tuple[str, str | None]]:
+        return [(earlier.id, self.answers.get((sub.learner, earlier.id)))
+                for _lesson, earlier in self.pack.used_by(exercise)]
 
-    def used(sub: Submission, exercise: Exercise) -> list[tuple[str, str | None]]:
-        return [(earlier.id, answers.get((sub.learner, earlier.id))) for _lesson, earlier in pack.used_by(exercise)]
-
-    def one(index: int) -> None:
-        sub = subs[index]
-        if sub.exercise in quizzes and sub.status is None and sub.answer is not None:
-            finish(index, _quiz_row(sub, quizzes[sub.exercise], truths.get(sub.exercise)))
+    def one(self, index: int) -> None:
+        """Grade ``subs[index]``: a quiz's answer, a row with nothing to run, a cached row, or a run."""
+        sub = self.subs[index]
+        if sub.exercise in self.quizzes and sub.status is None and sub.answer is not None:
+            self.finish(index, _quiz_row(sub, self.quizzes[sub.exercise], self.truths.get(sub.exercise)))
             return
-        exercise = exercises.get(sub.exercise)
+        exercise = self.exercises.get(sub.exercise)
         if sub.status is not None or exercise is None or sub.code is None:
-            total = len(exercise.checks) if exercise else (1 if sub.exercise in quizzes else 0)
-            row = Row(sub.learner, sub.exercise, False, 0, total, sub.status or "unknown-exercise",
-                      sub.message, origin=sub.origin)
-            if exercise is not None:
-                row.max_points = float(exercise.points)
-            elif sub.exercise in quizzes:
-                row.max_points = float(quizzes[sub.exercise].points)
-            finish(index, row)
+            self.finish(index, self._not_run(sub, exercise))
             return
+        self.finish(index, self._run(sub, exercise, sub.code))
+
+    def _not_run(self, sub: Submission, exercise: Exercise | None) -> Row:
+        """The row of a submission with nothing to run (missing, unreadable, an unknown exercise)."""
+        total = len(exercise.checks) if exercise else (1 if sub.exercise in self.quizzes else 0)
+        row = Row(sub.learner, sub.exercise, False, 0, total, sub.status or "unknown-exercise",
+                  sub.message, origin=sub.origin)
+        if exercise is not None:
+            row.max_points = float(exercise.points)
+        elif sub.exercise in self.quizzes:
+            row.max_points = float(self.quizzes[sub.exercise].points)
+        return row
+
+    def _run(self, sub: Submission, exercise: Exercise, code: str) -> Row:
+        """The row of a submission's code: replayed from the cache, or checked in the sandbox."""
+        from tutor.grading.exercise import BATCH_WALL_FACTOR, _limits_for, check_exercise
+
+        cache = self.cache
         key = None
         why = ""
         if cache is not None and cache.usable:
-            limits = _limits_for(sandbox, exercise.timeout).to_wire() | {"isolation": isolation}
-            key = GradeCache.key(exercise, sub.code, fingerprint=fingerprints[sub.exercise], limits=limits,
-                                 torch=torch, uses=used(sub, exercise))
+            limits = _limits_for(self.sandbox, exercise.timeout).to_wire() | {"isolation": self.isolation}
+            key = GradeCache.key(exercise, code, fingerprint=self.fingerprints[sub.exercise], limits=limits,
+                                 torch=self.torch, uses=self.used(sub, exercise))
             hit, why = cache.get(key)
             if hit is not None:
                 hit.update(learner=sub.learner, origin=sub.origin, cached=True, why_not_cached="")
                 row = Row(**hit)
-                score(row, exercise, language, fallback)
-                finish(index, row)
-                return
+                score(row, exercise, self.language, self.fallback)
+                return row
         started = time.monotonic()
         try:
-            report = check_exercise(sandbox, exercise, sub.code, language=language, fallback=fallback,
-                                    uses=used(sub, exercise), wall_factor=BATCH_WALL_FACTOR)
+            report = check_exercise(self.sandbox, exercise, code, language=self.language, fallback=self.fallback,
+                                    uses=self.used(sub, exercise), wall_factor=BATCH_WALL_FACTOR)
         except Exception as exc:  # the batch goes on; the row says what broke
-            finish(index, Row(sub.learner, sub.exercise, False, 0, len(exercise.checks), "sandbox-failure",
-                              f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin,
-                              max_points=float(exercise.points), why_not_cached="the run failed"))
-            return
+            return Row(sub.learner, sub.exercise, False, 0, len(exercise.checks), "sandbox-failure",
+                       f"could not run: {type(exc).__name__}: {exc}", origin=sub.origin,
+                       max_points=float(exercise.points), why_not_cached="the run failed")
         row = _row_from_report(sub, report, time.monotonic() - started)
-        score(row, exercise, language, fallback)
+        score(row, exercise, self.language, self.fallback)
         row.why_not_cached = why or ("cache off" if cache is None else "")
         if row.status in LIMIT_DECIDED:  # never replayed: the next run grades it again, and says so
             if key is not None and cache is not None:
                 cache.not_kept(key, row.status)
         elif key is not None and cache is not None:
             cache.put(key, row)
-        finish(index, row)
-
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        list(pool.map(one, range(len(subs))))
-    return [row for row in rows if row is not None]
+        return row

@@ -47,6 +47,18 @@ def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepV
     return view_class(type(place.step))(place, texts, key=key)
 
 
+def later_today(store: ProgressStore, packs: list[Pack], now: float) -> int:
+    """Learned cards that come due after ``now`` but before the local day ends."""
+    end = day_start(now) + 86400
+    return sum(1 for card in store.cards.all([p.id for p in packs])
+               if card["last_review"] is not None and now < float(card["due"]) < end)
+
+
+def due_now(store: ProgressStore, packs: list[Pack], new_per_day: int, language: str | None) -> list[review.Due]:
+    """What the review queue holds now (``new_per_day`` new cards a day, in ``language``)."""
+    return review.queue(store, packs, store.cards.clock(), new_per_day, language)
+
+
 class ReviewScreen(Screen[None]):
     """``pack_id``: review only that pack's cards (None: every installed pack).
 
@@ -149,8 +161,7 @@ class ReviewScreen(Screen[None]):
     def _due_now(self) -> list[review.Due]:
         """What the queue would hold now, less the items skipped in this session."""
         app = tutor_app(self)
-        found = review.queue(self.store, self.packs, self.store.cards.clock(), app.settings.new_cards_per_day,
-                             app.language)
+        found = due_now(self.store, self.packs, app.settings.new_cards_per_day, app.language)
         return [d for d in found if (d.pack, d.lesson, d.step) not in self._skipped]
 
     def poll_due(self) -> None:
@@ -239,7 +250,7 @@ class ReviewScreen(Screen[None]):
         # What came due during the session (a long one, or one left open): the queue was made at
         # its start. Offered, not sprung: the learner decides whether the session goes on.
         self._more = self._due_now()
-        later = self._later_today(now)
+        later = later_today(store, packs, now)
         if later:  # the chart's "today" column counts them: say so, or the two seem to disagree
             nxt = t("review.later_today", next=nxt, count=later)
         skipped = ("  " + t("review.skipped", count=len(self._skipped))) if self._skipped else ""
@@ -257,12 +268,6 @@ class ReviewScreen(Screen[None]):
         widgets.append(Static(forecast_chart(counts, now), classes="summary"))
         widgets.append(Static(retention_chart(review.retention(store, packs, now)), classes="summary"))
         return widgets
-
-    def _later_today(self, now: float) -> int:
-        """Learned cards that come due after ``now`` but before the local day ends."""
-        end = day_start(now) + 86400
-        return sum(1 for card in self.store.cards.all([p.id for p in self.packs])
-                   if card["last_review"] is not None and now < float(card["due"]) < end)
 
     def _verdict(self, say: Callable[[], Text | str] | None) -> None:
         """Show what ``say`` makes (made again when the language changes); None: nothing."""

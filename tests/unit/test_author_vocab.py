@@ -70,6 +70,17 @@ def test_the_child_reads_every_default_the_record_has(kind):
             assert filled[name] == as_data(info.default), (kind, name)
 
 
+def test_a_nested_records_defaults_are_filled_in_too():
+    """A profile check's `compare` block gets CompareRanking's `k` and `near_tie` (the kind read
+    them with defaults of its own before), its own values kept."""
+    compare = {"call": "rank(workload, k)", "workloads": ["w"]}
+    filled = vocab.with_defaults({"kind": "profile", "id": "p", "compare": compare})
+    fields = format_fields(check_models.CompareRanking)
+    assert filled["compare"] == dict(compare, k=fields["k"].default, near_tie=fields["near_tie"].default)
+    assert vocab.with_defaults({"kind": "profile", "id": "p", "compare": dict(compare, k=5)})["compare"]["k"] == 5
+    assert "k" not in compare  # the check's own mapping is left as it was
+
+
 def test_defaults_fill_in_but_never_override_and_are_fresh_copies():
     first = vocab.with_defaults({"kind": "memory", "id": "a", "tolerance": 0.5})
     assert first["tolerance"] == 0.5 and first["steps"] == [4, 8, 16, 32]

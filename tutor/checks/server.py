@@ -36,9 +36,12 @@ class ServerCodec:
     checker's frames by this module's globals (``seal._reaches``), and none of this runs learner
     code itself (what does is a :class:`Server` generator, driven by ``tutor.checks.driver``)."""
 
-    def __init__(self, namespace: dict) -> None:
+    #: what a callback among a request's arguments is made with (``Server.callback_maker``)
+    callback_maker: Callable[[], Any]
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace  # the learner's globals (the manifest describes them)
-        self.objects: list = []
+        self.objects: list[Any] = []
         self._handles: dict[int, int] = {}
         # per request
         self.received_storages: dict[int, tuple[str, bytes]] = {}
@@ -47,7 +50,7 @@ class ServerCodec:
 
     # ------------------------------------------------------------------ handles and encoding
 
-    def handle(self, obj) -> int:
+    def handle(self, obj: Any) -> int:
         key = refs.id_(obj)
         index = self._handles.get(key)
         if index is None:
@@ -56,7 +59,7 @@ class ServerCodec:
             self._handles[key] = index
         return index
 
-    def encode(self, value, blobs: list, storages: dict, depth: int = 0):
+    def encode(self, value: Any, blobs: list[Any], storages: dict[str, Any], depth: int = 0) -> Any:
         kind = refs.type_(value)
         if value is None or kind in (bool, str):
             return value
@@ -93,7 +96,7 @@ class ServerCodec:
             return self.encode_module(value, blobs, storages, depth)
         return self.foreign(value)
 
-    def foreign(self, value) -> dict:
+    def foreign(self, value: Any) -> dict[str, Any]:
         kind = refs.type_(value)
         known = self._known_key(value)
         if known is not None:
@@ -103,13 +106,13 @@ class ServerCodec:
                 "tensor_subclass": refs.issubclass_(kind, refs.Tensor),
                 "exception": refs.issubclass_(kind, BaseException)}
 
-    def _known_key(self, value):
+    def _known_key(self, value: Any) -> Any:
         for key, obj in self.received_objects.items():
             if obj is value:
                 return key
         return None
 
-    def storage_key(self, tensor, blobs: list, storages: dict) -> tuple[str | None, int | None]:
+    def storage_key(self, tensor: Any, blobs: list[Any], storages: dict[str, Any]) -> tuple[str | None, int | None]:
         """The judge's key for a storage it sent, or a fresh key and the blob holding its bytes."""
         device = refs.t_device(tensor)
         if device.type == "meta":
@@ -125,7 +128,7 @@ class ServerCodec:
             storages[key] = refs.len_(blobs) - 1
         return key, storages[key]
 
-    def encode_tensor(self, tensor, blobs: list, storages: dict) -> dict:
+    def encode_tensor(self, tensor: Any, blobs: list[Any], storages: dict[str, Any]) -> dict[str, Any]:
         layout = refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
         facts = {
             "$": "tensor", "param": refs.type_(tensor) is refs.Parameter,
@@ -146,7 +149,7 @@ class ServerCodec:
         facts["storage"], facts["blob"] = self.storage_key(tensor, blobs, storages)
         return facts
 
-    def encode_module(self, module, blobs: list, storages: dict, depth: int) -> dict:
+    def encode_module(self, module: Any, blobs: list[Any], storages: dict[str, Any], depth: int) -> dict[str, Any]:
         known = self._known_key(module)
         attrs = refs.object_getattribute(module, "__dict__")
         torch_bases = [[cls.__module__, cls.__qualname__] for cls in refs.type_(module).__mro__
@@ -173,10 +176,10 @@ class ServerCodec:
                 encoded["tensors"][name] = self.encode_tensor(value, blobs, storages)
         return encoded
 
-    def manifest(self, blobs: list) -> dict:
+    def manifest(self, blobs: list[Any]) -> dict[str, Any]:
         """The learner's global names, encoded: values as data, the rest as handles."""
         names = {}
-        storages: dict = {}
+        storages: dict[str, Any] = {}
         for name, value in list(self.namespace.items()):
             if name.startswith("__"):
                 continue
@@ -195,7 +198,7 @@ class ServerCodec:
 
     # ------------------------------------------------------------------ requests in
 
-    def _tensor_from(self, spec: dict, blobs: list, built: dict):
+    def _tensor_from(self, spec: dict[str, Any], blobs: list[Any], built: dict[str, Any]) -> Any:
         key = spec["storage"]
         dtype = refs.getattr_(refs.torch_module, spec["dtype"])
         if spec.get("device") == "meta":
@@ -218,17 +221,17 @@ class ServerCodec:
         self.received_tensors[refs.id_(tensor)] = (spec["key"], tensor)
         return tensor
 
-    def arguments(self, request: dict, blobs: list):
+    def arguments(self, request: dict[str, Any], blobs: list[Any]) -> Any:
         self.received_storages, self.received_tensors, self.received_objects = {}, {}, {}
         if request.get("args") is None:
             return (), {}
         table = request.get("tensors") or []
-        built: dict = {}
+        built: dict[str, Any] = {}
         tensors = [self._tensor_from(spec, blobs, built) for spec in table]
         server = self
 
         class Loader(pickle.Unpickler):
-            def persistent_load(self, pid):
+            def persistent_load(self, pid: Any) -> Any:
                 kind, value = pid
                 if kind == "tensor":
                     return tensors[value]
@@ -257,7 +260,7 @@ class ServerCodec:
             self.push(request.get("push") or [], loaded[2])
         return args, kwargs
 
-    def push(self, where: list, tensors: list) -> None:
+    def push(self, where: list[Any], tensors: list[Any]) -> None:
         """The judge changed tensors of a module that lives here (``net.scale.copy_(...)`` in a
         check's setup): make the real module's tensors hold the same values."""
         with refs.no_grad():
@@ -272,7 +275,7 @@ class ServerCodec:
                         refs.t_dtype(real) == refs.t_dtype(tensor):
                     real.copy_(tensor)
 
-    def rebuild_function(self, shipped):
+    def rebuild_function(self, shipped: Any) -> Any:
         """A function of the check's (a workload, a lambda) from its code and the values it reads
         in the judge (the learner's names among them travel as handles to the learner's objects
         here). Its globals are those values, torch's names and the builtins as they were before
@@ -281,7 +284,7 @@ class ServerCodec:
         import marshal
 
         code, values, defaults, cells, name = shipped
-        scope: dict = {"__builtins__": dict(refs.BUILTINS)}
+        scope: dict[str, Any] = {"__builtins__": dict(refs.BUILTINS)}
         scope.update(torch=refs.torch_module, nn=refs.nn_module, F=refs.F_module)
         if refs.numpy_module is not None:
             scope["np"] = refs.numpy_module
@@ -289,13 +292,13 @@ class ServerCodec:
         closure = tuple(types.CellType(value) for value in cells) if cells else None
         return types.FunctionType(marshal.loads(code), scope, name, defaults, closure)
 
-    def target(self, spec: dict):
+    def target(self, spec: dict[str, Any]) -> Any:
         if "handle" in spec:
             return self.objects[spec["handle"]]
         handle, name = spec["getattr"]
         return refs.getattr_(self.objects[handle], name)
 
-    def writeback(self, out: list) -> dict:
+    def writeback(self, out: list[Any]) -> dict[str, Any]:
         """What the call did to the arguments it received: changed storages, tensor metadata,
         and the state of every module among them."""
         storages = {}
@@ -313,7 +316,7 @@ class ServerCodec:
                 out.append(now)
                 storages[key] = refs.len_(out) - 1
         tensors = {}
-        shared: dict = {}
+        shared: dict[str, Any] = {}
         for key, tensor in self.received_tensors.values():
             tensors[key] = self.encode_tensor(tensor, out, shared)
         modules, containers = {}, {}
@@ -340,16 +343,16 @@ class Server(ServerCodec):
     """The runner's server: answers the judge's requests one after another (:meth:`serving`),
     running the learner's code only as jobs its generators hand to ``tutor.checks.driver``."""
 
-    def __init__(self, sock, namespace: dict, learner: Learner):
+    def __init__(self, sock: Any, namespace: dict[str, Any], learner: Learner) -> None:
         super().__init__(namespace)
         self.sock = sock
         self.learner = learner
         self._held: int | None = None  # what the last measured call left allocated (see _held)
         self.case: object = None  # the judge's case whose seed the generators were last given
         # how this server's generators run (see serving)
-        self._driver = None  # the frame of the drive() that may resume them now
-        self._thrown = None  # the learner's exception last thrown in (driver.Raised)
-        self._make_callback = None  # what a Callback holds (callbacks)
+        self._driver: Any = None  # the frame of the drive() that may resume them now
+        self._thrown: Raised | None = None  # the learner's exception last thrown in (driver.Raised)
+        self._make_callback: Any = None  # what a Callback holds (callbacks)
 
     # ------------------------------------------------------------------ serving
     #
@@ -363,7 +366,7 @@ class Server(ServerCodec):
     # anything but its driver's frame (the learner's code holding one and sending it a value) ends
     # the run as tampering.
 
-    def serving(self, serve_one=None):
+    def serving(self, serve_one: Any = None) -> Any:
         """The server's loop, as a generator for :func:`drive`: one request after another until
         the judge says bye. ``serve_one``: taken once, while the seal holds (the runner checked it
         just before), so a serve_one the learner's code puts on the class later is never called."""
@@ -380,7 +383,7 @@ class Server(ServerCodec):
             if not (yield from serve_one(self, op, request, blobs)):
                 return
 
-    def job(self, function, args=(), kwargs=None, timed=None):
+    def job(self, function: Any, args: Any = (), kwargs: Any = None, timed: Any = None) -> Any:
         """Have the driver run ``function(*args, **kwargs)``: its value, or its exception raised here.
         ``timed`` (``False``, or ``True`` to synchronise CUDA first): the seconds the call took instead."""
         try:
@@ -416,7 +419,8 @@ class Server(ServerCodec):
         if frame is not self._driver:
             seal_broken()
 
-    def serve_one(self, op: str, request: dict, blobs: list, nested: bool = False, check=None):
+    def serve_one(self, op: str, request: dict[str, Any], blobs: list[Any], nested: bool = False,
+                  check: Any = None) -> Any:
         """Answer one request (a generator for :func:`drive`); whether the channel still works.
         ``check``: the runner's seal (``tutor.checks.seal``, which puts it in this function's
         defaults), looked at before the answer leaves: the learner's code ran while it was made,
@@ -435,15 +439,15 @@ class Server(ServerCodec):
             return False
         return True
 
-    def save(self) -> tuple:
+    def save(self) -> tuple[Any, ...]:
         return self.received_storages, self.received_tensors, self.received_objects
 
-    def restore(self, saved: tuple) -> None:
+    def restore(self, saved: tuple[Any, ...]) -> None:
         self.received_storages, self.received_tensors, self.received_objects = saved
 
-    def answer(self, op: str, request: dict, blobs: list):
+    def answer(self, op: str, request: dict[str, Any], blobs: list[Any]) -> Any:
         """The answer to one request (``protocol.Request``: its handler in ``HANDLERS``), and its blobs."""
-        out: list = []
+        out: list[Any] = []
         handler = HANDLERS.get(op)
         try:
             if handler is None:
@@ -454,11 +458,11 @@ class Server(ServerCodec):
         except Exception as bug:  # noqa: BLE001 - a request we could not serve is reported, not fatal
             return {"op": "answer", "error": f"{refs.type_(bug).__name__}: {bug}"}, []
 
-    def guarded(self, request: dict, action, out: list, finish=None):
+    def guarded(self, request: dict[str, Any], action: Any, out: list[Any], finish: Any = None) -> Any:
         """Run learner code under the request's time budget; its value, exception or timeout.
         ``action``: a generator function (its learner code runs as :meth:`job`\\ s)."""
         answer: protocol.Answer = {"op": "answer"}
-        storages: dict = {}
+        storages: dict[str, Any] = {}
         wall: Any = request.get("wall")  # the judge's word: a number, or anything (then no cap of its own)
         want = request.get("want", "value")
         limit = TimeLimit(float(request.get("budget", 5.0)),
@@ -484,7 +488,7 @@ class Server(ServerCodec):
         answer["cpu"] = limit.used()  # what the request cost, for the judge's count of the check's time
         return answer
 
-    def raised(self, error: BaseException) -> dict:
+    def raised(self, error: BaseException) -> dict[str, Any]:
         explained = self.learner.explain(error)
         kind = refs.type_(error)
         raised = {"type": kind.__name__, "mro": [cls.__name__ for cls in kind.__mro__],
@@ -493,12 +497,12 @@ class Server(ServerCodec):
             raised["refused"] = refs.str_(error.args[1])  # what the seal refused: said in the learner's language
         return raised
 
-    def getattr_request(self, request: dict, blobs: list, out: list):
+    def getattr_request(self, request: dict[str, Any], blobs: list[Any], out: list[Any]) -> Any:
         """``protocol.GetAttr``: an attribute of one of the learner's objects (a property runs code)."""
         obj, name = self.objects[request["handle"]], request["name"]
         return (yield from self.guarded(request, lambda: self.job(refs.getattr_, (obj, name)), out))
 
-    def call(self, request: dict, blobs: list, out: list):
+    def call(self, request: dict[str, Any], blobs: list[Any], out: list[Any]) -> Any:
         args, kwargs = self.arguments(request, blobs)
         spec = request["target"]
         if spec.get("callee"):
@@ -512,11 +516,11 @@ class Server(ServerCodec):
         watcher = Watcher(self, observe) if observe else None
         measure = request.get("measure")
         printed = refs.StringIO() if request.get("capture") else None
-        warned: list = []
+        warned: list[Any] = []
         record = WarningsRecorder(warned) if request.get("warnings") else None
-        measured: dict = {}
+        measured: dict[str, Any] = {}
 
-        def action():
+        def action() -> Any:
             self.seed_case(request)
             modes = set_modes(request.get("modes"))
             threads = _set_threads(request.get("threads"))
@@ -546,7 +550,7 @@ class Server(ServerCodec):
                 del modes
                 _set_threads(threads)
 
-        def finish(answer, value, out, storages):
+        def finish(answer: Any, value: Any, out: Any, storages: Any) -> Any:
             if measure:
                 answer["kept"] = measured["kept"]
                 if measured["held"] is not None:
@@ -570,14 +574,14 @@ class Server(ServerCodec):
             answer["refreshed"] = refreshed
         return answer
 
-    def seed_case(self, request: dict) -> None:
+    def seed_case(self, request: dict[str, Any]) -> None:
         """Seed the generators at the first request of each of the judge's cases."""
         case, seed = request.get("case"), request.get("seed")
         if refs.type_(case) is int and refs.type_(seed) is int and case != self.case:
             self.case = case
             seed_all(seed)
 
-    def repeat(self, request: dict, blobs: list, out: list):
+    def repeat(self, request: dict[str, Any], blobs: list[Any], out: list[Any]) -> Any:
         """``protocol.Repeat``: time or profile callables here, where the learner's code runs."""
         op = request.get("op")
         targets, _ = self.arguments(request, blobs)
@@ -585,7 +589,7 @@ class Server(ServerCodec):
         threads = request.get("threads", 1)
         threads = threads if refs.type_(threads) is int and 1 <= threads <= 256 else 1
 
-        def action():
+        def action() -> Any:
             self.seed_case(request)
             if op == "time":
                 return (yield from time_calls(self, targets, warmup, repeat, threads))
@@ -594,7 +598,7 @@ class Server(ServerCodec):
         return (yield from self.guarded(dict(request, want="none"), action, [],
                                         finish=lambda answer, value, out, storages: answer.update(numbers=value)))
 
-    def callback(self, fid: int, args: tuple, kwargs: dict):
+    def callback(self, fid: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """One call of a check's function by the learner's code (:class:`Callback`), as a generator
         for :func:`drive`: the judge runs it, and this answers the judge's requests meanwhile."""
         caller = here().f_back.f_back  # drive's frame, in Callback.__call__'s
@@ -604,7 +608,7 @@ class Server(ServerCodec):
         self._driver, driver = caller, self._driver
         saved = self.save()
         try:
-            blobs: list = []
+            blobs: list[Any] = []
             encoded = self.encode([list(args), kwargs], blobs, {})
             protocol.send(self.sock, {"op": "callback", "fid": fid, "args": encoded}, blobs)
             while True:
@@ -622,7 +626,7 @@ class Server(ServerCodec):
             self.restore(saved)
             self._driver = driver
 
-    def callback_maker(self):
+    def callback_maker(self) -> Any:
         """The send of this server's :meth:`callbacks` generator, made once."""
         if self._make_callback is None:
             maker = self.callbacks()
@@ -630,7 +634,7 @@ class Server(ServerCodec):
             self._make_callback = maker.send
         return self._make_callback
 
-    def callbacks(self):
+    def callbacks(self) -> Any:
         """What a :class:`Callback` holds: a generator that makes one :meth:`callback` generator per
         call (the callback itself never holds this server, which the learner's code could reach)."""
         made = None
@@ -657,7 +661,7 @@ def seal_exit_code() -> int:
 #: The runner's handler of each request the judge sends (``protocol.Request``, ``REQUEST_OPS``):
 #: ``tests/static/test_protocol.py`` checks that there is one for each, and no other. Each is a
 #: generator for :func:`drive` (``Server.serving``), its value the answer.
-HANDLERS: dict[str, Callable[[Server, dict, list, list], Generator[Any, Any, protocol.Answer]]] = {
+HANDLERS: dict[str, Callable[[Server, dict[str, Any], list[Any], list[Any]], Generator[Any, Any, protocol.Answer]]] = {
     "call": Server.call,
     "getattr": Server.getattr_request,
     "time": Server.repeat,
@@ -665,7 +669,7 @@ HANDLERS: dict[str, Callable[[Server, dict, list, list], Generator[Any, Any, pro
 }
 
 
-def _set_threads(wanted) -> int | None:
+def _set_threads(wanted: Any) -> int | None:
     """Switch torch's intra-op threads to ``wanted`` if it differs; what to switch back to."""
     if refs.type_(wanted) is not int or wanted < 1:
         return None
@@ -679,7 +683,7 @@ def _set_threads(wanted) -> int | None:
 # --------------------------------------------------------------------------- observing
 
 
-def set_modes(modes: dict | None):
+def set_modes(modes: dict[str, Any] | None) -> Any:
     """Run a call under the judge's grad/inference modes; returns what keeps inference mode on."""
     reset_modes()
     if not modes:
@@ -695,7 +699,7 @@ def set_modes(modes: dict | None):
     return None
 
 
-def state(device: str) -> dict:
+def state(device: str) -> dict[str, Any]:
     on = refs.bool_(refs.autocast_enabled(device))
     return {
         "grad_enabled": refs.bool_(refs.is_grad_enabled()),
@@ -714,18 +718,18 @@ class Watcher:
     learner's code calling a hook itself adds nothing. A recorder the learner's code closed or
     threw into is tampering."""
 
-    def __init__(self, server: Server, spec: dict):
+    def __init__(self, server: Server, spec: dict[str, Any]) -> None:
         self.server = server
         self.module = self._resolve(spec.get("module") or {})
         self.outputs_wanted = spec.get("outputs") or []
-        self.handles: list = []
-        self.before: dict | None = None
-        self.after: dict | None = None
+        self.handles: list[Any] = []
+        self.before: dict[str, Any] | None = None
+        self.after: dict[str, Any] | None = None
         self.device = "cpu"
         self.recorder = None
-        self.records: tuple = ([], {})
+        self.records: tuple[list[Any], dict[str, Any]] = ([], {})
 
-    def _resolve(self, ref: dict):
+    def _resolve(self, ref: dict[str, Any]) -> Any:
         if "handle" in ref:
             return self.server.objects[ref["handle"]]
         return self.server.received_objects.get(str(ref.get("known")))
@@ -760,30 +764,30 @@ class Watcher:
                 seal_broken()
             self.recorder = None
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         seen, outputs = self.records
         return {"seen": seen[:64], "outputs": outputs, "before": self.before, "after": self.after}
 
 
-def _pre_hook(send, module):
-    def hook(_module, _args):
+def _pre_hook(send: Any, module: Any) -> Any:
+    def hook(_module: Any, _args: Any) -> Any:
         send(("pre", module, None, None))
     return hook
 
 
-def _output_hook(send, module, key: str):
-    def hook(_module, _args, output):
+def _output_hook(send: Any, module: Any, key: str) -> Any:
+    def hook(_module: Any, _args: Any, output: Any) -> Any:
         send(("output", module, key, output))
     return hook
 
 
-def _recording(device: str):
+def _recording(device: str) -> Any:
     """The records of one :class:`Watcher`, kept in this generator's frame: sent ``(what, module,
     key, output)`` by a hook, ``None`` to end; returns ``(seen, outputs)``. A message counts only
     when it comes from one of the watcher's own hooks that torch's module call, for the module it
     watches, ran itself: not from a hook of the learner's, nor from the learner's code calling one."""
-    seen: list = []
-    outputs: dict = {}
+    seen: list[Any] = []
+    outputs: dict[str, Any] = {}
     message = yield
     while message is not None:
         what, module, key, output = message
@@ -803,7 +807,7 @@ def _recording(device: str):
     return seen, outputs
 
 
-def _module_call_codes() -> frozenset:
+def _module_call_codes() -> frozenset[types.CodeType]:
     """The code of torch's ``Module._call_impl`` and of the functions it defines (``inner``): the
     frames a module's forward hooks are called from."""
     code = refs.Module._call_impl.__code__
@@ -833,7 +837,7 @@ def _baseline(measure: str | None) -> int:
     return 0
 
 
-def _kept(measure: str, value, baseline: int) -> int:
+def _kept(measure: str, value: Any, baseline: int) -> int:
     if measure == "rss":
         refs.gc_collect()
         return _rss() - baseline
@@ -860,7 +864,7 @@ class WarningsRecorder:
     """Records the warnings a call emits (every one, even a repeat the filters would hide), as
     data: category name, its class names, message."""
 
-    def __init__(self, into: list):
+    def __init__(self, into: list[Any]) -> None:
         self.into = into
         self._context: warnings.catch_warnings | None = None
         self._caught: list[warnings.WarningMessage] = []
@@ -885,7 +889,7 @@ class WarningsRecorder:
 _Random = random.Random  # taken at import: the learner's code may replace random.Random later
 
 
-def time_calls(server: Server, targets: list, warmup: int, repeat: int, threads: int = 1):
+def time_calls(server: Server, targets: list[Any], warmup: int, repeat: int, threads: int = 1) -> Any:
     """A generator for :func:`drive` (each call is a :meth:`Server.job`): the timings."""
     previous = refs.get_num_threads()
     refs.set_num_threads(threads)
@@ -895,14 +899,14 @@ def time_calls(server: Server, targets: list, warmup: int, repeat: int, threads:
         refs.set_num_threads(previous)
 
 
-def _time_calls(server: Server, targets: list, warmup: int, repeat: int):
+def _time_calls(server: Server, targets: list[Any], warmup: int, repeat: int) -> Any:
     fast, slow = targets
     for _ in range(warmup):
         yield from server.job(fast)
         guard.restore()
         yield from server.job(slow)
         guard.restore()
-    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
+    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()  # type: ignore[no-untyped-call, unused-ignore]
     times: dict[str, list[float]] = {"fast": [], "slow": []}
     pairs = (("fast", fast), ("slow", slow))
     # Each pair in a shuffled order: on a busy machine the scheduler preempts every ~4 ms, and
@@ -919,17 +923,17 @@ def _time_calls(server: Server, targets: list, warmup: int, repeat: int):
 _IGNORED_PREFIXES = ("ProfilerStep", "[memory]", "[OutOfMemory]")
 
 
-def top_level_calls(prof) -> dict:
+def top_level_calls(prof: Any) -> dict[str, Any]:
     """operator -> how many times the profiled code called it directly (an event with no parent
     event: not run from inside another operator)."""
-    calls: dict = {}
+    calls: dict[str, Any] = {}
     for event in prof.events():
         if event.cpu_parent is None:
             calls[event.name] = calls.get(event.name, 0) + 1
     return calls
 
 
-def profile_calls(server: Server, workload, warmup: int, repeat: int, threads: int = 1):
+def profile_calls(server: Server, workload: Any, warmup: int, repeat: int, threads: int = 1) -> Any:
     """A generator for :func:`drive` (each call is a :meth:`Server.job`): per run, operator ->
     [self CPU time, CPU time, count, direct calls]."""
     previous = refs.get_num_threads()

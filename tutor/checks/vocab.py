@@ -375,13 +375,37 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
 }
 
+#: nested record -> its defaults (those that are not null; records with none left out)
+NESTED_DEFAULTS: dict[str, dict[str, Any]] = {
+    "CompareRanking": {
+        "k": 3,
+        "near_tie": 0.15,
+    },
+}
+
+#: kind -> its fields that hold such a record (or a list of them) -> the record
+NESTED_FIELDS: dict[str, dict[str, str]] = {
+    "profile": {
+        "compare": "CompareRanking",
+    },
+}
+
 
 def with_defaults(check: dict[str, Any]) -> dict[str, Any]:
     """``check`` with every field its kind's record defaults filled in where it has none (a
-    fresh copy of a list or mapping default), so a kind reads ``check["rtol"]``, never a
-    default of its own. An unknown kind is returned as it is (the probe reports it)."""
-    filled = {key: _fresh(value) for key, value in DEFAULTS.get(str(check.get("kind")), {}).items()}
+    fresh copy of a list or mapping default), and so every nested record it holds, so a kind
+    reads ``check["rtol"]``, never a default of its own. An unknown kind is returned as it is
+    (the probe reports it)."""
+    kind = str(check.get("kind"))
+    filled = {key: _fresh(value) for key, value in DEFAULTS.get(kind, {}).items()}
     filled.update(check)
+    for key, record in NESTED_FIELDS.get(kind, {}).items():
+        value = filled.get(key)
+        if type(value) is dict:
+            filled[key] = {**_fresh(NESTED_DEFAULTS[record]), **value}
+        elif type(value) is list:
+            filled[key] = [{**_fresh(NESTED_DEFAULTS[record]), **item} if type(item) is dict else item
+                           for item in value]
     return filled
 
 

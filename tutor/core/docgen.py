@@ -178,10 +178,19 @@ _VOCAB_TAIL = '''
 
 def with_defaults(check: dict[str, Any]) -> dict[str, Any]:
     """``check`` with every field its kind's record defaults filled in where it has none (a
-    fresh copy of a list or mapping default), so a kind reads ``check["rtol"]``, never a
-    default of its own. An unknown kind is returned as it is (the probe reports it)."""
-    filled = {key: _fresh(value) for key, value in DEFAULTS.get(str(check.get("kind")), {}).items()}
+    fresh copy of a list or mapping default), and so every nested record it holds, so a kind
+    reads ``check["rtol"]``, never a default of its own. An unknown kind is returned as it is
+    (the probe reports it)."""
+    kind = str(check.get("kind"))
+    filled = {key: _fresh(value) for key, value in DEFAULTS.get(kind, {}).items()}
     filled.update(check)
+    for key, record in NESTED_FIELDS.get(kind, {}).items():
+        value = filled.get(key)
+        if type(value) is dict:
+            filled[key] = {**_fresh(NESTED_DEFAULTS[record]), **value}
+        elif type(value) is list:
+            filled[key] = [{**_fresh(NESTED_DEFAULTS[record]), **item} if type(item) is dict else item
+                           for item in value]
     return filled
 
 
@@ -284,6 +293,7 @@ def vocab_source() -> str:
         defaults += [f'    "{tag}": {{'] + [f'        "{name}": {value},' for name, value in pairs
                                                 if value is not None] + ["    },"]
     nested_rows = [f'    "{record.__name__}": {_data_name(record)},' for record in [check_models.CheckHint] + nested]
+    nested_defaults, nested_fields = _nested_defaults(nested, tags)
     return "\n".join([
         _VOCAB_HEAD, "", "\n\n\n".join(classes), "", "",
         "#: kind -> the TypedDict its checks are read through",
@@ -291,8 +301,41 @@ def vocab_source() -> str:
         "#: record class name in tutor.core.check_models -> its TypedDict here (the nested records)",
         "NESTED: dict[str, type] = {", *nested_rows, "}", "",
         "#: kind -> its record's defaults (those that are not null), as ``as_data`` writes them",
-        "DEFAULTS: dict[str, dict[str, Any]] = {", *defaults, "}",
+        "DEFAULTS: dict[str, dict[str, Any]] = {", *defaults, "}", "",
+        "#: nested record -> its defaults (those that are not null; records with none left out)",
+        "NESTED_DEFAULTS: dict[str, dict[str, Any]] = {", *nested_defaults, "}", "",
+        "#: kind -> its fields that hold such a record (or a list of them) -> the record",
+        "NESTED_FIELDS: dict[str, dict[str, str]] = {", *nested_fields, "}",
     ]) + "\n" + _VOCAB_TAIL
+
+
+def _nested_defaults(nested: list[type], tags: dict[type, str]) -> tuple[list[str], list[str]]:
+    """The rows of ``NESTED_DEFAULTS`` and ``NESTED_FIELDS``: what ``with_defaults`` fills in
+    inside a check's nested records (``compare: {call: ...}`` gets its ``k`` and ``near_tie``)."""
+    with_defaults: dict[type, list[tuple[str, str]]] = {}
+    for record in nested:
+        pairs = [(name, _default_source(info)) for name, info in format_fields(record).items()]
+        kept = [(name, value) for name, value in pairs if value is not None]
+        if kept:
+            with_defaults[record] = kept
+    rows: list[str] = []
+    for record, kept in with_defaults.items():
+        rows += [f'    "{record.__name__}": {{'] + [f'        "{name}": {value},' for name, value in kept] + ["    },"]
+    fields: list[str] = []
+    for record_class in check_models.CHECK_RECORDS:
+        holding = [(name, arg) for name, info in format_fields(record_class).items()
+                   for arg in _records_in(info.annotation) if arg in with_defaults]
+        if holding:
+            fields += [f'    "{tags[record_class]}": {{'] + [f'        "{name}": "{arg.__name__}",'
+                                                               for name, arg in holding] + ["    },"]
+    return rows, fields
+
+
+def _records_in(annotation: Any) -> list[type]:
+    """The records an annotation names (through Annotated, unions and lists)."""
+    if is_record(annotation):
+        return [annotation]
+    return [record for arg in typing.get_args(annotation) for record in _records_in(arg)]
 
 
 if __name__ == "__main__":

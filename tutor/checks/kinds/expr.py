@@ -7,6 +7,7 @@ tensors); a learner object with its own ``__bool__`` is an instructor error, rep
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from tutor.checks import refs, render, words
 from tutor.checks.context import PASS_THROUGH, Case, CodeRaised, Failed
@@ -16,7 +17,7 @@ from tutor.checks.kinds.kind import Kind
 _PLAIN = (bool, int, float, str, list, tuple, dict, set, type(None))
 
 
-def truth(value) -> bool:
+def truth(value: Any) -> bool:
     kind = refs.type_(value)
     if kind in _PLAIN:
         return refs.bool_(value)
@@ -32,7 +33,7 @@ def truth(value) -> bool:
 _SEEN = re.compile(r"\{\{(.+?)\}\}")
 
 
-def shown(value) -> str:
+def shown(value: Any) -> str:
     """What a message says about a value it names: plain values as written, anything else described."""
     kind = refs.type_(value)
     if kind in (bool, int, str) or value is None:
@@ -46,7 +47,7 @@ def shown(value) -> str:
 
 def _fill(message: str, case: Case) -> str:
     """``{{ expression }}`` in a message says what the check saw (evaluated like the predicate)."""
-    def one(match) -> str:
+    def one(match: Any) -> str:
         try:
             value = case.eval(match.group(1).strip())
             return render.clip(value, 60) if refs.type_(value) is str else shown(value)

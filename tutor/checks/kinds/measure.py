@@ -54,7 +54,7 @@ def thread_words(count: int) -> str:
     return words.english(thread_said(count))
 
 
-def thread_said(count: int) -> dict:
+def thread_said(count: int) -> dict[str, Any]:
     return words.say("checks.thread") if count == 1 else words.say("checks.threads", count=count)
 
 

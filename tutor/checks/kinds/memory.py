@@ -9,6 +9,8 @@ each storage counted once. RSS is offered for signals too large to miss; on a CU
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import MemoryData
@@ -18,7 +20,7 @@ _SAVED_NAMES: dict[type, list[str]] = {}
 _MAX_OBJECTS = 200_000
 
 
-def _saved_names(node) -> list[str]:
+def _saved_names(node: Any) -> list[str]:
     kind = refs.type_(node)
     names = _SAVED_NAMES.get(kind)
     if names is None:
@@ -30,12 +32,12 @@ def _saved_names(node) -> list[str]:
 class Reachable:
     """Everything tensor-shaped reachable from a value; storages deduplicated."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.storages: dict[int, int] = {}
         self.devices: set[str] = set()
         self._seen: set[int] = set()
 
-    def add_tensor(self, tensor) -> None:
+    def add_tensor(self, tensor: Any) -> None:
         if refs.id_(tensor) in self._seen:
             return
         self._seen.add(refs.id_(tensor))
@@ -53,7 +55,7 @@ class Reachable:
         if node is not None:
             self.add_graph(node)
 
-    def add_graph(self, root) -> None:
+    def add_graph(self, root: Any) -> None:
         stack = [root]
         while stack:
             node = stack.pop()
@@ -74,7 +76,7 @@ class Reachable:
             for child, _ in refs.getattr_(node, "next_functions", ()):
                 stack.append(child)
 
-    def add(self, value, depth: int = 0) -> None:
+    def add(self, value: Any, depth: int = 0) -> None:
         if refs.len_(self._seen) > _MAX_OBJECTS:
             return
         if refs.isinstance_(value, refs.Tensor):
@@ -119,7 +121,7 @@ def fmt_bytes(count: float) -> str:
     return f"{count:.1f} GiB"
 
 
-def run(check: MemoryData, case: Case) -> dict:
+def run(check: MemoryData, case: Case) -> dict[str, Any]:
     steps = check["steps"]
     measure = check["measure"]
     curve = []
@@ -173,7 +175,7 @@ def _one_step(check: MemoryData, case: Case, measure: str) -> tuple[int, str]:
 HEAP_ALLOWANCE = 16 * 1024
 
 
-def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
+def _held_verdict(check: MemoryData, held: list[Any], data: dict[str, Any]) -> None:
     """Memory kept outside the result (a module-level list of losses with their graphs, while
     the returned values are floats) grows with the steps too: the C heap a call leaves in use
     is measured around it, and must stay flat as the result's must (issue 26)."""
@@ -191,7 +193,7 @@ def _held_verdict(check: MemoryData, held: list, data: dict) -> None:
                  data=dict(data, held=held))
 
 
-def _verdict(check: MemoryData, curve: list, data: dict) -> None:
+def _verdict(check: MemoryData, curve: list[Any], data: dict[str, Any]) -> None:
     (first_n, first), (last_n, last) = curve[0], curve[-1]
     tolerance = check["tolerance"]
     slack = check["slack_per_step"] * (last_n - first_n)

@@ -6,20 +6,22 @@ read at the moment the learner's code actually runs the module, not guessed from
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import ModeData
 from tutor.checks.kinds.kind import Kind
 
 
-def _autocast_device(module) -> str:
+def _autocast_device(module: Any) -> str:
     for _, tensor in modules.group(module, "_parameters"):
         if refs.t_device(tensor).type == "cuda":
             return "cuda"
     return "cpu"
 
 
-def state(device: str) -> dict:
+def state(device: str) -> dict[str, Any]:
     on = refs.bool_(refs.autocast_enabled(device))
     return {
         "grad_enabled": refs.bool_(refs.is_grad_enabled()),
@@ -28,12 +30,12 @@ def state(device: str) -> dict:
     }
 
 
-def _fmt(key: str, value) -> str:
+def _fmt(key: str, value: Any) -> str:
     """A mode's state in English (a check's expected/got)."""
     return words.english(_said(key, value))
 
 
-def _said(key: str, value) -> dict:
+def _said(key: str, value: Any) -> dict[str, Any]:
     """A mode's state, as a said: "grad enabled", "autocast on with bfloat16"."""
     if key == "grad_enabled":
         return words.say("checks.mode.grad_on" if value else "checks.mode.grad_off")
@@ -46,23 +48,23 @@ def _said(key: str, value) -> dict:
     return words.say("checks.mode.autocast_with", dtype=value)
 
 
-def _matches(key: str, wanted, got) -> bool:
+def _matches(key: str, wanted: Any, got: Any) -> bool:
     if key != "autocast":
-        return wanted == got
+        return bool(wanted == got)
     if wanted is True:
         return got is not False
     if wanted is False:
         return got is False
-    return got == refs.str_(wanted).removeprefix("torch.")
+    return bool(got == refs.str_(wanted).removeprefix("torch."))
 
 
-def run(check: ModeData, case: Case) -> dict:
+def run(check: ModeData, case: Case) -> dict[str, Any]:
     module = case.eval(check["module"])
     if not modules.is_module(module):
         raise Failed(words.say("checks.module.not_module", source=check["module"], got=render.described(module)))
     case.namespace["module"] = module
     device = _autocast_device(module)
-    seen: list[dict] = []
+    seen: list[dict[str, Any]] = []
     outputs: dict[str, list[str]] = {}
     session = case.session
     wanted_outputs = check.get("output_dtypes") or {}
@@ -104,7 +106,7 @@ def run(check: ModeData, case: Case) -> dict:
     return {"during": seen[:8], "before": before, "after": after}
 
 
-def _observed(observed: list[dict], seen: list, outputs: dict, before: dict, after: dict):
+def _observed(observed: list[dict[str, Any]], seen: list[Any], outputs: dict[str, Any], before: dict[str, Any], after: dict[str, Any]) -> Any:
     """Merge what the runner watched (facts it reports) into the judge's own record."""
     for report in observed:
         for item in report.get("seen") or []:

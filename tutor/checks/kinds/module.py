@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import modules, refs, render, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import ModuleData, TensorGroupData
 from tutor.checks.kinds.kind import Kind
 
 
-def _module(case: Case, source: str):
+def _module(case: Case, source: str) -> Any:
     value = case.eval(source)
     if not modules.is_module(value):
         raise Failed(words.say("checks.module.not_module", source=source, got=render.described(value)),
@@ -44,12 +46,12 @@ def run(check: ModuleData, case: Case) -> None:
     return None
 
 
-def _same_device(device, wanted: str) -> bool:
+def _same_device(device: Any, wanted: str) -> bool:
     target = refs.device_type(wanted)
-    return device.type == target.type and (target.index is None or device.index == target.index)
+    return bool(device.type == target.type and (target.index is None or device.index == target.index))
 
 
-def _all_moved(module, target: str) -> None:
+def _all_moved(module: Any, target: str) -> None:
     for which, label in (("_parameters", words.say("checks.parameter")), ("_buffers", words.say("checks.buffer"))):
         for name, tensor in modules.group(module, which):
             device = refs.t_device(tensor)
@@ -65,7 +67,7 @@ def _all_moved(module, target: str) -> None:
                          expected=target, got=refs.str_(device))
 
 
-def _readable(name: str, sub) -> dict | str:
+def _readable(name: str, sub: Any) -> dict[str, Any] | str:
     """`body[3]` (Dropout) for the name "body.3"; "the Dropout at index 3" for a bare "3"."""
     kind = refs.type_(sub).__name__
     if not name:
@@ -78,7 +80,7 @@ def _readable(name: str, sub) -> dict | str:
     return f"`{text}` ({kind})"
 
 
-def _training(module, wanted: bool) -> None:
+def _training(module: Any, wanted: bool) -> None:
     for name, sub in modules.walk(module):
         if modules.training(sub) != wanted:
             mode = "training" if wanted else "eval"
@@ -88,7 +90,7 @@ def _training(module, wanted: bool) -> None:
                          got=words.say(f"checks.phrase.{got}_mode_of", sub=_readable(name, sub)))
 
 
-def _group(module, which: str, spec: TensorGroupData) -> None:
+def _group(module: Any, which: str, spec: TensorGroupData) -> None:
     label = words.say("checks.parameter" if which == "parameters" else "checks.buffer")
     plural = words.say("checks." + which)
     found = modules.group(module, "_" + which)
@@ -136,7 +138,7 @@ def _group(module, which: str, spec: TensorGroupData) -> None:
                          expected=f"requires_grad={requires_grad}", got=f"requires_grad={got}")
 
 
-def _unchanged_settings(module, before: dict) -> None:
+def _unchanged_settings(module: Any, before: dict[tuple[str, str], Any]) -> None:
     after = modules.settings(module)
     for key, value in before.items():
         prefix, attr = key

@@ -28,7 +28,7 @@ _TABLE_ROWS = 15
 _ROUNDING = 1e-9
 
 
-def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, count: int = 1) -> list[dict]:
+def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, count: int = 1) -> list[dict[str, Any]]:
     """The table: one row per operator, medians over ``repeat`` profiled runs, sorted."""
     if in_runner(case, workload):
         runs = _runner_runs(case, workload, warmup, repeat, count)
@@ -53,7 +53,7 @@ def measure(case: Case, workload: Any, warmup: int, repeat: int, sort_by: str, c
     return _table(runs, sort_by)
 
 
-def _runner_runs(case: Case, workload: Any, warmup: int, repeat: int, count: int) -> list[dict]:
+def _runner_runs(case: Case, workload: Any, warmup: int, repeat: int, count: int) -> list[dict[str, Any]]:
     """Profiled runs made in the runner, as the numbers it reports (checked for shape here)."""
     session = case.session
     numbers = session.repeat("profile", [workload], warmup, repeat, count)
@@ -70,7 +70,7 @@ def _runner_runs(case: Case, workload: Any, warmup: int, repeat: int, count: int
     return runs
 
 
-def _table(runs: list[dict], sort_by: str) -> list[dict]:
+def _table(runs: list[dict[str, Any]], sort_by: str) -> list[dict[str, Any]]:
     names = {name for run in runs for name in run}
     rows = []
     for name in names:
@@ -98,7 +98,7 @@ def _percent(share: float) -> str:
     return f"{share * 100:.0f}%"
 
 
-def _table_data(rows: list[dict], sort_by: str) -> dict:
+def _table_data(rows: list[dict[str, Any]], sort_by: str) -> dict[str, Any]:
     return {"sort_by": sort_by, "rows": [dict(row) for row in rows[:_TABLE_ROWS]]}
 
 
@@ -135,9 +135,9 @@ def _run(check: ProfileData, case: Case) -> Any:
     return data
 
 
-def _summary(check: ProfileData, rows: list[dict], counts: list[dict], count: int) -> dict:
+def _summary(check: ProfileData, rows: list[dict[str, Any]], counts: list[dict[str, Any]], count: int) -> dict[str, Any]:
     """What a passing profile check measured, in one line (a said)."""
-    parts: list = [words.say("checks.profile.top", op=rows[0]["op"], share=_percent(rows[0]["share"]))] if rows else []
+    parts: list[Any] = [words.say("checks.profile.top", op=rows[0]["op"], share=_percent(rows[0]["share"]))] if rows else []
     share = check.get("share")
     if share:
         got = sum(row["share"] for row in rows if _matches(row["op"], share["ops"]))
@@ -147,7 +147,7 @@ def _summary(check: ProfileData, rows: list[dict], counts: list[dict], count: in
     return words.say("checks.profile.summary", parts=words.joined(parts), threads=thread_said(count))
 
 
-def count_margins(check: ProfileData, rows: list[dict]) -> list[dict]:
+def count_margins(check: ProfileData, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each ``calls`` bound: the operators, the count measured per call of the workload, the bound
     and its margin (>= 1 passes: (at_most + 1) / (count + 1), count / at_least; the smaller of the
     two where both are given), for ``validate --repeat`` and ``--json``."""
@@ -164,7 +164,7 @@ def count_margins(check: ProfileData, rows: list[dict]) -> list[dict]:
     return measured
 
 
-def _assert_counts(check: ProfileData, rows: list[dict], data: dict | None = None) -> list[dict]:
+def _assert_counts(check: ProfileData, rows: list[dict[str, Any]], data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Call counts per call of the workload (summed over the listed operators) within bounds."""
     measured = count_margins(check, rows)
     if data is not None:
@@ -185,7 +185,7 @@ def _assert_counts(check: ProfileData, rows: list[dict], data: dict | None = Non
     return measured
 
 
-def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
+def _assert_ranking(check: ProfileData, rows: list[dict[str, Any]], sort_by: str) -> None:
     what = words.say("checks.profile.self" if sort_by == "self" else "checks.profile.total")
     if not rows:
         raise Failed(words.say("checks.profile.nothing"))
@@ -230,7 +230,7 @@ def _assert_ranking(check: ProfileData, rows: list[dict], sort_by: str) -> None:
                          got=_percent(got))
 
 
-def _some(names: list[str], shown: int = 6) -> dict | str:
+def _some(names: list[str], shown: int = 6) -> dict[str, Any] | str:
     """'a, b, c and 12 more': a long allow-list in a message that has to fit a terminal."""
     if not names:
         return words.say("checks.profile.no_operator")
@@ -239,7 +239,7 @@ def _some(names: list[str], shown: int = 6) -> dict | str:
     return words.say("checks.profile.more", names=listed, more=more) if more > 0 else listed
 
 
-def _ordinal(n: int) -> dict:
+def _ordinal(n: int) -> dict[str, Any]:
     return words.say(f"checks.profile.ordinal_{n}") if n in (1, 2, 3) else words.say("checks.profile.ordinal", n=n)
 
 
@@ -252,7 +252,7 @@ COMPARE_ATTEMPTS = 3
 
 
 def _compare(check: ProfileData, spec: CompareRankingData, case: Case, warmup: int, repeat: int, sort_by: str,
-             count: int) -> list[dict]:
+             count: int) -> list[dict[str, Any]]:
     """The learner's ranking function against the checker's own, on workloads they never saw."""
     compared = []
     for number, source in enumerate(spec["workloads"], 1):
@@ -277,8 +277,8 @@ class _Disagrees(Exception):
 
 
 def _compare_once(spec: CompareRankingData, case: Case, workload: Any, number: int, source: str, warmup: int,
-                  repeat: int, sort_by: str, count: int) -> dict:
-    k, near_tie = spec.get("k", 3), spec.get("near_tie", 0.15)
+                  repeat: int, sort_by: str, count: int) -> dict[str, Any]:
+    k, near_tie = spec["k"], spec["near_tie"]
     key = "self_us" if sort_by == "self" else "total_us"
     rows = measure(case, workload, warmup, repeat, sort_by, count)
     case.namespace["workload"] = workload

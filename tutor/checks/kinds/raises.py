@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import refs, render, words
 from tutor.checks.context import Case, CodeRaised, Failed
 from tutor.checks.remote import RemoteRaised, Session
@@ -16,7 +18,7 @@ def _message(error: BaseException) -> str:
         return ""
 
 
-def search(session: Session, pattern: str, text: str):
+def search(session: Session, pattern: str, text: str) -> Any:
     """``re.search``, with the pattern noted in the check's state while it runs
     (``Session.matching``): a check stopped by its time limit meanwhile was stopped by the
     author's pattern (catastrophic backtracking), not by the learner's code."""
@@ -26,7 +28,7 @@ def search(session: Session, pattern: str, text: str):
     return found
 
 
-def run_raises(check: RaisesData, case: Case) -> dict:
+def run_raises(check: RaisesData, case: Case) -> dict[str, Any]:
     wanted = check["type"]
     try:
         case.run(check["call"])
@@ -51,7 +53,7 @@ def run_raises(check: RaisesData, case: Case) -> dict:
                  expected=wanted, got=words.say("checks.phrase.no_exception"))
 
 
-def run_output(check: OutputData, case: Case) -> dict:
+def run_output(check: OutputData, case: Case) -> dict[str, Any]:
     buffer = refs.StringIO()
     session = case.session
     session.capture = True  # what the learner's code prints comes back with the answer
@@ -70,12 +72,12 @@ def run_output(check: OutputData, case: Case) -> dict:
     return {"output": render.clip(printed, 500)}
 
 
-def _caught(items: list) -> list[dict]:
+def _caught(items: list[Any]) -> list[dict[str, Any]]:
     return [{"category": w.category.__name__, "mro": [cls.__name__ for cls in w.category.__mro__],
              "message": _message(w.message)} for w in items]
 
 
-def run_warns(check: WarnsData, case: Case) -> dict:
+def run_warns(check: WarnsData, case: Case) -> dict[str, Any]:
     """The code emits a warning of ``category`` (or a subclass), its message matching ``match``.
     Warnings of the learner's code are recorded where it runs and reported as data."""
     wanted = check["category"]

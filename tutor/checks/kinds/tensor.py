@@ -11,17 +11,17 @@ from tutor.checks.vocab import TensorData
 from tutor.checks.kinds.kind import Kind
 
 
-def is_remote_tensor_subclass(value) -> bool:
+def is_remote_tensor_subclass(value: Any) -> bool:
     return refs.type_(value) is Remote and refs.object_getattribute(value, "_tensor_subclass")
 
 
-def _device(case: Case, tensor):
+def _device(case: Case, tensor: Any) -> Any:
     facts = case.session.facts_of(tensor)
     return refs.device_type(facts["device"]) if facts is not None else refs.t_device(tensor)
 
 
 
-def run(check: TensorData, case: Case) -> dict | None:
+def run(check: TensorData, case: Case) -> dict[str, Any] | None:
     reference = None
     if check.get("close_to") is not None:
         # the reference first, with the RNG put back, so a learner's function that modifies its
@@ -44,7 +44,7 @@ def run(check: TensorData, case: Case) -> dict | None:
     return data
 
 
-def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: dict | str) -> None:
+def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: dict[str, Any] | str) -> None:
     if check.get("number") is True and not render.is_number(value):
         raise Failed(words.lead(what, words.say("checks.tensor.want_number", got=render.described(value))),
                      expected=words.say("checks.phrase.a_number"), got=render.described(value))
@@ -55,7 +55,7 @@ def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: 
     if wants_tensor:
         if not render.is_tensor(value):
             if refs.isinstance_(value, refs.Tensor) or is_remote_tensor_subclass(value):
-                got: dict | str = words.say("checks.phrase.subclass", type=type_name(value))
+                got: dict[str, Any] | str = words.say("checks.phrase.subclass", type=type_name(value))
             else:
                 got = render.described(value)
             raise Failed(words.lead(what, words.say("checks.tensor.want_torch_tensor", got=got)),
@@ -66,19 +66,19 @@ def _check_one(check: TensorData, case: Case, value: Any, reference: Any, what: 
                              broadcast=check["broadcast"])
 
 
-def _mismatch(what: dict | str, name: str, expected: str, got: str, extra: str = "") -> Failed:
+def _mismatch(what: dict[str, Any] | str, name: str, expected: str, got: str, extra: str = "") -> Failed:
     said = words.say(f"checks.tensor.mismatch{extra}", name=name, expected=expected, got=got)
     return Failed(words.lead(what, said), expected=expected, got=got)
 
 
-def _dtype(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _dtype(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     wanted = (check.get("dtype") or "").removeprefix("torch.")
     got = render.dtype_name(refs.t_dtype(tensor))
     if got != wanted:
         raise _mismatch(what, "dtype", wanted, got)
 
 
-def _shape(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _shape(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     expected = tuple(case.eval(d) if refs.type_(d) is str else d for d in check.get("shape") or [])
     got_shape = render.shape(tensor)
     if got_shape != tuple(refs.int_(d) for d in expected):
@@ -87,7 +87,7 @@ def _shape(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None
                      expected=render.fmt_shape(expected), got=render.fmt_shape(got_shape))
 
 
-def _device_of(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _device_of(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     device = check.get("device") or ""
     got_device = _device(case, tensor)
     wanted = refs.device_type(device)
@@ -95,7 +95,7 @@ def _device_of(check: TensorData, case: Case, tensor: Any, what: dict | str) -> 
         raise _mismatch(what, "device", device, refs.str_(got_device))
 
 
-def _layout(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _layout(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     layout = check.get("layout") or ""
     facts = case.session.facts_of(tensor)
     got = facts["layout"] if facts is not None else refs.str_(refs.t_layout(tensor)).removeprefix("torch.")
@@ -103,7 +103,7 @@ def _layout(check: TensorData, case: Case, tensor: Any, what: dict | str) -> Non
         raise _mismatch(what, "layout", layout, got)
 
 
-def _contiguous(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _contiguous(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     wanted = check.get("contiguous")
     if refs.t_is_contiguous(tensor) != wanted:
         want_text = "contiguous" if wanted else "not contiguous"
@@ -112,15 +112,15 @@ def _contiguous(check: TensorData, case: Case, tensor: Any, what: dict | str) ->
                                                 else "checks.tensor.want_non_contiguous")), expected=want_text, got=got)
 
 
-def _flag(key: str, getter: Callable[[Any], bool]) -> Callable[[TensorData, Case, Any, dict | str], None]:
-    def check_flag(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _flag(key: str, getter: Callable[[Any], bool]) -> Callable[[TensorData, Case, Any, dict[str, Any] | str], None]:
+    def check_flag(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
         wanted = check.get(key)
         if getter(tensor) != wanted:
             raise _mismatch(what, key, refs.str_(wanted), refs.str_(getter(tensor)))
     return check_flag
 
 
-def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     grad_fn = check.get("grad_fn") or ""
     got = render.grad_fn_name(tensor, case.session.facts_of(tensor))
     if grad_fn.lower() == "none" and got != "None":
@@ -132,7 +132,7 @@ def _grad_fn(check: TensorData, case: Case, tensor: Any, what: dict | str) -> No
         raise _mismatch(what, "grad_fn", grad_fn, got)
 
 
-def _is_inference(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _is_inference(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     is_inference = check.get("is_inference")
     if refs.t_is_inference(tensor) != is_inference:
         wanted = "an inference tensor (made under torch.inference_mode)" if is_inference else "a normal tensor"
@@ -141,8 +141,8 @@ def _is_inference(check: TensorData, case: Case, tensor: Any, what: dict | str) 
                                                 else "checks.tensor.want_normal")), expected=wanted, got=got)
 
 
-def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, dict | str], None]:
-    def check_storage(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, dict[str, Any] | str], None]:
+    def check_storage(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
         source = str(check.get(key) or "")
         other = case.eval(source)
         if not render.is_tensor(other):
@@ -160,7 +160,7 @@ def _storage(key: str, must_share: bool) -> Callable[[TensorData, Case, Any, dic
 
 
 #: field -> how it is checked, in the order the messages should come (the first mismatch is reported)
-_PROPERTIES: dict[str, Callable[[TensorData, Case, Any, dict | str], None]] = {
+_PROPERTIES: dict[str, Callable[[TensorData, Case, Any, dict[str, Any] | str], None]] = {
     "dtype": _dtype,
     "shape": _shape,
     "device": _device_of,
@@ -175,7 +175,7 @@ _PROPERTIES: dict[str, Callable[[TensorData, Case, Any, dict | str], None]] = {
 }
 
 
-def _properties(check: TensorData, case: Case, tensor: Any, what: dict | str) -> None:
+def _properties(check: TensorData, case: Case, tensor: Any, what: dict[str, Any] | str) -> None:
     for key, verify in _PROPERTIES.items():
         if check.get(key) is not None:
             verify(check, case, tensor, what)

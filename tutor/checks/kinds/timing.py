@@ -53,7 +53,7 @@ def _run(check: TimingData, case: Case) -> Any:
         case.call(fast)
         case.call(slow)
     # asked once: torch.cuda.is_available() costs about a millisecond, as much as a small workload
-    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()
+    sync = refs.cuda_is_available() and refs.torch_module.cuda.is_initialized()  # type: ignore[no-untyped-call, unused-ignore]
     fast_times, slow_times = [], []
     order = random.Random(2 * repeat)  # each pair in a shuffled order, as the runner measures (server.time_calls)
     for _ in range(repeat):
@@ -66,7 +66,7 @@ def _run(check: TimingData, case: Case) -> Any:
     return _verdict(check, fast_times, slow_times)
 
 
-def needs_said(low: float | None, high: float | None) -> dict | str:
+def needs_said(low: float | None, high: float | None) -> dict[str, Any] | str:
     """"at least 2x and at most 10x", as a said."""
     parts = ([words.say("checks.at_least", bound=f"{low:g}x")] if low is not None else []) \
         + ([words.say("checks.at_most", bound=f"{high:g}x")] if high is not None else [])

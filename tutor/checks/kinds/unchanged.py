@@ -6,13 +6,15 @@ afterwards, so the message can say where and how a tensor was modified in place.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tutor.checks import modules, refs, render, values, words
 from tutor.checks.context import Case, Failed
 from tutor.checks.vocab import UnchangedData
 from tutor.checks.kinds.kind import Kind
 
 
-def _snapshot(value, depth: int = 0):
+def _snapshot(value: Any, depth: int = 0) -> Any:
     if render.is_tensor(value):
         return ("tensor", refs.t_clone(refs.t_detach(value)), render.shape(value), refs.t_requires_grad(value))
     if refs.np_ndarray is not None and refs.type_(value) is refs.np_ndarray:
@@ -44,7 +46,7 @@ def run(check: UnchangedData, case: Case) -> None:
     return None
 
 
-def _compare(where: dict | str, snap, value) -> None:
+def _compare(where: dict[str, Any] | str, snap: Any, value: Any) -> None:
     kind = snap[0]
     if kind == "tensor":
         _, saved, shape, requires_grad = snap

@@ -12,7 +12,9 @@ field may itself be a said (a phrase inside a sentence), rendered in the same la
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # this module imports nothing, typing included (tests/unit/test_layers.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: key -> English template (``str.format`` fields).
 WORDS: dict[str, str] = {

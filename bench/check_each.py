@@ -2,6 +2,7 @@
 CPU time per Check, medians.
 
 Run: python bench/check_each.py [--repeat 3] [--exercise ID ...] [--pack DIR] [--checks]
+     python bench/check_each.py --role loop [--exercise ID]   (the starter and a top-level loop)
      python bench/check_each.py --against OTHER-CHECKOUT [--repeat 3]   (side by side, alternating)
 Smallest size (the suite's): python bench/check_each.py --repeat 1 --exercise numpy-dtype
 
@@ -125,7 +126,9 @@ def serve(pack: Path) -> int:
         for line in sys.stdin:
             name, role = line.split()
             ex = exercises[name]
-            code = ex.starter if role == "starter" else ex.solution
+            code = ex.solution if role == "solution" else ex.starter
+            if role == "loop":  # a learner's scratch loop at the top level, after the starter's code
+                code = code.rstrip("\n") + "\n\nwhile True:\n    pass\n"
             if expect is not None:  # as the app says on each step (profiler machinery or not)
                 sandbox.expect(expect(ex))
             cpu0 = clock.read()
@@ -162,7 +165,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="Checks of each item, after one warm-up (default 3)")
     parser.add_argument("--exercise", action="append", default=[], help="only this exercise (repeatable)")
-    parser.add_argument("--role", choices=("starter", "solution", "both"), default="both")
+    parser.add_argument("--role", choices=("starter", "solution", "both", "loop"), default="both",
+                        help="what to check: loop is the starter with an infinite loop at its top level")
     parser.add_argument("--pack", type=Path, help="the pack (default: each checkout's built-in one)")
     parser.add_argument("--checks", action="store_true", help="each check's CPU seconds in the judge, too")
     parser.add_argument("--against", type=Path, help="another checkout to compare with, side by side")

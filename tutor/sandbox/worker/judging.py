@@ -33,7 +33,8 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
     from tutor.checks import protocol
     from tutor.checks.remote import RunnerRefused, RunStopped, Tampered
 
-    _warm_up(message.get("probe"))
+    probe = message.get("probe")
+    _warm_up(probe)
     try:
         session._wait(None)
         ready, blobs = session.receive()
@@ -52,7 +53,15 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
     report: dict = {"learner_error": learner_error, "setup_error": setup_error}
     if type(ready.get("private_mb")) in (int, float):
         report["private_mb"] = ready["private_mb"]
-    probe = message.get("probe")
+    if probe and learner_error is not None and type(learner_error.get("stopped")) is dict:
+        # its top level ran out of time: no check starts (each says where the code was)
+        report["learner_error"] = None
+        report["report"] = top_level_report(probe, learner_error["stopped"], learner_error)
+        try:
+            session.bye()
+        except RunnerRefused:
+            pass
+        return None, report
     if probe and setup_error is None:
         try:
             report["report"] = _probe(session, probe, ready, blobs, learner_error, message)
@@ -68,6 +77,43 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
         except RunnerRefused as refused:  # its last (late) answer was refused
             report["refused"] = _refused(refused)
     return None, report
+
+
+def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
+    """The probe's report for a run whose top level did not finish within its limit
+    (``keeper.top_level_limits``): every check ``timeout`` and not run, saying that no check had
+    started, how long the top level ran (CPU time; or wall time, where it waited) and the
+    learner's line where it was stopped. ``error``: the runner's learner error."""
+    from tutor.checks import render, words
+    from tutor.checks.context import Learner
+    from tutor.checks.probe import REPORT_VERSION, _result
+
+    found = probe.get("payload")
+    payload: dict = found if isinstance(found, dict) else {}
+    learner = Learner(str(payload.get("filename") or "<snippet>"), payload.get("source"))
+
+    def number(value: object) -> str:
+        return f"{value:.1f}" if type(value) in (int, float) else "?"
+
+    if stop.get("by_wall"):
+        message = words.say("checks.top_level_wall", seconds=number(stop.get("wall")), used=number(stop.get("cpu")),
+                            wall=number(stop.get("wall_limit")))
+    else:
+        message = words.say("checks.top_level_cpu", used=number(stop.get("cpu")), limit=number(stop.get("limit")))
+    lineno = error.get("lineno") if error is not None and type(error.get("lineno")) is int else None
+    traceback = str((error or {}).get("traceback") or "")
+    if lineno is not None and f'File "{learner.filename}"' in traceback:  # not a line of an earlier answer's
+        code = learner.line(lineno)
+        message = (words.say("checks.at_line_code", sentence=message, line=lineno, code=render.clip(code, 80))
+                   if code else words.say("checks.at_line", sentence=message, line=lineno))
+    else:
+        lineno = None
+    listed = payload.get("checks")
+    checks: list = listed if isinstance(listed, list) else []
+    return {"version": REPORT_VERSION, "exercise": payload.get("exercise"),
+            "checks": [_result(check, "timeout", message, lineno=lineno, timeout=True)
+                       for check in checks if isinstance(check, dict)],
+            "learner_error": None, "tampered": [], "elapsed": 0.0, "requests": 0}
 
 
 def _refused(refused) -> dict:

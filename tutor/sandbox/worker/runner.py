@@ -3,10 +3,13 @@ learner's code, then whatever the tutor asked to run after it, and writes one re
 
 from __future__ import annotations
 
+import _thread
 import math
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 
 try:
@@ -152,6 +155,127 @@ def _learner_error(exc: BaseException, filename: str) -> dict:
         message = "<unprintable>"
     return {"type": type(exc).__name__, "message": message, "traceback": "".join(lines),
             "lineno": lineno}
+
+
+class TopLevelStopped(BaseException):
+    """Raised (at every tick, until it gets out) in learner code whose top level ran past its
+    limit in a checked run (``TopLevel``): checks wait for the top level, so they never start."""
+
+
+class TopLevel:
+    """The time limit on the learner's top-level code when checks follow (``start["top_level"]``:
+    CPU seconds of the main thread, as a check's ``context.TimeLimit`` counts them, and a wall-time
+    cap). A loop there once ran to the exercise's whole ``timeout`` (7-20 s) before the Check said
+    anything; now it is stopped here and the judge says where (``judging.top_level_report``). The
+    learner's code may catch the stop: ``ESCALATE`` seconds after the first, this runner tells
+    the judge itself and ends. Where there are no interval timers (Windows) a thread interrupts
+    the main one instead."""
+
+    REPEAT = 0.02
+    #: Seconds the learner's code may go on catching the stop before this runner tells the judge
+    #: itself, from the timer's handler, and ends (``_give_up``).
+    ESCALATE = 0.5
+
+    def __init__(self, limits: object, channel: socket.socket | None = None, filename: str = "") -> None:
+        ok = type(limits) is list and len(limits) == 2 and all(type(v) in (int, float) for v in limits)
+        self.cpu, self.wall = (float(limits[0]), float(limits[1])) if ok else (0.0, 0.0)  # type: ignore[index]
+        self.armed = ok and self.cpu > 0 and channel is not None
+        self.inside = False
+        self.by_wall = False
+        self.fired = False
+        self.fired_at = 0.0
+        self._cpu0 = self._wall0 = 0.0
+        self._channel = channel
+        self._filename = filename
+        self._send = None
+        self._stop_thread: threading.Event | None = None
+        if self.armed:  # bound before any learner code exists here (its module's names are the learner's)
+            from tutor.checks import protocol
+
+            self._send = protocol.send
+
+    def used(self) -> float:
+        return time.thread_time() - self._cpu0
+
+    def _tick(self, signum, frame) -> None:
+        if not self.inside:  # the top level is over: this runner's own code is never interrupted
+            return
+        if not self.fired:
+            over_wall = time.monotonic() - self._wall0 >= self.wall
+            if not over_wall and self.used() < self.cpu:
+                return
+            self.by_wall, self.fired = over_wall and self.used() < self.cpu, True
+            self.fired_at = time.monotonic()
+        elif time.monotonic() - self.fired_at >= self.ESCALATE:
+            self._give_up(frame)
+        raise TopLevelStopped()
+
+    def _give_up(self, frame) -> None:
+        """The learner's code caught every stop for ``ESCALATE`` seconds: tell the judge where it
+        was (the ready message ``after_learner_code`` would send) and end, from this handler."""
+        self.inside = False
+        self._disarm()
+        lineno = None
+        while frame is not None:
+            if frame.f_code.co_filename == self._filename:
+                lineno = frame.f_lineno
+                break
+            frame = frame.f_back
+        where = f'  File "{self._filename}", line {lineno}\n' if lineno is not None else ""
+        error = self.stopped(TopLevelStopped(), {"type": "TopLevelStopped", "message": "", "lineno": lineno,
+                                                 "traceback": where})
+        try:
+            _flush_streams()
+            if self._send is not None and self._channel is not None:
+                self._send(self._channel, {"op": "ready", "names": {}, "learner_error": error, "setup_error": None,
+                                           "repaired": []})
+        finally:
+            os._exit(1)
+
+    def run(self, function, *args, **kwargs):
+        """``function(*args, **kwargs)`` with the learner's code in it under this limit; the
+        learner's code calls ``enter``/``leave`` around itself (``_run_learner_code``)."""
+        if not self.armed:
+            return function(*args, **kwargs)
+        self._cpu0, self._wall0 = time.thread_time(), time.monotonic()
+        first = max(min(self.cpu, self.wall), 0.001)
+        if hasattr(signal, "setitimer"):
+            previous = signal.signal(signal.SIGALRM, self._tick)
+            signal.setitimer(signal.ITIMER_REAL, first, self.REPEAT)
+        else:  # Windows: a thread interrupts the main one through SIGINT's handler, as TimeLimit does
+            previous = signal.signal(signal.SIGINT, self._tick)
+            stop = threading.Event()
+
+            def interrupt() -> None:
+                if stop.wait(first):
+                    return
+                while True:
+                    _thread.interrupt_main(signal.SIGINT)
+                    if stop.wait(self.REPEAT):
+                        return
+
+            self._stop_thread = stop
+            threading.Thread(target=interrupt, name="tutor-top-level-timer", daemon=True).start()
+        try:
+            return function(*args, top_level=self, **kwargs)
+        finally:
+            self.inside = False
+            self._disarm()
+            signal.signal(signal.SIGALRM if hasattr(signal, "setitimer") else signal.SIGINT,
+                          previous if previous is not None else signal.SIG_DFL)
+
+    def _disarm(self) -> None:
+        if hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        elif self._stop_thread is not None:
+            self._stop_thread.set()
+
+    def stopped(self, exc: BaseException, error: dict) -> dict:
+        """The learner's error for a top level stopped here: what the judge reads."""
+        if type(exc) is TopLevelStopped and self.fired:
+            error["stopped"] = {"cpu": round(self.used(), 2), "wall": round(time.monotonic() - self._wall0, 2),
+                                "by_wall": self.by_wall, "limit": self.cpu, "wall_limit": self.wall}
+        return error
 
 
 def _flush_streams() -> None:
@@ -303,7 +427,8 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
 
 
 def _run_learner_code(code: str, filename: str, prelude: str | None = None,
-                      checked: bool = False, uses: list | None = None) -> tuple[dict, dict | None]:
+                      checked: bool = False, uses: list | None = None,
+                      top_level: TopLevel | None = None) -> tuple[dict, dict | None]:
     """Execute the learner's code as ``__main__`` (after the pack's ``prelude``, in the same
     namespace); its namespace and its error, if any. ``checked``: checks follow, so even
     ``sys.exit(0)`` is an error (the file did not run to its end); in a plain run it is a clean end.
@@ -319,6 +444,8 @@ def _run_learner_code(code: str, filename: str, prelude: str | None = None,
     import linecache
 
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    if top_level is not None:
+        top_level.inside = True  # its timer may raise from here on (TopLevel._tick)
     try:
         if prelude:
             linecache.cache["<prelude>"] = (len(prelude), None, prelude.splitlines(True), "<prelude>")
@@ -329,15 +456,26 @@ def _run_learner_code(code: str, filename: str, prelude: str | None = None,
             try:
                 exec(compile(used_code, used_name, "exec", dont_inherit=True), namespace)
             except BaseException as exc:
+                if top_level is not None:
+                    top_level.inside = False
+                    return namespace, top_level.stopped(exc, _learner_error(exc, used_name))
                 return namespace, _learner_error(exc, used_name)
             finally:
                 namespace["__name__"], namespace["__file__"] = "__main__", filename
         exec(compile(code, filename, "exec", dont_inherit=True), namespace)
     except SystemExit as exc:
+        if top_level is not None:
+            top_level.inside = False
         if checked or exc.code not in (None, 0):
             learner_error = _learner_error(exc, filename)
     except BaseException as exc:
+        if top_level is not None:
+            top_level.inside = False
+            return namespace, top_level.stopped(exc, _learner_error(exc, filename))
         learner_error = _learner_error(exc, filename)
+    finally:
+        if top_level is not None:
+            top_level.inside = False
     return namespace, learner_error
 
 
@@ -423,10 +561,11 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     after = after_learner_code
     if setup_error is None:
         prelude = message.get("prelude")
-        namespace, learner_error = _run_learner_code(message["code"], filename,
-                                                     prelude if type(prelude) is str else None,
-                                                     checked=bool(message.get("serve")),
-                                                     uses=_uses(message.get("uses")))
+        top_level = TopLevel(message.get("top_level") if check is not None else None, channel, filename)
+        namespace, learner_error = top_level.run(_run_learner_code, message["code"], filename,
+                                                 prelude if type(prelude) is str else None,
+                                                 checked=bool(message.get("serve")),
+                                                 uses=_uses(message.get("uses")))
     if check is not None:
         check()  # before any name of this module is looked up again
     _flush_streams()

@@ -73,7 +73,7 @@ def test_top_level_infinite_loop_is_stopped_before_any_check_saying_so(grade):
     report = grade(TOP_LEVEL_LOOP, SHAPE, {"id": "other", "kind": "expr", "predicate": "True", "message": "never"},
                    timeout=10)
     took = time.monotonic() - started
-    assert took < 5.0, took  # 1.5 s of CPU time, at most 2.7 s of wall time, then the report
+    assert took < 8.0, took  # 1.5 s of CPU time (not 10 s), then the report
     assert not report.passed and report.run.status == "ok"
     for check in report.checks:
         assert check.status == "timeout"
@@ -92,7 +92,7 @@ def test_top_level_loop_that_catches_its_stop_is_still_stopped(grade):
             "    except BaseException:\n        pass\n")
     started = time.monotonic()
     report = grade(code, SHAPE, timeout=10)
-    assert time.monotonic() - started < 6.0
+    assert time.monotonic() - started < 8.0
     check = report.checks[0]
     assert check.status == "timeout" and report.run.status == "ok", (check.message, report.message)
     assert check.message.startswith("not run: no check had started; your code's top level was stopped after ")

@@ -70,9 +70,6 @@ WORDS: dict[str, str] = {
     # a checked run's top level ran past its limit (tutor/sandbox/worker/judging.py): no check started
     "checks.top_level_cpu": "not run: no check had started; your code's top level was stopped after {used} s of "
                             "CPU time (it may use {limit} s before the checks start)",
-    "checks.top_level_wall": "not run: no check had started; your code's top level was stopped after {seconds} s "
-                             "of wall time, having used {used} s of CPU time (it may take {wall} s before the "
-                             "checks start): it waited (a sleep, input, a lock) or this machine was too busy",
     "checks.at_line": "{sentence}, at line {line} of your code",
     "checks.at_line_code": "{sentence}, at line {line} of your code: `{code}`",
     # an exception, as the learner should read it

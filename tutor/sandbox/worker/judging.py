@@ -81,9 +81,8 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
 
 def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
     """The probe's report for a run whose top level did not finish within its limit
-    (``keeper.top_level_limits``): every check ``timeout`` and not run, saying that no check had
-    started, how long the top level ran (CPU time; or wall time, where it waited) and the
-    learner's line where it was stopped. ``error``: the runner's learner error."""
+    (``keeper.top_level_cpu``): every check ``timeout`` and not run, saying that no check had
+    started, the CPU time the top level used and the learner's line where it was stopped. ``error``: the runner's learner error."""
     from tutor.checks import render, words
     from tutor.checks.context import Learner
     from tutor.checks.probe import REPORT_VERSION, _result
@@ -95,11 +94,7 @@ def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
     def number(value: object) -> str:
         return f"{value:.1f}" if type(value) in (int, float) else "?"
 
-    if stop.get("by_wall"):
-        message = words.say("checks.top_level_wall", seconds=number(stop.get("wall")), used=number(stop.get("cpu")),
-                            wall=number(stop.get("wall_limit")))
-    else:
-        message = words.say("checks.top_level_cpu", used=number(stop.get("cpu")), limit=number(stop.get("limit")))
+    message = words.say("checks.top_level_cpu", used=number(stop.get("cpu")), limit=number(stop.get("limit")))
     lineno = error.get("lineno") if error is not None and type(error.get("lineno")) is int else None
     traceback = str((error or {}).get("traceback") or "")
     if lineno is not None and f'File "{learner.filename}"' in traceback:  # not a line of an earlier answer's

@@ -548,7 +548,7 @@ def runner_end_message(message: dict, containment: dict) -> dict:
              "scratch": message["scratch"], "limits": message["limits"], "threads": message.get("threads"),
              "stats": bool(message.get("stats")), "serve": message.get("probe") is not None}
     if message.get("probe") is not None:
-        start["top_level"] = list(top_level_limits(message))
+        start["top_level"] = top_level_cpu(message)
     if message.get("prelude"):
         start["prelude"] = message["prelude"]
     if message.get("uses"):
@@ -558,26 +558,24 @@ def runner_end_message(message: dict, containment: dict) -> dict:
     return start
 
 
-#: CPU seconds (of its main thread) the learner's top-level code gets when checks follow, and its
-#: wall-time cap in units of that (2.7 s). Checks start once the top level has finished, so a loop
-#: there is stopped within this (a Check of it reports in about 1.6 s on a quiet machine, within
-#: 3 s on a busy one), not at the exercise's whole timeout (7-20 s in the built-in pack); code that
-#: catches the stop is ended by the runner half a second later (``runner.TopLevel``). The run's
-#: own limits still bound everything.
+#: CPU seconds (of its main thread) the learner's top-level code gets when checks follow (at most
+#: half the run's CPU limit). Checks start once the top level has finished, so a loop there is
+#: stopped within this (a Check of it reports in about 1.6 s on a quiet machine), not at the
+#: exercise's whole timeout (7-20 s in the built-in pack); code that catches the stop is ended by
+#: the runner half a second later (``runner.TopLevel``). CPU time only: a busy machine never turns
+#: honest top-level work into a stop, and code that waits (a sleep) waits for the run's own limits.
 TOP_LEVEL_CPU_S = 1.5
-TOP_LEVEL_WALL_FACTOR = 1.8
 
 
-def top_level_limits(message: dict) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) for the top level of a checked run: ``TOP_LEVEL_CPU_S``, and at
-    most half the run's own CPU limit."""
+def top_level_cpu(message: dict) -> float:
+    """CPU seconds for the top level of a checked run: ``TOP_LEVEL_CPU_S``, and at most half the
+    run's own CPU limit."""
     limits = message.get("limits") or {}
     try:
-        run_cpu = float(limits.get("cpu_time", TOP_LEVEL_CPU_S))
+        run_cpu = float(limits.get("cpu_time", 2 * TOP_LEVEL_CPU_S))
     except (TypeError, ValueError):
-        run_cpu = TOP_LEVEL_CPU_S
-    cpu = max(min(TOP_LEVEL_CPU_S, run_cpu / 2), 0.05)
-    return cpu, cpu * TOP_LEVEL_WALL_FACTOR
+        run_cpu = 2 * TOP_LEVEL_CPU_S
+    return max(min(TOP_LEVEL_CPU_S, run_cpu / 2), 0.05)
 
 
 def kill(pid: int, pidfd: int | None = None) -> None:

@@ -163,25 +163,24 @@ class TopLevelStopped(BaseException):
 
 
 class TopLevel:
-    """The time limit on the learner's top-level code when checks follow (``start["top_level"]``:
-    CPU seconds of the main thread, as a check's ``context.TimeLimit`` counts them, and a wall-time
-    cap). A loop there once ran to the exercise's whole ``timeout`` (7-20 s) before the Check said
-    anything; now it is stopped here and the judge says where (``judging.top_level_report``). The
-    learner's code may catch the stop: ``ESCALATE`` seconds after the first, this runner tells
-    the judge itself and ends. Where there are no interval timers (Windows) a thread interrupts
-    the main one instead."""
+    """The time limit on the learner's top-level code when checks follow (``start["top_level"]``):
+    CPU seconds of the main thread, as a check's ``context.TimeLimit`` counts them. No wall-time
+    cap of its own: a busy machine never stops honest code there, and code that waits runs to the
+    run's own wall time. A loop there once ran to the exercise's whole ``timeout`` (7-20 s) before
+    the Check said anything; now it is stopped here and the judge says where
+    (``judging.top_level_report``). The learner's code may catch the stop: ``ESCALATE`` seconds
+    after the first, this runner tells the judge itself and ends. Where there are no interval
+    timers (Windows) a thread interrupts the main one instead."""
 
     REPEAT = 0.02
     #: Seconds the learner's code may go on catching the stop before this runner tells the judge
     #: itself, from the timer's handler, and ends (``_give_up``).
     ESCALATE = 0.5
 
-    def __init__(self, limits: object, channel: socket.socket | None = None, filename: str = "") -> None:
-        ok = type(limits) is list and len(limits) == 2 and all(type(v) in (int, float) for v in limits)
-        self.cpu, self.wall = (float(limits[0]), float(limits[1])) if ok else (0.0, 0.0)  # type: ignore[index]
-        self.armed = ok and self.cpu > 0 and channel is not None
+    def __init__(self, limit: object, channel: socket.socket | None = None, filename: str = "") -> None:
+        self.cpu = float(limit) if type(limit) in (int, float) else 0.0  # type: ignore[arg-type]
+        self.armed = self.cpu > 0 and channel is not None
         self.inside = False
-        self.by_wall = False
         self.fired = False
         self.fired_at = 0.0
         self._cpu0 = self._wall0 = 0.0
@@ -201,11 +200,9 @@ class TopLevel:
         if not self.inside:  # the top level is over: this runner's own code is never interrupted
             return
         if not self.fired:
-            over_wall = time.monotonic() - self._wall0 >= self.wall
-            if not over_wall and self.used() < self.cpu:
+            if self.used() < self.cpu:
                 return
-            self.by_wall, self.fired = over_wall and self.used() < self.cpu, True
-            self.fired_at = time.monotonic()
+            self.fired, self.fired_at = True, time.monotonic()
         elif time.monotonic() - self.fired_at >= self.ESCALATE:
             self._give_up(frame)
         raise TopLevelStopped()
@@ -238,7 +235,7 @@ class TopLevel:
         if not self.armed:
             return function(*args, **kwargs)
         self._cpu0, self._wall0 = time.thread_time(), time.monotonic()
-        first = max(min(self.cpu, self.wall), 0.001)
+        first = max(self.cpu, 0.001)  # CPU time cannot run ahead of wall time in one thread
         if hasattr(signal, "setitimer"):
             previous = signal.signal(signal.SIGALRM, self._tick)
             signal.setitimer(signal.ITIMER_REAL, first, self.REPEAT)
@@ -274,7 +271,7 @@ class TopLevel:
         """The learner's error for a top level stopped here: what the judge reads."""
         if type(exc) is TopLevelStopped and self.fired:
             error["stopped"] = {"cpu": round(self.used(), 2), "wall": round(time.monotonic() - self._wall0, 2),
-                                "by_wall": self.by_wall, "limit": self.cpu, "wall_limit": self.wall}
+                                "limit": self.cpu}
         return error
 
 

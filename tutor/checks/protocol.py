@@ -71,6 +71,7 @@ class Start(TypedDict):
     prelude: NotRequired[str]  # the pack's prelude, run before the learner's code
     uses: NotRequired[list[list[str]]]  # [filename, code] of the learner's earlier answers, run after it
     uid: NotRequired[int]  # the run's own uid, where each run gets one
+    top_level: NotRequired[float]  # checks follow: CPU seconds for the learner's top level (keeper.top_level_cpu)
 
 
 class Ready(TypedDict):

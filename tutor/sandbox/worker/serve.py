@@ -41,26 +41,12 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
 
     def load_deferred_and_fork_again() -> None:
-        # No op has run in this process, so forking after the import is as safe as before it.
-        for spare in spares:
-            spare.discard()
-        load_deferred()
-        if huge_pages:
-            linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
-        spares[:] = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
+        _load_deferred_and_fork_again(spares, containment, {channel.fileno()}, huge_pages)
 
     # Keepers whose verdict is out, still exiting (their relay's teardown, their sweep, their own
     # exit: ~10 ms of a process that ran torch), by pidfd: reaped when they end, not before the
-    # next request is read, so a Run right after a Run does not wait for them.
+    # next request is read, so a Run right after a Run does not wait for them (``_finish``).
     finishing: dict[int, Spare] = {}
-
-    def finish(pidfd: int) -> None:
-        done = finishing.pop(pidfd)
-        done.reap()
-        os.close(pidfd)
-        # Whatever escaped that keeper's sweep was reparented to us, the subreaper: every child
-        # that is neither a spare nor a keeper still finishing is a run's.
-        sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
 
     def fill() -> None:
         spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
@@ -87,7 +73,7 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
             continue
         for fd in ready:
             if fd in finishing:
-                finish(fd)
+                _finish(fd, finishing, spares)
         if channel.fileno() not in ready:
             continue
         try:
@@ -118,54 +104,79 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
         current.start(message, fds)
         for fd in fds:
             os.close(fd)
-        while True:
-            ready, _, _ = select.select([channel.fileno(), current.status_r], [], [])
-            if current.status_r in ready:
-                break
-            try:
-                control, stray = wire.recv_frame(channel)
-            except wire.WireError:
-                current.cancel()
-                current.result()
-                for spare in spares:
-                    spare.discard()
-                return
-            for fd in stray:
-                os.close(fd)
-            if control.get("op") == "exit":
-                current.cancel()
-                current.result()
-                for spare in spares:
-                    spare.discard()
-                return
-            if control.get("op") == "cancel" and control.get("id") == message["id"]:
-                current.cancel()
-            if control.get("op") == "idle":
-                warm_when_idle = control.get("warm") is True
+        left, warm = _watch_run(channel, current, message["id"])
+        if warm is not None:
+            warm_when_idle = warm
+        if left:
+            for spare in spares:
+                spare.discard()
+            return
         verdict = current.verdict()
         verdict.update(op="done", id=message["id"])
         others = frozenset(k.pid for k in finishing.values())
-        if verdict.get("swept") is True:
-            # Nothing of the run is left (the keeper swept, or the run's PID namespace is gone):
-            # the tutor has the result, and the next spare is forked, while the keeper exits.
-            wire.send_frame(channel, verdict)
-            last_verdict = time.monotonic()
-            linux.let_the_woken_run()  # the tutor, before the fork below
-            if at_once or not spares:
-                fill()
+        # Swept: nothing of the run is left (the keeper swept, or the run's PID namespace is gone),
+        # so the tutor has the result, and the next spare is forked, while the keeper exits.
+        swept = verdict.get("swept") is True
+        if not swept:
+            current.reap()
+            sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
+        wire.send_frame(channel, verdict)
+        last_verdict = time.monotonic()
+        linux.let_the_woken_run()  # the tutor, before the fork below
+        if at_once or not spares:
+            fill()
+        if swept:
             try:
                 finishing[os.pidfd_open(current.pid)] = current
             except (AttributeError, OSError):
                 current.reap()
                 sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
-            continue
-        current.reap()
-        sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
-        wire.send_frame(channel, verdict)
-        last_verdict = time.monotonic()
-        linux.let_the_woken_run()
-        if at_once or not spares:
-            fill()
+
+
+def _load_deferred_and_fork_again(spares: list[Spare], containment: dict, keep: set[int], huge_pages: bool) -> None:
+    """Load what the profiler needs (``SPARE_DEFERS``) here, and fork ``spares`` again after it:
+    no op has run in this process, so forking after the import is as safe as before it."""
+    for spare in spares:
+        spare.discard()
+    load_deferred()
+    if huge_pages:
+        linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
+    spares[:] = [Spare(containment, keep) for _ in range(SPARES)]
+
+
+def _finish(pidfd: int, finishing: dict[int, Spare], spares: list[Spare]) -> None:
+    """A keeper whose verdict is out has ended: reap it, then sweep. Whatever escaped its sweep
+    was reparented to this process, the subreaper: every child that is neither a spare nor a
+    keeper still finishing is a run's."""
+    done = finishing.pop(pidfd)
+    done.reap()
+    os.close(pidfd)
+    sweep(time.monotonic() + 1.0, keep=frozenset({*(s.pid for s in spares), *(k.pid for k in finishing.values())}))
+
+
+def _watch_run(channel: socket.socket, current: Spare, run_id: object) -> tuple[bool, bool | None]:
+    """Until ``current``'s verdict is ready, read what the tutor sends meanwhile: a cancel of this
+    run, whether idle spares may load the deferred modules, or its exit. (Whether the tutor left,
+    in which case the run was cancelled and reaped; the last ``idle`` it said, or None.)"""
+    warm: bool | None = None
+    while True:
+        ready, _, _ = select.select([channel.fileno(), current.status_r], [], [])
+        if current.status_r in ready:
+            return False, warm
+        try:
+            control, stray = wire.recv_frame(channel)
+        except wire.WireError:
+            control, stray = {"op": "exit"}, []
+        for fd in stray:
+            os.close(fd)
+        if control.get("op") == "exit":
+            current.cancel()
+            current.result()
+            return True, warm
+        if control.get("op") == "cancel" and control.get("id") == run_id:
+            current.cancel()
+        if control.get("op") == "idle":
+            warm = control.get("warm") is True
 
 
 def main() -> int:

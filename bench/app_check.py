@@ -26,9 +26,9 @@ from app_support import MINI, make_settings  # noqa: E402
 from tutor.app.app import TutorApp  # noqa: E402
 from tutor.app.engine import Engine  # noqa: E402
 from tutor.app.widgets.report import CheckReport  # noqa: E402
-from tutor.core.discovery import FoundPack  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
-from tutor.core.progress import ProgressStore  # noqa: E402
+from tutor.pack.discovery import FoundPack  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
+from tutor.record.progress import ProgressStore  # noqa: E402
 
 
 async def measure(repeat: int, first: list[float] | None = None, **flags: str) -> list[float]:

@@ -104,9 +104,9 @@ def serve(pack: Path) -> int:
     CPU seconds in the judge."""
     try:
         from tutor.grading.exercise import check_exercise
-    except ImportError:  # a checkout from before grading left tutor/core
+    except ImportError:  # a checkout from before grading left tutor/pack
         from tutor.core.grading import check_exercise  # type: ignore[no-redef]
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
     from tutor.sandbox import Sandbox
 
     try:
@@ -143,7 +143,7 @@ def serve(pack: Path) -> int:
 
 
 def _items(pack: Path, wanted: list[str], roles: list[str]) -> list[tuple[str, str]]:
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     ids = [ex.id for _lesson, ex in load_pack(pack).exercises()]
     unknown = [name for name in wanted if name not in ids]

@@ -28,11 +28,11 @@ sys.path.insert(0, str(_ROOT))
 
 try:
     from tutor.grading.exercise import check_exercise  # noqa: E402
-except ImportError:  # a checkout from before grading left tutor/core
+except ImportError:  # a checkout from before grading left tutor/pack
     from tutor.core.grading import check_exercise  # type: ignore[no-redef]  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
-from tutor.core.models import Exercise  # noqa: E402
-from tutor.core.validation import validate  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
+from tutor.pack.models import Exercise  # noqa: E402
+from tutor.pack.validation import validate  # noqa: E402
 
 FIXTURES = _ROOT / "tests" / "checks" / "fixtures" / "engine-pack"
 CODE = """

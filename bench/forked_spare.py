@@ -14,14 +14,14 @@ import resource
 import statistics
 import time
 
-from tutor.sandbox.worker.startup import preload, warm_up
+from tutor.child.worker.startup import preload, warm_up
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
-    preload(["tutor.checks.probe"])  # as a worker does: torch, the profiler's modules, no op
+    preload(["tutor.child.checks.probe"])  # as a worker does: torch, the profiler's modules, no op
     cpu, wall = [], []
     for _ in range(args.runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

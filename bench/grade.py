@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
+from tutor.pack.discovery import builtin_pack_dirs  # noqa: E402
 from tutor.grading.gradebook import GradeCache, collect, grade_all  # noqa: E402
 from tutor.grading.output import CsvStream  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
 from tutor.sandbox import Sandbox  # noqa: E402
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
-from tutor.core.models import LatePenalty  # noqa: E402
+from tutor.pack.discovery import builtin_pack_dirs  # noqa: E402
+from tutor.pack.models import LatePenalty  # noqa: E402
 from tutor.grading.gradebook import (GradeCache, Row, Submission, _stamp, engine_fingerprint,  # noqa: E402
                                      exercise_fingerprint, parse_deadline, score)
 from tutor.grading.output import CsvStream  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
 from tutor.sandbox.limits import Limits  # noqa: E402
 
 

@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from tests.checks.conftest import make_exercise  # noqa: E402
 from tests.checks.test_judge_stays_up import CHECK, SEND_FIRST  # noqa: E402
-from tutor.checks import protocol  # noqa: E402
-from tutor.checks.remote import Session  # noqa: E402
+from tutor.child.checks import protocol  # noqa: E402
+from tutor.child.checks.remote import Session  # noqa: E402
 from tutor.grading.exercise import check_exercise  # noqa: E402
 from tutor.sandbox import Limits, Sandbox  # noqa: E402
 

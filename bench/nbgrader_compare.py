@@ -496,8 +496,8 @@ def main() -> int:
     parser.add_argument("--keep", metavar="DIR", help="build in DIR and keep it (default: a temporary folder)")
     args = parser.parse_args()
 
-    from tutor.core.discovery import builtin_pack_dirs
-    from tutor.core.loader import load_pack
+    from tutor.pack.discovery import builtin_pack_dirs
+    from tutor.pack.loader import load_pack
 
     sizes = [int(n) for n in args.learners.split(",")]
     workers = [int(n) for n in args.workers.split(",")]

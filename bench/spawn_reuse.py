@@ -22,7 +22,7 @@ def main() -> None:
     parser.add_argument("--isolation", default="bwrap", choices=("auto", "bwrap", "none"))
     args = parser.parse_args()
     started = time.perf_counter()
-    with Sandbox(Limits(), isolation=args.isolation, mode="spawn", workers=2, preload=["tutor.checks.probe"],
+    with Sandbox(Limits(), isolation=args.isolation, mode="spawn", workers=2, preload=["tutor.child.checks.probe"],
                  purpose="batch") as box:
         box.wait_ready(300)
         ready = time.perf_counter()

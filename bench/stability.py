@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tutor.core.discovery import builtin_pack_dirs  # noqa: E402
+from tutor.pack.discovery import builtin_pack_dirs  # noqa: E402
 from tutor.grading.exercise import check_exercise  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
 
 
 def verdicts(sandbox, pack, runs: int, log=print) -> dict[tuple[str, str], Counter]:

@@ -122,7 +122,7 @@ def main() -> int:
         "torch-tutor, resumed (exercise + editor)": tutor[:3] + ["--data-dir", str(resumed)] + tutor[3:],
     }
     # Seed the resumed case: a saved position on the exercise step.
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(resumed)
     store.positions.set("mini", "exercises", "double")

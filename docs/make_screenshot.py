@@ -18,10 +18,10 @@ sys.path.insert(0, str(ROOT))
 
 from tutor.app.app import TutorApp  # noqa: E402
 from tutor.app.engine import Engine  # noqa: E402
-from tutor.core.config import load_settings  # noqa: E402
-from tutor.core.discovery import FoundPack, builtin_pack_dirs  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
-from tutor.core.progress import ProgressStore  # noqa: E402
+from tutor.settings.config import load_settings  # noqa: E402
+from tutor.pack.discovery import FoundPack, builtin_pack_dirs  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
+from tutor.record.progress import ProgressStore  # noqa: E402
 
 PACK, LESSON, STEP = "debugging-and-speed", "three-traps", "accumulate-graph"
 

@@ -34,7 +34,7 @@ import pytest
 sys.dont_write_bytecode = False
 
 # The tests read the tutor in English: a developer's own locale (LANG=zh_CN.UTF-8) would turn
-# its words to Chinese (tutor.core.i18n.locale_language); tests of the locale pass their own.
+# its words to Chinese (tutor.words.i18n.locale_language); tests of the locale pass their own.
 for _name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
     if os.environ.get(_name, "").split(".")[0].split("_")[0] not in ("", "C", "POSIX", "en"):
         os.environ[_name] = "C.UTF-8"
@@ -58,7 +58,7 @@ def _the_tutor_speaks_english_after_each_test():
     A thin wrapper over ``i18n.set_language``: it holds whether the language is a module global
     or a ContextVar (a sync test runs in the worker's own context, so what it sets stays there)."""
     yield
-    from tutor.core import i18n
+    from tutor.words import i18n
 
     i18n.set_language(None)
 
@@ -304,7 +304,7 @@ def _is_ours(pid: int, mark: str) -> str | None:
         return None
     if state == "Z" or f"{RUN_MARK}={mark}".encode() not in environ or not argv:
         return None
-    tutorish = any(os.path.basename(a) == "torch-tutor" or "tutor.sandbox.worker" in a for a in argv) \
+    tutorish = any(os.path.basename(a) == "torch-tutor" or "tutor.child.worker" in a for a in argv) \
         or os.path.basename(argv[0]) == "bwrap"
     return " ".join(argv)[:300] if tutorish else None
 

@@ -5,7 +5,7 @@ hand-in, a sandbox that cannot start, a port in use) derives from :class:`TutorE
 command line reports all of them in one place (``tutor.cli.main.main`` and
 ``tutor.cli.common.guarded``: ``torch-tutor: error: <message>``, exit code 2) and never as a
 traceback. A leaf module: standard library only, importable from every layer but the child side
-(``tutor.checks``, ``tutor.sandbox.worker``), whose exceptions are its own control flow (a failed
+(``tutor.child.checks``, ``tutor.child.worker``), whose exceptions are its own control flow (a failed
 check, the learner's exception, a runner that went away) and never reach a user as such.
 """
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from tutor.core.config import load_settings
+from tutor.settings.config import load_settings
 
 MINI = Path(__file__).parent / "packs" / "mini"
 SIZE = (100, 32)
@@ -62,8 +62,8 @@ def learner_store(data_dir: Path):
     """The progress store as the app keeps it: the app subscribes the first graded meeting of
     an item to its review card (the store itself schedules nothing), so what a test records
     here makes the cards the app would have made."""
-    from tutor.core import review
-    from tutor.core.progress import ProgressStore
+    from tutor.record import spaced_review as review
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(data_dir)
     review.keep_first_meetings(store)

@@ -13,9 +13,9 @@ import pytest
 from app_support import MINI, make_settings
 from tutor.app.app import TutorApp
 from tutor.app.engine import Engine
-from tutor.core.discovery import FoundPack
-from tutor.core.loader import load_pack
-from tutor.core.progress import ProgressStore
+from tutor.pack.discovery import FoundPack
+from tutor.pack.loader import load_pack
+from tutor.record.progress import ProgressStore
 
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from app_support import MINI, learner_store
-from tutor.core.progress import ProgressStore
+from tutor.record.progress import ProgressStore
 
 
 def tutor(*args: str, data_dir, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -94,7 +94,7 @@ def test_open_unknown_pack_or_lesson_is_a_usage_error(tmp_path):
 def test_global_options_work_after_the_subcommand_too(tmp_path, capsys):
     """`torch-tutor progress --data-dir D` was a usage error; now it reads D's progress."""
     from tutor.cli.main import main
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     data = tmp_path / "data"
     store = ProgressStore.open(data)

@@ -482,7 +482,7 @@ async def test_resuming_puts_the_cursor_back_where_it_was(make_app, tmp_path, la
 async def test_a_cursor_kept_for_longer_code_stays_inside_the_code_now(make_app, tmp_path):
     """The code was reset (or the kept place is not a place at all): the cursor stays inside."""
     from tutor.app.widgets.editor import CodeEditor
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(tmp_path)
     store.preferences.set("cursor:mini/exercises/double", "40,99")

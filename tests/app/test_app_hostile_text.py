@@ -19,7 +19,7 @@ OSC_CLIP = "\x1b]52;c;cm0gLXJmIH4=\x07"
 
 
 def test_attack_strings_are_hostile_until_neutralised():
-    from tutor.core.textclean import neutralize
+    from tutor.words.safe_text import neutralize
 
     assert hostile(OSC_TITLE) and hostile(OSC_CLIP)
     assert not hostile(neutralize(OSC_TITLE + OSC_CLIP))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core import i18n
+from tutor.words import i18n
 
 TUTOR = Path(i18n.__file__).parents[1]
 APP = TUTOR / "app"
@@ -127,7 +127,7 @@ _NOT_SHOWN = {"id", "classes", "style", "severity", "variant", "key_display", "m
               "overflow", "end", "key", "header_style", "action", "language", "theme"}
 #: (file under tutor/app, literal) pairs that must stay as they are, each with the reason.
 _ALLOWED = {
-    ("markdown.py", "center"), ("markdown.py", "right"), ("markdown.py", "left"),  # table alignments, not text
+    ("markdown_render.py", "center"), ("markdown_render.py", "right"), ("markdown_render.py", "left"),  # table alignments, not text
     ("widgets/steps/quiz_predict.py", "```python\n"),  # a code fence for the learner's own output
 }
 
@@ -180,7 +180,7 @@ def english_outside_the_table(root: Path) -> list[str]:
 
 def test_no_english_shown_from_outside_the_table():
     found = english_outside_the_table(APP)
-    assert not found, "learner-visible English built outside tutor/core/i18n.py:\n" + "\n".join(found)
+    assert not found, "learner-visible English built outside tutor/words/i18n.py:\n" + "\n".join(found)
 
 
 def test_the_scan_finds_english_where_it_is_shown(tmp_path):
@@ -202,7 +202,7 @@ def test_the_scan_finds_english_where_it_is_shown(tmp_path):
 #
 # The learner-facing commands print and raise their sentences; the check engine (the sandbox's
 # child, which cannot import the table) raises Failed and makes results with a said of
-# tutor/checks/words.py. A string literal with an English word in any of those places is a
+# tutor/words/engine.py. A string literal with an English word in any of those places is a
 # sentence built outside the table.
 
 #: The learner-facing commands (check, run, doctor, open, progress, quiz, reset, review, serve; the

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from app_support import settle, wait_for_text
-from tutor.core.progress import ProgressStore
+from tutor.record.progress import ProgressStore
 
 REPO = Path(__file__).parents[2]
 

@@ -10,7 +10,7 @@ from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.report import CheckReport
 from tutor.cli.main import main
 from tutor.grading.exercise import grade
-from tutor.core.progress import ProgressStore
+from tutor.record.progress import ProgressStore
 from tutor.sandbox.result import LearnerError, RunResult
 
 SMALL = (80, 24)
@@ -390,7 +390,7 @@ def test_a_passed_flat_memory_check_is_drawn_against_what_flat_allows():
 
     from tutor.app.widgets.charts import columns, flat_limit
     from tutor.app.widgets.report import CheckReport
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
     from tutor.grading.exercise import CheckResult, ExerciseReport
     from tutor.sandbox.result import RunResult
 
@@ -404,7 +404,7 @@ def test_a_passed_flat_memory_check_is_drawn_against_what_flat_allows():
                                                 data={"curve": curve})])
     widget = CheckReport(report, lambda text: str(text or ""), exercise=exercise)
     limit = widget._flat_limit(spec.id, curve)
-    assert limit == 256 * 1.25 + 64 * 28  # as tutor.checks.kinds.memory judges it
+    assert limit == 256 * 1.25 + 64 * 28  # as tutor.child.checks.kinds.memory judges it
     assert limit == flat_limit([(4, 256), (8, 384), (16, 512), (32, 768)], spec.tolerance, spec.slack_per_step)
     bars = columns([b for _, b in curve], max(768, limit))
     assert bars[0].strip() == ""  # under what flat allows: the top row stays empty

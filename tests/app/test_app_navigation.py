@@ -343,7 +343,7 @@ async def test_the_filter_finds_step_titles_and_exercise_ids(make_app, language,
     `view-inplace` (an exercise id the app itself shows) found nothing."""
     from pathlib import Path
 
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     builtin = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
     app = make_app(resume=False, language=language, pack=builtin)

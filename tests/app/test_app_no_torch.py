@@ -15,10 +15,10 @@ def test_driving_every_screen_never_imports_torch(tmp_path):
         import asyncio, sys
         from tutor.app.app import TutorApp
         from tutor.app.engine import Engine
-        from tutor.core.config import load_settings
-        from tutor.core.discovery import FoundPack
-        from tutor.core.loader import load_pack
-        from tutor.core.progress import ProgressStore
+        from tutor.settings.config import load_settings
+        from tutor.pack.discovery import FoundPack
+        from tutor.pack.loader import load_pack
+        from tutor.record.progress import ProgressStore
         from pathlib import Path
 
         data = Path({str(tmp_path)!r})

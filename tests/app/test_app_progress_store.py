@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from tutor.core.loader import load_pack
-from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
+from tutor.pack.loader import load_pack
+from tutor.record.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
 from app_support import MINI
 
@@ -115,7 +115,7 @@ def test_time_on_a_step_is_capped_per_visit(tmp_path):
 def test_reset_forgets_the_cursor_and_the_free_grade_it_kept_for_the_steps_it_resets(tmp_path):
     """A reset progress opened the exercise with the cursor where the old one left it (a browser
     test's arrows then went one line too far)."""
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(tmp_path)
     for pack in ("mini", "other"):

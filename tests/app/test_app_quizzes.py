@@ -8,8 +8,8 @@ from rich.text import Text
 
 from app_support import screen_text, settle
 from tutor.app.widgets.steps.quiz_choice import ChoiceRadio, choice_order, learner_seed, soft_join
-from tutor.core.predict import judge, normalize, raised_name, side_by_side
-from tutor.core.progress import ProgressStore
+from tutor.pack.predict_compare import judge, normalize, raised_name, side_by_side
+from tutor.record.progress import ProgressStore
 
 SMALL = (80, 24)
 
@@ -373,7 +373,7 @@ async def test_an_answered_choice_revisited_opens_at_its_question(make_app, tmp_
     import shutil
 
     from app_support import MINI
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     copy = tmp_path / "mini"
     shutil.copytree(MINI, copy)
@@ -426,7 +426,7 @@ async def test_a_free_answer_box_has_room_to_write(make_app):
 
 def test_predictions_are_compared_as_values_where_only_the_number_format_differs():
     """Issue 52, item 6: `[[0, 5], [0, 5]]` against the output `[[0.0, 5.0], [0.0, 5.0]]` was a miss."""
-    from tutor.core.predict import judge
+    from tutor.pack.predict_compare import judge
 
     printed = "[[0.0, 5.0], [0.0, 5.0]]\n"
     verdict = judge("[[0, 5], [0, 5]]", printed)
@@ -447,7 +447,7 @@ def test_predictions_are_compared_as_values_where_only_the_number_format_differs
 @pytest.mark.parametrize("language, said", [
     ("en", "only the number format differs"), ("zh", "只是数字的写法不同")])
 async def test_a_prediction_right_but_for_its_number_format_says_so(make_app, sandbox, language, said):
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = make_app(start_lesson="basics", sandbox=sandbox, language=language)
     async with app.run_test(size=SMALL) as pilot:
@@ -470,8 +470,8 @@ async def test_a_free_answer_is_graded_1_to_4_by_key_or_button_and_can_be_graded
     """Issue 52, item 5: README promised a 1-4 rating (Again, Hard, Good, Easy), the screen
     showed two buttons and `3` did nothing; Left/Right did not move between them; "Your grade is
     saved" was below the fold. One design: 1-4 in the lesson as in the review queue."""
-    from tutor.core import review
-    from tutor.core.i18n import TABLE
+    from tutor.record import spaced_review as review
+    from tutor.words.i18n import TABLE
 
     words = TABLE[language]
     app = make_app(start_lesson="basics", language=language)
@@ -510,7 +510,7 @@ async def test_a_free_answer_is_graded_1_to_4_by_key_or_button_and_can_be_graded
 
 def test_a_free_answers_own_grade_is_its_cards_first_rating(tmp_path):
     from app_support import learner_store
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     store = learner_store(tmp_path)
     store.answers.record_quiz("mini", "basics", "why-shapes", "x", None)

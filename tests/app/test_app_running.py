@@ -84,7 +84,7 @@ async def test_the_lessons_own_example_that_does_not_do_what_it_says_still_repor
     import shutil
 
     from app_support import MINI
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     copy = tmp_path / "mini"
     shutil.copytree(MINI, copy)
@@ -314,7 +314,7 @@ def test_only_defines_reads_what_the_code_does():
 async def test_the_solution_gate_says_how_many_checks_failed_and_checks_go_on_counting(make_app, sandbox, language):
     """Issue 52, item 9: the gate's toast said "after 3 checks that failed" but not how many so
     far, and "Check N" began again at 1 after a restart while the gate's count carried over."""
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
     app.store.answers.record_attempt("mini", "exercises", "double", "check", passed=False, checks_passed=0,
@@ -340,7 +340,7 @@ async def test_the_starter_note_sits_above_the_report_and_no_toast_outlives_its_
     """Issue 52, item 10: "That is still the starter code…" was a toast over the right half of
     the report for seconds, and could still sit on top of a later "Solved!"."""
     from tutor.app.widgets.editor import CodeEditor
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = make_app(start_lesson="exercises", sandbox=sandbox, language=language)
     async with app.run_test(size=SMALL) as pilot:

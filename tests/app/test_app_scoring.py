@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 from app_support import MINI, settle, screen_text
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 
 
 def _mini(tmp_path, scoring: str | None):

@@ -14,8 +14,8 @@ from app_support import MINI, make_settings, screen_text, settle
 from tutor.app.engine import Engine, EngineUnavailable
 from tutor.app.state import tutor_app
 from tutor.app.widgets.steps.base import StepView
-from tutor.core import i18n
-from tutor.core.i18n import t
+from tutor.words import i18n
+from tutor.words.i18n import t
 
 
 def _broken_interpreter(tmp_path):

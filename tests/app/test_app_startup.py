@@ -66,7 +66,7 @@ def _start(data: Path, *args: str) -> tuple[dict, dict]:
 @pytest.mark.parametrize("resumed", [False, True], ids=["contents", "resumed-exercise"])
 def test_a_second_start_loads_nothing_heavy_before_its_first_frame(tmp_path, resumed):
     if resumed:
-        from tutor.core.progress import ProgressStore
+        from tutor.record.progress import ProgressStore
 
         store = ProgressStore.open(tmp_path)
         store.positions.set("mini", "exercises", "double")
@@ -92,7 +92,7 @@ def test_a_changed_pack_is_read_again(tmp_path):
         code = textwrap.dedent(f"""
             import json
             from pathlib import Path
-            from tutor.core.discovery import discover
+            from tutor.pack.discovery import discover
             found = discover([Path({str(pack)!r})], Path({str(data)!r}), cache=True)
             print(json.dumps([f.pack.title for f in found if f.origin == "--pack"]))
         """)

@@ -10,7 +10,7 @@ from app_support import screen_text, settle
 from tutor.app.modals.confirm import ConfirmScreen
 from tutor.app.modals.solution import SolutionScreen
 from tutor.app.widgets.editor import DEBOUNCE, CodeEditor
-from tutor.core.progress import ProgressStore
+from tutor.record.progress import ProgressStore
 
 
 SMALL = (80, 24)
@@ -279,7 +279,7 @@ async def test_running_code_without_a_sandbox_says_why(make_app):
 async def test_a_key_pressed_under_f9s_question_is_not_swallowed_silently(make_app, language):
     """Issue 52, item 12: F6 pressed under F9's "put the starter back?" did nothing, silently."""
     from tutor.app.modals.confirm import ConfirmScreen
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = make_app(start_lesson="exercises", language=language)
     async with app.run_test(size=SMALL) as pilot:

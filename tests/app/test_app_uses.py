@@ -10,9 +10,9 @@ from app_support import SIZE, make_settings, screen_text, settle
 from tutor.app.app import TutorApp
 from tutor.app.engine import Engine
 from tutor.app.widgets.editor import CodeEditor
-from tutor.core.discovery import FoundPack
-from tutor.core.loader import load_pack
-from tutor.core.progress import ProgressStore
+from tutor.pack.discovery import FoundPack
+from tutor.pack.loader import load_pack
+from tutor.record.progress import ProgressStore
 
 PUZZLES = Path(__file__).resolve().parents[2] / "examples" / "tensor-puzzles"
 RIGHT = "def checkerboard(n):\n    return (arange(n)[:, None] + arange(n)[None, :]) % 2\n"

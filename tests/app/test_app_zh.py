@@ -134,7 +134,7 @@ async def test_switching_redraws_the_review_keeping_its_verdict(make_app):
     key bar again in Chinese; the rating stays given (no second rating)."""
     from test_review_screen import DAY, T0, WHICH, _app, _open_review
 
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     app = _app(make_app, start_lesson="basics")
     async with app.run_test(size=SMALL) as pilot:

@@ -1,5 +1,5 @@
 """Issue 52, item 18: in Chinese the comments of an example, a starter and a solution are Chinese
-(their `#zh:` lines, tutor/core/comments.py); in English the `#zh:` lines are not shown; a starter
+(their `#zh:` lines, tutor/pack/comments.py); in English the `#zh:` lines are not shown; a starter
 checked unchanged is not an attempt in either language, nor after a switch of language."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from app_support import MINI, screen_text, settle
 from tutor.app.modals.solution import SolutionScreen
 from tutor.app.widgets.editor import CodeEditor
-from tutor.core.comments import code_for
-from tutor.core.loader import load_pack
+from tutor.pack.comments import code_for
+from tutor.pack.loader import load_pack
 
 SMALL = (80, 24)
 

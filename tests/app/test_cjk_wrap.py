@@ -13,7 +13,7 @@ from rich.text import Text
 from textual._wrap import compute_wrap_offsets
 
 from tutor.app import cjk_wrap
-from tutor.core import i18n
+from tutor.words import i18n
 
 cjk_wrap.install()
 
@@ -64,7 +64,7 @@ def test_english_wraps_as_before(monkeypatch, width):
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from tutor.app.markdown import parse, render  # noqa: E402
+from tutor.app.markdown_render import parse, render  # noqa: E402
 
 _CLOSING = "，。、：；！？）》」』】…"
 _OPENING = "（《「『【"
@@ -168,7 +168,7 @@ async def test_the_two_lessons_steps_keep_every_character_at_80_columns(make_app
     from pathlib import Path
 
     from app_support import settle
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     pack = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
     step = next(item for item in pack.lessons if item.id == lesson).steps[forward]

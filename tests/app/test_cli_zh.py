@@ -16,8 +16,8 @@ import pytest
 
 from app_support import MINI, learner_store
 from tutor.cli.main import main
-from tutor.core import i18n
-from tutor.core.progress import ProgressStore
+from tutor.words import i18n
+from tutor.record.progress import ProgressStore
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -128,7 +128,7 @@ def test_check_reports_a_wrong_fix_in_chinese(tmp_path):
 
 
 def test_language_values_as_a_locale_writes_them_and_bad_ones_with_their_line(tmp_path):
-    from tutor.core.config import ConfigError, language_of, load_settings
+    from tutor.settings.config import ConfigError, language_of, load_settings
 
     none = tmp_path / "none.toml"
     settings = load_settings({"language": "zh_CN.UTF-8"}, config_file=none, environ={})
@@ -240,7 +240,7 @@ def test_doctor_in_chinese(tmp_path):
 def test_the_servers_lines_are_the_tables():
     """tutor/web cannot import the table: the English lines of its server and of doctor's container
     facts are the table's serve.* and hub.* keys; serve and doctor pass them in the learner's language."""
-    from tutor.web import hub, serve
+    from tutor.web import hub, browser_server as serve
 
     for prefix, words in (("serve.", serve.WORDS), ("hub.", hub.WORDS)):
         assert words == {key: i18n.TABLE["en"][prefix + key] for key in words}
@@ -277,7 +277,7 @@ ENGLISH_LINES = [
 @pytest.fixture
 def no_bubblewrap(monkeypatch):
     """A machine with no bwrap on PATH and a bundled one that user namespaces refuse."""
-    from tutor.core.i18n import said
+    from tutor.words.i18n import said
     from tutor.sandbox import isolation
 
     monkeypatch.delenv("TORCH_TUTOR_EMULATE_WINDOWS", raising=False)
@@ -321,8 +321,8 @@ def test_the_gaps_and_the_status_bars_reason_in_chinese(no_bubblewrap, monkeypat
     from types import SimpleNamespace
 
     from tutor.app.engine import Engine
-    from tutor.core.config import Settings
-    from tutor.core.i18n import render
+    from tutor.settings.config import Settings
+    from tutor.words.i18n import render
 
     info = no_bubblewrap
     i18n.set_language("zh")
@@ -339,7 +339,7 @@ def test_the_gaps_and_the_status_bars_reason_in_chinese(no_bubblewrap, monkeypat
 
 def test_every_isolation_sentence_has_its_chinese(monkeypatch):
     """Root without bubblewrap, and a bubblewrap without nested namespaces: each sentence said."""
-    from tutor.core.i18n import english, render, said
+    from tutor.words.i18n import english, render, said
     from tutor.sandbox import isolation
 
     monkeypatch.setattr(isolation, "is_root", lambda: True)
@@ -381,7 +381,7 @@ def test_the_hubs_user_namespace_reason_in_chinese(monkeypatch):
 
 
 def test_the_torch_range_notice_in_chinese():
-    from tutor.core.versions import floor_notice
+    from tutor.pack.versions import floor_notice
 
     assert floor_notice("2.1.0", ">=2.4").startswith("This pack needs torch >=2.4, but")
     i18n.set_language("zh")

@@ -79,7 +79,7 @@ def _sandbox_processes() -> set[int]:
                 command = handle.read()
         except OSError:
             continue
-        if b"tutor.sandbox.worker" in command or command.startswith(b"/usr/bin/bwrap"):
+        if b"tutor.child.worker" in command or command.startswith(b"/usr/bin/bwrap"):
             found.add(pid)
     return found
 
@@ -116,8 +116,8 @@ def test_a_step_says_whether_its_runs_may_profile():
     lesson's exercise may load the profiler's machinery, the view exercise's and a prose page's
     will not, and nothing is known with no step."""
     from tutor.app.engine import may_profile
-    from tutor.core.loader import load_pack
-    from tutor.core.models import Exercise, Prose
+    from tutor.pack.loader import load_pack
+    from tutor.pack.models import Exercise, Prose
 
     pack = load_pack(Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed")
     steps = {(lesson.id, step.id): step for lesson in pack.lessons for step in lesson.steps}
@@ -133,7 +133,7 @@ async def test_each_step_shown_tells_the_sandbox_whether_its_runs_may_profile(tm
     """A spare waiting for a Run warms up for the profiler only where the step's code or checks
     may need it (spawn mode pays that in every spare: 1.2-2.4 s of CPU per Run)."""
     from app_support import MINI, SIZE, settle
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     told: list = []
     monkeypatch.setattr(sandbox, "expect", told.append)

@@ -8,8 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from tutor.app.markdown import (Code, Heading, ListBlock, Paragraph, Quote, Rule, TableBlock, inline, parse,
-                                render)
+from tutor.app.markdown_render import Code, Heading, ListBlock, Paragraph, Quote, Rule, TableBlock, inline, parse, render
 
 
 def shown(markdown: str, width: int = 60) -> str:

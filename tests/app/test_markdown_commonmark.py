@@ -11,8 +11,8 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from tutor.app import markdown as ours
-from tutor.core.loader import load_pack
+from tutor.app import markdown_render as ours
+from tutor.pack.loader import load_pack
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMONMARK = MarkdownIt("commonmark").enable(["table", "strikethrough"])

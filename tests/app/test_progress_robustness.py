@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tutor.cli.main import main
-from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
+from tutor.record.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
 from app_support import MINI, SIZE, screen_text, settle
 

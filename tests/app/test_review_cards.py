@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core import review
-from tutor.core.i18n import t
-from tutor.core.loader import load_pack
-from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
+from tutor.record import spaced_review as review
+from tutor.words.i18n import t
+from tutor.pack.loader import load_pack
+from tutor.record.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
 from app_support import MINI
 
@@ -266,14 +266,15 @@ def test_a_card_met_in_the_app_is_not_changed_for_the_shell(tmp_path):
     import sys
     import textwrap
 
-    from tutor.core import packcache
+    from tutor.pack import packcache
 
     cache = packcache.cache_dir(tmp_path / "data")
     packcache.load(MINI, cache)  # warm, as after a first start
     code = textwrap.dedent(f"""
         from pathlib import Path
-        from tutor.core import packcache, review
-        from tutor.core.progress import ProgressStore
+        from tutor.pack import packcache
+        from tutor.record import spaced_review as review
+        from tutor.record.progress import ProgressStore
         pack = packcache.load(Path({str(MINI)!r}), Path({str(cache)!r}))
         store = ProgressStore.open(Path({str(tmp_path / "data")!r}))
         review.keep_first_meetings(store)

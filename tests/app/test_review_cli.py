@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from tutor.cli.main import main
-from tutor.core.progress import FILE_NAME, ProgressStore
+from tutor.record.progress import FILE_NAME, ProgressStore
 
 from app_support import MINI, learner_store
 from test_review_cards import FIXTURE
@@ -78,7 +78,7 @@ def test_the_first_screen_loads_no_review_module(tmp_path):
     heavy = '("yaml", "pydantic", "pydantic_core", "markdown_it", "torch", "importlib.metadata")'
     assert heavy in SCRIPT
     original = test_app_startup.SCRIPT
-    test_app_startup.SCRIPT = SCRIPT.replace(heavy, '("fsrs", "tutor.core.review", "tutor.app.screens.review", '
+    test_app_startup.SCRIPT = SCRIPT.replace(heavy, '("fsrs", "tutor.record.spaced_review", "tutor.app.screens.review", '
                                                     '"tutor.app.screens.review_chart")')
     try:
         store = learner_store(tmp_path)
@@ -92,7 +92,7 @@ def test_the_first_screen_loads_no_review_module(tmp_path):
 
 @pytest.mark.parametrize("value, expected", [("0", 0), ("25", 25), ("-1", "must be 0 or more"), ("lots", "whole number")])
 def test_the_new_cards_per_day_setting(tmp_path, value, expected):
-    from tutor.core.config import ConfigError, load_settings
+    from tutor.settings.config import ConfigError, load_settings
 
     environ = {"TORCH_TUTOR_NEW_CARDS_PER_DAY": value}
     if isinstance(expected, int):
@@ -108,8 +108,8 @@ def test_pack_text_and_stored_ids_reach_the_terminal_inert(tmp_path, capsys):
     as visible characters, never as control sequences."""
     import dataclasses
 
-    from tutor.core import review
-    from tutor.core.loader import load_pack
+    from tutor.record import spaced_review as review
+    from tutor.pack.loader import load_pack
 
     pack = load_pack(MINI)
     store = learner_store(tmp_path)
@@ -140,7 +140,7 @@ def test_review_modules_and_review_due_import_neither_torch_nor_textual(tmp_path
 
     code = ("import sys\nfrom tutor.cli.main import main\n"
             f"assert main(['--data-dir', {str(tmp_path)!r}, '--pack', {str(MINI)!r}, 'review', '--due']) == 0\n"
-            "import tutor.core.review\n"
+            "import tutor.record.spaced_review\n"
             "heavy = [m for m in ('torch', 'textual', 'pandas') if m in sys.modules]\n"
             "assert not heavy, heavy\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

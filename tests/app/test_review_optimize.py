@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from tutor.core import review
-from tutor.core.progress import ProgressStore
+from tutor.record import spaced_review as review
+from tutor.record.progress import ProgressStore
 
 DAY = 86400.0
 T0 = 1_772_366_400.0  # 2026-03-01 12:00 UTC

@@ -14,7 +14,7 @@ from tutor.app.screens.home import HomeScreen
 from tutor.app.screens.lesson import LessonScreen
 from tutor.app.screens.review import ReviewScreen
 from tutor.app.widgets.editor import CodeEditor
-from tutor.core import review
+from tutor.record import spaced_review as review
 
 SMALL = (80, 24)
 DAY = 86400.0
@@ -492,8 +492,8 @@ def test_when_says_now_only_once_a_card_is_due():
 def test_untitled_steps_are_named_by_what_they_say_never_by_their_id():
     from pathlib import Path
 
-    from tutor.core.loader import load_pack
-    from tutor.core.titles import step_title
+    from tutor.pack.loader import load_pack
+    from tutor.pack.titles import step_title
 
     pack = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
     names = {}
@@ -514,7 +514,7 @@ def _store_with_every_card(pack):
     import tempfile
     from pathlib import Path
 
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(Path(tempfile.mkdtemp(prefix="titles-")))
     store.cards.clock = lambda: T0
@@ -556,7 +556,7 @@ async def test_a_poll_of_the_clock_while_the_summary_is_drawn_never_freezes_the_
 async def test_a_review_title_too_long_for_the_line_shortens_its_title_not_its_end(make_app, language, kind):
     """Issue 52, item 9: at 80 columns a long step's title ran the header off the line, cut after
     a separator ("… shapes… ·"). The step's title is shortened instead; the kind stays whole."""
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = _app(make_app, start_lesson="basics", language=language)
     async with app.run_test(size=(40, 24)) as pilot:
@@ -574,7 +574,7 @@ async def test_escape_in_a_review_cards_editor_leaves_the_editor_not_the_review(
     """Issue 52, item 9: Esc in a review card's code editor left the whole review (in a lesson
     it only leaves the editor). Now the first Esc leaves the editor, the next the review."""
     from tutor.app.widgets.editor import CodeEditor
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     app = _app(make_app, start_lesson="basics", language=language)
     async with app.run_test(size=SMALL) as pilot:

@@ -11,9 +11,9 @@ import shutil
 from app_support import MINI, SIZE, make_settings, screen_text, settle
 from tutor.app.app import TutorApp
 from tutor.app.engine import Engine
-from tutor.core.discovery import FoundPack
-from tutor.core.loader import load_pack
-from tutor.core.progress import ProgressStore
+from tutor.pack.discovery import FoundPack
+from tutor.pack.loader import load_pack
+from tutor.record.progress import ProgressStore
 
 
 def _pack_requiring(tmp_path, spec: str):

@@ -92,8 +92,8 @@ def test_checks(tmp_path):
 
 
 def test_check_command(tmp_path):
-    from tutor.core.discovery import builtin_pack_dirs
-    from tutor.core.loader import load_pack
+    from tutor.pack.discovery import builtin_pack_dirs
+    from tutor.pack.loader import load_pack
 
     exercise = next(ex for _lesson, ex in load_pack(builtin_pack_dirs()[0]).exercises() if ex.id == "shape-mismatch")
     fix = tmp_path / "fix.py"

@@ -17,7 +17,7 @@ import urllib.request
 import pytest
 
 from tests.browser.harness import MINI, Served, Tab, clean_env, command_lines
-from tutor.core.i18n import TABLE
+from tutor.words.i18n import TABLE
 
 #: The editor's frame once it has the keys: a new step is drawn a moment before its focus is set,
 #: so a test types after this, as a learner does after seeing where the keys go.

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tutor.grading.exercise import check_exercise
-from tutor.core.models import Exercise
-from tutor.core.validation import validate
+from tutor.pack.models import Exercise
+from tutor.pack.validation import validate
 
 FIXTURE_PACK = Path(__file__).parent / "fixtures" / "engine-pack"
 

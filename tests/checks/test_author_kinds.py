@@ -5,7 +5,7 @@ measurement checks that say what they measured (threads included) when they pass
 from __future__ import annotations
 
 from tests.checks.conftest import by_id
-from tutor.checks.kinds.measure import honest, margin
+from tutor.child.checks.kinds.measure import honest, margin
 
 LOOP = """
 import torch

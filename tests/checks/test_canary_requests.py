@@ -26,7 +26,7 @@ pytestmark = pytest.mark.both_modes
 #: "Threat model"): what a canary's request looks like still matters against it.
 SPY = """
 import sys as _sys, json as _json
-_remote = _sys.modules["tutor.checks.remote"]
+_remote = _sys.modules["tutor.child.checks.remote"]
 if not hasattr(_remote, "SPIED"):
     _remote.SPIED = []
     _real = _remote.Session.request
@@ -53,7 +53,7 @@ def _read_back(ops: tuple, at_least: int) -> dict:
     (exactly, if negative: ``-at_least``), and those that measure and observe alike (a memory
     check also asks an unmeasured call, a mode check an unobserved one) were all of one shape."""
     return {"id": "read-back", "kind": "expr",
-            "setup": "import sys, json\nspied = sys.modules['tutor.checks.remote'].SPIED\n"
+            "setup": "import sys, json\nspied = sys.modules['tutor.child.checks.remote'].SPIED\n"
                      "seen = [json.loads(item) for item in spied]\nspied.clear()\n"
                      f"kind = lambda r: (r['op'], r.get('measure'), 'observe' in r)\n"
                      f"shapes = {{kind(r): set() for r in seen if r['op'] in {ops!r}}}\n"

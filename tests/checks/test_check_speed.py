@@ -23,7 +23,7 @@ def test_a_mode_canary_builds_its_module_without_importing_sympy():
     script = textwrap.dedent("""
         import sys
         import torch
-        from tutor.checks import canary
+        from tutor.child.checks import canary
         first = canary._linear(torch.Generator().manual_seed(3))
         second = canary._linear(torch.Generator().manual_seed(3))
         assert isinstance(first, torch.nn.Linear) and first.weight.device.type == "cpu"
@@ -95,9 +95,9 @@ def test_every_built_in_exercise_stops_an_infinite_loop_in_its_first_check_withi
     the first check that calls it: the probe's own split of the exercise's budget (a learner's
     Check at the app's default 10 s where the exercise sets none). It was 27 s for
     profiler-hotspot (timeout 240), 24 s for fair-benchmark (120) and 3.9 s for shape-mismatch."""
-    from tutor.checks.probe import Budget
-    from tutor.core.loader import load_pack
-    from tutor.core.spec import as_data
+    from tutor.child.checks.probe import Budget
+    from tutor.pack.loader import load_pack
+    from tutor.pack.spec import as_data
     from tutor.grading.exercise import _CHECK_SHARE
     from tutor.sandbox.limits import Limits
 
@@ -116,7 +116,7 @@ def test_the_code_a_call_runs_is_named_by_the_learners_callable_never_by_the_che
     """What ``Session.stuck`` is keyed by: a function or object of the learner's (a Remote, by its
     handle), a module of theirs called or a method of it; a check's own function (a canary's, a
     workload shipped to the runner) is nobody's stuck code."""
-    from tutor.checks.remote import Remote, callee_key
+    from tutor.child.checks.remote import Remote, callee_key
 
     spin = Remote(object(), 7, "function", True)  # type: ignore[arg-type]  # no session: never called here
     assert callee_key({"callee": True}, (spin, 1)) == ("handle", 7)

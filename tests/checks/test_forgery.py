@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-#: What a check says once the runner's seal saw the checker's code replaced (tutor.checks.seal).
+#: What a check says once the runner's seal saw the checker's code replaced (tutor.child.checks.seal).
 SEAL_BROKEN = "tampering detected: the checker's own code in your code's process was replaced"
 
 #: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
@@ -108,7 +108,7 @@ FORGERIES = {
     # (the caller's tensor "unchanged", the result "not sharing memory"); the values are right
     "lie-about-effects": STARTER + textwrap.dedent("""\
         import sys
-        server = sys.modules.get("tutor.checks.server")
+        server = sys.modules.get("tutor.child.checks.server")
         if server is not None:
             real_key = server.Server.storage_key
             def storage_key(self, tensor, blobs, storages):
@@ -124,7 +124,7 @@ FORGERIES = {
     # under the pack's seed (the canaries' tensors are not): the canaries never see a lie
     "lie-about-known-inputs": STARTER + textwrap.dedent("""\
         import sys, torch
-        server = sys.modules.get("tutor.checks.server")
+        server = sys.modules.get("tutor.child.checks.server")
         if server is not None:
             known = set()
             for r, c, transposed in ((3, 4, False), (5, 2, False), (4, 3, True)):
@@ -152,7 +152,7 @@ FORGERIES = {
     # a canary asked after the real question never did
     "lie-when-seeded": STARTER + textwrap.dedent("""\
         import sys
-        server = sys.modules.get("tutor.checks.server")
+        server = sys.modules.get("tutor.child.checks.server")
         if server is not None:
             real_call, real_key, real_writeback = server.HANDLERS["call"], server.Server.storage_key, server.Server.writeback
             def hidden_key(self, tensor, blobs, storages):
@@ -176,7 +176,7 @@ FORGERIES = {
     # function of the judge's, so it never sees a lie): the runner's seal sees the class changed
     "lie-while-mine-runs": STARTER + textwrap.dedent("""\
         import sys
-        server = sys.modules.get("tutor.checks.server")
+        server = sys.modules.get("tutor.child.checks.server")
         if server is not None:
             _mine, _inside = shifted_first_row, []
             def shifted_first_row(t, k):
@@ -265,8 +265,8 @@ def checked(isolation):
     sandbox for the learner's Check (started once per setup, as the app keeps one) and
     ``check_exercise`` with the built-in exercise, as JSON. The command itself, end to end, is
     ``test_the_check_command_never_passes_a_forgery``."""
-    from tutor.core.config import load_settings
-    from tutor.core.loader import load_pack
+    from tutor.settings.config import load_settings
+    from tutor.pack.loader import load_pack
     from tutor.grading.exercise import check_exercise
     from tutor.grading.sandboxes import sandbox_for
 
@@ -314,7 +314,7 @@ def test_the_check_command_never_passes_a_forgery(isolation):
 
 LIE_MODES = textwrap.dedent("""\
     import sys
-    server = sys.modules["tutor.checks.server"]
+    server = sys.modules["tutor.child.checks.server"]
     real_report = server.Watcher.report
     def report(self):
         seen = real_report(self)
@@ -327,7 +327,7 @@ MODE = {"id": "m", "kind": "mode", "setup": "model = nn.Linear(4, 2); x = torch.
         "call": "serve(model, x)", "during": {"inference_mode": True}}
 LIE_MEMORY = textwrap.dedent("""\
     import sys
-    server = sys.modules["tutor.checks.server"]
+    server = sys.modules["tutor.child.checks.server"]
     server._kept = lambda measure, value, baseline: 1000
 """)
 KEEPS = "import torch\ndef keep(n):\n    return [torch.ones(1000) for _ in range(n)]\n"
@@ -356,7 +356,7 @@ def test_lying_about_memory_is_tampering(grade):
 
 LIE_TRAINING = textwrap.dedent("""\
     import sys
-    server = sys.modules["tutor.checks.server"]
+    server = sys.modules["tutor.child.checks.server"]
     real_encode = server.Server.encode_module
     def encode_module(self, module, blobs, storages, depth):
         encoded = real_encode(self, module, blobs, storages, depth)
@@ -386,7 +386,7 @@ def test_lying_about_a_modules_mode_is_tampering(grade):
 def test_what_the_judge_caught_is_said_in_the_learners_language(grade):
     """Why a check is tampered (here the runner's broken seal) is part of the tampered sentence: in
     Chinese for a Chinese learner, its English (the ``message`` kept for JSON and logs) as it was."""
-    from tutor.core.i18n import english, render
+    from tutor.words.i18n import english, render
 
     check = grade(LEAVES_EVAL + LIE_TRAINING, RESTORED).checks[0]
     assert check.status == "tampered", check.message
@@ -399,9 +399,10 @@ def test_what_the_judge_caught_is_said_in_the_learners_language(grade):
 def test_a_canarys_lie_is_said_in_the_learners_language():
     """A runner that says a result keeps no memory, asked the memory canary: the lie it was caught
     in is a said, its English as it always was, and Chinese for a Chinese learner."""
-    from tutor.checks import canary, words
-    from tutor.checks.remote import Tampered
-    from tutor.core.i18n import english, render
+    from tutor.child.checks import canary
+    from tutor.words import engine as words
+    from tutor.child.checks.remote import Tampered
+    from tutor.words.i18n import english, render
 
     class Liar:
         measure, kept, alive = None, [], True
@@ -435,7 +436,7 @@ def test_honest_modules_never_look_like_tampering(grade):
 
 LIE_PROFILE = textwrap.dedent("""\
     import sys
-    server = sys.modules["tutor.checks.server"]
+    server = sys.modules["tutor.child.checks.server"]
     def profile_calls(workload, warmup, repeat, threads=1):
         workload()
         return [{"aten::mm": [900.0, 900.0, 1], "aten::add": [10.0, 10.0, 1]} for _ in range(repeat)]
@@ -474,12 +475,12 @@ def test_a_made_up_profile_is_tampering(grade):
 #: Issue 26: a runner that patches the checker's server to lie only while one of the learner's own
 #: functions runs. The canaries call functions of the judge's, so they got honest answers and the
 #: real question a lie: each passed with the unchanged starter. The runner's seal
-#: (tutor.checks.seal) sees the checker's code changed before any answer leaves.
+#: (tutor.child.checks.seal) sees the checker's code changed before any answer leaves.
 ADAPTIVE = {
     # a module function of the server's: the profile of a real question is made up
     "profile_calls": textwrap.dedent("""\
         import sys
-        _server = sys.modules["tutor.checks.server"]
+        _server = sys.modules["tutor.child.checks.server"]
         _real_profile, _inside = _server.profile_calls, []
         _slow = slow
         def slow(x):
@@ -496,7 +497,7 @@ ADAPTIVE = {
     # an entry of the dispatch table, wrapped once the learner's function has been called
     "handlers": textwrap.dedent("""\
         import sys
-        _server = sys.modules["tutor.checks.server"]
+        _server = sys.modules["tutor.child.checks.server"]
         _real, _inside = _server.HANDLERS["profile"], []
         _slow = slow
         def slow(x):
@@ -515,7 +516,7 @@ ADAPTIVE = {
         import sys
         _slow = slow
         def slow(x):
-            _server = sys.modules["tutor.checks.server"]
+            _server = sys.modules["tutor.child.checks.server"]
             _real = _server.profile_calls
             def profile_calls(workload, warmup, repeat, threads=1):
                 _real(workload, warmup, repeat, threads)
@@ -526,7 +527,7 @@ ADAPTIVE = {
     # a method of the server's class, replaced on the class
     "method": textwrap.dedent("""\
         import sys
-        _server = sys.modules["tutor.checks.server"]
+        _server = sys.modules["tutor.child.checks.server"]
         _real_repeat = _server.Server.repeat
         def repeat(self, request, blobs, out):
             answer = _real_repeat(self, request, blobs, out)
@@ -549,7 +550,7 @@ def test_the_checkers_functions_cannot_be_rewritten(grade):
     audit hook: the rewrite raises in the learner's code, which then never passes."""
     attack = textwrap.dedent("""\
         import sys
-        _server = sys.modules["tutor.checks.server"]
+        _server = sys.modules["tutor.child.checks.server"]
         def profile_calls(workload, warmup, repeat, threads=1):
             return [{"aten::mm": [900.0, 900.0, 1]} for _ in range(repeat)]
         try:
@@ -568,7 +569,7 @@ def test_the_checkers_functions_cannot_be_rewritten(grade):
 
 def test_an_honest_submission_that_imports_the_checkers_modules_passes(grade):
     """Reading the checker's modules (or importing one of its packages' other modules) is not tampering."""
-    honest = "import sys\nimport tutor.checks.server as seen\nNAMES = sorted(vars(seen))[:3]\n" \
+    honest = "import sys\nimport tutor.child.checks.server as seen\nNAMES = sorted(vars(seen))[:3]\n" \
              "def fast_enough(x):\n    return (x * 2)\n"
     check = {"id": "v", "kind": "tensor", "setup": "x = torch.randn(4)", "value": "fast_enough(x)",
              "close_to": "x * 2"}
@@ -582,8 +583,8 @@ def test_a_method_shadowed_on_the_servers_instance_is_tampering():
     which would answer in its place, ends the runner as tampered, as one named after Server's own."""
     script = textwrap.dedent("""\
         import socket, sys
-        from tutor.checks import seal, server
-        from tutor.checks.context import Learner
+        from tutor.child.checks import seal, server
+        from tutor.child.checks.context import Learner
         mine, theirs = socket.socketpair()
         check = seal.take(mine)
         instance = server.Server(mine, {}, Learner("<x>", ""))

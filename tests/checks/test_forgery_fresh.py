@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.conftest import by_id
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 from tutor.grading.exercise import check_exercise
 
 pytestmark = [pytest.mark.both_modes, pytest.mark.slow]

@@ -1,6 +1,6 @@
 """Honest code keeps working under issue 50's closures (the seal's audit hook refuses profile and
 trace functions, the garbage collector's object lists, frames that reach the checker's server,
-memory by address; the learner's calls run under ``tutor.checks.driver``'s frames): each idiom is
+memory by address; the learner's calls run under ``tutor.child.checks.driver``'s frames): each idiom is
 a checked run that must pass, in both sandbox modes. What is refused is said plainly, in the
 learner's language, and never blamed on their PyTorch (``test_what_is_refused_is_said``).
 """
@@ -180,7 +180,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("what", sorted(REFUSED))
 def test_what_is_refused_is_said(grade, what):
-    from tutor.core.i18n import render
+    from tutor.words.i18n import render
 
     check = grade(REFUSED[what], CHECK).checks[0]
     assert check.status == "error", (check.status, check.message)

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tutor.checks.remote import Session
+from tutor.child.checks.remote import Session
 
 #: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).
 pytestmark = pytest.mark.both_modes
@@ -86,7 +86,7 @@ def test_a_frame_of_millions_of_empty_objects_is_refused_for_what_parsing_it_bui
     """Issue 50: ~25 MB of `[{},{},...]`, just under the size check (bytes times JSON_FACTOR): the
     judge parsed 8 million dicts, ~600 MB, and its depth walk a tuple per dict on top (920 MB of
     RSS against a 512 MB budget). What a frame's text can build is counted before it is parsed."""
-    from tutor.checks import protocol
+    from tutor.child.checks import protocol
 
     size = Session.MEMORY_BUDGET // protocol.JSON_FACTOR - 64
     assert size * protocol.JSON_FACTOR <= Session.MEMORY_BUDGET  # the size check lets it through

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.checks.conftest import by_id
-from tutor.core.check_models import CHECK_KINDS, PARENT_KINDS
+from tutor.pack.check_models import CHECK_KINDS, PARENT_KINDS
 
 pytestmark = pytest.mark.both_modes
 

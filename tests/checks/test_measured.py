@@ -97,7 +97,7 @@ def test_a_ranking_a_stall_upset_is_measured_again_and_one_upset_every_time_fail
     """A ranking is a measurement: on a busy machine one stall can put a 13 us op above a 45 us
     one in an honest learner's medians. A ranking that disagrees is measured again (both
     rankings), up to COMPARE_ATTEMPTS times, and fails only if it disagrees every time."""
-    from tutor.checks.kinds.profile import COMPARE_ATTEMPTS
+    from tutor.child.checks.kinds.profile import COMPARE_ATTEMPTS
 
     assert COMPARE_ATTEMPTS == 3
     check = grade(upset(COMPARE_ATTEMPTS - 1), COMPARE).checks[0]  # right on its last try at workload 1

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.conftest import make_exercise
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 from tutor.grading.exercise import check_exercise
 
 PACK = Path(__file__).resolve().parents[2] / "examples" / "tensor-puzzles"

@@ -12,8 +12,8 @@ import time
 
 from tests.checks.test_cli import _small_pack, tutor
 from tutor.grading.exercise import compare_outcome
-from tutor.core.models import Example
-from tutor.core.validation import validate
+from tutor.pack.models import Example
+from tutor.pack.validation import validate
 from tutor.sandbox import RunResult
 from tutor.sandbox.result import LearnerError
 
@@ -97,7 +97,7 @@ def test_a_pattern_is_in_res_syntax_and_the_bound_holds_in_process(monkeypatch):
 
     import pytest
 
-    from tutor.core import safe_regex
+    from tutor.pack import safe_regex
 
     def no_child(*args, **kwargs):
         raise AssertionError("a child process was started")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.conftest import by_id, make_exercise
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 from tutor.grading.exercise import check_exercise
 
 #: The trust boundary: in fork and in spawn mode (tests/checks/conftest.py, sandbox_modes).

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.checks.conftest import FIXTURE_PACK
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import stability  # noqa: E402

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.loader import load_pack
-from tutor.core.problems import PackError
+from tutor.pack.loader import load_pack
+from tutor.pack.problems import PackError
 from tutor.grading.exercise import check_exercise
 
 PACK = Path(__file__).resolve().parents[2] / "examples" / "tensor-puzzles"

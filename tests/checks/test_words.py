@@ -1,4 +1,4 @@
-"""The check engine's sentences travel as saids (tutor/checks/words.py): the English message is
+"""The check engine's sentences travel as saids (tutor/words/engine.py): the English message is
 the said's English, and the learner's language shows the same sentence with the same values."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from tutor.checks import words
-from tutor.core import i18n
+from tutor.words import engine as words
+from tutor.words import i18n
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

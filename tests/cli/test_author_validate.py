@@ -143,8 +143,8 @@ def test_a_number_where_a_mapping_belongs_shows_the_mapping(tmp_path):
 
 
 def _exercise(checks: list[dict], contract: list[dict]):
-    from tutor.core.models import Exercise
-    from tutor.core.validation import validate as build
+    from tutor.pack.models import Exercise
+    from tutor.pack.validation import validate as build
 
     return build(Exercise, {"id": "ex", "kind": "exercise", "body": "b", "starter": "", "solution": "",
                             "contract": contract, "hints": ["a", "b"],

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tutor.cli import main as cli_main
-from tutor.core import i18n
+from tutor.words import i18n
 
 #: Fields as argparse fills them, for each template (a %r field gets argparse's repr already).
 SAMPLE = {"prog": "torch-tutor", "message": "expected one argument", "value": "'walls'",

@@ -153,7 +153,7 @@ def test_check_reads_the_pack_from_the_cache_and_sees_an_edit_at_once(tmp_path: 
     """`check` keeps the packs it reads in the data folder's cache, as the app does (finding the
     exercise took 0.65 s of the command's CPU, 0.04 s from the cache); an entry is used only while
     every file it came from is unchanged, so the next check reads an edited lesson."""
-    from tutor.core.paths import user_packs_dir
+    from tutor.settings.paths import user_packs_dir
 
     data = tmp_path / "data"
     pack = user_packs_dir(data) / "engine"  # found by discovery, as a learner's own pack is

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
 WRONG = "def bumped(t):\n    t += 1\n    return t\n"
@@ -113,11 +113,11 @@ def test_check_of_the_unchanged_starter_is_not_an_attempt(course: dict[str, Path
     """As in the app: checking the starter as given is a look at the task, not a try."""
     pack, work, data = course["pack"], course["work"], course["data"]
     mine = work / "add-to-copy.py"
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     mine.write_text(load_pack(pack).exercises()[0][1].starter)
     tutor("--data-dir", str(data), "--pack", str(pack), "check", "add-to-copy", str(mine), cwd=work)
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(data)
     try:
@@ -168,7 +168,7 @@ def test_handin_leaves_out_nothing_and_says_what_is_unsolved_or_untouched(tmp_pa
     work, data = tmp_path / "work", tmp_path / "data"
     work.mkdir()
     base = ["--data-dir", str(data), "--pack", str(pack), "--language", language]
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
 
     assert [e.id for _l, e in load_pack(pack).exercises()] == ["add-to-copy", "doubled"]
     mine = work / "add-to-copy.py"

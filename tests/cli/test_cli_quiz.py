@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tutor.cli.common import cells
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 LESSON = "first-lesson"
 CHOICE, FREE, PREDICT = "which-is-a-view", "why-views", "predict-view"
@@ -43,8 +43,8 @@ def course(tmp_path: Path) -> dict[str, Path]:
                         "    question: Which of these shares memory with `t`?\n    points: 1\n")
     lesson.write_text(text)
     data = tmp_path / "data"
-    from tutor.core.progress import ProgressStore
-    from tutor.core.quizzes.choice import SEED_PREFERENCE
+    from tutor.record.progress import ProgressStore
+    from tutor.pack.quizzes.choice import SEED_PREFERENCE
 
     store = ProgressStore.open(data)
     store.preferences.set(SEED_PREFERENCE, SEED)
@@ -54,8 +54,8 @@ def course(tmp_path: Path) -> dict[str, Path]:
 
 def letters_for(pack: Path) -> tuple[str, str]:
     """(the right letter, a wrong letter) of the choice quiz, in the order this learner sees."""
-    from tutor.core.loader import load_pack
-    from tutor.core.quizzes.choice import choice_order
+    from tutor.pack.loader import load_pack
+    from tutor.pack.quizzes.choice import choice_order
 
     loaded = load_pack(pack)
     quiz = next(s for lesson in loaded.lessons for s in lesson.steps if s.id == CHOICE)
@@ -66,7 +66,7 @@ def letters_for(pack: Path) -> tuple[str, str]:
 
 
 def recorded(data: Path) -> dict:
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(data)
     try:
@@ -232,12 +232,12 @@ def test_hostile_pack_text_and_input_reach_the_terminal_inert(course):
 
 
 def test_every_quiz_type_has_a_way_to_be_asked():
-    """A quiz type added to tutor.core.quizzes fails here until `torch-tutor quiz` can ask it."""
+    """A quiz type added to tutor.pack.quizzes fails here until `torch-tutor quiz` can ask it."""
     from types import SimpleNamespace
 
     from tutor.cli.quiz import Asker, Session
-    from tutor.core.models import QUIZ_TYPES
-    from tutor.core.progress import ProgressStore
+    from tutor.pack.models import QUIZ_TYPES
+    from tutor.record.progress import ProgressStore
 
     session = Session(SimpleNamespace(id="p", languages=["en"]), ProgressStore.in_memory(), Asker(),
                       SimpleNamespace(language="en"))

@@ -17,7 +17,7 @@ import pytest
 
 from tutor.web.hub import doctor_lines, doctor_report
 from tutor.web.jupyter import PACK_ENV, setup_torch_tutor
-from tutor.web.serve import is_loopback
+from tutor.web.browser_server import is_loopback
 
 textual_serve = pytest.importorskip("textual_serve", reason="needs textual-serve (the serve extra)")
 
@@ -185,7 +185,7 @@ def test_the_server_side_loads_neither_the_app_nor_torch() -> None:
     """The Jupyter server imports the entry point at its start (it must cost nothing), and the
     serving process only relays: each tab's app is a process of its own."""
     code = ("import sys, json\nimport tutor.web.jupyter\nfirst = sorted(sys.modules)\n"
-            "import tutor.cli.serve, tutor.web.serve, textual_serve.server\n"
+            "import tutor.cli.serve, tutor.web.browser_server, textual_serve.server\n"
             "print(json.dumps([first, sorted(sys.modules)]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     import json

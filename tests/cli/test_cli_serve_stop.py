@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.web import serve as web_serve
+from tutor.web import browser_server as web_serve
 
 pytest.importorskip("textual_serve", reason="needs textual-serve (the serve extra)")
 

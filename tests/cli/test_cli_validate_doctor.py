@@ -155,7 +155,7 @@ def test_doctor_says_why_auto_chose_spawn_where_there_is_no_fork() -> None:
 def test_a_pack_with_a_5000_digit_integer_is_one_problem_and_never_breaks_list(tmp_path: Path) -> None:
     """Issue 50: `validate` printed a traceback (Python's 4300-digit limit on int()), and such a
     pack in the data folder's packs broke `list`, and with it the app's start."""
-    from tutor.core.discovery import discover
+    from tutor.pack.discovery import discover
 
     data = tmp_path / "data"
     big = data / "packs" / "big"

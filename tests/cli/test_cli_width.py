@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from tutor.core.loader import load_pack
-from tutor.core.progress import ProgressStore
+from tutor.pack.loader import load_pack
+from tutor.record.progress import ProgressStore
 
 REPO = Path(__file__).resolve().parents[2]
 BUILTIN = REPO / "lessons" / "debugging-and-speed"
@@ -120,7 +120,7 @@ def test_doctor_fits_80_columns_and_says_what_its_limits_mean(tmp_path: Path, la
 
 
 def test_doctors_container_line_says_what_it_means() -> None:
-    from tutor.core import i18n
+    from tutor.words import i18n
     from tutor.web.hub import WORDS, doctor_lines, doctor_report
 
     report = doctor_report(True, "auto", {"KUBERNETES_SERVICE_HOST": "10.0.0.1"})
@@ -138,7 +138,7 @@ def test_doctors_container_line_says_what_it_means() -> None:
 
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_help_says_where_progress_is_kept_and_fits_80_columns(tmp_path: Path, language: str) -> None:
-    from tutor.core.paths import default_data_dir
+    from tutor.settings.paths import default_data_dir
 
     folder = str(default_data_dir()).replace(str(Path.home()), "~", 1)
     for argv in (["--help"], ["progress", "--help"], ["check", "--help"], ["doctor", "--help"]):

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 FIXTURES = Path(__file__).parents[1] / "checks" / "fixtures"
 REPO = Path(__file__).parents[2]
@@ -133,8 +133,8 @@ def test_a_reference_check_that_runs_out_of_time_is_flagged_and_repeat_shows_mar
 def test_a_name_in_an_expr_messages_placeholder_must_be_declared():
     """`{{ names() }}` in an expr check's message is evaluated like the predicate: a name it reads
     that the contract lacks is found without a run, as in the predicate (it showed "?" instead)."""
-    from tutor.core.models import Exercise
-    from tutor.core.validation import validate as check_data
+    from tutor.pack.models import Exercise
+    from tutor.pack.validation import validate as check_data
     from tutor.grading.validate import contract_problems
 
     exercise = check_data(Exercise, {

@@ -275,7 +275,7 @@ def _run_round(rnd: Round) -> dict:
 
 def _seed(data: Path) -> None:
     """The solution dialog opens without a confirm (its solution was seen before)."""
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(data)
     store.steps.mark_solution_seen("mini", "exercises", "double")

@@ -10,7 +10,7 @@ import shlex
 from test_e2e_tmux import TUTOR, Terminal, pytestmark  # noqa: F401  (same markers)
 
 from tutor.cli.common import cells
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 
 def test_quiz_in_a_terminal_at_80_by_24_and_ctrl_c(tmp_path):
@@ -41,7 +41,7 @@ def test_quiz_in_a_terminal_at_80_by_24_and_ctrl_c(tmp_path):
         assert all(cells(line.rstrip()) <= 80 for line in joined.splitlines()), joined
     finally:
         term.close()
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     store = ProgressStore.open(data)
     try:

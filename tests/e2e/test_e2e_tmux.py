@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.i18n import TABLE
+from tutor.words.i18n import TABLE
 
 MINI = Path(__file__).parents[1] / "app" / "packs" / "mini"
 TUTOR = Path(sys.executable).with_name("torch-tutor")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.handin import HandinError, read_handin, write_handin
+from tutor.record.handin import HandinError, read_handin, write_handin
 
 MANIFEST = {"format": "torch-tutor-handin", "format_version": 1, "learner": "x", "pack": "p",
             "exercises": {"ex": {"file": "exercises/ex.py", "solved": True}}}

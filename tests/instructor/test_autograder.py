@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from tutor.grading.autograder import results_schema
-from tutor.core.loader import load_pack
-from tutor.core.scaffold import scaffold
+from tutor.pack.loader import load_pack
+from tutor.pack.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
 WRONG = "def bumped(t):\n    t += 1\n    return t\n"
@@ -219,7 +219,7 @@ def test_github_classroom_gives_partial_credit_per_check_and_quiz_points(tmp_pat
     """Classroom grants a test's points all or nothing: one test per check, worth its share of the
     exercise's points, and one per graded quiz (its answer from a hand-in archive committed to the
     repository) add up to what `grade` gives the same files."""
-    from tutor.core.handin import write_handin
+    from tutor.record.handin import write_handin
 
     pack = _classroom_pack(tmp_path, points=3)
     repo = tmp_path / "starter"
@@ -295,7 +295,7 @@ def test_github_classroom_points_that_are_not_whole(tmp_path):
 
 @pytest.mark.slow
 def test_run_autograder_on_a_handin_archive(installed, tmp_path):
-    from tutor.core.handin import write_handin
+    from tutor.record.handin import write_handin
 
     assert installed["setup"].returncode == 0
     archive = write_handin(tmp_path / "ann-pack.handin.zip", learner="Ann", pack_id="pack", pack_version="0.1.0",

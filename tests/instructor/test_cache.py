@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from tutor.grading.gradebook import GradeCache, Row, exercise_fingerprint
-from tutor.core.loader import load_pack
-from tutor.core.scaffold import scaffold
+from tutor.pack.loader import load_pack
+from tutor.pack.scaffold import scaffold
 
 CODE = "def bumped(t):\n    return t + 1\n"
 LIMITS = {"wall_time": 10.0, "isolation": "bwrap"}
@@ -112,7 +112,7 @@ def test_the_engine_fingerprint_reads_the_grader_that_runs(monkeypatch):
 
     files = gradebook.engine_files()
     names = {path.as_posix().split("/tutor/", 1)[1] for path in files}
-    assert {"grading/exercise.py", "grading/gradebook.py", "checks/probe.py"} <= names
+    assert {"grading/exercise.py", "grading/gradebook.py", "child/checks/probe.py"} <= names
     assert all(path.is_file() for path in files)
     monkeypatch.setattr(gradebook, "_ENGINE", None)
     before = gradebook.engine_fingerprint()

@@ -13,9 +13,9 @@ import pytest
 
 from tutor.grading.gradebook import (Row, RosterError, clean_name, collect, load_roster, parse_shard, shard_of)
 from tutor.grading.output import csv_cell, to_csv, to_totals
-from tutor.core.handin import write_handin
-from tutor.core.loader import load_pack
-from tutor.core.scaffold import scaffold
+from tutor.record.handin import write_handin
+from tutor.pack.loader import load_pack
+from tutor.pack.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
 WRONG = "def bumped(t):\n    t += 1\n    return t\n"
@@ -249,7 +249,7 @@ def test_bad_grade_options_are_usage_errors(pack, tmp_path, args, message):
     ("    late_penalty: {per_days: 10}\n", "per_day"),
 ])
 def test_pack_grading_fields_are_validated(tmp_path, insert, message):
-    from tutor.core.loader import PackError
+    from tutor.pack.loader import PackError
 
     folder = tmp_path / "pack"
     scaffold(folder)

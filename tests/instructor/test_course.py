@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.instructor.handins import handin_at
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
 WRONG = "def bumped(t):\n    t += 1\n    return t\n"

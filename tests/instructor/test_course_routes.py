@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 from tests.instructor.test_autograder import _run_like_classroom
 
 PUZZLES = Path(__file__).resolve().parents[2] / "examples" / "tensor-puzzles"
@@ -94,7 +94,7 @@ def same_pack(copy: Path, original: Path, *, published: bool) -> None:
     """Every feature of the pack survives the copy: the header (prelude, form rules, scoring...),
     each exercise's checks, seeds, uses, points and scoring, the prelude each runs; a published
     copy (Classroom) has no solutions, and nothing else differs."""
-    from tutor.core.spec import as_data
+    from tutor.pack.spec import as_data
 
     theirs, ours = load_pack(copy), load_pack(original)
     assert any(check.seed == 7 for _l, exercise in theirs.exercises() for check in exercise.checks)
@@ -203,7 +203,7 @@ def test_the_docs_worked_example_gets_its_classroom_setup(course, tmp_path):
 
 
 def test_a_failed_classroom_setup_leaves_the_repository_as_it_was(course, tmp_path):
-    from tutor.core.scaffold import scaffold
+    from tutor.pack.scaffold import scaffold
 
     env = course["env"]
     pack = tmp_path / "pack"

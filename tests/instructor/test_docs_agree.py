@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 from tutor.grading.autograder import SETUP_SH, TORCH_CPU_INDEX
 
 FAKE_PYTHON = """#!/usr/bin/env bash

@@ -14,8 +14,8 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from tutor.core.handin import HandinError, read_handin, write_handin
-from tutor.core.scaffold import scaffold
+from tutor.record.handin import HandinError, read_handin, write_handin
+from tutor.pack.scaffold import scaffold
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
 ALSO_RIGHT = "import torch\n\ndef bumped(t):\n    return torch.add(t, 1)\n"
@@ -284,9 +284,9 @@ def test_not_a_zip(tmp_path):
 
 
 def test_handin_writes_what_the_learner_solved_and_grade_reads_it(tmp_path):
-    from tutor.core.discovery import builtin_pack_dirs
-    from tutor.core.loader import load_pack
-    from tutor.core.progress import ProgressStore
+    from tutor.pack.discovery import builtin_pack_dirs
+    from tutor.pack.loader import load_pack
+    from tutor.record.progress import ProgressStore
 
     pack = load_pack(builtin_pack_dirs()[0])
     (lesson_a, first), (lesson_b, second) = pack.exercises()[:2]

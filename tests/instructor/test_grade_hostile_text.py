@@ -15,7 +15,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 #: Everything a hostile message may carry: ESC (an OSC title sequence ended by BEL), a C1 CSI and
 #: NEL, DEL, NUL, a vertical tab, the right-to-left override and an isolate, the Arabic letter mark,
@@ -109,7 +109,7 @@ def test_gradescope_results_carry_no_control_character(graded):
 def test_validate_junit_parses_whatever_a_run_printed(tmp_path):
     """`validate --junit`: a run's summary and problems carry what the pack's code printed (an
     example's `print("\\x1b]0;x\\x07")`), which the YAML check cannot see in its source."""
-    from tutor.core.problems import Problem
+    from tutor.pack.problems import Problem
     from tutor.grading.validate import StepRun, junit_xml
 
     run = StepRun("basics", "show", "example", False, f"output differs: {HOSTILE}", 0.1,

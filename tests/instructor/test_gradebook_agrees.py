@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.instructor.handins import handin_at
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 
 WRONG = "def bumped(t):\n    t += 1\n    return t\n"  # passes 1 check of 3
 RIGHT = "def bumped(t):\n    return t + 1\n"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.instructor.handins import handin_at
-from tutor.core.models import LatePenalty
-from tutor.core.scaffold import scaffold
+from tutor.pack.models import LatePenalty
+from tutor.pack.scaffold import scaffold
 from tutor.grading.gradebook import late_penalty_percent
 
 RIGHT = "def bumped(t):\n    return t + 1\n"
@@ -139,7 +139,7 @@ def test_a_hostile_prediction_in_a_handin_is_judged_at_once():
     import signal
     import time
 
-    from tutor.core.models import PredictQuiz
+    from tutor.pack.models import PredictQuiz
     from tutor.grading.gradebook import PredictTruth, Submission, _quiz_row
 
     quiz = PredictQuiz(id="p", kind="quiz", question="q", style="predict", code="raise RuntimeError", points=1,

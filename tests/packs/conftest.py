@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.loader import load_pack
+from tutor.pack.loader import load_pack
 
 PACK_DIR = Path(__file__).resolve().parents[2] / "lessons" / "debugging-and-speed"
 CASES_DIR = Path(__file__).resolve().parent / "cases"

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.pack.models import Example, Exercise, PredictQuiz
 
 FIXED_CONTRACTS = {
     "shape-mismatch": {"project"}, "numpy-dtype": {"predict"}, "unregistered-submodule": {"Net"},

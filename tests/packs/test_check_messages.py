@@ -61,7 +61,7 @@ def test_the_first_failure_of_accumulate_graph_leaves_the_answer_to_the_hints(pa
 def test_a_dtype_predicted_by_its_bare_name_is_right(pack, prediction, right):
     """A new learner's walk-through: lesson 1's silent-promotion quiz prints `torch.float64`, and
     `float64`, the right idea, was marked a miss (and recorded so)."""
-    from tutor.core.quizzes.predict import judge_run
+    from tutor.pack.quizzes.predict import judge_run
 
     quiz = next(step for lesson in pack.lessons for step in lesson.steps if step.id == "silent-promotion")
     assert bool(judge_run(quiz, prediction, "torch.float64\n", None).right) is right

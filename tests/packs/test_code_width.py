@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from tests.packs.conftest import PACK_DIR
-from tutor.core.models import Example, Exercise, PredictQuiz
+from tutor.pack.models import Example, Exercise, PredictQuiz
 
 EDITOR_COLUMNS = 66
 CODE_KEYS = ("code", "starter", "solution")

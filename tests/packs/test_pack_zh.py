@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from tutor.core.lint import lesson_texts, pack_texts
+from tutor.pack.lint import lesson_texts, pack_texts
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 CODE_SPAN = re.compile(r"`+[^`]+`+")
@@ -164,12 +164,12 @@ def _code_fields(pack):
 
 def test_every_comment_in_the_packs_code_has_its_chinese_line(pack):
     """Issue 52, item 18: a comment in an example, a starter or a solution is Chinese in Chinese
-    mode: each English comment line has its `#zh:` line right after it (tutor/core/comments.py),
+    mode: each English comment line has its `#zh:` line right after it (tutor/pack/comments.py),
     which uses the glossary's words and fits the editor at 80x24 (a CJK character takes two
     columns; the editor shows 66)."""
     from rich.cells import cell_len
 
-    from tutor.core.comments import code_for, misplaced
+    from tutor.pack.comments import code_for, misplaced
 
     lacking, wrong, wide, comments = [], [], [], 0
     for label, code in _code_fields(pack):

@@ -78,7 +78,7 @@ def test_a_run_reads_no_packs_solutions_in_the_tutors_checkout_or_package(sandbo
 def test_what_a_run_needs_is_still_there(sandbox):
     """The interpreter, its libraries, the tutor package, /proc and /sys (torch reads the CPU's
     description), the system's configuration."""
-    code = ("import torch, numpy, tutor.checks.protocol, os\n"
+    code = ("import torch, numpy, tutor.child.checks.protocol, os\n"
             "print(torch.ones(2).sum().item(), os.path.exists('/proc/cpuinfo'), os.path.isdir('/sys/devices'),"
             " os.path.exists('/etc/passwd'))\n")
     result = sandbox.run(code)

@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from tutor.core import i18n
+from tutor.words import i18n
 from tutor.sandbox import Limits, wire
 from tutor.sandbox.classify import RawRun, classify
 from tutor.sandbox.result import RunResult
@@ -85,7 +85,7 @@ def test_grading_carries_a_checks_said_and_renders_its_own_in_chinese():
     """The way a child-side check message will travel: a ``said`` beside ``message`` in the
     report's check, kept by grade() and rendered by the parent; a forged or unknown one shows the
     English message as it came. grade()'s own sentences are saids already."""
-    from tutor.core.loader import load_pack
+    from tutor.pack.loader import load_pack
     from tutor.grading.exercise import grade
     from pathlib import Path
 

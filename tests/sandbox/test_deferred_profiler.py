@@ -13,7 +13,7 @@ import pytest
 
 from tests.sandbox.conftest import TEST_LIMITS, wait_for_idle
 from tutor.sandbox import Sandbox
-from tutor.sandbox.worker.startup import IDLE_WARM_S
+from tutor.child.worker.startup import IDLE_WARM_S
 
 #: A learner's line that says whether the profiler's machinery is loaded, without naming it (a
 #: run that names it asks for it first).

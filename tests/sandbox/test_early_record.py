@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from tutor.sandbox.worker import keeper, linux
+from tutor.child.worker import keeper, linux
 
 
 def _can_unshare() -> str | None:

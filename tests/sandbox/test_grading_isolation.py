@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.scaffold import scaffold
+from tutor.pack.scaffold import scaffold
 from tests.sandbox.conftest import TEST_LIMITS, _bwrap_reason
 from tutor.sandbox import Sandbox
 

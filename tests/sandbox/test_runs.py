@@ -25,7 +25,7 @@ def test_traceback_shows_only_the_learners_lines_with_their_numbers(sandbox):
     assert result.error.lineno == 4
     assert 'File "exercise.py", line 6, in <module>' in result.error.traceback
     assert 'File "exercise.py", line 4, in f' in result.error.traceback
-    assert "torch/" not in result.error.traceback and "tutor/sandbox/worker" not in result.error.traceback
+    assert "torch/" not in result.error.traceback and "tutor/child/worker" not in result.error.traceback
 
 
 def test_syntax_error_points_at_the_learners_line(sandbox):
@@ -158,7 +158,7 @@ def test_result_serialises_to_json(sandbox):
 
 
 def test_limits_from_settings():
-    from tutor.core.config import load_settings
+    from tutor.settings.config import load_settings
     from tutor.grading.sandboxes import limits_from
 
     settings = load_settings({"wall_time": 3, "memory_mb": 100}, environ={})

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from tutor.sandbox import Limits, Sandbox
-from tutor.sandbox.worker import linux, serve
+from tutor.child.worker import linux, loop as serve
 
 pytestmark = pytest.mark.skipif(not linux.AVAILABLE, reason="a fork-mode worker's children are read from /proc")
 

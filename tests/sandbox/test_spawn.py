@@ -14,7 +14,7 @@ import pytest
 from tests.sandbox.conftest import TEST_LIMITS, _bwrap_reason, wait_for_idle
 from tutor.sandbox import Sandbox
 from tutor.sandbox.pool import resolve_mode
-from tutor.sandbox.worker.startup import IDLE_WARM_S
+from tutor.child.worker.startup import IDLE_WARM_S
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_what_a_runner_prints_while_it_warms_up_late_goes_nowhere():
     """A spare's runner warms up after it marked the end of its start-up output (the pipe
     transport drops only what came before the mark): whatever the warm-up prints must not reach
     the run, and the runner's own streams must work again afterwards."""
-    code = ("import sys\nfrom tutor.sandbox.worker import startup\n"
+    code = ("import sys\nfrom tutor.child.worker import startup\n"
             "startup.SPARE_DEFERS = ('tests.sandbox.noisy_preload',)\n"
             "print('before', flush=True)\nstartup.warm_up()\n"
             "print('tests.sandbox.noisy_preload' in sys.modules and 'after')\nprint('stderr too', file=sys.stderr)\n")
@@ -245,7 +245,7 @@ def test_an_unknown_mode_is_refused():
 
 
 def test_the_setting_reaches_the_sandbox(tmp_path):
-    from tutor.core.config import load_settings
+    from tutor.settings.config import load_settings
     from tutor.grading.sandboxes import sandbox_for
 
     settings = load_settings(environ={"TORCH_TUTOR_SANDBOX_MODE": "spawn"}, config_file=tmp_path / "none.toml")
@@ -255,7 +255,7 @@ def test_the_setting_reaches_the_sandbox(tmp_path):
     box.close()
     (tmp_path / "config.toml").write_text('sandbox_mode = "fork"\n')
     assert load_settings(environ={}, config_file=tmp_path / "config.toml").sandbox_mode == "fork"
-    from tutor.core.config import ConfigError
+    from tutor.settings.config import ConfigError
 
     (tmp_path / "bad.toml").write_text('sandbox_mode = "thread"\n')
     with pytest.raises(ConfigError, match="sandbox_mode"):
@@ -266,12 +266,12 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
     """A spare's judge runs no learner code and needs torch._dynamo only for a profile in the judge:
     it says ready without it (1.2-1.8 s of CPU per spare taken at once, as back-to-back runs take
     them) and loads it once it has waited for its request (docs/performance.md)."""
-    code = ("import sys\nfrom tutor.sandbox.worker import startup\nstartup.judge_preload([])\n"
-            "print(sorted(m for m in ('torch._dynamo', 'tutor.checks.server', 'tutor.checks.remote', 'torch.profiler')"
+    code = ("import sys\nfrom tutor.child.worker import startup\nstartup.judge_preload([])\n"
+            "print(sorted(m for m in ('torch._dynamo', 'tutor.child.checks.server', 'tutor.child.checks.remote', 'torch.profiler')"
             " if m in sys.modules))\nstartup.load_deferred()\nprint('torch._dynamo' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.checks.remote']", "True"]
+    assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.child.checks.remote']", "True"]
 
 
 def _judges(box: Sandbox) -> set[int]:
@@ -368,7 +368,7 @@ def test_a_judge_that_judged_checks_judges_the_next_runs_checks_afresh(monkeypat
     from tutor.sandbox import process
 
     monkeypatch.setattr(process, "JUDGE_RUNS", 8)
-    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=["tutor.checks.probe"],
+    with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=["tutor.child.checks.probe"],
                  purpose="batch") as box:
         box.wait_ready(300)
         judges = []
@@ -392,7 +392,7 @@ def test_between_runs_a_judge_puts_back_the_torch_state_it_started_with():
     before the judge's next run."""
     import torch
 
-    from tutor.sandbox.worker.spawn import reset_between_runs, torch_state
+    from tutor.child.worker.spawn import reset_between_runs, torch_state
 
     start = torch_state()
     try:

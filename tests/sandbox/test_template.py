@@ -14,7 +14,7 @@ import pytest
 
 from tests.sandbox.conftest import TEST_LIMITS, wait_for_idle
 from tutor.sandbox import Sandbox
-from tutor.sandbox.worker.template import thread_count
+from tutor.child.worker.template import thread_count
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the template forks")
 
@@ -93,7 +93,7 @@ def test_thread_count_counts_threads_python_did_not_start_too():
     one thread (what the template relies on); one parallel op starts the pool."""
     if thread_count() is None:
         pytest.skip("no way to count threads here")
-    code = ("import threading, torch\nfrom tutor.sandbox.worker.template import thread_count\n"
+    code = ("import threading, torch\nfrom tutor.child.worker.template import thread_count\n"
             "print(thread_count())\ntorch.set_num_threads(2)\n"
             "torch.ones(4000, 4000).add_(1).sum()\nprint(thread_count(), threading.active_count())\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -218,7 +218,7 @@ def test_forked_runners_without_namespaces_stand_the_attacks_on_how_a_run_is_kep
 
 
 def test_the_spawn_runners_setting_reaches_the_sandbox_and_a_wrong_one_is_named(tmp_path):
-    from tutor.core.config import ConfigError, load_settings
+    from tutor.settings.config import ConfigError, load_settings
     from tutor.grading.sandboxes import sandbox_for
 
     assert load_settings(environ={}, config_file=tmp_path / "none.toml").spawn_runners == "forked"

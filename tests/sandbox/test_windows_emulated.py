@@ -202,7 +202,7 @@ def test_a_checks_own_time_limit_without_sigalrm():
     code = textwrap.dedent("""
         import time
         import tutor
-        from tutor.checks.context import CheckTimeout, TimeLimit
+        from tutor.child.checks.context import CheckTimeout, TimeLimit
         started = time.monotonic()
         try:
             with TimeLimit(0.2):
@@ -225,7 +225,7 @@ def test_a_checks_own_time_limit_without_sigalrm():
 def test_an_authors_pattern_is_still_bounded_without_fork():
     code = textwrap.dedent("""
         import tutor
-        from tutor.core import safe_regex
+        from tutor.pack import safe_regex
         print(safe_regex.search("b+", "a" * 20 + "bbb"))
         try:
             safe_regex.search("^(a|aa)+$", "a" * 40 + "!", bound=0.5)

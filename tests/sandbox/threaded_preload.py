@@ -1,5 +1,5 @@
 """A preload that starts a thread as it is imported: a runner template that loads it is no longer
-one thread, and must not fork (``tutor/sandbox/worker/template.py``)."""
+one thread, and must not fork (``tutor/child/worker/template.py``)."""
 
 import threading
 

@@ -12,9 +12,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "app"))
 from app_support import MINI, make_settings  # noqa: E402
 from tutor.app.app import TutorApp  # noqa: E402
 from tutor.app.engine import Engine  # noqa: E402
-from tutor.core.discovery import FoundPack  # noqa: E402
-from tutor.core.loader import load_pack  # noqa: E402
-from tutor.core.progress import ProgressStore  # noqa: E402
+from tutor.pack.discovery import FoundPack  # noqa: E402
+from tutor.pack.loader import load_pack  # noqa: E402
+from tutor.record.progress import ProgressStore  # noqa: E402
 
 
 class StillEngine(Engine):

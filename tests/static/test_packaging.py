@@ -27,7 +27,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 
 #: Imported by name though no requirement names it, and why that is right.
 UNDECLARED = {
-    # pydantic's own core: its documented API for custom types (tutor/core/spec.py), and pydantic
+    # pydantic's own core: its documented API for custom types (tutor/pack/spec.py), and pydantic
     # pins the exact version that goes with it; a second requirement could only disagree.
     "pydantic_core": "pydantic",
 }
@@ -87,7 +87,7 @@ def _distributions(module: str) -> set[str]:
 
 
 def test_every_library_the_tutor_imports_is_declared():
-    """pygments (tutor/app/markdown.py's highlighting) and rich (every widget's Text) came only
+    """pygments (tutor/app/markdown_render.py's highlighting) and rich (every widget's Text) came only
     through Textual: a Textual that dropped either would have broken the app at import."""
     base = _names(PROJECT["dependencies"])
     extras = {name: _names(reqs) for name, reqs in PROJECT["optional-dependencies"].items()}
@@ -151,9 +151,9 @@ def test_the_wheel_and_the_sdist_carry_the_licence_and_the_notice(tmp_path):
             assert archive.read(f"{info}/licenses/{name}") == (ROOT / name).read_bytes()
     assert "License-Expression: MIT" in metadata
     assert re.search(r"^Requires-Dist: pygments", metadata, re.M | re.I), metadata[:2000]
-    # the compiled word catalogs the tutor reads (tutor/core/i18n.py), beside their sources
-    for name in ("tutor/core/locale/zh/LC_MESSAGES/torch_tutor.mo", "tutor/core/locale/zh/LC_MESSAGES/torch_tutor.po",
-                 "tutor/core/locale/torch_tutor.pot"):
+    # the compiled word catalogs the tutor reads (tutor/words/i18n.py), beside their sources
+    for name in ("tutor/words/locale/zh/LC_MESSAGES/torch_tutor.mo", "tutor/words/locale/zh/LC_MESSAGES/torch_tutor.po",
+                 "tutor/words/locale/torch_tutor.pot"):
         assert name in names, name
     with tarfile.open(sdist) as archive:
         top = archive.getnames()[0].split("/")[0]

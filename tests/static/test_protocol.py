@@ -1,4 +1,4 @@
-"""The judge/runner protocol (tutor/checks/protocol.py) is the one definition of its messages, and
+"""The judge/runner protocol (tutor/child/checks/protocol.py) is the one definition of its messages, and
 both sides keep to it: the judge (remote.py, judging.py) and the runner (server.py, runner.py).
 
 mypy checks the messages each side builds (``protocol.send`` takes only a ``protocol.Message``);
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tutor.checks import protocol
+from tutor.child.checks import protocol
 
 ROOT = Path(__file__).resolve().parents[2]
-CHECKS = ROOT / "tutor" / "checks"
-WORKER = ROOT / "tutor" / "sandbox" / "worker"
+CHECKS = ROOT / "tutor" / "child" / "checks"
+WORKER = ROOT / "tutor" / "child" / "worker"
 #: Where protocol messages are built and read: the judge's side and the runner's.
 SOURCES = [CHECKS / "remote.py", CHECKS / "server.py", WORKER / "judging.py", WORKER / "runner.py",
            WORKER / "keeper.py", CHECKS / "seal.py"]

@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 from tests.unit.test_loader import EVERY_STEP
-from tutor.core.lint import lint
-from tutor.core.loader import load_pack
-from tutor.core.models import Example, Exercise, FreeQuiz, ChoiceQuiz, PredictQuiz, Prose
-from tutor.core.scaffold import pack_id_for, scaffold
+from tutor.pack.lint import lint
+from tutor.pack.loader import load_pack
+from tutor.pack.models import Example, Exercise, FreeQuiz, ChoiceQuiz, PredictQuiz, Prose
+from tutor.pack.scaffold import pack_id_for, scaffold
 
 
 def test_scaffold_holds_every_step_kind_and_loads_clean(tmp_path):
@@ -66,7 +66,7 @@ def test_lint_warnings(make_pack):
 
 
 def test_authoring_reference_is_current():
-    from tutor.core.docgen import BEGIN, END, reference_markdown
+    from tutor.pack.docgen import BEGIN, END, reference_markdown
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "authoring.md").read_text(encoding="utf-8")
     start, end = doc.index(BEGIN), doc.index(END) + len(END) + 1
@@ -76,8 +76,8 @@ def test_authoring_reference_is_current():
 
 
 def test_reference_names_every_field_of_every_check_kind():
-    from tutor.core.check_models import CHECK_KINDS
-    from tutor.core.docgen import reference_markdown
+    from tutor.pack.check_models import CHECK_KINDS
+    from tutor.pack.docgen import reference_markdown
 
     text = reference_markdown()
     for kind in CHECK_KINDS:

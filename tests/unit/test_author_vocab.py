@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tutor.checks import vocab
-from tutor.core import check_models
-from tutor.core.spec import as_data, format_fields
+from tutor.child.checks import vocab
+from tutor.pack import check_models
+from tutor.pack.spec import as_data, format_fields
 
 
 def _record_of_kind(kind: str) -> type:
@@ -33,7 +33,7 @@ def _keys(typed: type) -> set[str]:
 def test_every_kind_has_a_typeddict_with_the_same_fields(kind):
     record = _record_of_kind(kind)
     assert _keys(vocab.KINDS[kind]) == set(format_fields(record)), (
-        f"tutor/checks/vocab.py's {vocab.KINDS[kind].__name__} and {record.__name__} disagree")
+        f"tutor/child/checks/vocab.py's {vocab.KINDS[kind].__name__} and {record.__name__} disagree")
 
 
 @pytest.mark.parametrize("name", sorted(vocab.NESTED))
@@ -43,16 +43,16 @@ def test_nested_records_match(name):
 
 
 def test_committed_mirror_is_generated_from_the_records():
-    from tutor.core.docgen import vocab_source
+    from tutor.pack.docgen import vocab_source
 
     assert _committed() == vocab_source(), (
-        "tutor/checks/vocab.py is stale: run `python -m tutor.core.docgen > tutor/checks/vocab.py`")
+        "tutor/child/checks/vocab.py is stale: run `python -m tutor.pack.docgen > tutor/child/checks/vocab.py`")
 
 
 def test_a_changed_default_makes_the_mirror_stale(monkeypatch):
     """The sync test can fail: a record's new default is a different generated file."""
-    from tutor.core.docgen import vocab_source
-    from tutor.core.spec import FieldDoc, _FIELDS
+    from tutor.pack.docgen import vocab_source
+    from tutor.pack.spec import FieldDoc, _FIELDS
 
     fields = dict(format_fields(check_models.TensorCheck))
     fields["rtol"] = FieldDoc("rtol", fields["rtol"].annotation, False, 1e-3, None)
@@ -92,7 +92,7 @@ def test_defaults_fill_in_but_never_override_and_are_fresh_copies():
 
 
 def test_the_kinds_are_the_same_on_both_sides():
-    from tutor.checks.probe import KINDS
+    from tutor.child.checks.probe import KINDS
 
     # a kind judged by the parent from the code's text (form) never reaches the probe
     assert set(vocab.KINDS) == set(check_models.CHECK_KINDS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tutor.core.comments import code_for, misplaced, same_code
-from tutor.core.lint import lint
-from tutor.core.loader import load_pack
+from tutor.pack.comments import code_for, misplaced, same_code
+from tutor.pack.lint import lint
+from tutor.pack.loader import load_pack
 
 CODE = """import torch
 # w is stored (out, in)
@@ -116,7 +116,7 @@ def test_code_that_does_not_tokenize_is_still_shown_in_each_language():
 
 def test_a_translated_comment_leaves_a_review_card_as_it_was(tmp_path):
     """Adding the Chinese of a comment asks nothing new: the exercise's review card is not stale."""
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     folder = tmp_path / "mini"
     shutil.copytree(MINI, folder)

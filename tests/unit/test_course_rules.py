@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core import form
-from tutor.core.check_models import FormCheck
-from tutor.core.loader import PackError, load_pack
-from tutor.core.spec import as_data
-from tutor.core.validation import validate
+from tutor.pack import form
+from tutor.pack.check_models import FormCheck
+from tutor.pack.loader import PackError, load_pack
+from tutor.pack.spec import as_data
+from tutor.pack.validation import validate
 
 LESSON_WITH_MERGES = """\
 id: basics
@@ -200,7 +200,7 @@ def test_an_unknown_scoring_is_refused_where_it_is_written(make_pack):
 
 
 def test_the_cached_pack_keeps_its_scoring(make_pack, tmp_path):
-    from tutor.core import packcache
+    from tutor.pack import packcache
 
     path = _pack_with_scoring(make_pack, "all-or-nothing", None)
     packcache.load(path, tmp_path / "cache")
@@ -216,7 +216,7 @@ CLUTTER = ["__pycache__/bumped.cpython-311.pyc", "bumped.py~", ".bumped.py.swp",
 
 
 def test_grade_ignores_what_a_learners_tools_leave_behind(tmp_path):
-    from tutor.core.scaffold import scaffold
+    from tutor.pack.scaffold import scaffold
     from tutor.grading.gradebook import collect
 
     pack_dir = tmp_path / "pack"
@@ -256,11 +256,11 @@ def test_an_earlier_answer_defined_here_is_that_exercises_not_a_helper():
 
 
 def test_the_grade_cache_is_keyed_by_the_form_judge_too():
-    """Form checks are judged in the tutor's process (tutor/core/form.py): a change to how they
+    """Form checks are judged in the tutor's process (tutor/pack/form.py): a change to how they
     judge (the helpers a rule reaches) must re-grade them, never replay an older verdict."""
     from tutor.grading.gradebook import engine_files
 
-    assert any(path.as_posix().endswith("tutor/core/form.py") for path in engine_files())
+    assert any(path.as_posix().endswith("tutor/pack/form.py") for path in engine_files())
 
 
 def test_merges_of_merges_are_bounded_like_aliases(make_pack):

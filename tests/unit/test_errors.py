@@ -14,7 +14,7 @@ from tutor.errors import TutorError
 
 ROOT = pathlib.Path(tutor.__file__).parent
 #: the child side's exceptions are its own control flow (a failed check, the learner's exception)
-CHILD_SIDE = ("checks", "sandbox/worker", "sandbox/wire.py")
+CHILD_SIDE = ("checks", "child/worker", "sandbox/wire.py")
 BUILTIN_BASES = {"Exception", "ValueError", "RuntimeError", "OSError", "LookupError", "TypeError"}
 
 
@@ -46,7 +46,7 @@ def test_a_tutor_error_in_a_command_is_one_line_and_exit_2(tmp_path, capsys):
 @pytest.mark.parametrize("name", ["RosterError", "MergeError", "NotText"])
 def test_value_errors_stay_value_errors(name):
     """Callers that catch ValueError still catch these."""
-    from tutor.core.sourcefile import NotText
+    from tutor.pack.sourcefile import NotText
     from tutor.grading.gradebook import RosterError
     from tutor.grading.output import MergeError
 

@@ -1,6 +1,6 @@
 """The `form` check kind (issue 34.1): rules about how code is written, read from its syntax tree.
 
-These run the judging itself (tutor.core.form) and the pack format; tests/checks/test_form_graded.py
+These run the judging itself (tutor.pack.form) and the pack format; tests/checks/test_form_graded.py
 grades through the real sandbox."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import textwrap
 
 import pytest
 
-from tutor.core import form
-from tutor.core.check_models import FormCheck
-from tutor.core.spec import as_data
-from tutor.core.validation import validate
+from tutor.pack import form
+from tutor.pack.check_models import FormCheck
+from tutor.pack.spec import as_data
+from tutor.pack.validation import validate
 
 
 def judge(code: str, **rules) -> form.Verdict:
@@ -141,7 +141,7 @@ def test_an_undefined_function_and_unparsable_code():
     ({"loops": False, "function": "not a name"}, "pattern"),
 ])
 def test_bad_form_checks_are_refused_at_load(data, message):
-    from tutor.core.validation import ValidationError
+    from tutor.pack.validation import ValidationError
 
     with pytest.raises(ValidationError) as caught:
         validate(FormCheck, {"id": "form", "kind": "form", "description": "d", **data})

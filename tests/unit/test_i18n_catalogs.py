@@ -1,4 +1,4 @@
-"""The word catalogs (tutor/core/locale/): gettext's files, each one its source compiled, every
+"""The word catalogs (tutor/words/locale/): gettext's files, each one its source compiled, every
 English message translated in each, plurals in each language's own forms; and a new language
 is one `init`, its translations and a `compile` away."""
 
@@ -13,7 +13,7 @@ pytest.importorskip("babel", reason="pip install -e '.[test]' brings Babel, the 
 from babel.messages.mofile import read_mo  # noqa: E402
 from babel.messages.pofile import read_po  # noqa: E402
 
-from tutor.core import i18n, i18n_catalogs  # noqa: E402
+from tutor.words import i18n, i18n_catalogs  # noqa: E402
 
 LANGUAGES = i18n_catalogs.languages()
 
@@ -35,7 +35,7 @@ def test_each_compiled_catalog_is_its_source_compiled(code):
     with i18n_catalogs.po_path(code).with_suffix(".mo").open("rb") as shipped:
         compiled = read_mo(shipped)
     assert _said(compiled) == _said(i18n_catalogs.read_po(code)), \
-        "the .mo is not its .po compiled: python -m tutor.core.i18n_catalogs compile"
+        "the .mo is not its .po compiled: python -m tutor.words.i18n_catalogs compile"
 
 
 def test_the_template_holds_the_english_of_now():
@@ -43,7 +43,7 @@ def test_the_template_holds_the_english_of_now():
         template = read_po(shipped)
     assert [(m.context, m.id) for m in template if m.id] == [(m.context, m.id) for m in i18n_catalogs.template()
                                                               if m.id], \
-        "the .pot is not the English of now: python -m tutor.core.i18n_catalogs extract"
+        "the .pot is not the English of now: python -m tutor.words.i18n_catalogs extract"
 
 
 def _fields(template: str) -> list:

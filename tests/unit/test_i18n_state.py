@@ -7,7 +7,7 @@ import asyncio
 import threading
 
 from tutor.cli.main import main
-from tutor.core import i18n
+from tutor.words import i18n
 
 
 def test_a_command_run_in_process_leaves_its_callers_language(tmp_path, capsys):

@@ -15,8 +15,8 @@ def _modules_after(statement: str) -> set[str]:
     return set(json.loads(out.stdout.splitlines()[-1]))
 
 
-@pytest.mark.parametrize("module", ["tutor.core.models", "tutor.core.loader", "tutor.core.discovery",
-                                    "tutor.core.config", "tutor.cli.main"])
+@pytest.mark.parametrize("module", ["tutor.pack.models", "tutor.pack.loader", "tutor.pack.discovery",
+                                    "tutor.settings.config", "tutor.cli.main"])
 def test_core_imports_neither_torch_nor_textual(module):
     loaded = _modules_after(f"import {module}")
     assert "torch" not in loaded
@@ -45,31 +45,31 @@ def test_cli_check_does_not_import_torch(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("module", ["tutor.sandbox.worker.serve", "tutor.checks.server", "tutor.checks.kinds"])
+@pytest.mark.parametrize("module", ["tutor.child.worker.loop", "tutor.child.checks.server", "tutor.child.checks.kinds"])
 def test_the_child_side_imports_none_of_our_dependencies(module):
     """The worker may run under another interpreter (the `python` setting) with torch but none of
-    our dependencies: importing the child side loads no pydantic, yaml, textual or tutor.core
+    our dependencies: importing the child side loads no pydantic, yaml, textual or tutor.pack
     (the real imports, package __init__ files included, which import-linter does not follow)."""
     loaded = _modules_after(f"import {module}")
-    for name in ("pydantic", "yaml", "textual", "platformdirs", "tutor.core", "tutor.grading", "tutor.app"):
+    for name in ("pydantic", "yaml", "textual", "platformdirs", "tutor.pack", "tutor.grading", "tutor.app"):
         assert name not in loaded, f"{module} imports {name}"
 
 
-@pytest.mark.parametrize("module", ["tutor.core.loader", "tutor.core.progress", "tutor.core.review",
-                                    "tutor.core.discovery", "tutor.core.packcache"])
+@pytest.mark.parametrize("module", ["tutor.pack.loader", "tutor.record.progress", "tutor.record.spaced_review",
+                                    "tutor.pack.discovery", "tutor.pack.packcache"])
 def test_core_imports_nothing_above_it(module):
     loaded = _modules_after(f"import {module}")
-    # the one exception: the check engine's sentences (tutor/checks/words.py), part of the UI table
+    # the one exception: the check engine's sentences (tutor/words/engine.py), part of the UI table
     assert not {name for name in loaded if name.startswith(("tutor.sandbox", "tutor.grading", "tutor.app",
-                                                             "tutor.checks", "tutor.cli"))} - WORDS_ONLY
+                                                             "tutor.child.checks", "tutor.cli"))} - WORDS_ONLY
 
 
-WORDS_ONLY = {"tutor.checks", "tutor.checks.words"}
+WORDS_ONLY = {"tutor.words", "tutor.words.engine"}
 
 
 def test_the_check_engines_words_import_nothing():
-    """tutor.core imports tutor/checks/words.py (its sentences are part of the UI table): it stays
-    a module of plain data, so tutor.core still loads nothing of the check engine with it."""
-    loaded = _modules_after("import tutor.checks.words")
+    """tutor.pack imports tutor/words/engine.py (its sentences are part of the UI table): it stays
+    a module of plain data, so tutor.pack still loads nothing of the check engine with it."""
+    loaded = _modules_after("import tutor.words.engine")
     assert {name for name in loaded if name.startswith("tutor.")} == WORDS_ONLY
     assert {name for name in loaded if not name.startswith("tutor")} - _modules_after("pass") <= {"__future__"}

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.loader import PackError, load_pack
-from tutor.core.models import ChoiceQuiz, Example, Exercise, FreeQuiz, PredictQuiz, Prose
-from tutor.core.text import resolve
+from tutor.pack.loader import PackError, load_pack
+from tutor.pack.models import ChoiceQuiz, Example, Exercise, FreeQuiz, PredictQuiz, Prose
+from tutor.pack.text import resolve
 
 EVERY_STEP = """\
 id: tour
@@ -111,7 +111,7 @@ def test_inline_lessons_and_lesson_files_mix(make_pack):
 
 
 def test_builtin_pack_loads():
-    from tutor.core.discovery import builtin_pack_dirs
+    from tutor.pack.discovery import builtin_pack_dirs
 
     dirs = builtin_pack_dirs()
     assert any(d.name == "debugging-and-speed" for d in dirs)
@@ -529,7 +529,7 @@ def test_a_form_check_with_no_rule_anywhere_is_refused_at_its_place(tmp_path):
 
 
 def test_a_cached_pack_keeps_its_prelude_and_an_edit_of_the_file_is_seen(tmp_path):
-    from tutor.core import packcache
+    from tutor.pack import packcache
 
     folder = tmp_path / "pack"
     folder.mkdir()

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.test_loader import EVERY_STEP
-from tutor.core.loader import PackError, load_pack
-from tutor.core.models import Pack
+from tutor.pack.loader import PackError, load_pack
+from tutor.pack.models import Pack
 
 HEADER = "format_version: 1\nid: demo\ntitle: Demo\nversion: 1.0.0\nlessons: [lesson.yaml]\n"
 SPECIALS = ["\t", ":", "- ", "{", "}", "[", "]", "&a ", "*a", "!!python/object:os.system ", "\x00", "\xff",

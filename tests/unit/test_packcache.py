@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core import packcache
-from tutor.core.discovery import builtin_pack_dirs, discover
-from tutor.core.loader import load_pack
-from tutor.core.problems import PackError
+from tutor.pack import packcache
+from tutor.pack.discovery import builtin_pack_dirs, discover
+from tutor.pack.loader import load_pack
+from tutor.pack.problems import PackError
 
 from tests.unit.conftest import MINIMAL_LESSON, install_tiny_pack, write_one_lesson_pack
 
@@ -126,7 +126,7 @@ def test_reading_the_cache_needs_neither_yaml_nor_pydantic(make_pack, tmp_path):
     code = textwrap.dedent(f"""
         import sys
         from pathlib import Path
-        from tutor.core import packcache
+        from tutor.pack import packcache
         pack = packcache.load(Path({str(root)!r}), Path({str(tmp_path / "cache")!r}))
         assert pack.lessons[0].steps[0].body == "Hello.", pack
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("yaml", "pydantic", "pydantic_core"))
@@ -145,7 +145,7 @@ def test_entry_point_cache_sees_a_newly_installed_pack(make_pack, tmp_path):
     code = textwrap.dedent(f"""
         import json, sys
         from pathlib import Path
-        from tutor.core.discovery import discover
+        from tutor.pack.discovery import discover
         found = discover([], Path({str(data)!r}), cache=True)
         print(json.dumps([f.origin for f in found]))
     """)

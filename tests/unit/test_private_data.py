@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.discovery import discover
-from tutor.core.progress import ProgressStore
-from tutor.core.progress.storage import Storage
+from tutor.pack.discovery import discover
+from tutor.record.progress import ProgressStore
+from tutor.record.progress.storage import Storage
 from tutor.grading.gradebook import GradeCache
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")

@@ -9,10 +9,9 @@ from typing import Literal
 
 import pytest
 
-from tutor.core import review
-from tutor.core.models import ChoiceQuiz, QuizBase
-from tutor.core.progress import (CheckRecorded, HintShown, ProgressStore, QuizAnswered, Recorded,
-                                 SolutionShown)
+from tutor.record import spaced_review as review
+from tutor.pack.models import ChoiceQuiz, QuizBase
+from tutor.record.progress import CheckRecorded, HintShown, ProgressStore, QuizAnswered, Recorded, SolutionShown
 
 QUIZ = ("p", "basics", "q")
 EXERCISE = ("p", "basics", "ex")

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tutor.core.i18n import t
-from tutor.core.progress import storage
-from tutor.core.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
+from tutor.words.i18n import t
+from tutor.record.progress import storage
+from tutor.record.progress import FILE_NAME, SCHEMA_VERSION, ProgressStore
 
 FIXTURES = Path(__file__).resolve().parents[1] / "app" / "fixtures"
 TABLES = ("meta", "position", "steps", "drafts", "attempts", "solutions", "quiz")

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from tutor.core import models
-from tutor.core.spec import as_data, format_fields
-from tutor.core.validation import ValidationError, validate
+from tutor.pack import models
+from tutor.pack.spec import as_data, format_fields
+from tutor.pack.validation import ValidationError, validate
 
 
 def test_records_behave_like_frozen_dataclasses():
@@ -57,7 +57,7 @@ def test_format_fields_document_every_key():
 
 
 def test_importing_the_format_needs_no_validation_library():
-    code = ("import sys\nimport tutor.core.models, tutor.core.packcache, tutor.core.discovery\n"
+    code = ("import sys\nimport tutor.pack.models, tutor.pack.packcache, tutor.pack.discovery\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'pydantic_core', 'yaml')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from tutor.checks import canary, kinds, probe
-from tutor.checks.kinds.kind import Kind
-from tutor.core import check_models, docgen
+from tutor.child.checks import canary, kinds, probe
+from tutor.child.checks.kinds.kind import Kind
+from tutor.pack import check_models, docgen
 
 KINDS_DIR = pathlib.Path(kinds.__file__).parent
 
@@ -55,7 +55,7 @@ def test_the_two_sides_agree_on_what_measures():
 
 
 def test_the_judge_starts_the_profiler_ahead_only_for_kinds_that_profile():
-    from tutor.sandbox.worker.judging import _profiles
+    from tutor.child.worker.judging import _profiles
 
     for name, kind in kinds.REGISTRY.items():
         assert _profiles({"payload": {"checks": [{"kind": name}]}}) is kind.profiles, name
@@ -79,21 +79,21 @@ def test_every_step_and_quiz_type_has_a_view():
     """The app picks a step's widget from STEP_VIEWS (a quiz type's from its declaration): a step
     record without one was a KeyError when a learner reached the step."""
     from tutor.app.widgets.steps import STEP_VIEWS, StepView, view_class
-    from tutor.core import models
+    from tutor.pack import models
 
     assert set(STEP_VIEWS) == set(models.STEP_RECORDS)
     for record_class in STEP_VIEWS:
         assert issubclass(view_class(record_class), StepView), record_class.__name__
 
 
-QUIZZES_DIR = pathlib.Path(__file__).parents[2] / "tutor" / "core" / "quizzes"
+QUIZZES_DIR = pathlib.Path(__file__).parents[2] / "tutor" / "pack" / "quizzes"
 
 
 def _fake_quiz_record(graded: bool):
     from typing import Literal
 
-    from tutor.core.quizzes import QuizBase
-    from tutor.core.spec import record
+    from tutor.pack.quizzes import QuizBase
+    from tutor.pack.spec import record
 
     if graded:
         @record
@@ -109,7 +109,7 @@ def _fake_quiz_record(graded: bool):
 
 
 def test_a_quiz_type_without_a_view_fails_where_it_is_declared():
-    from tutor.core.quizzes import QuizType
+    from tutor.pack.quizzes import QuizType
 
     with pytest.raises(TypeError):
         QuizType(record=_fake_quiz_record(False), review=lambda step: [], mark=None)  # type: ignore[call-arg]
@@ -118,7 +118,7 @@ def test_a_quiz_type_without_a_view_fails_where_it_is_declared():
 
 
 def test_a_quiz_worth_points_without_a_grader_fails_where_it_is_declared():
-    from tutor.core.quizzes import QuizType
+    from tutor.pack.quizzes import QuizType
 
     with pytest.raises(TypeError, match="mark"):
         QuizType(record=_fake_quiz_record(True), view="quiz_fake.FakeStep", review=lambda step: [], mark=None)
@@ -130,14 +130,14 @@ def test_a_quiz_worth_points_without_a_grader_fails_where_it_is_declared():
 
 
 def test_a_quiz_record_registered_without_its_declaration_fails():
-    from tutor.core.quizzes import declared
+    from tutor.pack.quizzes import declared
 
     with pytest.raises(TypeError, match="QUIZ = QuizType"):
         declared((_fake_quiz_record(False),))
 
 
 def test_every_quiz_module_is_registered_in_the_union():
-    from tutor.core import models
+    from tutor.pack import models
 
     declaring = _declaring(QUIZZES_DIR, "QUIZ")
     assert declaring == {record.__module__.rsplit(".", 1)[-1] for record in models.QUIZ_RECORDS}
@@ -147,8 +147,8 @@ def test_every_quiz_module_is_registered_in_the_union():
 def test_the_graded_quiz_types_are_the_ones_gradebook_marks():
     """A quiz type with points is marked again from a hand-in by its declaration's ``mark``; the
     gradebook lists exactly those types' quizzes."""
-    from tutor.core import models
-    from tutor.core.loader import load_pack
+    from tutor.pack import models
+    from tutor.pack.loader import load_pack
     from tutor.grading.gradebook import graded_quizzes
 
     pack = load_pack(pathlib.Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
@@ -159,10 +159,11 @@ def test_the_graded_quiz_types_are_the_ones_gradebook_marks():
 
 
 def test_every_quiz_type_is_in_the_built_in_pack_and_reviewable():
-    """A review card's hash is taken per quiz type (tutor/core/review.py's content_hash raises
+    """A review card's hash is taken per quiz type (tutor/record/spaced_review.py's content_hash raises
     for a step it does not know); the built-in pack shows every type."""
-    from tutor.core import models, review
-    from tutor.core.loader import load_pack
+    from tutor.pack import models
+    from tutor.record import spaced_review as review
+    from tutor.pack.loader import load_pack
 
     pack = load_pack(pathlib.Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
     steps = [step for lesson in pack.lessons for step in lesson.steps]
@@ -173,7 +174,7 @@ def test_every_quiz_type_is_in_the_built_in_pack_and_reviewable():
 
 
 def test_every_quiz_type_has_its_section_in_the_reference():
-    from tutor.core import models
+    from tutor.pack import models
 
     reference = docgen.reference_markdown()
     for record_class in models.QUIZ_RECORDS:
@@ -187,7 +188,7 @@ BACKENDS_DIR = pathlib.Path(__file__).parents[2] / "tutor" / "sandbox" / "backen
 
 def test_the_isolation_levels_are_the_same_everywhere():
     from tutor.cli.main import build_parser
-    from tutor.core.config import ISOLATION_CHOICES
+    from tutor.settings.config import ISOLATION_CHOICES
     from tutor.sandbox import backends
 
     assert ISOLATION_CHOICES == ("auto", *backends.LEVELS)
@@ -231,7 +232,7 @@ def test_every_backend_answers_every_table(name):
     """What process.py, the worker, doctor, grade and the autograder ask of the backend in force."""
     import sys
 
-    from tutor.core.i18n import FALLBACK, TABLE
+    from tutor.words.i18n import FALLBACK, TABLE
     from tutor.sandbox import backends
     from tutor.sandbox.isolation import IsolationInfo, inspect_interpreter
 

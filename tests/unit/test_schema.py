@@ -9,8 +9,8 @@ import sys
 import jsonschema
 import yaml
 
-from tutor.core import paths
-from tutor.core.models import pack_json_schema
+from tutor.settings import paths
+from tutor.pack.models import pack_json_schema
 
 SCHEMA_FILE = paths.bundled_dir("assets") / "pack.schema.json"
 

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from tutor.core.loader import PackError, load_pack
-from tutor.core.yaml_source import SourceError, read_source
+from tutor.pack.loader import PackError, load_pack
+from tutor.pack.yaml_source import SourceError, read_source
 
 DOC = textwrap.dedent("""\
     id: basics

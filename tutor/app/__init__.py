@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tutor.app.launch import Target
-    from tutor.core.config import Settings
+    from tutor.settings.config import Settings
 
 
 def run_app(settings: Settings, target: Target) -> int:

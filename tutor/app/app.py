@@ -14,12 +14,11 @@ from textual.screen import Screen
 
 from tutor.app.engine import Engine
 from tutor.app.place import Place
-from tutor.core.config import Settings, language_of
-from tutor.core.discovery import FoundPack
-from tutor.core.i18n import (carried, label, languages as ui_languages, own_language,
-                             set_language as set_ui_language, t)
-from tutor.core.models import Pack
-from tutor.core.progress import ProgressStore, Recorded
+from tutor.settings.config import Settings, language_of
+from tutor.pack.discovery import FoundPack
+from tutor.words.i18n import carried, label, languages as ui_languages, own_language, set_language as set_ui_language, t
+from tutor.pack.models import Pack
+from tutor.record.progress import ProgressStore, Recorded
 
 from tutor.app import cjk_wrap
 
@@ -78,7 +77,7 @@ class TutorApp(App[None]):
         """What the store just recorded: the first graded meeting of an item in its lesson
         becomes its review card's first review. The scheduler is loaded only then, never for the
         first screen."""
-        from tutor.core import review
+        from tutor.record import spaced_review as review
 
         review.first_meeting(self.store, message)
 
@@ -143,7 +142,7 @@ class TutorApp(App[None]):
         self.theme = THEMES.get(choice) or (choice if choice in self.available_themes else "textual-dark")
         self._theme_set = True  # from now on a theme change is the learner's: kept (watch_theme)
         if self.store.storage.notice:
-            from tutor.core.textclean import neutralize
+            from tutor.words.safe_text import neutralize
 
             self.notify(neutralize(self.store.storage.notice), severity="warning", timeout=20, markup=False)
         pack = self.pack(self.start_pack)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Sequence
 
-from tutor.core.config import Settings
-from tutor.core.i18n import said, shown, t
-from tutor.core.models import Example, Exercise, PredictQuiz, Step
+from tutor.settings.config import Settings
+from tutor.words.i18n import said, shown, t
+from tutor.pack.models import Example, Exercise, PredictQuiz, Step
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:  # the sandbox and grading load when the first run needs them, after start-up
@@ -218,7 +218,7 @@ def may_profile(step: Step | None) -> bool | None:
     if step is None:
         return None
     if isinstance(step, Exercise):
-        from tutor.core.spec import as_data
+        from tutor.pack.spec import as_data
 
         text = "\n".join([step.starter, step.solution, repr(as_data(step.checks))])
     elif isinstance(step, (Example, PredictQuiz)):

@@ -1,7 +1,7 @@
 """From settings and a target to a running app: packs, progress store, sandbox.
 
 The command line (``tutor/cli/app.py``) reads the flags and the configuration into
-:class:`~tutor.core.config.Settings` and a :class:`Target`; nothing here knows about argparse.
+:class:`~tutor.settings.config.Settings` and a :class:`Target`; nothing here knows about argparse.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tutor.core.config import Settings
-from tutor.core.discovery import FoundPack, discover
-from tutor.core.i18n import set_language, t
-from tutor.core.progress import ProgressStore
+from tutor.settings.config import Settings
+from tutor.pack.discovery import FoundPack, discover
+from tutor.words.i18n import set_language, t
+from tutor.record.progress import ProgressStore
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:

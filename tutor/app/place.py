@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.core.comments import code_for
-from tutor.core.models import Lesson, Pack, Step
-from tutor.core.text import resolve
-from tutor.core.textclean import neutralize
+from tutor.pack.comments import code_for
+from tutor.pack.models import Lesson, Pack, Step
+from tutor.pack.text import resolve
+from tutor.words.safe_text import neutralize
 
 
 @dataclass(frozen=True)

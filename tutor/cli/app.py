@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, fit, guarded, line_width, print_json, say, settings_from_args
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 if TYPE_CHECKING:
-    from tutor.core.config import Settings
-    from tutor.core.models import Pack
-    from tutor.core.progress import ProgressStore
+    from tutor.settings.config import Settings
+    from tutor.pack.models import Pack
+    from tutor.record.progress import ProgressStore
 
 #: A pack's review cards: due now, new allowed in today, all, and when the next comes due.
 ReviewCounts = dict[str, "int | str | None"]
@@ -55,7 +55,7 @@ def launch_app(args: argparse.Namespace, target: str | None = None, *, review: s
 
 
 def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     settings = settings_from_args(args)
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
@@ -65,14 +65,14 @@ def _open_store(args: argparse.Namespace) -> tuple[Settings, ProgressStore]:
 
 
 def _packs(args: argparse.Namespace, settings: Settings) -> dict[str, Pack]:
-    from tutor.core.discovery import discover
+    from tutor.pack.discovery import discover
 
     return {f.pack.id: f.pack for f in discover(args.pack, settings.data_path, cache=True) if f.pack is not None}
 
 
 @guarded
 def cmd_progress(args: argparse.Namespace) -> int:
-    from tutor.core.text import resolve
+    from tutor.pack.text import resolve
 
     settings, store = _open_store(args)
     try:
@@ -160,7 +160,7 @@ def _pad(text: str, cells: int) -> str:
 
 def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     """"Lesson title › step title" for a saved position (ids only for what the pack no longer has)."""
-    from tutor.core.text import resolve
+    from tutor.pack.text import resolve
 
     lesson = pack.lesson(lesson_id)
     if lesson is None:
@@ -170,7 +170,7 @@ def _where(pack: Pack, lesson_id: str, step_id: str, lang: str | None) -> str:
     if found is None:
         return resolve(lesson.title, lang, fallback)
     index, step = found
-    from tutor.core.titles import step_title
+    from tutor.pack.titles import step_title
 
     title = step_title(step, lang, fallback, index)
     return f"{resolve(lesson.title, lang, fallback)} › {title}"
@@ -180,7 +180,7 @@ def _review_counts(store: ProgressStore, packs: list[Pack], new_per_day: int) ->
     """Per pack: review cards due now, new ones allowed in today, and when the next comes due."""
     import time
 
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     review.sync(store, packs)
     now = time.time()

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 @guarded
 def cmd_new(args: argparse.Namespace) -> int:
-    from tutor.core.scaffold import scaffold  # a ScaffoldError is a TutorError: guarded reports it
+    from tutor.pack.scaffold import scaffold  # a ScaffoldError is a TutorError: guarded reports it
 
     folder = Path(args.folder)
     try:

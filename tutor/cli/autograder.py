@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from tutor.cli.common import UsageError, guarded
 
 if TYPE_CHECKING:
-    from tutor.core.config import Settings
-    from tutor.core.models import Pack
+    from tutor.settings.config import Settings
+    from tutor.pack.models import Pack
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,7 +58,7 @@ def cmd_autograder(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
     from tutor.grading.autograder import (build_gradescope_bundle, classroom_scale,
                                        classroom_total, github_classroom, torch_version)
-    from tutor.core.loader import PackError, load_pack
+    from tutor.pack.loader import PackError, load_pack
 
     if args.run is None and args.results:
         raise UsageError("--results goes with --run")

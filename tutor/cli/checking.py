@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded, print_json, resolve_pack_arg, say, settings_from_args
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 if TYPE_CHECKING:
-    from tutor.core.config import Settings
-    from tutor.core.models import Exercise, Lesson, Pack, Step
+    from tutor.settings.config import Settings
+    from tutor.pack.models import Exercise, Lesson, Pack, Step
     from tutor.grading.exercise import ExerciseReport
 
     Match = tuple[Pack, Lesson, Exercise]
@@ -42,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _packs(args: argparse.Namespace) -> list[Pack]:
-    from tutor.core.discovery import discover
-    from tutor.core.loader import PackError, load_pack
+    from tutor.pack.discovery import discover
+    from tutor.pack.loader import PackError, load_pack
 
     if args.check_pack:
         path = resolve_pack_arg(args.check_pack, args)
@@ -61,7 +61,7 @@ def _normal(text: str) -> str:
 
 
 def _title(pack: Pack, step: Step, language: str | None) -> str:
-    from tutor.core.text import resolve
+    from tutor.pack.text import resolve
 
     return resolve(step.title, language, pack.languages[0]) if step.title else ""
 
@@ -181,7 +181,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import SandboxUnavailable
 
-    from tutor.checks.protocol import SEED_LIMIT  # torch-free: the tutor's process never imports torch
+    from tutor.child.checks.protocol import SEED_LIMIT  # torch-free: the tutor's process never imports torch
 
     if args.seed is not None and not 0 <= args.seed < SEED_LIMIT:
         raise UsageError(t("cli.check.bad_seed", most=SEED_LIMIT - 1))
@@ -195,7 +195,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                                     language=settings.language, fallback=pack.languages[0],
                                     filename=_shown_name(args.file), seed=args.seed,
                                     uses=_used_answers(settings, pack, exercise, args.file))
-            from tutor.core.versions import floor_notice
+            from tutor.pack.versions import floor_notice
 
             outside = floor_notice(sandbox.worker_info.get("torch"), pack.requires.torch)
     except SandboxUnavailable as exc:
@@ -224,7 +224,7 @@ def _used_answers(settings: Settings, pack: Pack, exercise: Exercise, file: str)
     used = pack.used_by(exercise)
     if not used:
         return []
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
 
     folder = Path(file).parent if file != "-" else None
     store = ProgressStore.open(settings.data_path, config_dir=settings.config_file.parent)
@@ -256,9 +256,9 @@ def _record(settings: Settings, pack: Pack, lesson_id: str, exercise: Exercise, 
     passing or not, becomes the exercise's draft (what the app's editor holds): the learner's
     latest version, which `handin` hands in for an exercise not solved. Checking the starter
     unchanged is a look at the task, not an attempt (as in the app)."""
-    from tutor.core import review
-    from tutor.core.comments import same_code
-    from tutor.core.progress import ProgressStore
+    from tutor.record import spaced_review as review
+    from tutor.pack.comments import same_code
+    from tutor.record.progress import ProgressStore
 
     if not report.passed and same_code(code, exercise.starter):
         return
@@ -288,9 +288,9 @@ def _print_report(report: ExerciseReport, name: str, language: str | None, fallb
     """``pinned``: checks whose inputs come from the pack's own seed; ``replay``: the seed
     every other check drew from (`--seed`); ``all_or_nothing``: the exercise's points come only
     with every check (its scoring), said under the summary."""
-    from tutor.core.check_models import PARENT_KINDS
-    from tutor.core.i18n import shown, t
-    from tutor.core.text import resolve
+    from tutor.pack.check_models import PARENT_KINDS
+    from tutor.words.i18n import shown, t
+    from tutor.pack.text import resolve
 
     say(t("cli.check.head", name=name, message=shown(report.message, getattr(report, "said", None))), indent=2)
     if all_or_nothing:

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, ParamSpec
 
-from tutor.core.config import ConfigError, Settings, load_settings
-from tutor.core.i18n import set_language, t
+from tutor.settings.config import ConfigError, Settings, load_settings
+from tutor.words.i18n import set_language, t
 from tutor.errors import TutorError
 
 
@@ -118,7 +118,7 @@ def resolve_pack_arg(value: str, args: argparse.Namespace) -> Path:
     path = Path(value)
     if path.exists():
         return path
-    from tutor.core.discovery import discover
+    from tutor.pack.discovery import discover
 
     settings = settings_from_args(args)
     for found in discover(getattr(args, "pack", []), settings.data_path, cache=True):

@@ -14,11 +14,11 @@ from tutor.cli.common import UsageError, guarded
 if TYPE_CHECKING:  # the commands import these lazily: `torch-tutor list` starts without them
     from datetime import datetime
 
-    from tutor.core.config import Settings
+    from tutor.settings.config import Settings
     from tutor.grading.gradebook import RosterEntry
     from tutor.sandbox.pool import Sandbox
 
-    from tutor.core.models import Pack
+    from tutor.pack.models import Pack
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
@@ -228,7 +228,7 @@ def _early_sandbox(settings: Settings, args: argparse.Namespace,
         return None
     if not backends.of(info.level).isolates and not args.unisolated:
         return None
-    from tutor.core.paths import PACK_FILE  # not the loader's pack_file_of: YAML's import waits (~0.15 s)
+    from tutor.settings.paths import PACK_FILE  # not the loader's pack_file_of: YAML's import waits (~0.15 s)
 
     pack_file = pack_path.absolute() / PACK_FILE if pack_path.is_dir() else pack_path.absolute()
     hide = _hidden(root, pack_file.parent)  # the pack's root as _grade's load says it
@@ -244,8 +244,8 @@ def _grade(args: argparse.Namespace, settings: Settings, pack_path: Path, early:
            shard: tuple[int, int] | None, deadline: datetime | None, roster: list[RosterEntry] | None) -> int:
     from tutor.grading import output as gradeout
     from tutor.grading.gradebook import GradeCache, grade_all, item_order
-    from tutor.core import packcache
-    from tutor.core.loader import PackError
+    from tutor.pack import packcache
+    from tutor.pack.loader import PackError
 
     try:  # validated once, then read back while its files and the format's code are unchanged (~1 s less)
         pack = packcache.load(pack_path, packcache.cache_dir(settings.data_path))
@@ -461,7 +461,7 @@ def _quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
 
 
 def _title(pack: Pack) -> str:
-    from tutor.core.text import resolve
+    from tutor.pack.text import resolve
 
     return resolve(pack.title, None, pack.languages[0])
 
@@ -489,11 +489,11 @@ def cmd_handin(args: argparse.Namespace) -> int:
 
     from tutor import __version__
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.core.discovery import builtin_pack_dirs
-    from tutor.core.handin import SUFFIX, write_handin
-    from tutor.core.loader import PackError, load_pack
-    from tutor.core.i18n import t
-    from tutor.core.progress import ProgressStore
+    from tutor.pack.discovery import builtin_pack_dirs
+    from tutor.record.handin import SUFFIX, write_handin
+    from tutor.pack.loader import PackError, load_pack
+    from tutor.words.i18n import t
+    from tutor.record.progress import ProgressStore
 
     settings = settings_from_args(args)
     try:
@@ -538,8 +538,8 @@ def handin_summary(pack: Pack, target: Path, exercises: dict[str, tuple[str, boo
     the exercises handed in unsolved, those never worked on (not in the archive) and the quizzes
     not answered, by name: nothing is left out without a word."""
     from tutor.cli.common import wrap_cells
-    from tutor.core.i18n import t
-    from tutor.core.models import QuizBase
+    from tutor.words.i18n import t
+    from tutor.pack.models import QuizBase
 
     every = [exercise.id for _lesson, exercise in pack.exercises()]
     refs = [f"{lesson.id}/{step.id}" for lesson in pack.lessons for step in lesson.steps

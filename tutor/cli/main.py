@@ -43,7 +43,7 @@ def _helped(text: str | None) -> str | None:
     said = text
     if _SPEAKING is not None:
         _SPEAKING.speak()
-        from tutor.core.i18n import TABLE, t
+        from tutor.words.i18n import TABLE, t
 
         key = _SPEAKING.help_keys.get(text)
         if key is None:
@@ -54,7 +54,7 @@ def _helped(text: str | None) -> str | None:
     if "{folder}" in said:
         from pathlib import Path
 
-        from tutor.core.paths import default_data_dir
+        from tutor.settings.paths import default_data_dir
 
         folder, home = str(default_data_dir()), str(Path.home())
         said = said.replace("{folder}", "~" + folder[len(home):] if folder.startswith(home + "/") else folder)
@@ -187,7 +187,7 @@ def _argparse_said(message: str) -> str:
     ``message`` of "argument X: ...", said the same way); as it is where no sentence matches."""
     if _SPEAKING is not None:
         _SPEAKING.speak()
-    from tutor.core.i18n import PLURALS, language, t
+    from tutor.words.i18n import PLURALS, language, t
 
     if language() == "en":
         return message
@@ -225,7 +225,7 @@ class _ArgparseWords:
         if self.ready:
             return
         self.ready = True
-        from tutor.core import i18n
+        from tutor.words import i18n
 
         flag = None
         for index, arg in enumerate(self.argv):
@@ -234,7 +234,7 @@ class _ArgparseWords:
             elif arg.startswith("--language="):
                 flag = arg.partition("=")[2]
         try:
-            from tutor.core.config import load_settings
+            from tutor.settings.config import load_settings
 
             i18n.set_language(load_settings({"language": flag}).language)
         except Exception:  # noqa: BLE001 - a bad flag or config: the command reports it; the usage error in English
@@ -341,7 +341,7 @@ class _InertWriter:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from tutor.core.textclean import neutralize
+        from tutor.words.safe_text import neutralize
 
         return self._stream.write(neutralize(text))
 
@@ -365,7 +365,7 @@ def _inert_output(command: str | None) -> Callable[[], None]:
 def main(argv: list[str] | None = None) -> int:
     """Run the command ``argv`` says. The language it speaks is its own (``i18n.speaking``):
     a command run in process (as the tests run them) leaves its caller's as it was."""
-    from tutor.core.i18n import speaking
+    from tutor.words.i18n import speaking
 
     with speaking():
         return _main(sys.argv[1:] if argv is None else list(argv))
@@ -393,7 +393,7 @@ def _main(argv: list[str]) -> int:
 
         return fail_usage(str(exc))
     except KeyboardInterrupt:
-        from tutor.core.i18n import t
+        from tutor.words.i18n import t
 
         print(t("cli.interrupted"), file=sys.stderr)
         return 130

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tutor.cli.common import guarded, print_json, say, settings_from_args
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 if TYPE_CHECKING:
-    from tutor.core.config import Settings
-    from tutor.core.discovery import FoundPack
-    from tutor.core.loader import PackError
-    from tutor.core.models import Pack
+    from tutor.settings.config import Settings
+    from tutor.pack.discovery import FoundPack
+    from tutor.pack.loader import PackError
+    from tutor.pack.models import Pack
     from tutor.grading.validate import StepRun
     from tutor.sandbox.pool import Sandbox
 
@@ -61,8 +61,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 @guarded
 def cmd_list(args: argparse.Namespace) -> int:
-    from tutor.core.discovery import discover
-    from tutor.core.text import resolve
+    from tutor.pack.discovery import discover
+    from tutor.pack.text import resolve
 
     settings = settings_from_args(args)
     found = discover(args.pack, settings.data_path)
@@ -112,9 +112,9 @@ def _origin(origin: str) -> str:
 def _list_lessons(args: argparse.Namespace, found: list[FoundPack], settings: Settings) -> int:
     """`list PACK`: each lesson by title, with its steps' titles and the exercise ids."""
     from tutor.cli.common import UsageError
-    from tutor.core.loader import PackError, load_pack
-    from tutor.core.models import Exercise
-    from tutor.core.text import resolve
+    from tutor.pack.loader import PackError, load_pack
+    from tutor.pack.models import Exercise
+    from tutor.pack.text import resolve
 
     out: list[dict[str, Any]] = []
     for value in args.packs:
@@ -155,7 +155,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     paths, unknown = _pack_paths(args)
     if not args.watch:
         return _validate_once(args, paths, unknown)
-    from tutor.core.watch import watch_packs
+    from tutor.pack.watch import watch_packs
 
     return watch_packs(list(paths.values()), lambda: _validate_once(args, paths, unknown))
 
@@ -169,7 +169,7 @@ def _pack_paths(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, li
     unknown: dict[str, list[str]] = {}
     missing = [value for value, path in out.items() if not path.exists()]
     if missing:
-        from tutor.core.discovery import discover
+        from tutor.pack.discovery import discover
 
         settings = settings_from_args(args)
         found = discover(getattr(args, "pack", []), settings.data_path)
@@ -184,8 +184,8 @@ def _pack_paths(args: argparse.Namespace) -> tuple[dict[str, Path], dict[str, li
 
 
 def _validate_once(args: argparse.Namespace, paths: dict[str, Path], unknown: dict[str, list[str]]) -> int:
-    from tutor.core.lint import lint
-    from tutor.core.loader import PackError, load_pack
+    from tutor.pack.lint import lint
+    from tutor.pack.loader import PackError, load_pack
 
     results: list[dict[str, Any]] = []
     junit: list[Any] = []
@@ -374,10 +374,10 @@ def _run_pack(pack: Pack, path: Path, sandbox: Sandbox, *, quiet: bool,
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from tutor.core.models import lesson_json_schema, pack_json_schema
+    from tutor.pack.models import lesson_json_schema, pack_json_schema
 
     if args.markdown:
-        from tutor.core.docgen import reference_markdown
+        from tutor.pack.docgen import reference_markdown
 
         sys.stdout.write(reference_markdown())
         return 0

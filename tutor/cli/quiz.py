@@ -4,10 +4,10 @@ For a learner who works from a shell and an editor (and `torch-tutor check`), af
 terminal "unlock" questions: each question is printed, the learner types a line at the ``?``
 prompt, and the answer is recorded in the progress store exactly as the app records it (same
 rows, same review cards, the same hand-in). Nothing here is a rule of its own: the choice order,
-what counts as right and how a prediction is judged are ``tutor.core.quizzes``'s.
+what counts as right and how a prediction is judged are ``tutor.pack.quizzes``'s.
 
 Every kind of quiz the pack format has is asked (``choice``, ``predict``, ``free``): a type added
-to ``tutor.core.quizzes`` without a way to ask it here fails ``tests/cli/test_cli_quiz.py``. Each
+to ``tutor.pack.quizzes`` without a way to ask it here fails ``tests/cli/test_cli_quiz.py``. Each
 answer is written the moment it is given, so end of input or Ctrl-C loses nothing answered;
 input is read line by line, from a terminal or a pipe alike; every line fits 80 columns.
 """
@@ -20,11 +20,11 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 from tutor.cli.common import UsageError, cells, guarded, wrap_cells
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 if TYPE_CHECKING:
-    from tutor.core.models import ChoiceQuiz, FreeQuiz, Lesson, Pack, PredictQuiz, QuizBase, Step
-    from tutor.core.progress import ProgressStore
+    from tutor.pack.models import ChoiceQuiz, FreeQuiz, Lesson, Pack, PredictQuiz, QuizBase, Step
+    from tutor.record.progress import ProgressStore
     from tutor.sandbox import Sandbox
 
 #: The widest line the command prints.
@@ -179,9 +179,9 @@ def _cut(line: str, width: int) -> str:
 @guarded
 def cmd_quiz(args: argparse.Namespace) -> int:
     from tutor.cli.common import resolve_pack_arg, settings_from_args
-    from tutor.core import review
-    from tutor.core.loader import PackError, load_pack
-    from tutor.core.progress import ProgressStore
+    from tutor.record import spaced_review as review
+    from tutor.pack.loader import PackError, load_pack
+    from tutor.record.progress import ProgressStore
 
     settings = settings_from_args(args)
     try:
@@ -214,7 +214,7 @@ def cmd_quiz(args: argparse.Namespace) -> int:
 
 
 def _quizzes_of(lesson: "Lesson") -> list["QuizBase"]:
-    from tutor.core.models import QuizBase
+    from tutor.pack.models import QuizBase
 
     return [step for step in lesson.steps if isinstance(step, QuizBase)]
 
@@ -223,24 +223,24 @@ class Session:
     """One sitting: the quizzes asked in order, each answer recorded as it is given."""
 
     def __init__(self, pack: "Pack", store: "ProgressStore", asker: Asker, settings: Any):
-        from tutor.core.models import ChoiceQuiz, FreeQuiz, PredictQuiz
+        from tutor.pack.models import ChoiceQuiz, FreeQuiz, PredictQuiz
 
         self.pack, self.store, self.asker, self.settings = pack, store, asker, settings
         self.language = settings.language
         self.answered = 0
         self.right = 0
         self._sandbox: "Sandbox | None" = None
-        #: How each quiz type is asked; every type of tutor.core.quizzes has its entry (a test holds it).
+        #: How each quiz type is asked; every type of tutor.pack.quizzes has its entry (a test holds it).
         self.askers: dict[type, Callable[[Any, tuple[str, str, str]], bool | None]] = {
             ChoiceQuiz: self.ask_choice, PredictQuiz: self.ask_predict, FreeQuiz: self.ask_free}
 
     def text(self, value: Any) -> str:
-        from tutor.core.text import resolve
+        from tutor.pack.text import resolve
 
         return resolve(value, self.language, self.pack.languages[0]) or ""
 
     def run(self, quizzes: list[tuple["Lesson", "QuizBase"]], *, ask_all: bool, where: str) -> int:
-        from tutor.core.titles import step_title
+        from tutor.pack.titles import step_title
 
         recorded = self.store.steps.of_pack(self.pack.id)
         todo = [(lesson, quiz) for lesson, quiz in quizzes
@@ -303,7 +303,7 @@ class Session:
     # ------------------------------------------------------------------ choice
 
     def ask_choice(self, quiz: "ChoiceQuiz", key: tuple[str, str, str]) -> bool | None:
-        from tutor.core.quizzes.choice import answer_text, choice_order, learner_seed
+        from tutor.pack.quizzes.choice import answer_text, choice_order, learner_seed
 
         asker = self.asker
         asker.markdown(self.text(quiz.question))
@@ -341,7 +341,7 @@ class Session:
             asker.say(t("cli.quiz.try_again"))
 
     def _choice_lines(self, lead: str, quiz: "ChoiceQuiz", index: int) -> None:
-        from tutor.core.text import resolve
+        from tutor.pack.text import resolve
 
         text = " ".join(resolve(quiz.choices[index].text, self.language, self.pack.languages[0]).split())
         for line in wrap_cells(text, self.asker.width, " " * len(lead), first=lead):
@@ -362,8 +362,8 @@ class Session:
     # ------------------------------------------------------------------ predict
 
     def ask_predict(self, quiz: "PredictQuiz", key: tuple[str, str, str]) -> bool | None:
-        from tutor.core.comments import code_for
-        from tutor.core.quizzes.predict import judge_run
+        from tutor.pack.comments import code_for
+        from tutor.pack.quizzes.predict import judge_run
 
         asker = self.asker
         asker.markdown(self.text(quiz.question))
@@ -412,7 +412,7 @@ class Session:
             return None
 
     def _side_by_side(self, prediction: str, expected: str) -> None:
-        from tutor.core.predict import side_by_side
+        from tutor.pack.predict_compare import side_by_side
 
         half = (self.asker.width - 3) // 2
         print(_fit(t("quiz.predict.yours"), half) + " | " + t("quiz.predict.actual"))

@@ -7,7 +7,7 @@ import sys
 from datetime import datetime, timezone
 
 from tutor.cli.common import UsageError, guarded, print_json, settings_from_args
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +70,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def _due(args: argparse.Namespace) -> int:
     from tutor.cli.app import _open_store, _packs
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     at = parse_at(args.at)
     settings, store = _open_store(args)
@@ -93,7 +93,7 @@ def _due(args: argparse.Namespace) -> int:
         return 0
     from rich.cells import cell_len
 
-    from tutor.core.i18n import TABLE
+    from tutor.words.i18n import TABLE
 
     if not due:
         print(t("cli.review.nothing", at=_local(at)))
@@ -119,7 +119,7 @@ def _optimize(args: argparse.Namespace) -> int:
     import subprocess
 
     from tutor.cli.app import _open_store
-    from tutor.core import review
+    from tutor.record import spaced_review as review
 
     _settings, store = _open_store(args)
     try:
@@ -132,7 +132,7 @@ def _optimize(args: argparse.Namespace) -> int:
             return 1
         print(t("cli.optimize.fitting", counted=counted), flush=True)
         try:
-            done = subprocess.run([sys.executable, "-m", "tutor.core.review_fit"], input=json.dumps({"reviews": logs}),
+            done = subprocess.run([sys.executable, "-m", "tutor.record.fsrs_fit"], input=json.dumps({"reviews": logs}),
                                   capture_output=True, text=True, timeout=3600)
         except (OSError, subprocess.TimeoutExpired) as exc:
             print(t("cli.optimize.could_not_run", error=exc), file=sys.stderr)

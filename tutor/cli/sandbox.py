@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tutor.cli.common import UsageError, guarded, print_json, say, settings_from_args
-from tutor.core.config import ISOLATION_CHOICES
-from tutor.core.i18n import t
+from tutor.settings.config import ISOLATION_CHOICES
+from tutor.words.i18n import t
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +82,7 @@ def _print_result(result: Any) -> None:
         sys.stderr.write(result.stderr if result.stderr.endswith("\n") else result.stderr + "\n")
     if result.error and result.status in ("error", "memory", "sandbox-failure"):
         sys.stderr.write(result.error.traceback.rstrip("\n") + "\n")
-    from tutor.core.i18n import shown, t
+    from tutor.words.i18n import shown, t
 
     if result.message:  # the sandbox's sentence, in the language the commands speak
         sys.stderr.write(str(shown(result.message, result.extra.get("said"))) + "\n")
@@ -92,14 +92,14 @@ def _print_result(result: Any) -> None:
 
 def mode_reason(requested: str, mode: str) -> str:
     """Why the sandbox runs in ``mode``: one line for doctor's JSON (English)."""
-    from tutor.core.i18n import english
+    from tutor.words.i18n import english
 
     return english(mode_said(requested, mode))
 
 
 def mode_said(requested: str, mode: str) -> dict[str, Any]:
     """Why the sandbox runs in ``mode``, as a said (shown in the learner's language)."""
-    from tutor.core.i18n import said
+    from tutor.words.i18n import said
 
     how = said("cli.doctor.mode.fork" if mode == "fork" else "cli.doctor.mode.spawn")
     if requested != "auto":
@@ -120,7 +120,7 @@ def isolation_lines(info: Any) -> list[str]:
     bundled one) usually fail for the same reason, which is then said for both at once."""
     import re
 
-    from tutor.core.i18n import render, said, shown
+    from tutor.words.i18n import render, said, shown
 
     reason = info.reason
     joined = "; ".join(info.not_used)
@@ -152,7 +152,7 @@ def isolation_lines(info: Any) -> list[str]:
 
 def isolation_name(level: str) -> str:
     """An isolation level as the learner reads it ("none" in English, 无 in Chinese)."""
-    from tutor.core.i18n import shown, said
+    from tutor.words.i18n import shown, said
 
     return shown(level, said("isolation." + level)) or level
 
@@ -209,7 +209,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0 if probe.ok else 1
-    from tutor.core.i18n import render, shown, t
+    from tutor.words.i18n import render, shown, t
 
     say(t("cli.doctor.python", python=data["python"], version=data["python_version"]))
     say(t("cli.doctor.torch", torch=data["torch"]))

@@ -1,4 +1,4 @@
-"""`torch-tutor serve`: the app in a browser tab (see tutor/web/serve.py)."""
+"""`torch-tutor serve`: the app in a browser tab (see tutor/web/browser_server.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sys
 from typing import TYPE_CHECKING
 
 from tutor.cli.common import UsageError, guarded
-from tutor.core.i18n import language, t
+from tutor.words.i18n import language, t
 
 if TYPE_CHECKING:
-    from tutor.core.config import Settings
+    from tutor.settings.config import Settings
 
 
 
@@ -51,7 +51,7 @@ def _check_target(args: argparse.Namespace, settings: Settings) -> None:
     """A pack or lesson that is not there is said now, once, not by every tab's app (a browser
     tab would only show that its session ended)."""
     from tutor.app.launch import resolve_target
-    from tutor.core.discovery import discover
+    from tutor.pack.discovery import discover
 
     extra, wanted, lesson = resolve_target(args.target, tuple(getattr(args, "pack", None) or ()))
     found = [f for f in discover(extra, settings.data_path, cache=True) if f.pack is not None]
@@ -71,7 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError:
         raise UsageError(t("cli.serve.not_installed")) from None
     from tutor.cli.common import settings_from_args
-    from tutor.web.serve import WORDS, DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
+    from tutor.web.browser_server import WORDS, DEFAULT_PORT, Listening, ServeError, app_command, is_loopback, serve
 
     settings = settings_from_args(args)  # a bad configuration is said here, not once per tab
     if args.target:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tutor.cli.common import guarded, print_json, say, settings_from_args
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,9 +42,9 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def source_said(source: str) -> str:
     """Where a setting came from, in the learner's language (the JSON keeps the English that
-    tutor/core/config.py records: "default", "command line", "config file PATH",
+    tutor/settings/config.py records: "default", "command line", "config file PATH",
     "environment VARIABLE", "system locale")."""
-    from tutor.core.config import LOCALE_SOURCE
+    from tutor.settings.config import LOCALE_SOURCE
 
     for english, key in (("default", "cli.config.source.default"), ("command line", "cli.config.source.command_line"),
                          (LOCALE_SOURCE, "cli.config.source.locale")):

@@ -29,8 +29,8 @@ from typing import Any
 from tutor.errors import TutorError
 from tutor.grading.gradebook import Row
 from tutor.grading.output import GradeMeta
-from tutor.core.models import Pack
-from tutor.core.text import resolve
+from tutor.pack.models import Pack
+from tutor.pack.text import resolve
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
@@ -356,7 +356,7 @@ def gradescope_results(meta: GradeMeta, rows: list[Row], *, seconds: float, isol
 
 
 def results_schema() -> dict[str, Any]:
-    from tutor.core import paths
+    from tutor.settings import paths
 
     schema: dict[str, Any] = json.loads(
         (paths.bundled_dir("assets") / "gradescope-results.schema.json").read_text(encoding="utf-8"))
@@ -431,7 +431,7 @@ def public_yaml(source: Path) -> str:
     `check` needs to judge their code: checks, contracts, starters, hints, quizzes."""
     import yaml
 
-    from tutor.core.yaml_source import read_source
+    from tutor.pack.yaml_source import read_source
 
     data = read_source(source).data
 

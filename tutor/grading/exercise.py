@@ -1,6 +1,6 @@
 """Grading, parent side: an Exercise and the learner's code in, typed check results out.
 
-The checks themselves run in the sandbox child (``tutor.checks.probe``); this module builds their
+The checks themselves run in the sandbox child (``tutor.child.checks.probe``); this module builds their
 JSON payload from the pack's models, asks the sandbox for one run, and reads the probe's report
 back into :class:`CheckResult` objects the app and the CLI can show. It never imports torch.
 """
@@ -11,18 +11,18 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Sequence, get_args
 
-from tutor.core import safe_regex
-from tutor.core import form
-from tutor.core.check_models import PARENT_KINDS, ExprCheck
-from tutor.core.i18n import english, said
-from tutor.core.models import Example, Exercise, PredictQuiz
-from tutor.core.spec import as_data
-from tutor.core.text import Text, resolve
+from tutor.pack import safe_regex
+from tutor.pack import form
+from tutor.pack.check_models import PARENT_KINDS, ExprCheck
+from tutor.words.i18n import english, said
+from tutor.pack.models import Example, Exercise, PredictQuiz
+from tutor.pack.spec import as_data
+from tutor.pack.text import Text, resolve
 
 if TYPE_CHECKING:  # the sandbox is only needed when something actually runs
     from tutor.sandbox import RunResult, Sandbox
 
-PROBE_MODULE = "tutor.checks.probe"
+PROBE_MODULE = "tutor.child.checks.probe"
 PROBE_FUNCTION = "run_checks"
 #: "tampered": the runner answered a question whose answer the judge knew, wrongly (a canary).
 #: "timeout": the check ran past its time limit (its own `time_limit`, else its share of the time).
@@ -59,8 +59,8 @@ class CheckResult:
     #: the seed of the case that did not pass (a check without ``seed`` draws a fresh one per run):
     #: setting the check's ``seed`` to it reproduces that case's inputs
     seed: int | None = None
-    #: ``message`` as key + fields (tutor.core.i18n.said), when its maker gave one: shown in the
-    #: learner's language by ``tutor.core.i18n.shown``, which falls back to ``message``
+    #: ``message`` as key + fields (tutor.words.i18n.said), when its maker gave one: shown in the
+    #: learner's language by ``tutor.words.i18n.shown``, which falls back to ``message``
     said: dict[str, Any] | None = None
     #: (seconds the check took in the judge, seconds it had): `validate --repeat`'s margin to the budget
     seconds: tuple[float, float] | None = None

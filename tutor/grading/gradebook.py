@@ -34,12 +34,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
 
-from tutor.core import private
-from tutor.core.handin import SUFFIX, Handin, HandinError, read_handin
-from tutor.core.models import QUIZ_TYPES, Exercise, LatePenalty, Pack, QuizBase
-from tutor.core.quizzes import Graded, Ran
-from tutor.core.sourcefile import NotText, decode_text
-from tutor.core.text import resolve
+from tutor.settings import private
+from tutor.record.handin import SUFFIX, Handin, HandinError, read_handin
+from tutor.pack.models import QUIZ_TYPES, Exercise, LatePenalty, Pack, QuizBase
+from tutor.pack.quizzes import Graded, Ran
+from tutor.pack.sourcefile import NotText, decode_text
+from tutor.pack.text import resolve
 from tutor.errors import TutorError
 
 if TYPE_CHECKING:
@@ -255,7 +255,7 @@ Rank = tuple[int, float, str]
 
 
 def graded_quizzes(pack: Pack) -> list[tuple[str, GradedQuiz]]:
-    """("lesson/step", quiz) for every quiz of a graded type (tutor/core/quizzes/) worth points, in
+    """("lesson/step", quiz) for every quiz of a graded type (tutor/pack/quizzes/) worth points, in
     pack order."""
     return [(f"{lesson.id}/{step.id}", cast(GradedQuiz, step)) for lesson in pack.lessons for step in lesson.steps
             if isinstance(step, QuizBase) and QUIZ_TYPES[type(step)].mark is not None
@@ -549,7 +549,7 @@ def parse_deadline(text: str) -> datetime:
 
 def exercise_fingerprint(exercise: Exercise | GradedQuiz) -> str:
     """sha256 of the validated exercise (or quiz): checks, contract, timeout, points... everything."""
-    from tutor.core.spec import as_data
+    from tutor.pack.spec import as_data
 
     data = json.dumps(as_data(exercise), sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
@@ -561,9 +561,9 @@ _ENGINE: str | None = None
 def engine_files() -> list[Path]:
     """The source that runs or reads checks: the child side, the sandbox and the parent's grader."""
     base = Path(__file__).resolve().parents[1]
-    return sorted([*base.joinpath("checks").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"),
+    return sorted([*base.joinpath("child").rglob("*.py"), *base.joinpath("sandbox").rglob("*.py"), base / "words" / "engine.py",
                    base / "grading" / "exercise.py", base / "grading" / "gradebook.py",
-                   base / "core" / "check_models.py", base / "core" / "form.py"])  # form: judged here
+                   base / "pack" / "check_models.py", base / "pack" / "form.py"])  # form: judged here
 
 
 def engine_fingerprint() -> str:
@@ -605,7 +605,7 @@ class GradeCache:
             private.make_folder(path.parent)  # the data folder: 0700 when made, the file 0600
             repaired = private.repair_data(path.parent)  # rows hold learners' messages and names
             if repaired:
-                from tutor.core.i18n import t
+                from tutor.words.i18n import t
 
                 self._notice(t("progress.private", count=len(repaired), folder=path.parent))
             private.make_file(path)

@@ -4,7 +4,7 @@ file, and one Markdown feedback file per learner.
 Every writer works from the rows and a plain ``meta`` dict (pack id, version, title, graded items,
 isolation), never from the pack, so merging shards' JSON gives byte-for-byte the files one run
 would have written. Cells that a spreadsheet would run as a formula are defused. Every text a file
-holds passes through :func:`inert` (the terminal's neutraliser, ``tutor.core.textclean``): a
+holds passes through :func:`inert` (the terminal's neutraliser, ``tutor.words.safe_text``): a
 learner's error message or folder name with ESC, BEL, C1 controls, bidi overrides or characters
 XML 1.0 forbids reaches no file raw, so the JUnit XML always parses and no spreadsheet, CI server
 or LMS page acts on them.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from xml.etree import ElementTree as ET
 
-from tutor.core.textclean import neutralize
+from tutor.words.safe_text import neutralize
 from tutor.errors import TutorError
 from tutor.grading.gradebook import COLUMNS, NO_ARCHIVE, POINT_PLACES, Row, round_points
 

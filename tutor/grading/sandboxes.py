@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from tutor.core.config import Settings
+from tutor.settings.config import Settings
 from tutor.sandbox.limits import LIMIT_NAMES, Limits
 
 if TYPE_CHECKING:

@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 from xml.etree import ElementTree
 
-from tutor.core import loader
+from tutor.pack import loader
 from tutor.grading.exercise import BATCH_WALL_FACTOR, ExerciseReport, check_exercise, run_example
-from tutor.core.loader import Problem
-from tutor.core.check_models import RECORDS, Check, ExprCheck, ProfileCheck
-from tutor.core.models import QUIZ_TYPES, Example, Exercise, Pack, PredictQuiz
-from tutor.core.spec import format_fields, is_record
-from tutor.core.yaml_source import read_source
-from tutor.core.textclean import neutralize
+from tutor.pack.loader import Problem
+from tutor.pack.check_models import RECORDS, Check, ExprCheck, ProfileCheck
+from tutor.pack.models import QUIZ_TYPES, Example, Exercise, Pack, PredictQuiz
+from tutor.pack.spec import format_fields, is_record
+from tutor.pack.yaml_source import read_source
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:
     from tutor.sandbox import Sandbox
@@ -153,7 +153,7 @@ def validate_runs(pack: Pack, pack_dir: Path, sandbox: "Sandbox",
 
 
 def _runs_code(step: object) -> bool:
-    """A quiz whose type runs code of its own (tutor/core/quizzes/): validate runs it as an example."""
+    """A quiz whose type runs code of its own (tutor/pack/quizzes/): validate runs it as an example."""
     quiz = QUIZ_TYPES.get(type(step))
     return quiz is not None and quiz.runs_code
 
@@ -377,7 +377,7 @@ def _static_runs(pack: Pack, locator: _Locator, lookup: OperatorLookup) -> list[
 
 def _torch_outside_range(pack: Pack, sandbox: "Sandbox") -> str | None:
     """The sentence to show when the sandbox's torch is outside ``requires.torch`` (else None)."""
-    from tutor.core.versions import floor_notice
+    from tutor.pack.versions import floor_notice
 
     if not pack.requires.torch:
         return None
@@ -728,7 +728,7 @@ def _example_run(lesson: str, index: int, step: Example | PredictQuiz, sandbox: 
         problems.append(locator.problem(lesson, index, where, f"{role} {step.id!r}: {outcome.summary}"))
     answer = None
     if isinstance(step, PredictQuiz) and outcome.run.status in ("ok", "error"):
-        from tutor.core.predict import expected_answer
+        from tutor.pack.predict_compare import expected_answer
 
         error = outcome.run.error
         raised = error.type.rsplit(".", 1)[-1] if error is not None else None

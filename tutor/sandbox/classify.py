@@ -7,13 +7,13 @@ import signal as signals
 from dataclasses import dataclass, field
 from typing import Any
 
-from tutor.core.i18n import english, said, t
+from tutor.words.i18n import english, said, t
 from tutor.sandbox import wire
 from tutor.sandbox.limits import Limits
 from tutor.sandbox.result import LearnerError, RunResult
 from tutor.sandbox.textclean import clean_output, strip_profiler_noise
 
-#: The words for a crash by signal: keys of the UI table (tutor/core/i18n.py, ``run.signal.*``).
+#: The words for a crash by signal: keys of the UI table (tutor/words/i18n.py, ``run.signal.*``).
 _WORDS_BY_NAME = {name: f"run.signal.{name}" for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE")}
 #: The signals this OS has (Windows lacks SIGBUS, SIGKILL, SIGXCPU and SIGXFSZ).
 _SIGNAL_WORDS = {getattr(signals, name): words for name, words in _WORDS_BY_NAME.items() if hasattr(signals, name)}
@@ -57,7 +57,7 @@ def _text(data: bytes, over: bool, limits: Limits, stream: str) -> tuple[str, bo
 def _say(result: RunResult, key: str, **fields: object) -> None:
     """The run's sentence: English in ``message`` (JSON, logs), the key and fields beside it in
     ``extra["said"]`` so the app and the learner commands show it in the learner's language
-    (``tutor.core.i18n.shown``)."""
+    (``tutor.words.i18n.shown``)."""
     message = said(key, **fields)
     result.message = english(message)
     result.extra["said"] = message

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.core.i18n import TABLE, english, said
+from tutor.words.i18n import TABLE, english, said
 from tutor.errors import TutorError
 
 #: Root's runs at isolation none each drop to a uid of their own: this plus the pid of the run's
@@ -57,7 +57,7 @@ _KEEP_PREFIXES = ("LC_", "OPENBLAS_", "OMP_", "MKL_", "KMP_", "CUDA_", "NVIDIA_"
 
 class IsolationError(TutorError):
     """Isolation was required (``isolation="bwrap"``) and is not available; says why (its
-    message in English, ``said``: the same in the language in use, ``tutor.core.i18n.shown``)."""
+    message in English, ``said``: the same in the language in use, ``tutor.words.i18n.shown``)."""
 
     def __init__(self, message: str, said: dict[str, Any] | None = None):
         super().__init__(message)
@@ -77,7 +77,7 @@ class IsolationInfo:
     bwrap_source: str | None = None  # "system" or "bundled"
     not_used: tuple[str, ...] = field(default_factory=tuple)  # each better option, and why not
     worker_uid: int | None = None  # as root: the unprivileged uid the worker switches to
-    #: ``reason``, ``gaps`` and ``not_used`` as saids (tutor.core.i18n), which doctor and the status
+    #: ``reason``, ``gaps`` and ``not_used`` as saids (tutor.words.i18n), which doctor and the status
     #: bar show in the learner's language; the English fields above are their English (JSON, logs).
     reason_said: dict[str, Any] | None = field(default=None, compare=False)
     gaps_said: tuple[dict[str, Any], ...] = field(default_factory=tuple, compare=False)
@@ -244,7 +244,7 @@ def _probe_script() -> str:
 #: interpreter's folders is not readable then. The folders are listed while still root: as the
 #: uid, a folder under an unreadable parent (/root) does not even look like a folder.
 _READABLE_CHECK = ("import os, sys\n"
-                   "from tutor.sandbox.worker import linux\n"
+                   "from tutor.child.worker import linux\n"
                    "uid = int(sys.argv[1])\n"
                    "folders = [p for p in [sys.prefix, os.path.dirname(sys.executable), *sys.path]\n"
                    "           if p and os.path.isdir(p)]\n"

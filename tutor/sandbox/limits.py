@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-#: Names shared with tutor.core.config's settings (``tutor.grading.sandboxes.limits_from`` maps them).
+#: Names shared with tutor.settings.config's settings (``tutor.grading.sandboxes.limits_from`` maps them).
 LIMIT_NAMES = ("wall_time", "cpu_time", "memory_mb", "output_kb", "processes", "file_size_mb",
                "open_files")
 

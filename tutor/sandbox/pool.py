@@ -33,7 +33,7 @@ from tutor.sandbox.result import LearnerError, RunResult
 _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-sandbox-spawner")
 _OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
 #: Default preloads beyond torch's own: the check engine's probe captures torch functions early.
-DEFAULT_PRELOAD = ("tutor.checks.probe",)
+DEFAULT_PRELOAD = ("tutor.child.checks.probe",)
 
 
 Mode = Literal["auto", "fork", "spawn"]
@@ -98,7 +98,7 @@ class Sandbox:
     In **fork** mode each run is a fresh child of a warm worker that serves run after run; in
     **spawn** mode each run gets a spare, a runner interpreter started ahead of time for that run
     alone by a judge interpreter that serves up to ``process.JUDGE_RUNS`` runs and starts its next
-    runner once a run is over (``tutor.sandbox.worker.spawn``).
+    runner once a run is over (``tutor.child.worker.spawn``).
 
     Args:
         limits: the runs' limits (default: ``Limits()``); a run may pass its own.

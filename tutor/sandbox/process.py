@@ -51,7 +51,7 @@ class ProbeSpec:
 
     ``getattr(import_module(module), function)(namespace, payload, learner_error)`` must return
     a JSON-able dict: it becomes ``RunResult.report``. ``namespace`` maps the learner's names to
-    the judge's proxies of them (``tutor.checks.remote``).
+    the judge's proxies of them (``tutor.child.checks.remote``).
     """
 
     module: str
@@ -137,7 +137,7 @@ class WorkerProcess:
             config["fd"] = child_end.fileno()
         else:
             config["channel"] = "stdio"
-        cmd = [interpreter.executable, "-m", "tutor.sandbox.worker", json.dumps(config)]
+        cmd = [interpreter.executable, "-m", "tutor.child.worker", json.dumps(config)]
         cmd = backends.of(self.info.level).wrap(self.info, interpreter, self.scratch_root, self.hide) + cmd
         if self._group is not None:
             cmd = self._group.wrap(cmd)

@@ -13,7 +13,7 @@ import re
 #: This torch build prints these on every profiler start and stop; no variable silences them.
 _USDT = re.compile(rb"^USDT:[^\n]*\] profiler_(?:start|stop)[^\n]*\n?", re.MULTILINE)
 
-from tutor.core.textclean import _UNSAFE, _visible  # one implementation (see there)
+from tutor.words.safe_text import _UNSAFE, _visible  # one implementation (see there)
 
 
 def strip_profiler_noise(data: bytes) -> bytes:

@@ -10,7 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
-from tutor.core.i18n import label, t
+from tutor.words.i18n import label, t
 
 
 class ConfirmScreen(ModalScreen[bool]):

@@ -14,7 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
-from tutor.core.i18n import label, relabel, t
+from tutor.words.i18n import label, relabel, t
 
 
 #: The editor's keys listed in help (its cursor keys need no introduction).

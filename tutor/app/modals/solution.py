@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from tutor.app.widgets.keybutton import KeyButton
 from tutor.app.widgets.editor import TextBox
-from tutor.core.i18n import label, t
+from tutor.words.i18n import label, t
 
 
 class SolutionScreen(ModalScreen[bool]):

@@ -21,9 +21,9 @@ from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
-from tutor.core.discovery import FoundPack
-from tutor.core.i18n import label, t
-from tutor.core.textclean import neutralize
+from tutor.pack.discovery import FoundPack
+from tutor.words.i18n import label, t
+from tutor.words.safe_text import neutralize
 
 _STATE_STYLE = {"done": "green", "progress": "yellow", "new": "dim"}
 
@@ -164,7 +164,7 @@ class HomeScreen(Screen[None]):
         button.display = target is not None
         if target is not None:
             texts = Texts(target.pack, app.language)
-            from tutor.core.titles import step_title
+            from tutor.pack.titles import step_title
 
             step_name = neutralize(step_title(target.step, app.language, texts.fallback, target.step_index))
             where = f"{texts(target.lesson.title)} › {step_name}"
@@ -298,8 +298,8 @@ class HomeScreen(Screen[None]):
 def _step_words(lesson: Any, texts: Texts) -> list[str]:
     """What names the lesson's steps: each step's title (or the words that stand for it) and
     each exercise's id (shown on the exercise, and what `torch-tutor check` takes)."""
-    from tutor.core.models import Exercise
-    from tutor.core.titles import step_title
+    from tutor.pack.models import Exercise
+    from tutor.pack.titles import step_title
 
     words: list[str] = []
     for index, step in enumerate(lesson.steps):

@@ -23,7 +23,7 @@ from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.topbar import TopBar
 from tutor.app.widgets.steps import StepView, make_step, shown_step
-from tutor.core.i18n import label, t
+from tutor.words.i18n import label, t
 
 #: The actions a step may answer, forwarded to its ``do_<name>``; order = palette order.
 STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
@@ -143,7 +143,7 @@ class LessonScreen(Screen[None]):
             widgets.append(Static(t("lesson.requires.cuda"), classes="notice"))
         version = tutor_app(self).engine.torch_version()
         if version is not None and place.pack.requires.torch:  # known once the sandbox is warm
-            from tutor.core.versions import floor_notice
+            from tutor.pack.versions import floor_notice
 
             outside = floor_notice(version, place.pack.requires.torch)
             if outside is not None:

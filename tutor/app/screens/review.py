@@ -6,7 +6,7 @@ hints and code are kept under a scratch key (``review:<last review>:<lesson>``),
 starts from its starter, a review left unfinished resumes, and the lesson's draft is never
 touched. The screen subscribes to the progress store's typed messages (``store.events``:
 ``QuizAnswered``, ``CheckRecorded``, ``SolutionShown``) for what the learner did under that key
-and turns it into a rating (see tutor.core.review).
+and turns it into a rating (see tutor.record.spaced_review).
 Nothing here is imported on the app's first screen: the app loads it on the first F10.
 """
 
@@ -31,16 +31,16 @@ from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
 from tutor.app.widgets.steps import StepView, shown_step, view_class
-from tutor.core import review
-from tutor.core.i18n import label, t
-from tutor.core.progress import CheckRecorded, QuizAnswered, Recorded, SolutionShown, day_start
-from tutor.core.textclean import neutralize
-from tutor.core.titles import step_title
+from tutor.record import spaced_review as review
+from tutor.words.i18n import label, t
+from tutor.record.progress import CheckRecorded, QuizAnswered, Recorded, SolutionShown, day_start
+from tutor.words.safe_text import neutralize
+from tutor.pack.titles import step_title
 from tutor.sandbox.textclean import clean_output
 
 if TYPE_CHECKING:
-    from tutor.core.models import Pack
-    from tutor.core.progress import ProgressStore
+    from tutor.pack.models import Pack
+    from tutor.record.progress import ProgressStore
 
 def scratch_view(place: Place, texts: Texts, key: tuple[str, str, str]) -> StepView:
     """The lesson's step widget for ``place``, keeping everything under the scratch ``key``."""

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from rich.text import Text
 
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 _EIGHTHS = " ▁▂▃▄▅▆▇█"
 HEIGHT = 4  # rows of the column chart

@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 BAR_WIDTH = 24
 MAX_ROWS = 8
@@ -89,7 +89,7 @@ def columns(values: list[float], top: float, rows: int = CHART_ROWS, width: int 
 
 
 def flat_limit(curve: list[tuple[float, float]], tolerance: float, slack_per_step: float) -> float:
-    """What a `memory` check that expects flat allows at the last step (as tutor.checks.kinds.memory
+    """What a `memory` check that expects flat allows at the last step (as tutor.child.checks.kinds.memory
     judges it): the first step's bytes plus ``tolerance`` of them, plus ``slack_per_step`` a step."""
     (first_n, first), (last_n, _last) = curve[0], curve[-1]
     return first * (1 + tolerance) + slack_per_step * (last_n - first_n)

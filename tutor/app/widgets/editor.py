@@ -15,8 +15,8 @@ from textual.widgets import TextArea
 
 from tutor.app import textual_compat
 from tutor.app.state import tutor_app
-from tutor.core.i18n import label, t
-from tutor.core.textclean import neutralize
+from tutor.words.i18n import label, t
+from tutor.words.safe_text import neutralize
 
 #: Seconds of quiet typing before a draft is written: a keystroke is never lost for longer.
 DEBOUNCE = 0.4

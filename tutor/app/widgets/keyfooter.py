@@ -19,7 +19,7 @@ from rich.text import Text
 from textual import events
 from textual.widget import Widget
 
-from tutor.core.i18n import relabel, t
+from tutor.words.i18n import relabel, t
 
 #: Whose keys go first when the line does not fit, in order; a key always keeps its name (a bare
 #: "f2" read as cut off), so a key that cannot have its name is not shown at all (F1 lists every

@@ -1,11 +1,11 @@
-"""A Markdown block for lesson text: our renderer (``tutor.app.markdown``) in one widget."""
+"""A Markdown block for lesson text: our renderer (``tutor.app.markdown_render``) in one widget."""
 
 from __future__ import annotations
 
 from rich.console import RenderableType
 from textual.widget import Widget
 
-from tutor.app.markdown import Block, parse, render
+from tutor.app.markdown_render import Block, parse, render
 
 
 class Markdown(Widget):

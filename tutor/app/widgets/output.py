@@ -26,8 +26,8 @@ from textual.style import Style
 from textual.visual import RenderOptions
 from textual.widgets import Static
 
-from tutor.core.i18n import shown, t
-from tutor.core.textclean import neutralize
+from tutor.words.i18n import shown, t
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
     from tutor.sandbox.result import RunResult

@@ -9,14 +9,14 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from tutor.app.markdown import inline
+from tutor.app.markdown_render import inline
 from tutor.app.widgets.charts import MemoryChart, ProfileChart
 from tutor.app.widgets.output import Hanging, render_run
-from tutor.core.i18n import shown, t
-from tutor.core.textclean import neutralize
+from tutor.words.i18n import shown, t
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:  # grading loads with the first Check, after start-up
-    from tutor.core.models import Exercise
+    from tutor.pack.models import Exercise
     from tutor.grading.exercise import CheckResult, ExerciseReport
 
 #: Pack text (a string or one per language) to the learner's language: ``Texts.__call__``.

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual.timer import Timer
 from textual.widgets import Static
 
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 if TYPE_CHECKING:
     from rich.spinner import Spinner

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from tutor.app.state import tutor_app
-from tutor.core.i18n import t
+from tutor.words.i18n import t
 
 
 class StatusBar(Static):

@@ -27,7 +27,7 @@ class Probe:
     process_limit: str  # "cgroup", "rlimit" or "none": how the number of a run's processes is limited
     #: each stronger option tried and why it was not used, in order: a backend that is not
     #: available adds its reasons here (and its ``IsolationInfo`` lists the stronger ones' as ``not_used``)
-    not_used: list[dict[str, Any]] = field(default_factory=list)  # saids (tutor.core.i18n), English beside them in IsolationInfo
+    not_used: list[dict[str, Any]] = field(default_factory=list)  # saids (tutor.words.i18n), English beside them in IsolationInfo
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,7 +44,7 @@ class Backend:
     wrap: Callable[[IsolationInfo, Interpreter, str, tuple[str, ...]], list[str]]
     #: ``containment(info)``: the worker's instructions for each run (its ``containment`` config)
     containment: Callable[[IsolationInfo], dict[str, Any]]
-    #: ``doctor(info)``: doctor's lines about it after the isolation line, as (``tutor.core.i18n``
+    #: ``doctor(info)``: doctor's lines about it after the isolation line, as (``tutor.words.i18n``
     #: key, its fields) pairs, since the sandbox does not word things for learners
     doctor: Callable[[IsolationInfo], list[tuple[str, dict[str, Any]]]]
     #: how the autograder's results name the isolation inside its container (``info`` in force)

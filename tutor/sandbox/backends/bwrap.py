@@ -9,14 +9,14 @@ import os
 import sys
 from typing import Any
 
-from tutor.core.i18n import said, shown
+from tutor.words.i18n import said, shown
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.backends import Backend, Probe
 from tutor.sandbox.isolation import Interpreter, IsolationInfo
 
 
 def _probe(probe: Probe) -> IsolationInfo | None:
-    # Each sentence is a said (tutor/core/i18n.py, ``isolation.*``): doctor and the status bar show
+    # Each sentence is a said (tutor/words/i18n.py, ``isolation.*``): doctor and the status bar show
     # it in the learner's language; IsolationInfo keeps its English beside it.
     notes = probe.not_used
     process_limit = probe.process_limit

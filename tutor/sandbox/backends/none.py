@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor.core.i18n import said
+from tutor.words.i18n import said
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.backends import Backend, Probe
 from tutor.sandbox.isolation import Interpreter, IsolationInfo

@@ -6,13 +6,13 @@ import importlib
 
 from tutor.app.place import Place, Texts
 from tutor.app.widgets.steps.base import StepView, shown_step
-from tutor.core.models import QUIZ_TYPES, Example, Exercise, Prose
+from tutor.pack.models import QUIZ_TYPES, Example, Exercise, Prose
 
 
 __all__ = ["STEP_VIEWS", "StepView", "make_step", "shown_step", "view_class"]
 
 #: The widget of each kind of step, as "module.Class" under this package, imported when a step of
-#: that kind is shown; a quiz type's comes from its declaration (tutor/core/quizzes/).
+#: that kind is shown; a quiz type's comes from its declaration (tutor/pack/quizzes/).
 STEP_VIEWS: dict[type, str] = {
     Prose: "prose.ProseStep", Example: "example.ExampleStep", Exercise: "exercise.ExerciseStep",
     **{record_class: quiz.view for record_class, quiz in QUIZ_TYPES.items()},

@@ -18,11 +18,11 @@ from tutor.app.engine import Engine, EngineUnavailable
 from tutor.app.place import Place, Texts
 from tutor.app.state import tutor_app
 from tutor.app.widgets.running import RunningIndicator
-from tutor.core.i18n import carried, t
-from tutor.core.textclean import neutralize
+from tutor.words.i18n import carried, t
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:  # loaded with the engine's first run, not at start-up
-    from tutor.core.progress import ProgressStore
+    from tutor.record.progress import ProgressStore
     from tutor.grading.exercise import ExampleOutcome, ExerciseReport
     from tutor.sandbox.result import RunResult
 

@@ -16,9 +16,9 @@ from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
-from tutor.core.comments import same_code
-from tutor.core.i18n import shown, t
-from tutor.core.models import Example
+from tutor.pack.comments import same_code
+from tutor.words.i18n import shown, t
+from tutor.pack.models import Example
 
 if TYPE_CHECKING:  # grading loads with the first run, after start-up
     from tutor.grading.exercise import ExampleOutcome

@@ -14,15 +14,15 @@ from textual.widget import AwaitMount
 
 from tutor.app.widgets.keybutton import KeyButton, key_label, with_key
 from tutor.app.widgets.markdown import Markdown
-from tutor.app.markdown import inline
+from tutor.app.markdown_render import inline
 from tutor.app.widgets.editor import CodeEditor
 from tutor.app.widgets.output import Hanging, OutputBox, render_run
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
-from tutor.core.comments import same_code
-from tutor.core.i18n import t
-from tutor.core.models import Exercise
-from tutor.core.textclean import neutralize
+from tutor.pack.comments import same_code
+from tutor.words.i18n import t
+from tutor.pack.models import Exercise
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:  # the sandbox and grading load with the first run, after start-up
     from tutor.grading.exercise import ExerciseReport

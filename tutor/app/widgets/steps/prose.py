@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
-from tutor.core.models import Prose
+from tutor.pack.models import Prose
 
 
 class ProseStep(StepView):

@@ -25,13 +25,13 @@ from textual.message import Message
 from textual.widgets import Checkbox, RadioButton, RadioSet, Static
 
 from tutor.app import textual_compat
-from tutor.app.markdown import inline
+from tutor.app.markdown_render import inline
 from tutor.app.widgets.keybutton import KeyButton, key_label
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
-from tutor.core.i18n import t
-from tutor.core.models import ChoiceQuiz
-from tutor.core.quizzes.choice import SEED_PREFERENCE, answer_text, choice_order, learner_seed
+from tutor.words.i18n import t
+from tutor.pack.models import ChoiceQuiz
+from tutor.pack.quizzes.choice import SEED_PREFERENCE, answer_text, choice_order, learner_seed
 
 __all__ = ["SEED_PREFERENCE", "ChoiceQuizStep", "choice_order", "learner_seed", "soft_join"]
 

@@ -15,8 +15,8 @@ from tutor.app.widgets.editor import AnswerBox
 from tutor.app.widgets.keybutton import KeyButton, with_key
 from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.steps.base import StepView
-from tutor.core.i18n import t
-from tutor.core.models import FreeQuiz
+from tutor.words.i18n import t
+from tutor.pack.models import FreeQuiz
 
 
 #: A self-grade, 1-4, as FSRS (and the review queue) names them.

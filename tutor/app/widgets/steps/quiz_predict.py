@@ -1,6 +1,6 @@
 """Predict the output: type what the code prints, then it runs in the sandbox and is compared.
 
-The comparison is ``tutor.core.predict`` (shared with ``validate``): whitespace does not count by
+The comparison is ``tutor.pack.predict_compare`` (shared with ``validate``): whitespace does not count by
 default, the author may accept other answers or ask which exception the code raises. On a miss the
 learner sees their answer and the real output side by side, the differences marked.
 """
@@ -22,14 +22,14 @@ from tutor.app.widgets.markdown import Markdown
 from tutor.app.widgets.output import Hanging, render_run, tail
 from tutor.app.widgets.running import RunningIndicator
 from tutor.app.widgets.steps.base import StepView, reveal
-from tutor.core.i18n import t
-from tutor.core.models import PredictQuiz
-from tutor.core.quizzes.predict import judge_run
+from tutor.words.i18n import t
+from tutor.pack.models import PredictQuiz
+from tutor.pack.quizzes.predict import judge_run
 import difflib
 import re
 
-from tutor.core.predict import side_by_side
-from tutor.core.textclean import neutralize
+from tutor.pack.predict_compare import side_by_side
+from tutor.words.safe_text import neutralize
 
 if TYPE_CHECKING:  # the sandbox loads with the first run, after start-up
     from tutor.sandbox.result import RunResult

@@ -1,0 +1,1 @@
+"""The user's settings (config.py), the tutor's folders (paths.py) and their modes (private.py)."""

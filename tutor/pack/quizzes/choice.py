@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import random
 import secrets
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from tutor.pack.quizzes import QuizBase, QuizType, Ran
 from tutor.pack.spec import Meta, record
 from tutor.pack.text import Text
-
-if TYPE_CHECKING:
-    from tutor.record.progress import ProgressStore
 
 #: The progress store's preference that seeds every shuffle for this learner.
 SEED_PREFERENCE = "shuffle-seed"
@@ -70,7 +67,20 @@ def picked_of(answer: str | None) -> set[int] | None:
         return None
 
 
-def learner_seed(store: "ProgressStore") -> str:
+class _Preferences(Protocol):
+    def get(self, name: str) -> str | None: ...
+
+    def set(self, name: str, value: str) -> None: ...
+
+
+class _Store(Protocol):
+    """What the seed needs of the progress store (tutor.record, which the pack never imports)."""
+
+    @property
+    def preferences(self) -> _Preferences: ...
+
+
+def learner_seed(store: _Store) -> str:
     """This learner's shuffle seed: made once, kept with their progress."""
     seed = store.preferences.get(SEED_PREFERENCE)
     if not seed:

@@ -67,7 +67,7 @@ class HomeScreen(Screen[None]):
         self._add_columns(table)
         self.refresh_contents()
         table.focus()
-        self.watch(tutor_app(self), "language", self._language_changed, init=False)
+        self.watch(self.app, "language", self._language_changed, init=False)
 
     def on_screen_resume(self) -> None:
         self.refresh_contents()

@@ -18,6 +18,7 @@ from tutor.app.commands import ScreenCommands
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.screens.drawing import Draws
+from tutor.app.screens.step_keys import QUESTION_FOCUS, busy_key
 from tutor.app.widgets.keybutton import key_label
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -31,22 +32,6 @@ STEP_ACTIONS = ("run", "check", "hint", "solution", "reset")
 
 #: Where the learner acts first: the editor, the answer box, the choices, else a button.
 FIRST_FOCUS = "#editor, #prediction, #answer, #choices, KeyButton"
-#: Where a question is answered: focused there, the question above stays in view.
-QUESTION_FOCUS = ("prediction", "answer", "choices")
-
-
-def busy_key(screen: Screen[None], view: StepView | None, event: events.Key) -> None:
-    """Say "a run is in progress" for a key of ``screen``'s step actions pressed while ``view``
-    runs code (Textual skips a binding its screen disables: the key did nothing, silently)."""
-    if view is None or not view.running:
-        return
-    for binding in screen.BINDINGS:
-        if isinstance(binding, Binding) and binding.action.startswith("step(") \
-                and event.key in binding.key.split(","):
-            event.stop()
-            event.prevent_default()
-            screen.notify(t("step.busy", shortcut=key_label(screen, "stop")), timeout=4)
-            return
 
 
 class LessonCommands(ScreenCommands):
@@ -113,7 +98,7 @@ class LessonScreen(Screen[None]):
         super().set_focus(widget, scroll_visible, from_app_focus)
 
     def on_mount(self) -> None:
-        self.watch(tutor_app(self), "language", self._language_changed, init=False)
+        self.watch(self.app, "language", self._language_changed, init=False)
         self._enter(self.place)
         self._focus_first()
         self.refresh_bindings()

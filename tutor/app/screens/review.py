@@ -26,7 +26,7 @@ from textual.widgets import Static
 from tutor.app.state import tutor_app
 from tutor.app.place import Place, Texts
 from tutor.app.screens.drawing import Draws
-from tutor.app.screens.lesson import QUESTION_FOCUS, busy_key
+from tutor.app.screens.step_keys import QUESTION_FOCUS, busy_key
 from tutor.app.screens.review_chart import forecast_chart, retention_chart
 from tutor.app.widgets.keyfooter import KeyFooter
 from tutor.app.widgets.status import StatusBar
@@ -150,11 +150,11 @@ class ReviewScreen(Screen[None]):
         app = tutor_app(self)
         notices = review.sync(self.store, app.packs)
         for notice in notices:
-            app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
+            self.app.notify(clean_output(notice.encode()), severity="warning", timeout=10, markup=False)
         self.queue = review.queue(self.store, self.packs, self.store.cards.clock(),
                                   app.settings.new_cards_per_day, app.language)
         self.store.events.subscribe(self._heard)
-        self.watch(app, "language", self._language_changed, init=False)
+        self.watch(self.app, "language", self._language_changed, init=False)
         self._request_show()
         self.set_interval(self.POLL_SECONDS, self.poll_due)
 
@@ -404,8 +404,8 @@ class ReviewScreen(Screen[None]):
             return
         app = tutor_app(self)
         app.flush_drafts()
-        below = app.screen_stack[-2] if len(app.screen_stack) > 1 else None
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
         if below is None or below.id == "_default":  # Textual's blank first screen
             app.action_home()
         else:
-            app.pop_screen()
+            self.app.pop_screen()

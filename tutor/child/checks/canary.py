@@ -87,7 +87,7 @@ def _generator(seed: int | None):
     """The canary's own generator: its tensors never come from (or move) the judge's global
     one, which a case's inputs are drawn from. Asked first in a case, a canary draws from the
     case's seed as the case's setup does; asked last, from a fresh one."""
-    from tutor.child.checks.context import fresh_seed
+    from tutor.child.checks.protocol import fresh_seed
 
     return refs.torch_module.Generator().manual_seed(seed if seed is not None else fresh_seed())
 

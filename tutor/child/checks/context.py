@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import _thread
 import typing
-import random
 import threading
 from typing import Any
 
 
 from tutor.child.checks import refs, render
 from tutor.words import engine as words
-from tutor.child.checks.protocol import SEED_LIMIT
+from tutor.child.checks.protocol import fresh_seed
 from tutor.child.checks.remote import RemoteRaised, RemoteTimeout, RunnerGone, RunnerRefused, RunStopped, Session, StuckCode, Tampered
 
 #: What the runner's seal may say it refused (tutor.child.checks.seal.Refused): ``checks.refused.<key>``.
@@ -198,14 +197,6 @@ class TimeLimit:
         else:
             refs.signal_signal(refs.SIGINT, self._previous or refs.default_int_handler)
         return False
-
-
-_SYSTEM_RANDOM = random.SystemRandom()
-
-
-def fresh_seed() -> int:
-    """A seed nobody can predict (the operating system's randomness, not a generator's state)."""
-    return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
 
 
 def _draws() -> tuple[Any, ...]:

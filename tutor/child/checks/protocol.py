@@ -22,6 +22,7 @@ assume.
 from __future__ import annotations
 
 import json
+import random
 import socket
 import struct
 from typing import TYPE_CHECKING, Any, Iterator, Literal, TypedDict, Union, get_args
@@ -33,6 +34,16 @@ if TYPE_CHECKING:  # only in annotations, never evaluated: the child side may ru
 #: of precomputed inputs can cover. Here, not in ``context``, so the tutor's side (``check --seed``)
 #: can check a seed without importing torch.
 SEED_LIMIT = 1 << 48
+#: The exit status of a runner that found its seal broken (after it sent the tampered frame):
+#: here, not in ``seal``, so the server (which the seal seals) need not import the seal.
+EXIT_TAMPERED = 86
+
+_SYSTEM_RANDOM = random.SystemRandom()
+
+
+def fresh_seed() -> int:
+    """A seed nobody can predict (the operating system's randomness, not a generator's state)."""
+    return _SYSTEM_RANDOM.randrange(SEED_LIMIT)
 
 _HEAD = struct.Struct("!II")
 _BLOB = struct.Struct("!Q")

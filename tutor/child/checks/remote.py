@@ -285,9 +285,7 @@ class Session(SessionCodec):
 
     def start_case(self, seed: int) -> None:
         """A new case: the runner seeds its generators with ``seed`` at the case's first request."""
-        from tutor.child.checks.context import fresh_seed
-
-        self.case, self.case_seed = fresh_seed(), seed
+        self.case, self.case_seed = protocol.fresh_seed(), seed
 
     def _stamp(self, message: protocol.Call | protocol.Repeat) -> None:
         if self.case is not None and self.case_seed is not None:

@@ -48,6 +48,7 @@ import struct
 import sys
 import types
 
+from tutor.child.checks import protocol
 from tutor.words import engine as words
 
 #: What a sealed table may gain without tampering: the warnings machinery's registry.
@@ -55,7 +56,7 @@ _VOLATILE = frozenset({"__warningregistry__"})
 #: The standard-library modules an answer passes through on its way out (protocol.send).
 _STDLIB = (json, sys.modules.get("json.encoder"), socket, struct)
 #: The exit status of a runner that found its seal broken (after it sent the tampered frame).
-EXIT_TAMPERED = 86
+EXIT_TAMPERED = protocol.EXIT_TAMPERED
 
 def _functions_of(value) -> list:
     """The plain functions behind a table entry (a method, a static or class method, a property)."""

@@ -653,9 +653,7 @@ def seal_broken() -> None:
 
 
 def seal_exit_code() -> int:
-    from tutor.child.checks.seal import EXIT_TAMPERED
-
-    return EXIT_TAMPERED
+    return protocol.EXIT_TAMPERED
 
 
 #: The runner's handler of each request the judge sends (``protocol.Request``, ``REQUEST_OPS``):

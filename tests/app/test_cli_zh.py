@@ -278,15 +278,16 @@ ENGLISH_LINES = [
 def no_bubblewrap(monkeypatch):
     """A machine with no bwrap on PATH and a bundled one that user namespaces refuse."""
     from tutor.words.i18n import said
-    from tutor.sandbox import isolation
+    from tutor.sandbox import backends, isolation
+    from tutor.sandbox.backends import bwrap
 
     monkeypatch.delenv("TORCH_TUTOR_EMULATE_WINDOWS", raising=False)
     monkeypatch.setattr(isolation, "is_root", lambda: False)
-    monkeypatch.setattr(isolation, "bwrap_candidates", lambda: [
+    monkeypatch.setattr(bwrap, "bwrap_candidates", lambda: [
         ("system", None, said("isolation.why.no_bwrap_on_path")), ("bundled", "/opt/bwrap", None)])
-    monkeypatch.setattr(isolation, "_try_bwrap_said", lambda python, path: (
+    monkeypatch.setattr(bwrap, "_try_bwrap_said", lambda python, path: (
         False, False, False, said("isolation.why.bwrap_restricted", message=RESTRICTED)))
-    return isolation.choose("auto", sys.executable)
+    return backends.choose("auto", sys.executable)
 
 
 def _unnamed_english(text: str) -> list[str]:
@@ -340,18 +341,19 @@ def test_the_gaps_and_the_status_bars_reason_in_chinese(no_bubblewrap, monkeypat
 def test_every_isolation_sentence_has_its_chinese(monkeypatch):
     """Root without bubblewrap, and a bubblewrap without nested namespaces: each sentence said."""
     from tutor.words.i18n import english, render, said
-    from tutor.sandbox import isolation
+    from tutor.sandbox import backends, isolation
+    from tutor.sandbox.backends import bwrap
 
     monkeypatch.setattr(isolation, "is_root", lambda: True)
     monkeypatch.setattr(isolation, "unreadable_for_runs", lambda python: "/root/.pyenv")
-    info = isolation.choose("none", sys.executable)
+    info = backends.choose("none", sys.executable)
     assert info.reason == "limits only (isolation is set to none)"
     assert info.gaps[-1].startswith(f"{isolation.UNREADABLE} (/root/.pyenv): a module the worker")
-    monkeypatch.setattr(isolation, "bwrap_candidates", lambda: [("system", "/usr/bin/bwrap", None)])
-    monkeypatch.setattr(isolation, "_try_bwrap_said", lambda python, path: (
+    monkeypatch.setattr(bwrap, "bwrap_candidates", lambda: [("system", "/usr/bin/bwrap", None)])
+    monkeypatch.setattr(bwrap, "_try_bwrap_said", lambda python, path: (
         True, False, False, said("isolation.why.no_nested_namespaces")))
     monkeypatch.setattr(isolation, "cgroup_available", lambda: False)
-    boxed = isolation.choose("auto", sys.executable)
+    boxed = backends.choose("auto", sys.executable)
     assert boxed.reason.endswith("read-only; nested user namespaces are not permitted inside bubblewrap")
     assert boxed.gaps == ("runs share the worker's PID namespace",
                           "runs keep root's access to files (nested user namespaces are not permitted inside "
@@ -447,7 +449,8 @@ def test_isolation_required_but_missing_is_said_in_chinese(monkeypatch):
     """zh2's note: the error of `isolation = "bwrap"` where bubblewrap cannot work was English
     only. It is a said now: the sandbox's failure reads in the learner's language, its English
     (what grade and the logs print) unchanged."""
-    from tutor.sandbox.isolation import IsolationError, choose
+    from tutor.sandbox.backends import choose
+    from tutor.sandbox.isolation import IsolationError
     from tutor.sandbox.pool import Sandbox, SandboxUnavailable
 
     monkeypatch.setenv("TORCH_TUTOR_EMULATE_WINDOWS", "1")  # bubblewrap is Linux only

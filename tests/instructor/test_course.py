@@ -217,7 +217,8 @@ def test_isolation_none_is_refused_before_anything_runs(course, tmp_path):
     assert summary["isolation"]["level"] == "none" and summary["isolation"]["accepted_unisolated"]
     assert "isolation: none (accepted with --unisolated)" in accepted.stderr.splitlines()[-1]
     # Where the runs' users cannot read this interpreter (a Python under /root), grade says so first.
-    from tutor.sandbox.isolation import UNREADABLE, choose
+    from tutor.sandbox.backends import choose
+    from tutor.sandbox.isolation import UNREADABLE
 
     unreadable = [g for g in choose("none", sys.executable).gaps if g.startswith(UNREADABLE)]
     warned = [line for line in accepted.stderr.splitlines() if line.startswith(f"torch-tutor: warning: {UNREADABLE}")]

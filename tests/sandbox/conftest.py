@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tutor.sandbox import Limits, Sandbox
-from tutor.sandbox.isolation import IsolationError, choose
+from tutor.sandbox.backends import choose
+from tutor.sandbox.isolation import IsolationError
 
 #: Small enough that limit tests finish quickly, large enough for torch.
 TEST_LIMITS = Limits(wall_time=4.0, cpu_time=8.0, memory_mb=768, output_kb=256, processes=64,

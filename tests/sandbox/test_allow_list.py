@@ -92,7 +92,10 @@ def test_bubblewrap_works_for_a_tutor_installed_under_tmp(monkeypatch, tmp_path)
     probe bound the host's whole /tmp over it and bubblewrap failed to remount it read-only, so such
     a tutor ran at isolation none, and doctor blamed user namespaces. The probe binds a scratch
     folder of its own, as a real run does, and the host's /tmp stays out of sight."""
+    import sys
+
     from tutor.sandbox import isolation
+    from tutor.sandbox.backends import bwrap
 
     fake = Path(tempfile.mkdtemp(prefix="tt-wheel-", dir="/tmp"))
     try:
@@ -100,7 +103,7 @@ def test_bubblewrap_works_for_a_tutor_installed_under_tmp(monkeypatch, tmp_path)
         (fake / "tutor" / "_bundled" / "lessons" / "pack.yaml").write_text("solution: secret\n")
         os.chmod(fake, 0o755)
         monkeypatch.setattr(isolation, "package_root", lambda: str(fake))
-        works, _namespaces, _drops, why = isolation._try_bwrap(isolation.sys.executable)
+        works, _namespaces, _drops, why = bwrap._try_bwrap(sys.executable)
         assert works, why
     finally:
         shutil.rmtree(fake, ignore_errors=True)

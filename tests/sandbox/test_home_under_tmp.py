@@ -23,12 +23,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 PROBE = """
 import json, os, subprocess, sys, tempfile
-from tutor.sandbox import isolation as iso
-info = iso.choose("auto", sys.executable)
+from tutor.sandbox import backends, isolation as iso
+from tutor.sandbox.backends import bwrap
+info = backends.choose("auto", sys.executable)
 seen = None
 if info.level == "bwrap":
     scratch = tempfile.mkdtemp(prefix="torch-tutor-probe-")  # as a sandbox's scratch root
-    cmd = iso.bwrap_command(iso.inspect_interpreter(sys.executable), scratch, bwrap=info.bwrap) + [
+    cmd = bwrap.bwrap_command(iso.inspect_interpreter(sys.executable), scratch, bwrap=info.bwrap) + [
         sys.executable, "-c", "import os, sys; print(os.path.exists(sys.argv[1]))", sys.argv[1]]
     done = subprocess.run(cmd, capture_output=True, text=True, env=iso.scrubbed_env())
     seen = done.stdout.strip() or done.stderr.strip()

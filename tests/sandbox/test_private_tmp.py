@@ -124,7 +124,8 @@ def test_a_run_cannot_reach_an_overlapping_runs_folder():
     import threading
 
     from tutor.sandbox import Sandbox
-    from tutor.sandbox.isolation import IsolationError, choose
+    from tutor.sandbox.backends import choose
+    from tutor.sandbox.isolation import IsolationError
 
     try:
         if not choose("bwrap", sys.executable).per_run_namespaces:

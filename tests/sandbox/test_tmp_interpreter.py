@@ -73,7 +73,8 @@ def test_at_none_an_interpreter_the_runs_cannot_read_is_named_and_explained(lock
     """As root at isolation none each run becomes a user of its own, which cannot read a Python
     under /root: `import` of a module the worker did not load ahead failed with a bare
     "No module named ..." (the module is there). doctor names the folder, and the run says why."""
-    from tutor.sandbox.isolation import UNREADABLE, choose
+    from tutor.sandbox.backends import choose
+    from tutor.sandbox.isolation import UNREADABLE
 
     root, venv = locked_venv
     python = str(venv / "bin" / "python")

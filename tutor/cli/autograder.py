@@ -153,13 +153,14 @@ def run_submission(args: argparse.Namespace, pack: Pack, settings: Settings) -> 
     from tutor.grading.output import sort_rows, write_atomic
     from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import backends
+    from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
     started = time.monotonic()
     source = Path(args.run)
     if not source.is_dir():
         raise UsageError(f"{source} is not a folder")
-    info = iso.choose(settings.isolation, settings.python or iso.default_python())
+    info = backends.choose(settings.isolation, settings.python or iso.default_python())
     isolation = backends.of(info.level).in_container(info)
     with tempfile.TemporaryDirectory(prefix="torch-tutor-submission-") as tmp:
         # A private copy under a fixed name: the learner's folder is then one learner, whatever it holds.

@@ -30,7 +30,7 @@ UNISOLATED = (
     "refusing to grade at isolation 'none' ({reason}). Unisolated, each submission would run {who}. "
     "Get isolation: {advice}. To grade anyway (inside a container or VM you trust and throw away), "
     "pass --unisolated.")
-#: Who a submission runs as at isolation none, and what it may reach then (``isolation.containment``).
+#: Who a submission runs as at isolation none, and what it may reach then (``backends.containment``).
 AS_YOU = ("as you, with network access, able to read every file you can read (your home, keys and the other "
           "learners' submissions) and to write to /tmp and anything else you may write")
 AS_ITS_OWN_USER = ("as a user of its own (you are root), with network access, able to read every file any "
@@ -217,13 +217,14 @@ def _early_sandbox(settings: Settings, args: argparse.Namespace,
     nothing of the class's: each run gets its code over the wire, later."""
     from tutor.grading.sandboxes import sandbox_for
     from tutor.sandbox import backends
+    from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
     root = Path(args.submissions)
     if not root.is_dir() or not any(root.iterdir()):
         return None
     try:
-        info = iso.choose(settings.isolation, settings.python or iso.default_python())
+        info = backends.choose(settings.isolation, settings.python or iso.default_python())
     except (iso.IsolationError, ValueError):
         return None
     if not backends.of(info.level).isolates and not args.unisolated:
@@ -319,10 +320,11 @@ def _isolation_for(settings: Settings, args: argparse.Namespace,
     """The batch's isolation, said before anything runs: strangers' code is never run unisolated
     without an explicit yes."""
     from tutor.sandbox import backends
+    from tutor.sandbox import backends
     from tutor.sandbox import isolation as iso
 
     try:
-        info = early[1] if early is not None else iso.choose(settings.isolation,
+        info = early[1] if early is not None else backends.choose(settings.isolation,
                                                              settings.python or iso.default_python())
     except iso.IsolationError as exc:
         raise UsageError(f"isolation '{settings.isolation}' is required but not available: {exc}") from None

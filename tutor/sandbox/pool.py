@@ -24,6 +24,7 @@ import weakref
 from typing import Any, Literal
 
 from tutor.errors import TutorError
+from tutor.sandbox import backends
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
 from tutor.sandbox.limits import Limits, usable_cpus
@@ -118,7 +119,7 @@ class Sandbox:
             that checks one exercise, a batch): no more workers start than there are runs, and
             in spawn mode no spare is started that no run would take (each costs an interpreter
             importing torch). A run beyond them still runs; it waits for a spare started for it.
-        chosen: what ``isolation.choose`` just answered for this ``isolation`` and ``python``
+        chosen: what ``backends.choose`` just answered for this ``isolation`` and ``python``
             (`grade` asks before it starts anything): warm-up then does not probe again
             (~0.15 s, before the first worker starts).
     """
@@ -186,7 +187,7 @@ class Sandbox:
     def _warm_up(self) -> None:
         started = time.perf_counter()
         try:
-            self._info = self._chosen or iso.choose(self.requested_isolation, self.python)
+            self._info = self._chosen or backends.choose(self.requested_isolation, self.python)
             self._cgroups = self._info.process_limit == "cgroup"
             sweep_stale_scratch()
             self._scratch_root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)

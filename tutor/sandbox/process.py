@@ -128,7 +128,7 @@ class WorkerProcess:
         """Start the process (returns at once; ``wait_ready`` waits for torch to load)."""
         interpreter = isolation.inspect_interpreter(self.python)
         config: dict[str, Any] = {"preload": self.preload, "role": self.role, "warm_when_idle": self.warm_when_idle,
-                        "containment": dict(isolation.containment(self.info), tmp_mb=self.tmp_mb), "runs": JUDGE_RUNS,
+                        "containment": dict(backends.containment(self.info), tmp_mb=self.tmp_mb), "runs": JUDGE_RUNS,
                         "huge_pages": self.huge_pages,
                         "refill": "when-idle" if self.refill_when_idle else "at-once", "runners": self.runners}
         child_end = None

@@ -2,8 +2,8 @@
 :class:`Backend` declaration: how it is probed (and why it is not available), how it wraps a
 worker's command, what it tells the worker to do for each run, how doctor describes it, and whether
 `grade` may run strangers' code under it without ``--unisolated``. Every table is built from these
-declarations: the levels (``LEVELS``, the ``isolation`` setting's choices), ``isolation.choose``
-and ``isolation.containment``, the worker's command (``process.py``), doctor's lines, `grade`'s
+declarations: the levels (``LEVELS``, the ``isolation`` setting's choices), :func:`choose`
+and :func:`containment`, the worker's command (``process.py``), doctor's lines, `grade`'s
 refusal and its record of what was accepted, the autograder's words, and the hub's report.
 
 Adding a backend: docs/architecture.md, "Adding a kind of anything".
@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable
 
-from tutor.sandbox.isolation import Interpreter, IsolationInfo
+from tutor.sandbox import isolation
+from tutor.sandbox.isolation import Interpreter, IsolationError, IsolationInfo
+from tutor.words.i18n import english, said
 
 
 @dataclass
 class Probe:
-    """What ``isolation.choose`` hands each backend it tries, strongest first."""
+    """What :func:`choose` hands each backend it tries, strongest first."""
 
     requested: str  # the setting: "auto" or a backend's name
     python: str  # the worker interpreter
@@ -78,3 +80,31 @@ LEVELS: tuple[str, ...] = tuple(REGISTRY)
 def of(level: str) -> Backend:
     """The backend of a level in force (``IsolationInfo.level``)."""
     return REGISTRY[level]
+
+
+def choose(requested: str, python: str) -> IsolationInfo:
+    """Resolve ``auto`` or a level (a backend's name, ``tutor.sandbox.backends``) into what will
+    actually protect the runs: ``auto`` takes the strongest backend available, a level that is not
+    available fails with why."""
+    if requested not in ("auto", *LEVELS):
+        raise ValueError(f"isolation must be auto, {', '.join(LEVELS[:-1])} or {LEVELS[-1]}, "
+                         f"not {requested!r}")
+    # Without a cgroup, root gives each run a uid of its own and others count their own tasks, so
+    # RLIMIT_NPROC applies in the fallback.
+    process_limit = "cgroup" if isolation.cgroup_available() else "rlimit" if isolation._has_rlimits() else "none"
+    probe = Probe(requested, python, process_limit)
+    for backend in REGISTRY.values():
+        if requested not in ("auto", backend.name):
+            continue
+        info = backend.probe(probe)
+        if info is not None:
+            return info
+        if requested == backend.name:
+            why = isolation._joined(probe.not_used) if probe.not_used else said("isolation.why.no_bwrap")
+            raise IsolationError(english(why), why)
+    raise IsolationError(english(isolation._joined(probe.not_used)) if probe.not_used else "no isolation backend works here")
+
+
+def containment(info: IsolationInfo) -> dict[str, Any]:
+    """The worker's instructions for each run, from the backend in force."""
+    return of(info.level).containment(info)

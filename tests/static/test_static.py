@@ -86,3 +86,75 @@ def test_an_import_circle_inside_the_worker_breaks_a_contract(tmp_path):
     assert result.returncode != 0
     assert "No cycles are allowed in tutor.child.worker" in result.stdout
 
+
+#: Every import circle between two modules of tutor/ (imports inside functions and under
+#: TYPE_CHECKING count), as sorted lists, printed as JSON: grimp's graph, Tarjan's components.
+_CIRCLES = """
+import json, sys
+import grimp
+
+graph = grimp.build_graph("tutor", cache_dir=None)
+index, low, stack, on_stack, found = {}, {}, [], set(), []
+for root in sorted(graph.modules):
+    if root in index:
+        continue
+    work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+    index[root] = low[root] = len(index)
+    stack.append(root)
+    on_stack.add(root)
+    while work:
+        node, children = work[-1]
+        child = next(children, None)
+        if child is not None:
+            if child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+            continue
+        work.pop()
+        if work:
+            low[work[-1][0]] = min(low[work[-1][0]], low[node])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+print(json.dumps(sorted(found)))
+"""
+
+
+def _import_circles(tree: Path) -> list[list[str]]:
+    import json
+    import os
+
+    done = subprocess.run([sys.executable, "-c", _CIRCLES], cwd=tree, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(tree)})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_no_import_circle_between_two_modules():
+    """No module of tutor/ reaches itself through the imports of others: the layers order the
+    packages, and inside a package the modules import one way too (issue 53: the app's screens
+    and the app, the checks' context and its session, the isolation backends and their registry)."""
+    assert _import_circles(ROOT) == []
+
+
+def test_a_lazy_import_that_closes_a_circle_is_found(tmp_path):
+    """A screen that reaches back for the app inside a function closes a circle: reported."""
+    copy = tmp_path / "tree"
+    shutil.copytree(ROOT / "tutor", copy / "tutor", ignore=shutil.ignore_patterns("__pycache__", "_bundled"))
+    target = copy / "tutor/app/state.py"
+    target.write_text(target.read_text(encoding="utf-8") + "\n\ndef _sneaky():\n    from tutor.app.app import TutorApp\n",
+                      encoding="utf-8")
+    circles = _import_circles(copy)
+    assert len(circles) == 1
+    assert {"tutor.app.app", "tutor.app.state"} <= set(circles[0])

@@ -1,6 +1,6 @@
 """The tutor as it would run on Windows, as far as Linux can show it.
 
-We cannot run Windows here. ``TORCH_TUTOR_EMULATE_WINDOWS=1`` (``tutor/platform_emulation.py``)
+We cannot run Windows here. ``TORCH_TUTOR_EMULATE_WINDOWS=1`` (``tests/platform_emulation.py``)
 takes away, in the tutor's process and in every sandbox process it starts, the POSIX-only calls
 Windows's Python lacks: fork, descriptor passing, ``select`` on pipes, SIGKILL and SIGALRM,
 ``resource``/``fcntl``, process groups. Every test here runs the tutor in a subprocess under that

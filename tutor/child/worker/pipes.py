@@ -15,7 +15,7 @@ wire format, report and messages; what differs is how the three processes reach 
   takes sockets only); wall time is kept by a thread that waits for the runner;
 * on Windows the runner is held in a Job Object (``windows.py``), so what it started ends with
   it; elsewhere this transport is only used by tests, which emulate Windows on Linux
-  (``tutor/platform_emulation.py``).
+  (``tests/platform_emulation.py``).
 
 Standard library only until torch loads, like the rest of the child side.
 """

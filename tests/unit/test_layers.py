@@ -48,10 +48,12 @@ def test_cli_check_does_not_import_torch(tmp_path):
 @pytest.mark.parametrize("module", ["tutor.child.worker.loop", "tutor.child.checks.server", "tutor.child.checks.kinds"])
 def test_the_child_side_imports_none_of_our_dependencies(module):
     """The worker may run under another interpreter (the `python` setting) with torch but none of
-    our dependencies: importing the child side loads no pydantic, yaml, textual or tutor.pack
-    (the real imports, package __init__ files included, which import-linter does not follow)."""
+    our dependencies: importing the child side loads no pydantic, yaml or textual, nor the tutor's
+    settings, pack or record (the real imports, package __init__ files included, which
+    import-linter does not follow)."""
     loaded = _modules_after(f"import {module}")
-    for name in ("pydantic", "yaml", "textual", "platformdirs", "tutor.pack", "tutor.grading", "tutor.app"):
+    for name in ("pydantic", "yaml", "textual", "platformdirs", "tutor.settings", "tutor.pack", "tutor.record",
+                 "tutor.grading", "tutor.app"):
         assert name not in loaded, f"{module} imports {name}"
 
 
@@ -59,17 +61,18 @@ def test_the_child_side_imports_none_of_our_dependencies(module):
                                     "tutor.pack.discovery", "tutor.pack.packcache"])
 def test_core_imports_nothing_above_it(module):
     loaded = _modules_after(f"import {module}")
-    # the one exception: the check engine's sentences (tutor/words/engine.py), part of the UI table
+    # the words (tutor/words/: the UI's table and the check engine's sentences) are a leaf below
+    # every side, the child side's included: none of it is above the pack or the record
     assert not {name for name in loaded if name.startswith(("tutor.sandbox", "tutor.grading", "tutor.app",
-                                                             "tutor.child.checks", "tutor.cli"))} - WORDS_ONLY
+                                                             "tutor.child", "tutor.cli"))}
 
 
 WORDS_ONLY = {"tutor.words", "tutor.words.engine"}
 
 
 def test_the_check_engines_words_import_nothing():
-    """tutor.pack imports tutor/words/engine.py (its sentences are part of the UI table): it stays
-    a module of plain data, so tutor.pack still loads nothing of the check engine with it."""
+    """tutor/words/engine.py, the check engine's sentences, is imported by the UI's table and by
+    the child side: it stays a module of plain data that loads nothing with it."""
     loaded = _modules_after("import tutor.words.engine")
     assert {name for name in loaded if name.startswith("tutor.")} == WORDS_ONLY
     assert {name for name in loaded if not name.startswith("tutor")} - _modules_after("pass") <= {"__future__"}

@@ -35,7 +35,7 @@ def main() -> None:
     fingerprints = {ex.id: exercise_fingerprint(ex) for ex in exercises}
     fingerprinting = time.perf_counter() - started
     engine_fingerprint()
-    limits = Limits().to_dict() | {"isolation": "bwrap"}
+    limits = Limits().to_wire() | {"isolation": "bwrap"}
     deadline = parse_deadline("2026-06-01T00:00:00+00:00")
     penalty = LatePenalty(per_day=10, max=50)
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ import jsonschema
 import yaml
 
 from tutor.settings import paths
-from tutor.pack.models import pack_json_schema
+from tutor.pack.models import lesson_json_schema, pack_json_schema
 
 SCHEMA_FILE = paths.bundled_dir("assets") / "pack.schema.json"
 
@@ -39,3 +39,31 @@ def test_schema_accepts_the_builtin_pack_and_rejects_a_typo():
     assert not list(validator.iter_errors(data))
     data["titel"] = "typo"
     assert list(validator.iter_errors(data))
+
+
+def test_the_loaders_own_fields_are_not_keys_of_the_format(tmp_path):
+    """Fields the loader sets (a prelude's text, the pack's scoring on each exercise, the names a
+    solution uses: ``_prelude``, ``_pack_scoring``, ``_used_names``) are not keys an author may
+    write: the loader refuses them, and the schema an editor reads does not offer them."""
+    schema = pack_json_schema()
+    hidden: list[str] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for name in node.get("properties", {}) if isinstance(node.get("properties"), dict) else ():
+                if name.startswith("_"):
+                    hidden.append(f"{where}.{name}")
+            for key, value in node.items():
+                walk(value, f"{where}/{key}")
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, where)
+
+    walk(schema, "#")
+    assert hidden == []
+    step = {"id": "e", "kind": "exercise", "title": "E", "body": "b", "starter": "x = 1\n",
+            "solution": "x = 2\n", "checks": [{"expr": "x == 2"}], "_prelude": "import os"}
+    validator = jsonschema.Draft202012Validator(lesson_json_schema())
+    lesson = {"id": "l", "title": "L", "steps": [step]}
+    errors = [e.message for e in validator.iter_errors(lesson)]
+    assert any("_prelude" in message for message in errors), errors

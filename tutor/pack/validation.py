@@ -36,4 +36,21 @@ def validate(cls: type[T], data: Any) -> T:
 
 
 def json_schema(cls: type) -> dict[str, Any]:
-    return adapter(cls).json_schema()
+    """The JSON Schema of ``cls`` as an author writes it: the loader's own fields (``hidden`` ones,
+    named with a leading underscore: a prelude's text, the names a solution uses) are not keys of
+    the format, so they are left out."""
+    return _without_hidden(adapter(cls).json_schema())
+
+
+def _without_hidden(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_without_hidden(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _without_hidden(value) for key, value in node.items()}
+    properties = out.get("properties")
+    if isinstance(properties, dict) and out.get("type") == "object":
+        out["properties"] = {name: value for name, value in properties.items() if not name.startswith("_")}
+        if isinstance(out.get("required"), list):
+            out["required"] = [name for name in out["required"] if not name.startswith("_")]
+    return out

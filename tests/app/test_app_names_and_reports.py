@@ -411,3 +411,19 @@ def test_a_passed_flat_memory_check_is_drawn_against_what_flat_allows():
     leak = columns([131072, 262144, 524288, 1048576], 1048576)
     assert leak[0].strip() and leak[0].split()[-1] == "███"  # a leak fills the chart
     assert CheckReport(report, str)._flat_limit(spec.id, curve) is None  # no exercise: no claim
+
+
+@pytest.mark.parametrize("language, one, two, five, failed", [
+    ("en", "The check passed. Solved!", "Both checks passed. Solved!", "All 5 checks passed. Solved!",
+     "1/2 checks passed."),
+    ("zh", "检查通过。解出来了！", "两项检查都通过了。解出来了！", "全部 5 项检查通过。解出来了！", None),
+])
+def test_a_reports_summary_counts_in_words(language, one, two, five, failed):
+    """"All 2 checks passed" read as a form letter: one check, two, and more each have their words."""
+    from tutor.app.widgets.report import summary_line
+    from tutor.words import i18n
+
+    with i18n.speaking(language):
+        assert [summary_line(True, n, n) for n in (1, 2, 5)] == [one, two, five]
+        if failed is not None:
+            assert summary_line(False, 1, 2) == failed

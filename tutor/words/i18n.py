@@ -123,6 +123,7 @@ TABLE: dict[str, dict[str, str]] = {
         "exercise.nomorehints": "That was the last hint.",
         "exercise.passed": "All {total} checks passed. Solved!",
         "exercise.passed.one": "The check passed. Solved!",
+        "exercise.passed.two": "Both checks passed. Solved!",
         "exercise.failed": "{passed}/{total} checks passed.",
         "exercise.solution.locked": "The solution opens once you solve the exercise, or after {n} checks that "
                                     "failed ({failed} so far).",
@@ -771,10 +772,9 @@ PLURALS: dict[str, tuple[str, str]] = {
     "argparse.expected_n": ("expected %s argument", "expected %s arguments"),
 }
 
-# The check engine's sentences (made in the sandbox's child, which cannot import this module): kept
-# in tutor/words/engine.py, a module that imports nothing, and part of the table from here on, so
-# the parity tests cover them and every language has them. (The one import of tutor.child.checks that
-# tutor.pack makes: pyproject.toml's import-linter contract names it.)
+# The check engine's sentences (made in the sandbox's child, which imports this package's engine
+# module but not this one): kept in tutor/words/engine.py, a module that imports nothing, and part
+# of the table from here on, so the parity tests cover them and every language has them.
 from tutor.words.engine import WORDS  # noqa: E402
 
 TABLE["en"].update(WORDS)

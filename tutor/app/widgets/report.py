@@ -51,6 +51,18 @@ def check_text(check: CheckResult, resolve: Resolve) -> Text:
     return out
 
 
+def summary_line(solved: bool, passed: int, total: int) -> str:
+    """The report's first line: "The check passed", "Both checks passed", "All 5 checks passed",
+    or how many of how many passed."""
+    if not solved:
+        return t("exercise.failed", passed=passed, total=total)
+    if total == 1:
+        return t("exercise.passed.one")
+    if total == 2:
+        return t("exercise.passed.two")
+    return t("exercise.passed", total=total)
+
+
 def _line(text: Text, classes: str = "", *, marked: bool = False) -> Static:
     """A part of the report whose wrapped lines hang under their own text (see Hanging)."""
     return Static(Hanging.of(text, marked=marked), classes=classes)
@@ -112,10 +124,7 @@ class CheckReport(Vertical):
             yield _line(Text(t("exercise.checks_waiting", total=len(checks)), style="dim"), "run")
             return
         passed = sum(c.status == "passed" for c in checks)
-        if self.report.passed:
-            summary = t("exercise.passed.one") if len(checks) == 1 else t("exercise.passed", total=len(checks))
-        else:
-            summary = t("exercise.failed", passed=passed, total=len(checks))
+        summary = summary_line(self.report.passed, passed, len(checks))
         yield _line(Text(summary, style="green" if self.report.passed else "red"), "summary")
         message = shown(self.report.message, self.report.said)
         # The engine's own summary repeats the count unless the run itself went wrong.

@@ -205,7 +205,7 @@ def test_chinese_within_80_columns(course):
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert within_80(out), out
-    assert "views：3 个测验中有 3 个要回答。" in out and "第 2/3 题（Views and copies）" in out
+    assert "views：共 3 个测验，3 个待回答。" in out and "第 2/3 题（Views and copies）" in out
     assert "-- 正确！ --" in out and "回答了 1 个，答对 1 个。" in out
 
 

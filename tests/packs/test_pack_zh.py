@@ -162,11 +162,24 @@ def _code_fields(pack):
                     yield f"{lesson.id}/{step.id} {name}", code
 
 
+def _docstrings(code: str) -> list[str]:
+    """The docstrings in a piece of the pack's code (a learner reading Chinese would see them in
+    English: only comments have `#zh:` lines)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a starter broken on purpose
+        return []
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]
+    return [doc.split("\n")[0] for doc in map(ast.get_docstring, nodes) if doc]
+
+
 def test_every_comment_in_the_packs_code_has_its_chinese_line(pack):
     """Issue 52, item 18: a comment in an example, a starter or a solution is Chinese in Chinese
     mode: each English comment line has its `#zh:` line right after it (tutor/pack/comments.py),
     which uses the glossary's words and fits the editor at 80x24 (a CJK character takes two
-    columns; the editor shows 66)."""
+    columns; the editor shows 66). No docstrings: they have no Chinese line, so they are comments."""
     from rich.cells import cell_len
 
     from tutor.pack.comments import code_for, misplaced
@@ -184,6 +197,7 @@ def test_every_comment_in_the_packs_code_has_its_chinese_line(pack):
                 if not after.startswith("#zh:"):
                     lacking.append(f"{label}: {stripped}")
         wrong += [f"{label}: line {i + 1}: {message}" for i, _col, message in misplaced(code)]
+        lacking += [f"{label}: a docstring has no Chinese (make it a comment): {doc!r}" for doc in _docstrings(code)]
         shown = code_for(code, "zh")
         wide += [f"{label}: {line.strip()}" for line in shown.split("\n") if cell_len(line) > 66]
         for avoid, use in NOT_THE_GLOSSARY_WORD.items():

@@ -355,3 +355,25 @@ async def test_the_filter_finds_step_titles_and_exercise_ids(make_app, language,
         assert {"en": "No lesson matches", "zh": "没有"}[language] not in text
         rows = [line for line in text.splitlines() if lesson in line]
         assert rows, text
+
+
+@pytest.mark.parametrize("typed, step_id", [("view-inplace", "view-inplace"), ("numpy", "numpy-float64")])
+async def test_enter_on_a_filter_that_matched_a_step_opens_that_step(make_app, typed, step_id):
+    """Typing an exercise's id (or a step's title) and Enter opened the lesson at its first step:
+    the learner then had to find the exercise again. Enter opens the first step the filter matched
+    (`numpy`: the step titled with NumPy's default dtype, before the numpy-dtype exercise)."""
+    from pathlib import Path
+
+    from tutor.pack.loader import load_pack
+
+    builtin = load_pack(Path(__file__).parents[2] / "lessons" / "debugging-and-speed")
+    app = make_app(resume=False, pack=builtin)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*typed)
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot, 3)
+        assert isinstance(app.screen, LessonScreen)
+        assert app.screen.place.step.id == step_id
+        assert app.screen.place.step_index > 0

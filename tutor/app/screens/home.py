@@ -125,6 +125,7 @@ class HomeScreen(Screen[None]):
         table = self.query_one("#toc", DataTable)
         selected, kept = table.cursor_row, self._cursor_key()
         best: tuple[int, str] | None = None  # (rank, key) of the best match, the first of equals
+        self._step_hits: dict[str, int] = {}
         table.clear()
         for pack in app.packs:
             texts = Texts(pack, app.language)
@@ -135,6 +136,9 @@ class HomeScreen(Screen[None]):
                 rank = _rank(needle, lesson.id, title, texts(lesson.summary), _step_words(lesson, texts) if needle else ())
                 if rank is None:
                     continue
+                hit = _matching_step(needle, lesson, texts) if needle and rank == 0 else None
+                if hit is not None:  # found by a step's title or an exercise's id: Enter opens that step
+                    self._step_hits[f"{pack.id}/{lesson.id}"] = hit
                 s = summary[lesson.id]
                 checks = f"{s.exercises_solved}/{s.exercises}" if s.exercises else "–"
                 quiz = f"{s.quiz_correct}/{s.quizzes}" if s.quizzes else "–"
@@ -255,7 +259,12 @@ class HomeScreen(Screen[None]):
         pack = app.pack(pack_id)
         if pack is None:
             return
-        place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)
+        hit = self._step_hits.get(key) if self.query_one("#filter", Input).value.strip() else None
+        found = Place.find(pack, lesson_id) if hit is not None else None
+        if found is not None and hit is not None:  # the filter matched one of its steps: open that one
+            place = Place(pack, found.lesson_index, hit)
+        else:
+            place = app.resume_place(pack, lesson_id or None) or Place(pack, 0, 0)
         self.clear_filter()  # the contents come back whole, on this lesson, the list focused
         self.query_one("#toc", DataTable).focus()
         app.open_place(place)
@@ -307,6 +316,22 @@ def _step_words(lesson: Any, texts: Texts) -> list[str]:
         if isinstance(step, Exercise):
             words.append(step.id)
     return words
+
+
+def _matching_step(needle: str, lesson: Any, texts: Texts) -> int | None:
+    """The index of the first step of ``lesson`` whose title or exercise id the filter's
+    ``needle`` (lower case) names, as ``_rank`` reads them; None when none does."""
+    from tutor.pack.models import Exercise
+    from tutor.pack.titles import step_title
+
+    flat = _flat(needle)
+    for index, step in enumerate(lesson.steps):
+        names = [step_title(step, texts.language, texts.fallback, index)]
+        if isinstance(step, Exercise):
+            names.append(step.id)
+        if any(needle in name.lower() or flat in _flat(name) for name in names):
+            return index
+    return None
 
 
 def _rank(needle: str, lesson_id: str, title: str, summary: str, steps: Iterable[str] = ()) -> int | None:

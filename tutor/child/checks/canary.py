@@ -19,11 +19,17 @@ docs/architecture.md says so).
 from __future__ import annotations
 
 import random
+from typing import TYPE_CHECKING
 
 from tutor.child.checks import modules, protocol, refs, render, values
 from tutor.words import engine as words
 from tutor.child.checks.kinds import REGISTRY
-from tutor.child.checks.remote import RemoteRaised, Tampered
+from tutor.child.checks.remote import RemoteRaised, Tampered as Tampered  # probe catches canary.Tampered
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from tutor.child.checks.remote import Session
 
 _RNG = random.SystemRandom()
 _LABEL = "<check canary>"
@@ -67,12 +73,12 @@ _TIMING_FAST = "def step():\n    return 1\n"
 _TIMING_SLOW = "def step():\n    time.sleep(0.004)\n"
 
 
-def _and(names: list) -> dict | str:
+def _and(names: list[str]) -> dict[str, Any] | str:
     """Names one after another ("a and b and c"), as one said."""
     return words.joined(names, "checks.and_then")
 
 
-def _function(source: str, scope: dict, label: str = _LABEL):
+def _function(source: str, scope: dict[str, Any], label: str = _LABEL) -> Any:
     namespace = {"torch": refs.torch_module, "nn": refs.nn_module, **scope}
     refs.exec_(refs.compile_(source, label, "exec"), namespace)
     return namespace["step"]
@@ -83,7 +89,7 @@ def coin() -> bool:
     return _RNG.random() < 0.5
 
 
-def _generator(seed: int | None):
+def _generator(seed: int | None) -> Any:
     """The canary's own generator: its tensors never come from (or move) the judge's global
     one, which a case's inputs are drawn from. Asked first in a case, a canary draws from the
     case's seed as the case's setup does; asked last, from a fresh one."""
@@ -92,7 +98,8 @@ def _generator(seed: int | None):
     return refs.torch_module.Generator().manual_seed(seed if seed is not None else fresh_seed())
 
 
-def ask(session, kind: str, label: str = _LABEL, seed: int | None = None, check: dict | None = None) -> None:
+def ask(session: Session, kind: str, label: str = _LABEL, seed: int | None = None,
+        check: dict[str, Any] | None = None) -> None:
     """One canary fitting the check's kind; raises Tampered on a wrong answer. ``label`` is the
     check's own (its functions' file name), so the canary's code is named like the check's;
     ``seed`` is the case's when the canary comes before the case's own requests; ``check``: the
@@ -105,7 +112,7 @@ def ask(session, kind: str, label: str = _LABEL, seed: int | None = None, check:
     CANARIES[REGISTRY[kind].canary](session, label, generator, check)
 
 
-def _repeats(check: dict, warmup: int, repeat: int) -> tuple[int, int, int]:
+def _repeats(check: dict[str, Any], warmup: int, repeat: int) -> tuple[int, int, int]:
     """(warm-up, repeats, threads) as the check's own request asks them (its defaults as the
     kind's: ``kinds/profile.py``, ``kinds/timing.py``)."""
     threads = check.get("threads", 1)
@@ -113,10 +120,10 @@ def _repeats(check: dict, warmup: int, repeat: int) -> tuple[int, int, int]:
             threads if refs.type_(threads) is int and 1 <= threads <= 256 else 1)
 
 
-def _fingerprint(session, value, args: tuple) -> object:
+def _fingerprint(session: Session, value: Any, args: tuple[Any, ...]) -> object:
     tensors = [a for a in args if render.is_tensor(a)]
 
-    def one(item):
+    def one(item: Any) -> Any:
         if render.is_tensor(item):
             shares = [i for i, t in enumerate(tensors) if values.storage_ptr(t) == values.storage_ptr(item)]
             return ("tensor", render.dtype_name(refs.t_dtype(item)), render.shape(item),
@@ -131,7 +138,7 @@ def _fingerprint(session, value, args: tuple) -> object:
     return one(value), [one(a) for a in args]
 
 
-def _tensor(session, label: str, generator) -> None:
+def _tensor(session: Session, label: str, generator: Any) -> None:
     pieces = list(_PIECES)
     _RNG.shuffle(pieces)
     source = "def step(t, u, k):\n    out = []\n" + "\n".join(pieces) + "\n    return out\n"
@@ -146,7 +153,7 @@ def _tensor(session, label: str, generator) -> None:
         raise Tampered(words.say("checks.canary.call"))
 
 
-def _call(session, function, args: tuple):
+def _call(session: Session, function: Any, args: tuple[Any, ...]) -> Any:
     from tutor.child.checks.remote import adopt_modes, current_modes
 
     modes = current_modes()
@@ -158,7 +165,7 @@ def _call(session, function, args: tuple):
         adopt_modes(modes)  # whatever the canary switched stays in the runner
 
 
-def _mode(session, label: str, generator, outputs: list[str]) -> None:
+def _mode(session: Session, label: str, generator: Any, outputs: list[str]) -> None:
     """``outputs``: the submodules whose output dtypes the check's own request watches; the
     canary's request watches the same (it always watched ``Linear``, and a check that watches
     nothing asked ``outputs: []``: a runner could tell them apart)."""
@@ -168,7 +175,7 @@ def _mode(session, label: str, generator, outputs: list[str]) -> None:
         _one_mode(session, label, inference, generator, outputs)
 
 
-def _linear(generator):
+def _linear(generator: Any) -> Any:
     """A Linear(3, 2) whose parameters come from ``generator``: made on the meta device (so its
     initialisation draws nothing from the judge's generators), then given parameters of its own.
     ``to_empty()`` would import sympy (torch's meta-to-CPU path): 0.4-0.7 s of CPU in every
@@ -180,7 +187,7 @@ def _linear(generator):
     return module
 
 
-def _one_mode(session, label: str, inference: bool, generator, outputs: list[str]) -> None:
+def _one_mode(session: Session, label: str, inference: bool, generator: Any, outputs: list[str]) -> None:
     function = _function(_INFERENCE if inference else _MODE, {}, label)
     module = _linear(generator)
     x = refs.torch_module.randn(2, 3, generator=generator)
@@ -205,7 +212,7 @@ def _one_mode(session, label: str, inference: bool, generator, outputs: list[str
         raise Tampered(words.say("checks.canary.modes"))
 
 
-def _module_state(module) -> tuple:
+def _module_state(module: Any) -> tuple[Any, ...]:
     """What a module check reads: each submodule's mode, the settings, every tensor's values."""
     return ([(name, modules.training(sub)) for name, sub in modules.walk(module)],
             sorted(modules.settings(module).items()),
@@ -213,7 +220,7 @@ def _module_state(module) -> tuple:
              for which in ("_parameters", "_buffers") for name, tensor in modules.group(module, which)])
 
 
-def _same_state(got: tuple, expected: tuple) -> bool:
+def _same_state(got: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
     if got[0] != expected[0] or got[1] != expected[1] or refs.len_(got[2]) != refs.len_(expected[2]):
         return False
     for (name, shape, values), (want_name, want_shape, want_values) in zip(got[2], expected[2]):
@@ -227,7 +234,7 @@ def _same_state(got: tuple, expected: tuple) -> bool:
     return True
 
 
-def _copy_of(module, n: int, w: int, label: str):
+def _copy_of(module: Any, n: int, w: int, label: str) -> Any:
     """The judge's own module with the same state, to work out what the call must do to it."""
     mine = _function(_MODULE_MAKE, {}, label)(n, w)
     tensors = dict(modules.group(module, "_parameters") + modules.group(module, "_buffers"))
@@ -244,7 +251,7 @@ def _copy_of(module, n: int, w: int, label: str):
     return mine
 
 
-def _module(session, label: str, generator) -> None:
+def _module(session: Session, label: str, generator: Any) -> None:
     """A module's state after a call, both ways a check meets one: built by the judge (what the
     call did is written back) or living in the runner (the judge's mirror of it is refreshed)."""
     n, w = _RNG.randint(2, 5), _RNG.randint(2, 6)
@@ -273,7 +280,7 @@ def _modes() -> protocol.Modes:
     return current_modes()
 
 
-def _memory(session, label: str) -> None:
+def _memory(session: Session, label: str) -> None:
     function = _function(_MEMORY, {}, label)
     n = _RNG.randint(3, 40)
     measure, kept = session.measure, session.kept
@@ -287,7 +294,7 @@ def _memory(session, label: str) -> None:
         raise Tampered(words.say("checks.canary.memory"))
 
 
-def _profile(session, label: str, generator, warmup: int = 0, repeat: int = 2, threads: int = 1) -> None:
+def _profile(session: Session, label: str, generator: Any, warmup: int = 0, repeat: int = 2, threads: int = 1) -> None:
     """Two profiled runs of a workload whose counts and top operator the judge knows: a random
     number of matrix products and of exponentials, one of the two kinds large and the other
     tiny, at random. Counts are exact: a wrong count is a lie. The large kind must be the top
@@ -321,7 +328,7 @@ def _profile(session, label: str, generator, warmup: int = 0, repeat: int = 2, t
         raise Tampered(words.say("checks.canary.profile_rank", big=big, ranked=_and(sorted(set(tops)))))
 
 
-def _timing(session, label: str, warmup: int = 0, repeat: int = 3, threads: int = 1) -> None:
+def _timing(session: Session, label: str, warmup: int = 0, repeat: int = 3, threads: int = 1) -> None:
     import time
 
     fast = _function(_TIMING_FAST, {}, label)

@@ -16,12 +16,16 @@ Payload (plain JSON, built by ``tutor.grading.exercise.build_payload``)::
 from __future__ import annotations
 
 from traceback import walk_tb as _walk_tb
+from typing import TYPE_CHECKING
 
 from tutor.child.checks import canary, refs, render, vocab
 from tutor.words import engine as words
 from tutor.child.checks.context import Case, CheckTimeout, CodeRaised, Failed, Learner, TimeLimit, learner_names, reset_modes
 from tutor.child.checks.remote import SEAL_BROKEN, RemoteRaised, RemoteTimeout, RunnerGone, Session, StuckCode
 from tutor.child.checks.kinds import REGISTRY
+
+if TYPE_CHECKING:
+    from typing import Any
 
 REPORT_VERSION = 1
 #: Where the keeper puts the judge's session in the namespace it hands to the probe.
@@ -47,7 +51,7 @@ class Budget:
     wall time is capped at a few times its share (``context.TimeLimit.WALL_FACTOR``) and by the
     run's own end."""
 
-    def __init__(self, seconds: float, checks: list[dict], clock=None):
+    def __init__(self, seconds: float, checks: list[dict[str, Any]], clock: Any = None) -> None:
         self.total = seconds
         self.clock = clock if clock is not None else refs.thread_time
         self.start = self.clock()
@@ -76,7 +80,8 @@ class Budget:
         return max(min(max(capped, share), wall_left), 0.0)
 
 
-def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> dict:
+def run_checks(namespace: dict[str, Any], payload: dict[str, Any],
+               learner_error: dict[str, Any] | None) -> dict[str, Any]:
     """Run every check in ``payload`` against the learner's ``namespace``; never raises."""
     started = refs.monotonic()
     namespace = dict(namespace)
@@ -111,13 +116,13 @@ def run_checks(namespace: dict, payload: dict, learner_error: dict | None) -> di
     }
 
 
-def _prelude(namespace: dict, prelude: object) -> dict | None:
+def _prelude(namespace: dict[str, Any], prelude: object) -> dict[str, Any] | None:
     """Run the pack's prelude here, in the judge, and put its names over the learner's: the checks
     use the pack's helpers, never what the learner's code redefined under their names (the
     runner ran the same prelude before the learner's code). The error, when it fails here."""
     if refs.type_(prelude) is not str or not prelude:
         return None
-    own: dict = {"__name__": "__prelude__"}
+    own: dict[str, Any] = {"__name__": "__prelude__"}
     try:
         refs.exec_(refs.compile_(prelude, "<prelude>", "exec"), own)
     except Exception as bug:  # noqa: BLE001 - the pack's bug, reported on every check
@@ -126,7 +131,7 @@ def _prelude(namespace: dict, prelude: object) -> dict | None:
     return None
 
 
-def _result(check: dict, status: str, message: str | dict = "", **extra) -> dict:
+def _result(check: dict[str, Any], status: str, message: str | dict[str, Any] = "", **extra: Any) -> dict[str, Any]:
     """A check's result; ``message`` a said (tutor.words.engine), sent with its English beside it."""
     result = {"id": check.get("id"), "kind": check.get("kind"), "status": status, "message": words.english(message),
               "expected": None, "got": None, "case": None, "seed": None, "lineno": None, "data": None}
@@ -136,8 +141,8 @@ def _result(check: dict, status: str, message: str | dict = "", **extra) -> dict
     return result
 
 
-def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget: Budget,
-             status: dict[str, str], session: Session) -> dict:
+def _run_one(check: dict[str, Any], index: int, namespace: dict[str, Any], learner: Learner, budget: Budget,
+             status: dict[str, str], session: Session) -> dict[str, Any]:
     blocked = [dep for dep in check.get("after") or [] if status.get(dep) != "passed"]
     if blocked:
         names = ", ".join(f"'{dep}'" for dep in blocked)
@@ -153,7 +158,7 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
         return _result(check, "error", words.say("checks.out_of_time"))
     inference_off = refs.InferenceModeGuard(False) if refs.is_inference_mode_enabled() else None
     result = None
-    current: list = []  # the case running and its Case, for a timeout's result
+    current: list[Any] = []  # the case running and its Case, for a timeout's result
     session.start_check(seconds, wall)
     session.ship = True  # every check starts shipping its functions, whatever one before it did
     session.in_flight = None
@@ -182,8 +187,8 @@ def _run_one(check: dict, index: int, namespace: dict, learner: Learner, budget:
     return result
 
 
-def _cases(check: dict, runner, namespace: dict, learner: Learner, session: Session,
-           current: list | None = None) -> dict:
+def _cases(check: dict[str, Any], runner: Any, namespace: dict[str, Any], learner: Learner, session: Session,
+           current: list[Any] | None = None) -> dict[str, Any]:
     kind = str(check.get("kind"))
     pinned = _pinned_threads(check, kind)
     if pinned is None:
@@ -198,7 +203,7 @@ def _cases(check: dict, runner, namespace: dict, learner: Learner, session: Sess
         session.threads = None
 
 
-def _pinned_threads(check: dict, kind: str) -> int | None:
+def _pinned_threads(check: dict[str, Any], kind: str) -> int | None:
     """The intra-op threads a measuring check runs with (its ``threads``, default one), in the
     judge and, for every call of the case, canaries' included, in the runner; None: no pin."""
     if kind not in _THREADS:
@@ -207,13 +212,13 @@ def _pinned_threads(check: dict, kind: str) -> int | None:
     return count if refs.type_(count) is int and 1 <= count <= 256 else _THREADS[kind]
 
 
-def _each_case(check: dict, kind: str, runner, namespace: dict, learner: Learner, session: Session,
-               current: list | None = None) -> dict:
+def _each_case(check: dict[str, Any], kind: str, runner: Any, namespace: dict[str, Any], learner: Learner,
+               session: Session, current: list[Any] | None = None) -> dict[str, Any]:
     if not session.sealed:  # the runner's seal broke: nothing it answered or defined is evidence
         return _result(check, "tampered", words.say("checks.tampered", lie=SEAL_BROKEN))
     cases = check.get("cases") or [{}]
     data = None
-    scales: list = []  # each case's reference_scale (a tensor check's): its data says the largest
+    scales: list[Any] = []  # each case's reference_scale (a tensor check's): its data says the largest
     for number, bindings in enumerate(cases):
         if number:  # a mode the learner's call left switched stays in its own case (as in its own check)
             reset_modes()
@@ -271,7 +276,7 @@ _CODE_FIELDS = ("setup", "close_to", "value", "module", "call", "fast", "slow", 
                 "shares_storage_with", "independent_of", "run", "to")
 
 
-def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> dict:
+def _own_code(check: dict[str, Any], raised: CodeRaised, learner: Learner, label: str) -> dict[str, Any]:
     """Where an exception came from when no line of the learner's code was running: the check's
     own code (its setup, an expression). On the reference solution that is the pack's bug, and
     validate reports it as a broken check; ``{}`` when the learner's code raised it."""
@@ -288,7 +293,7 @@ def _own_code(check: dict, raised: CodeRaised, learner: Learner, label: str) -> 
     field = next((name for name in _CODE_FIELDS if check.get(name) == raised.source), None)
     return {"own_code": {"field": field, "line": line}}
 
-def _remember_stuck(check: dict, result: dict, session: Session) -> None:
+def _remember_stuck(check: dict[str, Any], result: dict[str, Any], session: Session) -> None:
     """A check stopped while a call of the learner's code was still running their code (the
     runner named their line): later checks that call the same function or module are told at
     once (``remote.StuckCode``), not each run to its own limit. An infinite loop in a function
@@ -303,7 +308,7 @@ def _remember_stuck(check: dict, result: dict, session: Session) -> None:
     session.stuck[callee] = {"check": check.get("id"), "lineno": result.get("lineno"), "code": code}
 
 
-def _told(check: dict, told: dict, current: list | None) -> dict:
+def _told(check: dict[str, Any], told: dict[str, Any], current: list[Any] | None) -> dict[str, Any]:
     """The result of a check that called code an earlier check had to stop (``_remember_stuck``):
     a timeout, naming that check and the learner's line where it stopped."""
     code = told.get("code")
@@ -314,8 +319,8 @@ def _told(check: dict, told: dict, current: list | None) -> dict:
                    case=current[0] if current else None)
 
 
-def _timeout(check: dict, learner: Learner, stop, limit: TimeLimit, current: list | None = None,
-             matching: str | None = None) -> dict:
+def _timeout(check: dict[str, Any], learner: Learner, stop: Any, limit: TimeLimit, current: list[Any] | None = None,
+             matching: str | None = None) -> dict[str, Any]:
     """A check stopped for time: how much CPU time it used (or how long it waited, when the
     wall-time cap stopped it), which limit, what was running and the learner's line there. It
     does not guess why (a loop over 2,048 elements is not an infinite loop)."""

@@ -47,9 +47,13 @@ import socket
 import struct
 import sys
 import types
+from typing import TYPE_CHECKING
 
 from tutor.child.checks import protocol
 from tutor.words import engine as words
+
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
 
 #: What a sealed table may gain without tampering: the warnings machinery's registry.
 _VOLATILE = frozenset({"__warningregistry__"})
@@ -58,7 +62,7 @@ _STDLIB = (json, sys.modules.get("json.encoder"), socket, struct)
 #: The exit status of a runner that found its seal broken (after it sent the tampered frame).
 EXIT_TAMPERED = protocol.EXIT_TAMPERED
 
-def _functions_of(value) -> list:
+def _functions_of(value: object) -> list[types.FunctionType]:
     """The plain functions behind a table entry (a method, a static or class method, a property)."""
     if isinstance(value, types.FunctionType):
         return [value]
@@ -73,11 +77,11 @@ def _ours(module_name: str) -> bool:
     return module_name == "tutor" or module_name.startswith("tutor.")
 
 
-def _tables() -> tuple[list, list, list]:
+def _tables() -> tuple[list[Any], list[types.FunctionType], list[dict[str, Any]]]:
     """(the tables to seal, the functions, the dispatch dicts)."""
-    tables: list = []
-    functions: list = []
-    dispatch: list = []
+    tables: list[Any] = []
+    functions: list[types.FunctionType] = []
+    dispatch: list[dict[str, Any]] = []
     seen: set[int] = set()
     modules = [m for name, m in sorted(sys.modules.items()) if _ours(name) and isinstance(m, types.ModuleType)]
     for module in modules + [m for m in _STDLIB if m is not None]:
@@ -97,11 +101,12 @@ def _tables() -> tuple[list, list, list]:
     return tables, functions, dispatch
 
 
-def _snapshot(table) -> tuple:
+def _snapshot(table: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     return tuple(table), tuple(table.values())
 
 
-def _same(table, saved: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -> bool:
+def _same(table: Any, saved: tuple[Any, ...], _len: Callable[[Any], int] = len,
+          _all: Callable[[Iterable[object]], bool] = all, _map: Any = map, _is: Any = operator.is_) -> bool:
     """Whether ``table`` holds the very keys and values of ``saved``, in order: identities, in C
     (``id()`` would raise an audit event per value once the seal's hook is installed). Builtins
     bound at import: a submission may replace ``builtins.all``; guard puts it back only later."""
@@ -109,7 +114,7 @@ def _same(table, saved: tuple, _len=len, _all=all, _map=map, _is=operator.is_) -
     return _len(table) == _len(keys) and _all(_map(_is, table, keys)) and _all(_map(_is, table.values(), values))
 
 
-def take(channel: socket.socket):
+def take(channel: socket.socket) -> Callable[..., None]:
     """Seal the runner's code as it is now (call it before the learner's code runs), with the
     tampered frame ready to go to ``channel``."""
     from tutor.child.checks import context, driver, guard, modules, protocol, refs, server  # noqa: F401 - sealed with the rest
@@ -126,11 +131,13 @@ def take(channel: socket.socket):
     frame = protocol.head(tampered)  # built now: protocol's names are the learner's later
     send = channel.sendall  # the C method, bound now (os.write would not reach a socket on Windows)
 
-    refused: list = []  # the rewrites the audit hook refused (below)
+    refused: list[Any] = []  # the rewrites the audit hook refused (below)
 
-    def check(instance=None, *, _broken=False, _tables=saved_tables, _dispatch=saved_dispatch, _refused=refused,
-              _same=_same, _type=type, _vars=vars, _server=server_class, _send=send, _names=server_names,
-              _exit=os._exit, _frame=frame, _allowed=_allowed_new, _code=EXIT_TAMPERED) -> None:
+    def check(instance: object = None, *, _broken: object = False, _tables: Any = saved_tables,
+              _dispatch: Any = saved_dispatch, _refused: list[Any] = refused, _same: Any = _same, _type: Any = type,
+              _vars: Any = vars, _server: Any = server_class, _send: Any = send, _names: Any = server_names,
+              _exit: Any = os._exit, _frame: Any = frame, _allowed: Any = _allowed_new,
+              _code: Any = EXIT_TAMPERED) -> None:
         broken = bool(_refused) or _broken is True
         if not broken:
             for table, saved in _tables:
@@ -162,18 +169,18 @@ def take(channel: socket.socket):
     return check
 
 
-def _audit_hook(sealed: frozenset, refused: list, server_globals: dict, here: types.CodeType,
-                context_globals: dict):
+def _audit_hook(sealed: frozenset[int], refused: list[Any], server_globals: dict[str, Any], here: types.CodeType,
+                context_globals: dict[str, Any]) -> Callable[[str, tuple[Any, ...]], None]:
     """The seal's audit hook: refuses a rewrite of a sealed function's code or defaults (noted in
     ``refused``, which the check reads), the events no learner code may raise, and a frame or
     a generator's frame whose callers include the server's (``server_globals``), save the
     driver's own (``here``). Everything it reads is bound now, as its defaults."""
 
-    def refuse(event: str, args: tuple, _sealed=sealed, _id=id, _refused=refused, _always=_ALWAYS,
-               _learner=_LEARNER_ONLY, _mem=_proc_mem, _refusal=Refused, _server=server_globals,
-               _here=here, _context=context_globals, _profiler=_torch_profiler_codes(),
-               _inside=_thread._local(),
-               _getattr=getattr) -> None:
+    def refuse(event: str, args: tuple[Any, ...], _sealed: Any = sealed, _id: Any = id, _refused: Any = refused,
+               _always: Any = _ALWAYS, _learner: Any = _LEARNER_ONLY, _mem: Any = _proc_mem, _refusal: Any = Refused,
+               _server: Any = server_globals, _here: Any = here, _context: Any = context_globals,
+               _profiler: Any = _torch_profiler_codes(), _inside: Any = _thread._local(),
+               _getattr: Any = getattr) -> None:
         if _getattr(_inside, "on", False):  # an event of this hook's own reading
             return
         if event == "object.__setattr__":
@@ -232,14 +239,14 @@ def _audit_hook(sealed: frozenset, refused: list, server_globals: dict, here: ty
     return refuse
 
 
-def _torch_profiler_codes() -> frozenset:
+def _torch_profiler_codes() -> frozenset[types.CodeType]:
     """The code of ``torch.autograd.profiler``'s functions and methods: the frames from which torch
     installs its own C profile function (``profile(with_stack=True)``), which runs no Python of the
     learner's. A function of the learner's compiled with that module's globals or file name has
     another code object."""
     import torch.autograd.profiler as profiler
 
-    codes: set = set()
+    codes: set[types.CodeType] = set()
     for value in list(vars(profiler).values()):
         entries = list(vars(value).values()) if isinstance(value, type) and value.__module__ == profiler.__name__ \
             else [value]
@@ -251,7 +258,7 @@ def _torch_profiler_codes() -> frozenset:
     return frozenset(codes)
 
 
-def _reaches(frame, server_globals: dict) -> bool:
+def _reaches(frame: Any, server_globals: dict[str, Any]) -> bool:
     """Whether ``frame`` is the checker's server's own or one of its callers is: the learner's code
     that holds it can walk to the server's records (``f_back``, ``f_locals``). Learner code runs
     under none of them (``tutor.child.checks.driver``), except code the server's own runs (a dunder
@@ -287,8 +294,8 @@ _ALWAYS = {"sys.settrace": "profile", "sys.setprofile": "profile", "sys.addaudit
 _LEARNER_ONLY = {"ctypes.string_at": "memory", "ctypes.wstring_at": "memory"}
 
 
-def _proc_mem(path, _fspath=os.fspath, _str=str, _bytes=bytes, _type=type, _real=os.path.realpath,
-              _islink=os.path.islink) -> bool:
+def _proc_mem(path: object, _fspath: Any = os.fspath, _str: Any = str, _bytes: Any = bytes, _type: Any = type,
+              _real: Callable[[str], str] = os.path.realpath, _islink: Any = os.path.islink) -> bool:
     """Whether ``path`` (an ``open`` audit event's) names a process's memory file (``/proc/self/mem``,
     ``/proc/<pid>/task/<tid>/mem``), directly, by a relative name or through a symbolic link."""
     try:
@@ -306,8 +313,9 @@ def _proc_mem(path, _fspath=os.fspath, _str=str, _bytes=bytes, _type=type, _real
         return False
 
 
-def _allowed_new(table, saved: tuple, _dict=dict, _zip=zip, _map=map, _id=id, _isinstance=isinstance,
-                 _module=types.ModuleType, _str=str, _volatile=_VOLATILE, _ours=_ours) -> bool:
+def _allowed_new(table: Any, saved: tuple[Any, ...], _dict: Any = dict, _zip: Any = zip, _map: Any = map, _id: Any = id,
+                 _isinstance: Any = isinstance, _module: Any = types.ModuleType, _str: Any = str,
+                 _volatile: Any = _VOLATILE, _ours: Any = _ours) -> bool:
     """Whether ``table`` differs from ``saved`` only by what the tutor's own code adds: a
     submodule imported later (a package's attribute naming its own submodule) or a warnings
     registry. Any replaced or removed value, or another new name (it would shadow a builtin in

@@ -17,13 +17,16 @@ import os
 import socket
 import subprocess
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.keeper import keep, kill, split_below_relay
 from tutor.child.worker.startup import RUNNER_START_S
 from tutor.child.worker.template import split_off
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FdsTransport:
@@ -33,7 +36,7 @@ class FdsTransport:
     (``template.split_off``); otherwise, or from the template's first refusal on, each runner is
     started with exec."""
 
-    def __init__(self, config: dict, runner_main: Callable[..., int]):
+    def __init__(self, config: dict[str, Any], runner_main: Callable[..., int]):
         self.tutor: wire.Link = wire.SocketLink(socket.socket(fileno=int(config["fd"])))
         linux.die_with_parent()
         containment = config.get("containment", {})
@@ -41,12 +44,12 @@ class FdsTransport:
             # bubblewrap started as root: leave root before anything else runs here.
             linux.become_user(int(containment["worker_uid"]))
         linux.become_subreaper()
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.judge_end: socket.socket | None = None
         self.exit_r: int | None = None
         self.template_link: socket.socket | None = None
         self.forking = config.get("runners", "forked") == "forked" and hasattr(os, "fork")
-        self.ready_extra: dict = {"runners": "fresh"}
+        self.ready_extra: dict[str, Any] = {"runners": "fresh"}
         if self.forking:
             # Returns in the judge (the template stays behind in the parent), or here alone.
             self.template_link, why = split_off(config, runner_main)
@@ -54,14 +57,14 @@ class FdsTransport:
                 self._stop_forking(str(why))
             else:
                 self.ready_extra = {"runners": "forked"}
-        self._runner_config: dict = {}
+        self._runner_config: dict[str, Any] = {}
         self._pending = False  # a runner asked of the template, its answer not read yet
         self._deferred_asked = False
         #: The process kept for the run (the runner, or its relay), when the template forked it.
         self.forked_pid: int | None = None
         self.pidfd: int | None = None
 
-    def start_runner(self, runner_config: dict) -> None:
+    def start_runner(self, runner_config: dict[str, Any]) -> None:
         self._runner_config = runner_config
         self.forked_pid = None
         if self.forking:
@@ -91,7 +94,7 @@ class FdsTransport:
             self.judge_end.close()
             self.judge_end = None
 
-    def _exec_runner(self, runner_config: dict) -> None:
+    def _exec_runner(self, runner_config: dict[str, Any]) -> None:
         runner_end, exit_w = self._new_channel()
         runner_config = dict(runner_config, fd=runner_end.fileno(), exit_fd=exit_w)
         try:
@@ -107,7 +110,7 @@ class FdsTransport:
         self.forking = False
         self.ready_extra = {"runners": "fresh", "runners_why": why}
 
-    def _template_answer(self) -> dict:
+    def _template_answer(self) -> dict[str, Any]:
         """The template's answer to the fork asked of it (its ``warm``, once, comes first)."""
         assert self.template_link is not None
         self.template_link.settimeout(RUNNER_START_S)
@@ -167,8 +170,9 @@ class FdsTransport:
             self.proc.kill()
             self.proc.wait()
 
-    def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
-             early: Callable[[dict], None]) -> dict | None:
+    def keep(self, judge_end: socket.socket, message: dict[str, Any], fds: list[int], ctl: int,
+             containment: dict[str, Any],
+             early: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
         if self.forked_pid is not None:
             pid, pidfd, exit_r = self.forked_pid, self.pidfd, self.exit_r
             self.forked_pid = self.pidfd = self.exit_r = None
@@ -188,7 +192,7 @@ class FdsTransport:
         return found
 
 
-def runner_channel(config: dict) -> tuple[socket.socket, None] | int:
+def runner_channel(config: dict[str, Any]) -> tuple[socket.socket, None] | int:
     """The runner's side: its channel to the judge, once it is PID 1 of the run's namespace
     where namespaces work (then this process stays behind as the relay); an exit code when the
     namespaces cannot be made."""

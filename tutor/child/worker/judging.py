@@ -10,13 +10,18 @@ from __future__ import annotations
 import importlib
 import socket
 import traceback
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox.deferred import may_need_deferred
 
+if TYPE_CHECKING:
+    from typing import Any
 
-def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float,
-              kill: Callable[[], None]) -> tuple[str | None, dict | None]:
+    from tutor.child.checks.remote import Session
+
+
+def judge_run(channel: socket.socket, message: dict[str, Any], ctl_r: int, deadline: float,
+              kill: Callable[[], None]) -> tuple[str | None, dict[str, Any] | None]:
     """(why the run was stopped or None, the report or None when the runner never got that far).
     ``ctl_r``: a descriptor that becomes readable on a cancel (a socket where only sockets can be
     waited on: Windows); ``kill`` ends the runner."""
@@ -29,7 +34,7 @@ def judge_run(channel: socket.socket, message: dict, ctl_r: int, deadline: float
         session.forget()  # a spawn-mode judge serves further runs (worker/spawn.py)
 
 
-def _judge(session, message: dict) -> tuple[str | None, dict | None]:
+def _judge(session: Session, message: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
     from tutor.child.checks import protocol
     from tutor.child.checks.remote import RunnerRefused, RunStopped, Tampered
 
@@ -50,7 +55,7 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
         return None, None
     learner_error = ready.get("learner_error") if type(ready.get("learner_error")) is dict else None
     setup_error = ready.get("setup_error") if type(ready.get("setup_error")) is str else None
-    report: dict = {"learner_error": learner_error, "setup_error": setup_error}
+    report: dict[str, Any] = {"learner_error": learner_error, "setup_error": setup_error}
     if type(ready.get("private_mb")) in (int, float):
         report["private_mb"] = ready["private_mb"]
     if probe and learner_error is not None and type(learner_error.get("stopped")) is dict:
@@ -79,7 +84,7 @@ def _judge(session, message: dict) -> tuple[str | None, dict | None]:
     return None, report
 
 
-def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
+def top_level_report(probe: dict[str, Any], stop: dict[str, Any], error: dict[str, Any] | None) -> dict[str, Any]:
     """The probe's report for a run whose top level did not finish within its limit
     (``keeper.top_level_cpu``): every check ``timeout`` and not run, saying that no check had
     started, the CPU time the top level used and the learner's line where it was stopped. ``error``: the runner's learner error."""
@@ -89,7 +94,7 @@ def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
     from tutor.child.checks.probe import REPORT_VERSION, _result
 
     found = probe.get("payload")
-    payload: dict = found if isinstance(found, dict) else {}
+    payload: dict[str, Any] = found if isinstance(found, dict) else {}
     learner = Learner(str(payload.get("filename") or "<snippet>"), payload.get("source"))
 
     def number(value: object) -> str:
@@ -105,14 +110,14 @@ def top_level_report(probe: dict, stop: dict, error: dict | None) -> dict:
     else:
         lineno = None
     listed = payload.get("checks")
-    checks: list = listed if isinstance(listed, list) else []
+    checks: list[Any] = listed if isinstance(listed, list) else []
     return {"version": REPORT_VERSION, "exercise": payload.get("exercise"),
             "checks": [_result(check, "timeout", message, lineno=lineno, timeout=True)
                        for check in checks if isinstance(check, dict)],
             "learner_error": None, "tampered": [], "elapsed": 0.0, "requests": 0}
 
 
-def _refused(refused) -> dict:
+def _refused(refused: Any) -> dict[str, Any]:
     """What the report says of a runner the judge stopped reading: the run's status and why."""
     return {"status": refused.status, "message": refused.message}
 
@@ -144,7 +149,7 @@ def _profiles(probe: object) -> bool:
     return any(isinstance(c, dict) and c.get("kind") in profiling for c in checks)
 
 
-def needs_dynamo(message: dict) -> bool:
+def needs_dynamo(message: dict[str, Any]) -> bool:
     """Whether a spawn-mode spare taken at once should warm its runner up before this run
     (``startup.SPARE_DEFERS``), so that the run's time, limits and measurements are its own."""
     if _profiles(message.get("probe")):
@@ -158,7 +163,8 @@ def needs_dynamo(message: dict) -> bool:
     return may_need_deferred(text)
 
 
-def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict | None, message: dict):
+def _probe(session: Session, probe: dict[str, Any], ready: dict[str, Any], blobs: list[Any],
+           learner_error: dict[str, Any] | None, message: dict[str, Any]) -> Any:
     from tutor.child.checks import refs
     from tutor.child.checks.probe import SESSION_KEY
 
@@ -168,7 +174,7 @@ def _probe(session, probe: dict, ready: dict, blobs: list, learner_error: dict |
     from tutor.child.checks.context import learner_names
 
     found = ready.get("names")
-    names: dict = found if type(found) is dict else {}
+    names: dict[str, Any] = found if type(found) is dict else {}
     payload = probe.get("payload")
     # only the names a check may read are rebuilt here (the contract's; never one that would
     # shadow a builtin in the check's own code)

@@ -17,6 +17,7 @@ from tutor.child.worker.runner import runner
 
 if TYPE_CHECKING:
     import resource
+    from typing import Any
 
 
 def fork() -> int:
@@ -53,7 +54,7 @@ class Spare:
     docs/performance.md). The worker never reads that channel, and no learner code exists before
     the start it sends; it closes its copy at once."""
 
-    def __init__(self, containment: dict, keep: set[int]):
+    def __init__(self, containment: dict[str, Any], keep: set[int]):
         self.containment = containment
         self.ctl_r, self.ctl_w = os.pipe()
         self.status_r, status_w = os.pipe()
@@ -76,7 +77,7 @@ class Spare:
         keeper_end.close()
         runner_end.close()
 
-    def start(self, message: dict, fds: list[int]) -> None:
+    def start(self, message: dict[str, Any], fds: list[int]) -> None:
         """Hand the run over: its start (the code, never the checks) and its stdout and stderr
         to the runner, then the whole request and the report's descriptor to the keeper."""
         out_fd, err_fd, report_fd = fds
@@ -96,7 +97,7 @@ class Spare:
         except OSError:
             pass
 
-    def verdict(self) -> dict:
+    def verdict(self) -> dict[str, Any]:
         """The keeper's verdict, once nothing of the run is left (``swept``); the keeper itself
         may still be finishing (``reap`` waits for it)."""
         data = b""
@@ -119,7 +120,7 @@ class Spare:
             pass
         self.close()
 
-    def result(self) -> dict:
+    def result(self) -> dict[str, Any]:
         """The keeper's verdict, once it has reaped the runner and everything it left."""
         verdict = self.verdict()
         self.reap()
@@ -168,7 +169,7 @@ def sweep(deadline: float, session: int | None = None, keep: frozenset[int] = fr
     return False
 
 
-def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
+def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict[str, Any],
            channel: tuple[socket.socket, socket.socket]) -> None:
     """A spare's keeper: forks the runner, then waits for its request. ``channel``: the judge's and
     the runner's ends of the channel between them; the worker sends the runner's start on its own
@@ -190,7 +191,7 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
         return
     message, fds = taken
 
-    def early(verdict: dict) -> None:
+    def early(verdict: dict[str, Any]) -> None:
         report_status(status_w, verdict)
         linux.step_aside()  # what is left (the relay's end, the sweep, this exit) waits for no one
 
@@ -200,10 +201,10 @@ def keeper(ctl_r: int, status_w: int, request: socket.socket, containment: dict,
         report_status(status_w, verdict)
 
 
-def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_r: int,
-         containment: dict, exit_r: int | None = None,
-         early: Callable[[dict], None] | None = None, *, pidfd: int | None = None,
-         forked: bool = False, start_sent: bool = False) -> dict | None:
+def keep(pid: int, judge_end: socket.socket, message: dict[str, Any], fds: list[int], ctl_r: int,
+         containment: dict[str, Any], exit_r: int | None = None,
+         early: Callable[[dict[str, Any]], None] | None = None, *, pidfd: int | None = None,
+         forked: bool = False, start_sent: bool = False) -> dict[str, Any] | None:
     """One run, from the judge's side, in fork and spawn mode alike: hand the runner (``pid``, a
     child of this process, waiting on ``judge_end``) its request, judge it, enforce wall time
     (a byte on ``ctl_r`` or its EOF cancels), reap it and sweep what it left. The verdict.
@@ -234,7 +235,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     reason = judge(judge_end, None if start_sent else runner_end_message(message, containment), message, ctl_r,
                    started + wall_time, kill=lambda: kill(pid, pidfd),
                    write_report=lambda data: write_all(report_fd, data), stdio=tuple(stdio), closing=(report_fd,))
-    ended: dict | None = None
+    ended: dict[str, Any] | None = None
     exited = False  # ``pidfd`` said so: the template's record follows
     polls = pidfd is None and not forked  # nothing to wait on for the runner's end but waitpid
     while reason is None:
@@ -280,7 +281,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     if pidfd is not None:
         os.close(pidfd)
     if ended is not None and ended.get("by") == "template":
-        reaped: dict | None = ended
+        reaped: dict[str, Any] | None = ended
     else:
         reaped = _reap(pid, forked, records)
     if records is not None:
@@ -295,7 +296,7 @@ def keep(pid: int, judge_end: socket.socket, message: dict, fds: list[int], ctl_
     return dict(found, reason=reason, wall_time=wall, swept=swept)
 
 
-def _reap(pid: int, forked: bool, records: "Records | None") -> dict | None:
+def _reap(pid: int, forked: bool, records: "Records | None") -> dict[str, Any] | None:
     """Wait for ``pid`` to be gone and say how it ended: by ``wait4`` (this process's child), or
     by the template's record (``forked``); None when the template went away without one."""
     if not forked:
@@ -310,7 +311,7 @@ def _reap(pid: int, forked: bool, records: "Records | None") -> dict | None:
     return None
 
 
-def _lost(pid: int, pidfd: int | None, containment: dict, started: float) -> dict:
+def _lost(pid: int, pidfd: int | None, containment: dict[str, Any], started: float) -> dict[str, Any]:
     """A forked run whose template went away before saying how it ended: end it, sweep, fail."""
     kill(pid, pidfd)
     if pidfd is not None:
@@ -319,13 +320,13 @@ def _lost(pid: int, pidfd: int | None, containment: dict, started: float) -> dic
     return {"failure": "the runner's template went away", "wall_time": time.monotonic() - started}
 
 
-def ending_of(record: dict) -> dict:
+def ending_of(record: dict[str, Any]) -> dict[str, Any]:
     """The fields of ``ending`` from a record on the exit pipe (the init's, the relay's or the
     template's), whatever else it carries."""
     return {key: record.get(key) for key in ("exit_code", "signal", "cpu_time", "maxrss_kb")}
 
 
-def ending(status: int, usage: "resource.struct_rusage") -> dict:
+def ending(status: int, usage: "resource.struct_rusage") -> dict[str, Any]:
     """How a process ended, as the verdict says it."""
     return {
         "exit_code": os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else None,
@@ -345,7 +346,7 @@ class Records:
         self.fd = fd
         self._buffer = b""
 
-    def next(self) -> dict | None:
+    def next(self) -> dict[str, Any] | None:
         """The next record (waiting for it), or None at EOF without one."""
         while b"\n" not in self._buffer:
             chunk = os.read(self.fd, 4096)
@@ -363,7 +364,7 @@ class Records:
         os.close(self.fd)
 
 
-def _start_runner(runner_end: socket.socket, containment: dict, close: set[int], exit_w: int) -> int:
+def _start_runner(runner_end: socket.socket, containment: dict[str, Any], close: set[int], exit_w: int) -> int:
     """Fork the runner; with namespaces, through a relay that unshares them and forks it.
 
     The keeper itself must stay outside the run's PID namespace: a process that unshared
@@ -521,7 +522,7 @@ def _relay(child: int, exit_w: int | None = None, init_r: int | None = None) -> 
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 70)
 
 
-def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict, list[int]] | None:
+def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict[str, Any], list[int]] | None:
     """The worker's request (and its descriptors), then its start line; None when discarded."""
     try:
         message, fds = wire.recv_frame(request)
@@ -539,7 +540,7 @@ def _take_request(request: socket.socket, ctl_r: int) -> tuple[dict, list[int]] 
     return message, fds
 
 
-def runner_end_message(message: dict, containment: dict) -> dict:
+def runner_end_message(message: dict[str, Any], containment: dict[str, Any]) -> dict[str, Any]:
     """What the runner is told: the code and how to run it, never the checks. Where each run
     gets a uid of its own (root at isolation none), it is derived from this process's pid (a
     fork-mode keeper serves one run and outlives everything of it, so no two live runs share one)
@@ -567,7 +568,7 @@ def runner_end_message(message: dict, containment: dict) -> dict:
 TOP_LEVEL_CPU_S = 1.5
 
 
-def top_level_cpu(message: dict) -> float:
+def top_level_cpu(message: dict[str, Any]) -> float:
     """CPU seconds for the top level of a checked run: ``TOP_LEVEL_CPU_S``, and at most half the
     run's own CPU limit."""
     limits = message.get("limits") or {}
@@ -588,7 +589,7 @@ def kill(pid: int, pidfd: int | None = None) -> None:
         pass
 
 
-def judge(channel: socket.socket, start: dict | None, message: dict, ctl_r: int, deadline: float, *,
+def judge(channel: socket.socket, start: dict[str, Any] | None, message: dict[str, Any], ctl_r: int, deadline: float, *,
           kill: Callable[[], None], write_report: Callable[[bytes], None], stdio: tuple[int, ...] = (),
           closing: tuple[int, ...] = ()) -> str | None:
     """The keeper's second job, once the runner is started (it never forks again, so it may run
@@ -618,7 +619,7 @@ def judge(channel: socket.socket, start: dict | None, message: dict, ctl_r: int,
         channel.close()
 
 
-def report_bytes(report: dict) -> bytes:
+def report_bytes(report: dict[str, Any]) -> bytes:
     """The one report, encoded; a report that cannot be (not JSON, over the cap) says why."""
     learner_error, setup_error = report.get("learner_error"), report.get("setup_error")
     try:
@@ -642,7 +643,7 @@ def write_all(fd: int, data: bytes) -> None:
         pass
 
 
-def report_status(fd: int, verdict: dict) -> None:
+def report_status(fd: int, verdict: dict[str, Any]) -> None:
     data = json.dumps(verdict).encode()
     while data:
         data = data[os.write(fd, data):]

@@ -17,12 +17,16 @@ import select
 import socket
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.judging import needs_dynamo
 from tutor.child.worker.keeper import Spare, sweep
 from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, load_deferred, preload, ready_message
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Keeper/runner pairs kept forked ahead. Two: a Run right after a Run takes the second, whose
 #: forks are done (a keeper forks its relay, the relay its init, the init the runner: three forks
@@ -34,7 +38,7 @@ SPARES = 2
 REFILL_S = 0.05
 
 
-def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True, huge_pages: bool = True,
+def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: bool = True, huge_pages: bool = True,
           refill_when_idle: bool = False) -> None:
     spares = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
@@ -132,7 +136,8 @@ def serve(channel: socket.socket, containment: dict, warm_when_idle: bool = True
                 sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
 
 
-def _load_deferred_and_fork_again(spares: list[Spare], containment: dict, keep: set[int], huge_pages: bool) -> None:
+def _load_deferred_and_fork_again(spares: list[Spare], containment: dict[str, Any], keep: set[int],
+                                  huge_pages: bool) -> None:
     """Load what the profiler needs (``SPARE_DEFERS``) here, and fork ``spares`` again after it:
     no op has run in this process, so forking after the import is as safe as before it."""
     for spare in spares:

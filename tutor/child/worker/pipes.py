@@ -33,13 +33,17 @@ import subprocess
 import sys
 import threading
 import time
-from typing import IO, Callable
+from typing import TYPE_CHECKING, IO, Callable
 
 from tutor.sandbox import wire
 from tutor.sandbox.limits import Limits
 from tutor.child.worker import windows
 from tutor.child.worker.keeper import judge, runner_end_message
 from tutor.child.worker.startup import RUNNER_START_S
+
+if TYPE_CHECKING:
+    from typing import Any
+
 
 #: After the runner ends, how long its output may take to drain (longer only when something it
 #: started still holds the pipe, which ends with the run's job where there is one).
@@ -106,19 +110,19 @@ class _Relay:
 class PipeTransport:
     """The judge's side: its link to the tutor is its own stdin and stdout."""
 
-    ready_extra: dict = {"transport": "pipes"}
+    ready_extra: dict[str, Any] = {"transport": "pipes"}
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict[str, Any]):
         link_out = os.dup(1)
         os.dup2(2, 1)  # print() here goes to the log, never into a frame
         self.tutor: wire.Link = wire.PipeLink(0, link_out, name="tutor-judge-link")
         self.listener: socket.socket | None = None
         self.token = self.marker = ""
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.job: windows.Job | None = None
         self.relays: list[_Relay] = []
 
-    def start_runner(self, runner_config: dict) -> None:
+    def start_runner(self, runner_config: dict[str, Any]) -> None:
         # Each runner its own listener and secrets: the judge serves run after run.
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.token, self.marker = secrets.token_hex(16), secrets.token_hex(16)
@@ -150,8 +154,9 @@ class PipeTransport:
         if self.proc is not None:
             _end(self.proc, self.job)
 
-    def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
-             early: Callable[[dict], None]) -> dict | None:
+    def keep(self, judge_end: socket.socket, message: dict[str, Any], fds: list[int], ctl: int,
+             containment: dict[str, Any],
+             early: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
         assert self.proc is not None
         run_id = message["id"]
         # Past the tutor's caps (it cuts, and cancels the run) with room to spare, so it sees the overflow.
@@ -170,7 +175,7 @@ def _send_output(link: wire.Link, run_id: object, stream: int, data: bytes) -> N
     link.send({"op": "output", "id": run_id, "stream": stream, "data": base64.b64encode(data).decode("ascii")})
 
 
-def _accept(listener: socket.socket, token: str, proc: subprocess.Popen) -> socket.socket:
+def _accept(listener: socket.socket, token: str, proc: subprocess.Popen[bytes]) -> socket.socket:
     """The runner's connection, told apart from anyone else's on this loopback by the secret."""
     deadline = time.monotonic() + RUNNER_START_S
     while True:
@@ -194,9 +199,9 @@ def _accept(listener: socket.socket, token: str, proc: subprocess.Popen) -> sock
         conn.close()
 
 
-def _keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.socket, message: dict,
+def _keep(proc: subprocess.Popen[bytes], job: windows.Job | None, judge_end: socket.socket, message: dict[str, Any],
           ctl: int, write_report: Callable[[bytes], None], relays: list[_Relay],
-          containment: dict) -> dict:
+          containment: dict[str, Any]) -> dict[str, Any]:
     """``keeper.keep`` with only what every OS has: judge, wait for the runner's end (a thread
     waits; wall time and cancels wake this one through sockets), end it and what it started,
     let its output drain. The verdict has no CPU time or peak memory: there is no ``wait4``."""
@@ -237,7 +242,7 @@ def _keep(proc: subprocess.Popen, job: windows.Job | None, judge_end: socket.soc
             "swept": job is not None}
 
 
-def _end(proc: subprocess.Popen, job: windows.Job | None) -> None:
+def _end(proc: subprocess.Popen[bytes], job: windows.Job | None) -> None:
     """The runner and, where there is a job, everything it started."""
     if job is not None:
         job.close()
@@ -248,7 +253,7 @@ def _end(proc: subprocess.Popen, job: windows.Job | None) -> None:
     proc.wait()
 
 
-def runner_channel(config: dict) -> tuple[socket.socket, Callable[[], None]]:
+def runner_channel(config: dict[str, Any]) -> tuple[socket.socket, Callable[[], None]]:
     """The runner's side: connect back and prove itself; then what marks the end of its
     start-up output (the judge drops whatever came before it on stdout and stderr)."""
     token, marker = sys.stdin.buffer.readline().decode().split()

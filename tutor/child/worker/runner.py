@@ -11,6 +11,7 @@ import socket
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
 try:
     import resource
@@ -21,6 +22,9 @@ from tutor.sandbox import wire
 from tutor.sandbox.limits import Limits
 from tutor.child.worker import linux
 
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
 
 def _set_limit(which: int, value: int, hard_value: int | None = None) -> None:
     soft, hard = resource.getrlimit(which)
@@ -30,7 +34,7 @@ def _set_limit(which: int, value: int, hard_value: int | None = None) -> None:
     resource.setrlimit(which, (value, wanted))
 
 
-def apply_limits(limits: Limits, containment: dict, baseline: int | None = None) -> None:
+def apply_limits(limits: Limits, containment: dict[str, Any], baseline: int | None = None) -> None:
     """The run's rlimits, those the OS has (``linux.unenforced_limits`` names the rest).
     ``baseline``: the address space the runner mapped when it was ready for its request, read
     then (``_Ahead.vm_size``); None: read now."""
@@ -137,7 +141,7 @@ def _private_tmp(size_mb: int) -> None:
         linux.remount_read_only(path)
 
 
-def _learner_error(exc: BaseException, filename: str) -> dict:
+def _learner_error(exc: BaseException, filename: str) -> dict[str, Any]:
     import traceback
 
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
@@ -196,7 +200,7 @@ class TopLevel:
     def used(self) -> float:
         return time.thread_time() - self._cpu0
 
-    def _tick(self, signum, frame) -> None:
+    def _tick(self, signum: int, frame: Any) -> None:
         if not self.inside:  # the top level is over: this runner's own code is never interrupted
             return
         if not self.fired:
@@ -207,7 +211,7 @@ class TopLevel:
             self._give_up(frame)
         raise TopLevelStopped()
 
-    def _give_up(self, frame) -> None:
+    def _give_up(self, frame: Any) -> None:
         """The learner's code caught every stop for ``ESCALATE`` seconds: tell the judge where it
         was (the ready message ``after_learner_code`` would send) and end, from this handler."""
         self.inside = False
@@ -229,7 +233,7 @@ class TopLevel:
         finally:
             os._exit(1)
 
-    def run(self, function, *args, **kwargs):
+    def run(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(*args, **kwargs)`` with the learner's code in it under this limit; the
         learner's code calls ``enter``/``leave`` around itself (``_run_learner_code``)."""
         if not self.armed:
@@ -267,7 +271,7 @@ class TopLevel:
         elif self._stop_thread is not None:
             self._stop_thread.set()
 
-    def stopped(self, exc: BaseException, error: dict) -> dict:
+    def stopped(self, exc: BaseException, error: dict[str, Any]) -> dict[str, Any]:
         """The learner's error for a top level stopped here: what the judge reads."""
         if type(exc) is TopLevelStopped and self.fired:
             error["stopped"] = {"cpu": round(self.used(), 2), "wall": round(time.monotonic() - self._wall0, 2),
@@ -283,7 +287,7 @@ def _flush_streams() -> None:
             pass
 
 
-def wait_for_request(channel: socket.socket) -> tuple[dict, list[int]]:
+def wait_for_request(channel: socket.socket) -> tuple[dict[str, Any], list[int]]:
     """The next frame from the keeper (the judge), with its descriptors; a discarded spare ends here."""
     try:
         return wire.recv_frame(channel)
@@ -308,7 +312,7 @@ def _stdio_ahead() -> None:
                                   errors="backslashreplace", line_buffering=True)
 
 
-def _take_request(channel: socket.socket, request: tuple[dict, list[int]] | None) -> dict:
+def _take_request(channel: socket.socket, request: tuple[dict[str, Any], list[int]] | None) -> dict[str, Any]:
     """Wait for the one request (from the keeper) unless it came already; wire stdout and
     stderr (``_stdio_ahead`` did the rest); return it. The report descriptor stays with the
     keeper, the judge: this process never has it. With the pipe transport no descriptor comes:
@@ -339,7 +343,7 @@ class _Ahead:
         self.vm_size: int | None = None  # the address space mapped once ready (apply_limits)
 
 
-def _prepare(containment: dict) -> _Ahead:
+def _prepare(containment: dict[str, Any]) -> _Ahead:
     """What needs no request, done before it: in fork mode a runner is forked ahead and waits
     (``keeper.Spare``), so a run does not wait for these (docs/performance.md). No learner code
     exists here yet. With the run's namespaces, /tmp becomes the run's own tmpfs (``_private_tmp``),
@@ -364,7 +368,7 @@ def _prepare(containment: dict) -> _Ahead:
     return _Ahead(gains_nothing)
 
 
-def settle_ahead(ahead: _Ahead, why: str | None, containment: dict) -> str | None:
+def settle_ahead(ahead: _Ahead, why: str | None, containment: dict[str, Any]) -> str | None:
     """What a runner does last each time before it waits for its request (spawn mode's again
     after each warm-up, which grows the address space): with the run's namespaces its folder is
     /tmp, so HOME, TMPDIR and PWD say so now; and the address space it maps is read for the
@@ -380,7 +384,7 @@ def settle_ahead(ahead: _Ahead, why: str | None, containment: dict) -> str | Non
     return None
 
 
-def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
+def _settle_ahead(ahead: _Ahead, containment: dict[str, Any]) -> None:
     import tempfile
 
     if containment.get("namespaces"):  # _set_up does it at the request otherwise
@@ -389,7 +393,7 @@ def _settle_ahead(ahead: _Ahead, containment: dict) -> None:
     ahead.vm_size = linux.vm_size_bytes()
 
 
-def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
+def _set_up(message: dict[str, Any], containment: dict[str, Any], ahead: _Ahead) -> str | None:
     """Working folder (the private /tmp mounted ahead, with the run's namespaces), the run's uid
     (as root at isolation none), limits, threads; why it failed, or None."""
     try:
@@ -424,8 +428,8 @@ def _set_up(message: dict, containment: dict, ahead: _Ahead) -> str | None:
 
 
 def _run_learner_code(code: str, filename: str, prelude: str | None = None,
-                      checked: bool = False, uses: list | None = None,
-                      top_level: TopLevel | None = None) -> tuple[dict, dict | None]:
+                      checked: bool = False, uses: list[Any] | None = None,
+                      top_level: TopLevel | None = None) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Execute the learner's code as ``__main__`` (after the pack's ``prelude``, in the same
     namespace); its namespace and its error, if any. ``checked``: checks follow, so even
     ``sys.exit(0)`` is an error (the file did not run to its end); in a plain run it is a clean end.
@@ -476,8 +480,9 @@ def _run_learner_code(code: str, filename: str, prelude: str | None = None,
     return namespace, learner_error
 
 
-def after_learner_code(channel: socket.socket, message: dict, namespace: dict, learner_error: dict | None,
-                       setup_error: str | None, check=None) -> None:
+def after_learner_code(channel: socket.socket, message: dict[str, Any], namespace: dict[str, Any],
+                       learner_error: dict[str, Any] | None, setup_error: str | None,
+                       check: Callable[..., None] | None = None) -> None:
     """Everything the runner does once the learner's code has run: tell the judge (the keeper)
     how it ended and what it defined, then answer the judge's requests until it says bye. The
     verdict is the judge's: nothing this process sends is one."""
@@ -486,7 +491,7 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
     serve = bool(message.get("serve")) and setup_error is None
     ready: protocol.Ready = {"op": "ready", "names": {}, "learner_error": learner_error, "setup_error": setup_error,
              "repaired": [], "private_mb": linux.private_memory_mb() if message.get("stats") else None}
-    blobs: list = []
+    blobs: list[Any] = []
     server = None
     if serve:
         from tutor.child.checks import guard
@@ -513,13 +518,13 @@ def after_learner_code(channel: socket.socket, message: dict, namespace: dict, l
         _flush_streams()
 
 
-def _seal(channel: socket.socket):
+def _seal(channel: socket.socket) -> Callable[..., None]:
     from tutor.child.checks import seal
 
     return seal.take(channel)
 
 
-def _uses(value: object) -> list:
+def _uses(value: object) -> list[Any]:
     """The request's ``uses`` as ``[filename, code]`` pairs of strings (anything else: none)."""
     if type(value) is not list:
         return []
@@ -527,7 +532,8 @@ def _uses(value: object) -> list:
             if type(item) is list and len(item) == 2 and all(type(part) is str for part in item)]
 
 
-def ahead_of_the_request(channel: socket.socket, containment: dict) -> tuple[socket.socket, _Ahead, str | None]:
+def ahead_of_the_request(channel: socket.socket,
+                         containment: dict[str, Any]) -> tuple[socket.socket, _Ahead, str | None]:
     """The channel moved out of the way (``_hide_channel``) and ``_prepare`` done, before the
     request comes; a failure is said as the run's setup error once it has come."""
     channel = _hide_channel(channel)
@@ -537,7 +543,7 @@ def ahead_of_the_request(channel: socket.socket, containment: dict) -> tuple[soc
         return channel, _Ahead(False), f"{type(exc).__name__}: {exc}"
 
 
-def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[int]] | None = None,
+def runner(channel: socket.socket, containment: dict[str, Any], request: tuple[dict[str, Any], list[int]] | None = None,
            ahead: tuple[_Ahead, str | None] | None = None) -> None:
     """Run one request (``request``, or the next frame on ``channel``). ``ahead``: what
     ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
@@ -549,7 +555,7 @@ def runner(channel: socket.socket, containment: dict, request: tuple[dict, list[
     message = _take_request(channel, request)
     filename = message.get("filename") or "<snippet>"
     setup_error = why or _set_up(message, containment, done)
-    namespace: dict = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__, "__file__": filename}
     learner_error = None
     # Checks follow: seal the code that will answer them before any learner code exists here
     # (tutor.child.checks.seal). Held in locals from now on: the module's names are the learner's to

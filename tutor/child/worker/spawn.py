@@ -39,13 +39,16 @@ import socket
 import sys
 import threading
 import time
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.judging import needs_dynamo
 from tutor.child.worker.runner import ahead_of_the_request, runner, settle_ahead, wait_for_request
 from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, load_deferred, ready_message, spare_preload, warm_up
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Transport(Protocol):
@@ -54,9 +57,9 @@ class Transport(Protocol):
     #: The judge's link to the tutor.
     tutor: wire.Link
     #: What the spare's ready message adds (the tutor's view of the transport).
-    ready_extra: dict
+    ready_extra: dict[str, Any]
 
-    def start_runner(self, runner_config: dict) -> None:
+    def start_runner(self, runner_config: dict[str, Any]) -> None:
         """Start the runner interpreter (``runner_main``) with ``runner_config`` and whatever
         the transport adds to it."""
 
@@ -72,13 +75,14 @@ class Transport(Protocol):
     def end_runner(self) -> None:
         """Kill the runner (and what it started, where the transport can tell) and wait for it."""
 
-    def keep(self, judge_end: socket.socket, message: dict, fds: list[int], ctl: int, containment: dict,
-             early: Callable[[dict], None]) -> dict | None:
+    def keep(self, judge_end: socket.socket, message: dict[str, Any], fds: list[int], ctl: int,
+             containment: dict[str, Any],
+             early: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
         """Judge the run, enforce its wall time (``ctl`` readable: cancelled), reap and sweep.
         The verdict, or None when it was handed to ``early`` already (nothing of the run left)."""
 
 
-def _transport(config: dict) -> Transport:
+def _transport(config: dict[str, Any]) -> Transport:
     if config.get("channel") == "stdio":  # no descriptor passing here (Windows)
         from tutor.child.worker.pipes import PipeTransport
 
@@ -88,7 +92,7 @@ def _transport(config: dict) -> Transport:
     return FdsTransport(config, runner_main)
 
 
-def judge_main(config: dict) -> int:
+def judge_main(config: dict[str, Any]) -> int:
     """The judge of one spare: its whole life, over either transport. It serves up to
     ``config["runs"]`` runs (``JUDGE_RUNS`` from the tutor), each in a runner interpreter of its
     own started for it, and says ready before each; it never runs learner code, so it need not
@@ -100,7 +104,7 @@ def judge_main(config: dict) -> int:
     preload = config.get("preload", [])
     inbox = Inbox(tutor, bool(config.get("warm_when_idle", True)))
     judged: tuple[list[str], dict[str, str]] | None = None
-    start_state: dict = {}  # torch_state(), once torch is loaded
+    start_state: dict[str, Any] = {}  # torch_state(), once torch is loaded
     runs = max(1, int(config.get("runs", 1)))
     for left in range(runs, 0, -1):
         try:
@@ -149,7 +153,8 @@ def judge_main(config: dict) -> int:
     return 0
 
 
-def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict, containment: dict) -> str:
+def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict[str, Any],
+              containment: dict[str, Any]) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads, unless
     the tutor said the next runs need no warm-up: ``Inbox.warm_when_idle``), keep it, send the
     verdict: "sent" ("last" when the request said the tutor will ask for no other run: no next
@@ -187,7 +192,7 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
     inbox.watch(run_id, ctl_relay)
     sent: list[bool] = []
 
-    def done(verdict: dict) -> None:
+    def done(verdict: dict[str, Any]) -> None:
         # The CPU time is the run's: what the runner spent importing and warming up is not.
         cpu, before = verdict.get("cpu_time"), warm.get("cpu_s")
         if isinstance(cpu, (int, float)) and isinstance(before, (int, float)):
@@ -221,7 +226,7 @@ def load_deferred_and_freeze() -> None:
     gc.freeze()
 
 
-def reset_between_runs(start: dict) -> None:
+def reset_between_runs(start: dict[str, Any]) -> None:
     """What a check's code (the pack's, which runs here; the learner's never does) or a mode
     adopted from the learner's call (``remote.adopt_modes``) may have changed in this
     interpreter's torch, put back as ``start`` (``torch_state``) had it before the next run is
@@ -247,7 +252,7 @@ def reset_between_runs(start: dict) -> None:
     linux.trim_heap()  # what the last run's data took, handed back to the system
 
 
-def torch_state() -> dict:
+def torch_state() -> dict[str, Any]:
     """The state ``reset_between_runs`` puts back, read when the judge is ready for its first run."""
     import torch
 
@@ -269,7 +274,7 @@ class Inbox:
         #: Whether an idle spare loads ``startup.SPARE_DEFERS`` (``IDLE_WARM_S`` after it said
         #: ready): set at start, changed by the tutor's ``idle`` messages (``Sandbox.expect``).
         self.warm_when_idle = warm_when_idle
-        self._queue: "queue.SimpleQueue[tuple[dict, list[int]]]" = queue.SimpleQueue()
+        self._queue: "queue.SimpleQueue[tuple[dict[str, Any], list[int]]]" = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._run: tuple[object, socket.socket] | None = None
         self._cancelled: set[object] = set()
@@ -307,7 +312,7 @@ class Inbox:
             if op == "exit":
                 return
 
-    def next(self, timeout: float | None = None) -> tuple[dict, list[int]]:
+    def next(self, timeout: float | None = None) -> tuple[dict[str, Any], list[int]]:
         """The next request or exit; TimeoutError after ``timeout`` seconds without one."""
         try:
             return self._queue.get(timeout=timeout)
@@ -333,7 +338,7 @@ def _poke(ctl: socket.socket) -> None:
         pass
 
 
-def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], None] | None = None) -> None:
+def warm_runner(judge_end: socket.socket, warm: dict[str, Any], meanwhile: Callable[[], None] | None = None) -> None:
     """Ask the runner to warm up (``warm_up``) and wait until it has, running ``meanwhile`` here
     in the meantime. Its answer replaces ``warm``: the CPU it counts is still from before any
     learner code ran. A runner that ended here fails its run, whose verdict says so."""
@@ -353,7 +358,7 @@ def warm_runner(judge_end: socket.socket, warm: dict, meanwhile: Callable[[], No
         warm.update(reply)
 
 
-def runner_main(config: dict, preloaded: bool = False) -> int:
+def runner_main(config: dict[str, Any], preloaded: bool = False) -> int:
     """The runner of one spare, over either transport: reach the judge (``runner_channel``),
     preload (``preloaded``: forked by the runner template, which did), (``mark`` the end of
     start-up output), tell the judge it is warm, warm up when the judge asks (``warm_runner``),

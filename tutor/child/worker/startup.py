@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from tutor.child.worker import linux
+
+if TYPE_CHECKING:
+    from typing import Any
 
 #: How long a spare's judge waits for its runner to import torch and warm up.
 RUNNER_START_S = 300.0
@@ -75,7 +79,7 @@ def load_deferred() -> None:
         guard.snapshot()
 
 
-def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict:
+def ready_message(loaded: list[str], failed: dict[str, str], warmup_s: float, mode: str) -> dict[str, Any]:
     """What a worker (fork mode) or a spare (spawn mode) says once it is warm."""
     import torch
 

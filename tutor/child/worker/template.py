@@ -34,12 +34,15 @@ import signal
 import socket
 import sys
 import time
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.keeper import close_other_fds, ending, fork, kill
 from tutor.child.worker.startup import load_deferred, spare_preload
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def thread_count() -> int | None:
@@ -99,7 +102,7 @@ class _Ahead:
             os.close(fd)
 
 
-def split_off(config: dict, runner_main: Callable[..., int]) -> tuple[socket.socket | None, str | None]:
+def split_off(config: dict[str, Any], runner_main: Callable[..., int]) -> tuple[socket.socket | None, str | None]:
     """Called first in a spawn-mode judge over the descriptor transport, before it starts any
     thread: load what a runner loads (``spare_preload``, a superset of the judge's) and, if this
     process is then one thread, fork. The parent stays behind as the runner template and never
@@ -142,7 +145,7 @@ def split_off(config: dict, runner_main: Callable[..., int]) -> tuple[socket.soc
         os._exit(code)
 
 
-def serve(judge: socket.socket, judge_pid: int, runner_config: dict, runner_main: Callable[..., int],
+def serve(judge: socket.socket, judge_pid: int, runner_config: dict[str, Any], runner_main: Callable[..., int],
           huge_pages: bool) -> int:
     """The template's life once the judge is forked: keep ``AHEAD`` runners forked, hand one to
     the judge for each ``runner`` request, load the deferred modules when asked
@@ -217,7 +220,7 @@ def _drain(fd: int) -> None:
             return
 
 
-def _fork_ahead(runner_config: dict, runner_main: Callable[..., int], ahead: list[_Ahead],
+def _fork_ahead(runner_config: dict[str, Any], runner_main: Callable[..., int], ahead: list[_Ahead],
                 exits: dict[int, int]) -> str | None:
     """Fork one runner ahead (``spawn.runner_main``, its preload inherited); why not, when this
     process is not one thread and must not fork."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import pickle
 import types
-from typing import TYPE_CHECKING, Any, Callable, cast
+from typing import TYPE_CHECKING, Any, Callable
 
 from tutor.child.checks import protocol, refs
 from tutor.child.checks.session_mirror import MirrorModule, fill_mirror, mirror, sync_module
@@ -431,7 +431,8 @@ def _collect_modules(payload: Any, found: dict[str, Any], depth: int = 0) -> Non
 
 
 def object_handle(obj: Any) -> int:
-    return cast(int, refs.object_getattribute(obj, "_handle"))
+    handle: int = refs.object_getattribute(obj, "_handle")
+    return handle
 
 
 class Remote:
@@ -486,6 +487,7 @@ def callee_key(target: dict[str, Any], args: tuple[Any, ...]) -> tuple[Any, ...]
 def type_name(value: Any) -> str:
     """The learner-facing type name of a value (a Remote names the runner's type)."""
     if refs.type_(value) is Remote:
-        return cast(str, refs.object_getattribute(value, "_type"))
+        name: str = refs.object_getattribute(value, "_type")
+        return name
     return refs.type_(value).__name__
 

@@ -14,7 +14,7 @@ from tutor.errors import TutorError
 
 ROOT = pathlib.Path(tutor.__file__).parent
 #: the child side's exceptions are its own control flow (a failed check, the learner's exception)
-CHILD_SIDE = ("checks", "child/worker", "sandbox/wire.py")
+CHILD_SIDE = ("child/", "sandbox/wire.py")
 BUILTIN_BASES = {"Exception", "ValueError", "RuntimeError", "OSError", "LookupError", "TypeError"}
 
 

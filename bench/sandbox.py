@@ -200,7 +200,7 @@ def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
         row = _series(lambda code: _timed(sandbox, code), lambda: _settle(sandbox, 1), runs)
         _settle(sandbox, 1)
         time.sleep(2 * SPACING_S)
-        pss = _tree_pss_mb([worker._proc.pid for worker in list(sandbox._all) if worker._proc is not None])
+        pss = _tree_pss_mb([worker._proc.pid for worker in list(sandbox._spares.all) if worker._proc is not None])
         level = sandbox.isolation.level
         warmup_s = sandbox.warmup_s
     # Spawn mode: the judge and the interpreter its runners come from (the runner template, or

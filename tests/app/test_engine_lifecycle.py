@@ -39,14 +39,14 @@ def test_closing_during_warm_up_stops_it_there(tmp_path, delay):
     if sandbox is not None:
         assert sandbox._ready.wait(30), "the warm-up thread did not finish"
         assert not sandbox.worker_info, "close() waited for the worker to finish warming up"
-        assert not any(worker.alive() for worker in sandbox._all)
+        assert not any(worker.alive() for worker in sandbox._spares.all)
     engine.start()
     assert engine._sandbox is sandbox, "a closed engine starts nothing new"
 
 
 def test_a_warm_worker_leaves_on_its_own(tmp_path):
     engine = _start_then_close(tmp_path, None)
-    workers = list(engine._sandbox._all)
+    workers = list(engine._sandbox._spares.all)
     assert workers and not any(worker.alive() for worker in workers)
     assert all(worker._proc.returncode == 0 for worker in workers), "asked to exit, not killed"
 

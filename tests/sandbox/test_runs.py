@@ -186,5 +186,5 @@ def test_closing_during_warm_up_stops_it_instead_of_waiting():
     box.close()
     assert box.warmup_s is None, "warm-up ran to the end before close() returned"
     assert box.status == "closed"
-    spawned = [w._proc for w in box._all if w._proc is not None]
+    spawned = [w._proc for w in box._spares.all if w._proc is not None]
     assert spawned and all(proc.poll() is not None for proc in spawned), "a worker outlived close()"

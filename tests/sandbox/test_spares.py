@@ -43,7 +43,7 @@ def test_spaced_back_to_back_and_streamed_runs_each_take_a_spare_and_leave_two(p
     with Sandbox(Limits(wall_time=20.0), isolation="none", mode="fork", purpose=purpose) as box:
         assert box.wait_ready(300)
         box.expect(False)
-        worker = box._all[0]._proc.pid
+        worker = box._spares.all[0]._proc.pid
         first = _spares_once_idle(worker)
         assert len(first) == serve.SPARES, first
 
@@ -85,7 +85,7 @@ def test_a_stream_of_runs_leaves_no_finished_keeper_unreaped():
     worker's pids cgroup, until a run's own processes ran out. Each is reaped as it ends."""
     with Sandbox(Limits(wall_time=20.0), isolation="none", mode="fork", purpose="batch") as box:
         assert box.wait_ready(300)
-        worker = box._all[0]._proc.pid
+        worker = box._spares.all[0]._proc.pid
         most = 0
         for i in range(150):
             assert box.run("pass").status == "ok"

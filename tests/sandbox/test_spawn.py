@@ -275,7 +275,7 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
 
 
 def _judges(box: Sandbox) -> set[int]:
-    return {worker.name for worker in list(box._all) if worker.ready}
+    return {worker.name for worker in list(box._spares.all) if worker.ready}
 
 
 @pytest.mark.parametrize("isolation", ["none", "bwrap"])
@@ -302,7 +302,7 @@ def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_jud
 
 
 def _processes(box: Sandbox) -> set:
-    return {worker._proc for worker in list(box._all) if worker._proc is not None}
+    return {worker._proc for worker in list(box._spares.all) if worker._proc is not None}
 
 
 def test_a_sandbox_told_its_runs_starts_no_interpreter_that_no_run_takes():
@@ -313,7 +313,7 @@ def test_a_sandbox_told_its_runs_starts_no_interpreter_that_no_run_takes():
     with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=4, preload=[], purpose="batch",
                  runs=3) as box:
         box.wait_ready(300)
-        assert box._counter == 3, "one judge per run at most"
+        assert box._spares.counter == 3, "one judge per run at most"
         seen = _processes(box)
         results = []
         threads = [threading.Thread(target=lambda i=i: results.append(box.run(f"print({i} * 2)"))) for i in range(2)]
@@ -330,7 +330,7 @@ def test_a_sandbox_told_its_runs_starts_no_interpreter_that_no_run_takes():
             time.sleep(0.05)
         assert all(proc.poll() is not None for proc in seen), "a judge stayed, with a runner that no run takes"
         assert [proc.returncode for proc in seen] == [0, 0, 0], "each judge ends by itself, not killed"
-        assert box.idle_count() == 0 and box._counter == 3
+        assert box.idle_count() == 0 and box._spares.counter == 3
         beyond = box.run("import builtins\nprint(hasattr(builtins, 'mine'))\nbuiltins.mine = 1")
         assert (beyond.status, beyond.stdout) == ("ok", "False\n"), (beyond.message, beyond.stderr)
 

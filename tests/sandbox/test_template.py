@@ -107,7 +107,7 @@ def test_thread_count_counts_threads_python_did_not_start_too():
 def _latest_ready(box: Sandbox) -> dict:
     """What the judge says now it is ready again (``worker_info`` is its first ready message)."""
     wait_for_idle(box)
-    return [worker.ready for worker in list(box._all) if worker.ready][-1]
+    return [worker.ready for worker in list(box._spares.all) if worker.ready][-1]
 
 
 def _parent(pid: int) -> int:

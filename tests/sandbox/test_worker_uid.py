@@ -62,7 +62,7 @@ def test_a_host_process_running_as_nobody_cannot_kill_a_root_tutors_workers(mode
         first = box.run("print('ready')")
         assert (first.status, first.stdout) == ("ok", "ready\n"), (first.message, first.stderr)
         wait_for_idle(box)  # spawn mode: the next spare
-        workers = [w for proc in box._all if proc._proc is not None and proc.alive() for w in _workers(proc._proc.pid)]
+        workers = [w for proc in box._spares.all if proc._proc is not None and proc.alive() for w in _workers(proc._proc.pid)]
         assert workers, "no worker that left root"
         for pid, _ in workers:
             attack = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",

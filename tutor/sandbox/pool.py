@@ -1,20 +1,18 @@
 """The Sandbox: a pool of warm workers that the app and the check engine share.
 
 Fork mode (warm workers that fork a child per run) or spawn mode (a runner interpreter started
-ahead for each run by a judge interpreter that serves several): see ``resolve_mode`` and docs/architecture.md. Warm-up (choosing the isolation, starting
-workers, importing torch in them) happens in the background so the app opens at once; a run that
-arrives early waits for it. Every worker is started from one long-lived thread: bubblewrap's
-``--die-with-parent`` and the worker's own PDEATHSIG fire when the *thread* that started them
-ends, not the process.
+ahead for each run by a judge interpreter that serves several): see ``resolve_mode`` and
+docs/architecture.md. Warm-up (choosing the isolation, starting workers, importing torch in them)
+happens in the background so the app opens at once; a run that arrives early waits for it. The
+workers waiting, coming and going between runs are ``spares.Spares``'s; every one is started
+from its one long-lived thread (``spares.SPAWNER``).
 """
 
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import enum
 import os
-import queue
 import shutil
 import sys
 import tempfile
@@ -23,15 +21,15 @@ import time
 import weakref
 from typing import Any, Literal
 
-from tutor.errors import TutorError
 from tutor.sandbox import backends
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
 from tutor.sandbox.limits import Limits, usable_cpus
 from tutor.sandbox.process import ProbeSpec, WorkerDied, WorkerProcess
 from tutor.sandbox.result import LearnerError, RunResult
+from tutor.sandbox.spares import SPAWNER, Spares
+from tutor.sandbox.spares import SandboxUnavailable as SandboxUnavailable  # where callers import it
 
-_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tutor-sandbox-spawner")
 _OPEN: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
 #: Default preloads beyond torch's own: the check engine's probe captures torch functions early.
 DEFAULT_PRELOAD = ("tutor.child.checks.probe",)
@@ -87,10 +85,6 @@ class SandboxState(enum.Enum):
     BUSY = "busy"
     UNAVAILABLE = "unavailable"
     CLOSED = "closed"
-
-
-class SandboxUnavailable(TutorError):
-    """The sandbox could not start (no torch in the worker interpreter, bwrap required but broken)."""
 
 
 class Sandbox:
@@ -153,18 +147,14 @@ class Sandbox:
         self._startup_said: dict | None = None  # the same, said (an IsolationError's), for the learner's language
         self._info: iso.IsolationInfo | None = None
         self._chosen = chosen
-        self._idle: "queue.Queue[WorkerProcess | None]" = queue.Queue()
         self._busy: set[WorkerProcess] = set()
-        self._all: list[WorkerProcess] = []
+        #: The warm workers or spares, and those to come (``spares.py``).
+        self._spares = Spares(self._new_worker, self.mode, self.runs, self._lock,
+                              ended=lambda: self._closed or self._stopping, closed=lambda: self._closed)
         self._scratch_root: str | None = None
         self._owner_lock: int | None = None
         self._cgroups = False
-        self._counter = 0
         self._cancels = 0  # bumped by cancel(): a run still waiting for a worker is cancelled too
-        # Spawn mode: spares warm in the queue, on their way to it, or promised by a run in flight
-        # (its judge serves again, or a spare replaces it, once it is over); and runs taken so far.
-        self._coming = 0
-        self._taken = 0
         # Whether the runs to come may profile (``expect``): None until the caller says.
         self._expects_profiler: bool | None = None
         self.warmup_s: float | None = None
@@ -181,7 +171,7 @@ class Sandbox:
             if self._closed:
                 raise SandboxUnavailable("the sandbox is closed")
             self._started = True
-        _SPAWNER.submit(self._warm_up)
+        SPAWNER.submit(self._warm_up)
         return self
 
     def _warm_up(self) -> None:
@@ -193,9 +183,8 @@ class Sandbox:
             self._scratch_root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
             os.chmod(self._scratch_root, 0o711)
             self._owner_lock = _hold_owner_lock(self._scratch_root)
-            fresh = [self._new_worker() for _ in range(self.workers)]
-            with self._lock:
-                self._coming += len(fresh) if self.mode == "spawn" else 0
+            fresh = [self._spares.new() for _ in range(self.workers)]
+            self._spares.promise(len(fresh))
             for worker in fresh:
                 # Under the lock, so close() either sees this worker's process (and kills it,
                 # which ends the readiness wait below at once) or stops it being started.
@@ -205,7 +194,7 @@ class Sandbox:
                     worker.spawn()
             for worker in fresh:
                 self.worker_info = worker.wait_ready(timeout=300)
-                self._idle.put(worker)
+                self._spares.idle.put(worker)
             self.warmup_s = time.perf_counter() - started
         except Exception as exc:  # reported to every caller of run/wait_ready
             self._startup_error = str(exc)
@@ -213,18 +202,16 @@ class Sandbox:
         finally:
             self._ready.set()
 
-    def _new_worker(self) -> WorkerProcess:
-        self._counter += 1
+    def _new_worker(self, name: str) -> WorkerProcess:
+        """An unstarted worker of this sandbox's settings (``Spares`` counts and keeps it)."""
         assert self._info is not None and self._scratch_root is not None
         worker = WorkerProcess(python=self.python, info=self._info, scratch_root=self._scratch_root,
                                preload=self.preload, processes=self.limits.processes, tmp_mb=self.limits.tmp_mb,
-                               name=f"w{self._counter}", cgroups=self._cgroups, hide=self.hide,
+                               name=name, cgroups=self._cgroups, hide=self.hide,
                                role="judge" if self.mode == "spawn" else "worker",
                                warm_when_idle=self._warms_when_idle(),
                                huge_pages=self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS,
                                refill_when_idle=self.purpose == "interactive", runners=self.spawn_runners)
-        with self._lock:
-            self._all.append(worker)
         return worker
 
     def _warms_when_idle(self) -> bool:
@@ -245,7 +232,7 @@ class Sandbox:
                 return
             self._expects_profiler = profiler
             warm = self._warms_when_idle()
-            workers = [w for w in self._all if w.warm_when_idle != warm]
+            workers = [w for w in self._spares.all if w.warm_when_idle != warm]
         for worker in workers:
             worker.set_warm_when_idle(warm)
 
@@ -301,14 +288,14 @@ class Sandbox:
             if self._closed:
                 return
             self._closed = True
-            workers = list(self._all)
+            workers = list(self._spares.all)
         # Stop what already runs first: a worker killed mid-warm-up fails its readiness wait at
         # once, so quitting during warm-up is quick instead of waiting for torch to import.
         for worker in workers:
             worker.close()
         if self._started:
             self._ready.wait(330)
-        for worker in list(self._all):  # anything spawned while the first pass ran
+        for worker in list(self._spares.all):  # anything spawned while the first pass ran
             worker.close()
         if self._scratch_root:
             shutil.rmtree(self._scratch_root, ignore_errors=True)
@@ -321,7 +308,7 @@ class Sandbox:
         app is being ended from outside (a signal, its terminal gone) and its main thread may be
         stuck. Nothing starts afterwards; ``close()`` still removes the scratch folders."""
         self._stopping = True
-        for worker in list(self._all):
+        for worker in list(self._spares.all):
             worker.kill()
 
     def __enter__(self) -> "Sandbox":
@@ -362,16 +349,17 @@ class Sandbox:
             raise SandboxUnavailable("the sandbox did not finish warming up")
         if self._closed:
             raise SandboxUnavailable("the sandbox is closed")
-        if self.mode == "fork" and not self._all:  # every worker died and none could replace them
-            self._idle.put(self._start_now())
-        worker = self._take()
-        last = self._last_run()
-        # Spawn mode: a judge that serves again comes back by itself (``_rearm``); one on its
+        spares = self._spares
+        if self.mode == "fork" and not spares.all:  # every worker died and none could replace them
+            spares.idle.put(spares.start_now())
+        worker = spares.take()
+        last = spares.last_run()
+        # Spawn mode: a judge that serves again comes back by itself (``rearm``); one on its
         # last run is replaced, at once (``REFILL_AT_TAKE``) or once the run is over; none is
         # when no run would take it (``last``: the judge exits after this run).
         refilled = self.mode == "spawn" and REFILL_AT_TAKE and not last and not worker.serves_again()
         if refilled:
-            self._refill()
+            spares.refill()
         with self._lock:
             self._busy.add(worker)
         request: dict[str, Any] = {"code": code, "filename": filename, "probe": probe.to_dict() if probe else None,
@@ -391,8 +379,10 @@ class Sandbox:
             worker.close()
             kept = None
             if self.mode == "fork":
+                with self._lock:
+                    self._busy.discard(worker)
                 try:
-                    kept = self._replace(worker)
+                    kept = spares.replace(worker)
                 except Exception:  # the next run reports it, through wait_ready or a new attempt
                     kept = None
             assert self._info is not None
@@ -404,132 +394,13 @@ class Sandbox:
                 self._busy.discard(worker)
             if self.mode == "spawn":
                 if kept is not None and worker.serves_again():  # never after its ``last`` run
-                    self._rearm(worker)
+                    spares.rearm(worker)
                 else:
-                    self._retire(worker)
+                    spares.retire(worker)
                     if not refilled and not last:
-                        self._refill()
+                        spares.refill()
             elif kept is not None and not self._closed:
-                self._idle.put(kept)
-
-    def _take(self) -> WorkerProcess:
-        """An idle worker or spare; a spare that failed to start is tried once more, here, and
-        so is one that no earlier run promised (a run beyond ``runs``)."""
-        if self.mode == "spawn":
-            with self._lock:
-                promised = self._coming > 0
-                self._coming -= 1 if promised else 0
-            if not promised:
-                return self._start_now()
-        worker = self._idle.get()
-        if worker is None:
-            worker = self._start_now()
-        return worker
-
-    def _last_run(self) -> bool:
-        """Spawn mode, the run just taken: whether it is its judge's last, because the spares
-        warm, on their way or promised by the runs in flight are enough for the runs still to
-        come (``runs``). Otherwise it promises a spare: its judge's next runner, or a new one."""
-        if self.mode != "spawn":
-            return False
-        with self._lock:
-            self._taken += 1
-            if self.runs is not None and self._coming >= self.runs - self._taken:
-                return True
-            self._coming += 1
-            return False
-
-    def _start_now(self) -> WorkerProcess:
-        try:
-            worker = self._replace(None)
-        except Exception as exc:
-            raise SandboxUnavailable(f"no sandbox worker could start: {exc}") from None
-        if worker is None:
-            raise SandboxUnavailable("the sandbox is closed")
-        return worker
-
-    def _refill(self) -> None:
-        """Spawn mode: start one spare (from the spawner thread) and queue it once warm; a spare
-        that fails to start queues None, and the run that takes it tries again."""
-        with self._lock:
-            if self._closed or self._stopping:
-                return
-        started = _SPAWNER.submit(self._spawn_one)
-
-        def finish() -> None:
-            worker = None
-            try:
-                worker = started.result()
-                worker.wait_ready(timeout=300)
-            except Exception:
-                if worker is not None:
-                    self._retire(worker, keep_log=True)
-                self._idle.put(None)
-                return
-            if self._closed:
-                worker.close()
-            else:
-                self._idle.put(worker)
-
-        threading.Thread(target=finish, name="tutor-sandbox-spare", daemon=True).start()
-
-    def _rearm(self, worker: WorkerProcess) -> None:
-        """Spawn mode: a judge whose run is over starts its next runner; queue it once it says
-        ready again, off the run's path. One that fails or ends instead is retired and replaced."""
-
-        def finish() -> None:
-            try:
-                worker.wait_ready(timeout=300)
-            except Exception:
-                self._retire(worker, keep_log=True)
-                self._refill()
-                return
-            if self._closed:
-                worker.close()
-            else:
-                self._idle.put(worker)
-
-        threading.Thread(target=finish, name="tutor-sandbox-rearm", daemon=True).start()
-
-    def _spawn_one(self) -> WorkerProcess:
-        worker = self._new_worker()
-        with self._lock:
-            if self._closed or self._stopping:
-                raise SandboxUnavailable("the sandbox is closed")
-            worker.spawn()
-        return worker
-
-    def _retire(self, worker: WorkerProcess, keep_log: bool = False) -> None:
-        """Spawn mode: a judge on its last run, or one that failed, exits by itself; make sure of
-        it, off the run's path."""
-        with self._lock:
-            if worker in self._all:
-                self._all.remove(worker)
-
-        def close() -> None:
-            worker.close()
-            if not keep_log:
-                try:
-                    os.unlink(worker.log_path)
-                except OSError:
-                    pass
-
-        threading.Thread(target=close, name="tutor-sandbox-retire", daemon=True).start()
-
-    def _replace(self, dead: WorkerProcess | None) -> WorkerProcess | None:
-        with self._lock:
-            if dead in self._all:
-                self._all.remove(dead)
-            self._busy.discard(dead)
-            if self._closed or self._stopping:
-                return None
-        return _SPAWNER.submit(self._start_one).result()
-
-    def _start_one(self) -> WorkerProcess:
-        worker = self._new_worker()
-        worker.spawn()
-        worker.wait_ready(timeout=300)
-        return worker
+                spares.idle.put(kept)
 
     @property
     def run_threads(self) -> int:
@@ -539,7 +410,7 @@ class Sandbox:
 
     def idle_count(self) -> int:
         """Workers (fork mode) or spares (spawn mode) warm and waiting now."""
-        return self._idle.qsize()
+        return self._spares.idle.qsize()
 
     def unenforced_limits(self) -> list[str]:
         """The limits runs here go without, as the worker found its OS (empty on Linux)."""

@@ -212,7 +212,7 @@ class WorkerProcess:
         runner to, acts on nothing: it is killed at once rather than given ``timeout`` to answer,
         so quitting then does not wait. A judge told its run was the last has nothing left but to
         exit: it is given ``ENDS_ITSELF_S`` for that (its interpreter's teardown, on a busy
-        machine), off the run's path (``pool.Sandbox._retire``)."""
+        machine), off the run's path (``spares.Spares.retire``)."""
         polite = bool(self.ready)
         if polite:
             try:

@@ -193,13 +193,13 @@ def _series(run_once, settle, runs: int) -> dict:
     return found
 
 
-def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True) -> dict:
+def bench_mode(mode: str, isolation: str, runs: int, cpu: bool = True, idle_s: float = 2 * SPACING_S) -> dict:
     with _box(mode, isolation=isolation) as sandbox:
         sandbox.wait_ready(300)
         info = dict(sandbox.worker_info)
         row = _series(lambda code: _timed(sandbox, code), lambda: _settle(sandbox, 1), runs)
         _settle(sandbox, 1)
-        time.sleep(2 * SPACING_S)
+        time.sleep(idle_s)  # long enough (--idle 8), the spares' warm-up while idle is in the reading
         pss = _tree_pss_mb([worker._proc.pid for worker in list(sandbox._spares.all) if worker._proc is not None])
         level = sandbox.isolation.level
         warmup_s = sandbox.warmup_s
@@ -313,12 +313,14 @@ def main() -> int:
     parser.add_argument("--modes", default="fork,spawn", help="comma-separated: fork, spawn, spawn-fresh (runners started with exec)")
     parser.add_argument("--busy", action="store_true", help="also measure with one core kept busy")
     parser.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-run measurements")
+    parser.add_argument("--idle", type=float, default=2 * SPACING_S,
+                        help="seconds a sandbox waits, warm, before its memory is read (8: kept warm)")
     args = parser.parse_args()
 
     load_before = _load()
     columns = []
     for mode in args.modes.split(","):
-        columns.append((mode, bench_mode(mode, args.isolation, args.runs, cpu=not args.no_cpu)))
+        columns.append((mode, bench_mode(mode, args.isolation, args.runs, cpu=not args.no_cpu, idle_s=args.idle)))
         if args.busy:
             with BusyCore():
                 columns.append((f"{mode} busy", bench_mode(mode, args.isolation, args.runs, cpu=False)))

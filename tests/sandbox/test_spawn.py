@@ -274,6 +274,23 @@ def test_a_judge_taken_at_once_leaves_dynamo_out_and_one_left_waiting_loads_it()
     assert done.stdout.splitlines() == ["['torch.profiler', 'tutor.child.checks.remote']", "True"]
 
 
+def test_a_judge_profiles_its_checks_without_loading_dynamo():
+    """The judge's checks profile (a check's own workload, the head start beside the learner's run)
+    with ``refs.profile``: the same events as ``torch.profiler.profile`` without its first use's
+    import of ``torch._dynamo`` (1.4 s of CPU, ~105 MB that a judge left waiting held on its own,
+    docs/performance.md). The wrapper itself still imports it, so the test can fail."""
+    code = ("import sys, torch\nfrom tutor.sandbox.worker import judging, startup\nstartup.judge_preload([])\n"
+            "from tutor.checks import refs\n"
+            "judging._warm_up({'payload': {'checks': [{'kind': 'profile'}]}})\n"
+            "with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:\n    torch.ones(3).sum()\n"
+            "print('aten::sum' in [e.key for e in prof.key_averages()], 'torch._dynamo' in sys.modules)\n"
+            "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):\n    pass\n"
+            "print('torch._dynamo' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stdout.splitlines() if not line.startswith("USDT")] == ["True False", "True"]
+
+
 def _judges(box: Sandbox) -> set[int]:
     return {worker.name for worker in list(box._spares.all) if worker.ready}
 

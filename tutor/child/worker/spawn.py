@@ -45,7 +45,7 @@ from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.judging import needs_dynamo
 from tutor.child.worker.runner import ahead_of_the_request, runner, settle_ahead, wait_for_request
-from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, load_deferred, ready_message, spare_preload, warm_up
+from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, ready_message, spare_preload, warm_up
 
 if TYPE_CHECKING:
     from typing import Any
@@ -166,9 +166,9 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
         wait = max(0.0, idle_since + IDLE_WARM_S - time.monotonic()) if inbox.warm_when_idle and not warmed else None
         try:
             message, fds = inbox.next(wait)
-        except TimeoutError:  # a learner is reading: warm up both (and the template, for the next runners)
+        except TimeoutError:  # a learner is reading: warm the runner up (and the template, for the next ones)
             transport.load_deferred()
-            warm_runner(judge_end, warm, meanwhile=load_deferred_and_freeze)
+            warm_runner(judge_end, warm)
             warmed = True
             continue
         if message.get("op") != "idle":  # "idle": the tutor changed its mind about warming up
@@ -216,14 +216,6 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
     if not sent:
         return "lost"
     return "last" if message.get("last") is True else "sent"
-
-
-def load_deferred_and_freeze() -> None:
-    """``startup.load_deferred`` in the judge, between runs: what it loads lives as long as the
-    judge, so it leaves the collector's sight too (``reset_between_runs``: torch._dynamo's objects
-    made each run's collection 0.1 s of CPU)."""
-    load_deferred()
-    gc.freeze()
 
 
 def reset_between_runs(start: dict[str, Any]) -> None:
@@ -338,14 +330,13 @@ def _poke(ctl: socket.socket) -> None:
         pass
 
 
-def warm_runner(judge_end: socket.socket, warm: dict[str, Any], meanwhile: Callable[[], None] | None = None) -> None:
-    """Ask the runner to warm up (``warm_up``) and wait until it has, running ``meanwhile`` here
-    in the meantime. Its answer replaces ``warm``: the CPU it counts is still from before any
-    learner code ran. A runner that ended here fails its run, whose verdict says so."""
+def warm_runner(judge_end: socket.socket, warm: dict[str, Any]) -> None:
+    """Ask the runner to warm up (``warm_up``) and wait until it has. Its answer replaces
+    ``warm``: the CPU it counts is still from before any learner code ran. A runner that ended
+    here fails its run, whose verdict says so. (The judge itself loads none of it: its checks
+    profile with ``refs.profile``, which never imports ``torch._dynamo``.)"""
     try:
         wire.send_frame(judge_end, {"op": "warm-up"})
-        if meanwhile is not None:
-            meanwhile()
         judge_end.settimeout(RUNNER_START_S)
         reply, stray = wire.recv_frame(judge_end)
     except (wire.WireError, OSError):

@@ -28,10 +28,12 @@ OPTIONAL_PRELOAD = ("torch._dynamo", "tutor.child.checks.server", "tutor.child.c
 #: has whatever the template loaded for its runners, shared, not copied.)
 JUDGE_LEAVES_OUT = ("tutor.child.checks.server",)
 #: What neither interpreter of a spawn-mode spare loads before it says ready: the profiler's
-#: machinery (its first use imports ``torch._dynamo``, 1.2-2.4 s of CPU). A spare that waits
-#: ``IDLE_WARM_S`` for its request (a learner reading the exercise) loads it then, in both; a
-#: spare taken at once (back-to-back runs, a ``grade`` batch) loads it only where its run needs it
-#: (``judging.needs_dynamo``), before the run starts, so the run is never charged for it.
+#: machinery (``torch.profiler.profile``'s first use imports ``torch._dynamo``, 1.2-2.4 s of CPU).
+#: A spare that waits ``IDLE_WARM_S`` for its request (a learner reading the exercise) loads it
+#: then in its runner (and its template, for the runners after); a spare taken at once
+#: (back-to-back runs, a ``grade`` batch) loads it only where its run needs it
+#: (``judging.needs_dynamo``), before the run starts, so the run is never charged for it. The
+#: judge never loads it: its checks profile with ``refs.profile``, which does not import it.
 SPARE_DEFERS = ("torch._dynamo",)
 IDLE_WARM_S = 1.0
 

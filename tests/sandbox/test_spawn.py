@@ -279,8 +279,8 @@ def test_a_judge_profiles_its_checks_without_loading_dynamo():
     with ``refs.profile``: the same events as ``torch.profiler.profile`` without its first use's
     import of ``torch._dynamo`` (1.4 s of CPU, ~105 MB that a judge left waiting held on its own,
     docs/performance.md). The wrapper itself still imports it, so the test can fail."""
-    code = ("import sys, torch\nfrom tutor.sandbox.worker import judging, startup\nstartup.judge_preload([])\n"
-            "from tutor.checks import refs\n"
+    code = ("import sys, torch\nfrom tutor.child.worker import judging, startup\nstartup.judge_preload([])\n"
+            "from tutor.child.checks import refs\n"
             "judging._warm_up({'payload': {'checks': [{'kind': 'profile'}]}})\n"
             "with refs.profile(activities=[refs.ProfilerActivity.CPU]) as prof:\n    torch.ones(3).sum()\n"
             "print('aten::sum' in [e.key for e in prof.key_averages()], 'torch._dynamo' in sys.modules)\n"

@@ -39,7 +39,8 @@ def json_schema(cls: type) -> dict[str, Any]:
     """The JSON Schema of ``cls`` as an author writes it: the loader's own fields (``hidden`` ones,
     named with a leading underscore: a prelude's text, the names a solution uses) are not keys of
     the format, so they are left out."""
-    return _without_hidden(adapter(cls).json_schema())
+    schema: dict[str, Any] = _without_hidden(adapter(cls).json_schema())
+    return schema
 
 
 def _without_hidden(node: Any) -> Any:

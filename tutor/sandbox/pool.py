@@ -147,7 +147,7 @@ class Sandbox:
         self._stopping = False  # kill_now(): start nothing more (close() still cleans up)
         self._ready = threading.Event()
         self._startup_error: str | None = None
-        self._startup_said: dict | None = None  # the same, said (an IsolationError's), for the learner's language
+        self._startup_said: dict[str, Any] | None = None  # the same, said (an IsolationError's), for the learner's language
         self._info: iso.IsolationInfo | None = None
         self._chosen = chosen
         self._busy: set[WorkerProcess] = set()
@@ -161,7 +161,7 @@ class Sandbox:
         # Whether the runs to come may profile (``expect``): None until the caller says.
         self._expects_profiler: bool | None = None
         self.warmup_s: float | None = None
-        self.worker_info: dict = {}
+        self.worker_info: dict[str, Any] = {}
         _OPEN.add(self)
 
     # ------------------------------------------------------------------ lifecycle
@@ -273,7 +273,7 @@ class Sandbox:
         return self._startup_error if self._ready.is_set() else None
 
     @property
-    def error_said(self) -> dict | None:
+    def error_said(self) -> dict[str, Any] | None:
         """:attr:`error` as a said, where its cause gave one (isolation required and missing)."""
         return self._startup_said if self._ready.is_set() else None
 
@@ -283,7 +283,7 @@ class Sandbox:
         state = self.state
         if state is SandboxState.UNAVAILABLE:
             return f"unavailable: {self._startup_error}"
-        return state.value
+        return str(state.value)
 
     def close(self) -> None:
         """Stop every worker and everything they started; remove the scratch directories."""

@@ -23,6 +23,15 @@ import re
 import sys
 
 import pytest
+import textual._wait
+
+# Textual's pilot (tests/app, tests/snapshots) waits for the app to go idle after every key and
+# pause: sleeps of 20 ms (``SLEEP_GRANULARITY``) until one in which the process spent under a
+# twentieth of it on its CPU. Sleeps of 5 ms keep that rule and wait a quarter as long: a test
+# typing 120 keys waited ~5 s for them, and tests/app took 174 s on 3 workers with the CPU half
+# idle, 114 s with these.
+textual._wait.SLEEP_GRANULARITY = 1 / 200
+textual._wait.SLEEP_IDLE = textual._wait.SLEEP_GRANULARITY / 20.0
 
 # Compiled modules are kept even where PYTHONDONTWRITEBYTECODE is set (as on this project's CI
 # machines): in this process for the test modules (pytest's rewritten ones, else rewritten again by
@@ -267,8 +276,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 #: sandbox passes it on to its workers and spares: ``tutor.sandbox.process.PASSED_ON``), so the
 #: end-of-session check tells this run's processes from those of other runs on the machine.
 RUN_MARK = "PYTEST_TORCH_TUTOR_RUN"
-#: How long the check waits for a process that is on its way out before calling it left behind.
-LEFTOVER_GRACE_S = 5.0
+#: How long the check waits for a process that is on its way out before calling it left behind
+#: (tests/e2e/test_leftover_check.py shortens it for its inner runs, whose leak never leaves).
+LEFTOVER_GRACE_S = float(os.environ.get("PYTEST_TORCH_TUTOR_LEFTOVER_GRACE_S", "5"))
 
 
 def mark_this_run(config: pytest.Config) -> None:

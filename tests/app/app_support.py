@@ -47,10 +47,13 @@ def hostile(text: str) -> bool:
 
 
 async def wait_for_text(pilot, app, text: str, tries: int = 50) -> str:
-    """The screen once it shows ``text`` (a new screen may take a few frames); the last screen else."""
+    """The screen once it shows ``text`` (a new screen may take a few frames); the last screen else.
+    Words wrapped onto the next line still count: the screen's runs of spaces and line ends read as
+    one space."""
     screen = screen_text(app)
+    wanted = " ".join(text.split())
     for _ in range(tries):
-        if text in screen:
+        if text in screen or wanted in " ".join(screen.split()):
             break
         await pilot.pause()
         await pilot.pause(0.02)

@@ -4,8 +4,9 @@ oneDNN, which runs PyTorch's CPU matrix multiplies, reads ``ONEDNN_MAX_CPU_ISA``
 no instruction above that class: one machine behaves, for matrix multiplies, like each class at
 or below its own (AVX2 < AVX512_CORE < AVX512_CORE_BF16 < AVX512_CORE_AMX). For each class the
 machine can emulate, this runs the autocast lesson's timing example and Lab 2 (as written, with
-the lab's suggested ``WIDTH, BATCH = 2048, 16`` and with its tiny ``WIDTH = 64``) three times,
-takes the median of every number, and asserts what the lesson says for that class (the classes
+the lab's suggested ``WIDTH, BATCH = 2048, 16`` and with its tiny ``WIDTH = 64``) once, and
+twice more unless every number lies far beyond its bound (``SURE_FACTOR``), takes the median of
+every number, and asserts what the lesson says for that class (the classes
 of the lesson's list: "none", "AVX-512 BF16 without AMX", "AMX"). Only ratios measured side by
 side in one run are compared, with margins (faster below 0.9, slower above 1.1, "more than" by a
 factor of 1.2), never an absolute time. The quiz ``q-cpu-slower`` rests on one of these
@@ -21,7 +22,7 @@ it holds the other side: the faults gone and the batch-16 verdict turned (AVX512
 
 Cost on the 2-core AVX-512 BF16 machine this was written on: 1 min 50 s to 4 min 13 s of wall
 time while six other sessions kept both cores busy (about 41 s of CPU time: three classes x
-three runs of three snippets, one after another); Lab 2 at 64 wide adds about 1 s, the runs
+three runs of three snippets, one after another; AVX2, far from every bound, now runs once); Lab 2 at 64 wide adds about 1 s, the runs
 with glibc keeping freed memory about 18 s (one speed example, three of Lab 2 at 2048 wide).
 Run with -s to see the medians, e.g. AVX2 {256: bf16 4.56x as long, 16: 3.5x; Lab 2 0.21x},
 AVX512_CORE {1.35x, 1.47x; 0.78x}, AVX512_CORE_BF16 {0.36x, 1.75x with copy_ 40.4 ms against
@@ -148,29 +149,98 @@ def _variants(pack) -> tuple[str, str, str, str]:
     return speed, lab2, wide, tiny
 
 
+def _medians(outputs: list[str]) -> dict:
+    """The numbers of rounds of the four variants (``outputs`` in _variants' order, round after
+    round), each the median over the rounds."""
+    per_batch: dict[int, list] = {}
+    for out in outputs[0::4]:
+        rows = list(SPEED.finditer(out))
+        assert len(rows) == 2, out
+        for row in rows:
+            per_batch.setdefault(int(row["batch"]), []).append(
+                (float(row["ratio"]), float(row["mm"]), float(row["copy"])))
+    return {
+        "speed": {batch: tuple(statistics.median(v[i] for v in values) for i in range(3))
+                  for batch, values in per_batch.items()},
+        "faults": _faults(outputs[0::4]),
+        "lab2": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[1::4]),
+        "lab2_wide": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[2::4]),
+        "lab2_tiny": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[3::4]),
+        "rounds": len(outputs) // 4,
+    }
+
+
+#: A claim: what it is, the measured value, ">" or "<", and the bound it must lie beyond.
+Claim = tuple[str, float, str, float]
+
+
+def speed_claims(isa: str, got: dict) -> list[Claim]:
+    """What the lessons say of speed on the class ``isa``, as values and the bounds they must pass."""
+    (ratio_256, mm_256, copy_256), (ratio_16, mm_16, copy_16) = got["speed"][256], got["speed"][16]
+    if LESSON_CLASS[isa] == "none":
+        # "the profile puts the time in the matrix multiplies themselves, more than in the casts,
+        # and autocast is slower at both shapes"; Lab 2: "expect a speed-up below 1 at any size"
+        # (the lesson's words are "below 1"; AVX512_CORE measured 0.78 and 0.82, medians of three);
+        # tiny layers "do not break even" (0.35x AVX512_CORE, 0.1x AVX2 here)
+        return [("bf16 / float32 at batch 256", ratio_256, ">", SLOWER),
+                ("bf16 / float32 at batch 16", ratio_16, ">", SLOWER),
+                ("multiplies / casts at batch 256", mm_256 / max(copy_256, 1e-9), ">", MORE),
+                ("Lab 2's speed-up", got["lab2"], "<", 1.0), ("Lab 2's speed-up, wide", got["lab2_wide"], "<", 1.0),
+                ("Lab 2's speed-up, tiny", got["lab2_tiny"], "<", FASTER)]
+    if LESSON_CLASS[isa] == "AVX-512 BF16 without AMX":
+        # "At batch 256 that wins ... At batch 16 with 2048-wide layers it can lose ... It lost here,
+        # with glibc's default allocator: ... `copy_` taking longer than the multiplies"; Lab 2 wins
+        # as written and drops below 1 at 2048 wide, batch 16 ("it did here"); q-cpu-slower's
+        # premise: copy_ outweighs the multiplies there; tiny layers come out slower (0.67x here)
+        return [("bf16 / float32 at batch 256", ratio_256, "<", FASTER),
+                ("bf16 / float32 at batch 16", ratio_16, ">", SLOWER),
+                ("casts / multiplies at batch 16", copy_16 / max(mm_16, 1e-9), ">", MORE),
+                ("Lab 2's speed-up", got["lab2"], ">", SLOWER), ("Lab 2's speed-up, wide", got["lab2_wide"], "<", FASTER),
+                ("Lab 2's speed-up, tiny", got["lab2_tiny"], "<", FASTER)]
+    # AMX: "the case where autocast is expected to gain most at batch 256"
+    return [("bf16 / float32 at batch 256", ratio_256, "<", FASTER), ("Lab 2's speed-up", got["lab2"], ">", SLOWER)]
+
+
+def fault_claims(isa: str, got: dict) -> list[Claim]:
+    """What the speed example's page-fault counts must show on the class ``isa`` (see the test)."""
+    fp32, bf16 = got["faults"][16]
+    claims: list[Claim] = [("float32's faults per forward", fp32, "<", 50)]
+    if LESSON_CLASS[isa] == "AVX-512 BF16 without AMX" and not huge_pages_always():
+        claims += [("bf16's faults per forward", bf16, ">", 1000),
+                   ("bf16's faults over float32's", bf16 / (fp32 + 1), ">", 10)]
+    return claims
+
+
+def holds(claim: Claim, factor: float = 1.0) -> bool:
+    """Whether the claim's value lies beyond its bound, by ``factor`` (1: just beyond)."""
+    _name, value, side, bound = claim
+    return value > bound * factor if side == ">" else value < bound / factor
+
+
+#: A class whose every claim lies this far beyond its bound after one round is not run twice more:
+#: no round of the same code on the same machine moves a ratio that far (AVX2's 3.5-4.6x against
+#: 1.1: one round instead of three, about 40 s of the suite), and one nearer a bound gets RUNS.
+SURE_FACTOR = 1.5
+
+
+def failed(claims: list[Claim]) -> list[str]:
+    return [f"{name}: {value:.3g} is not {side} {bound}" for name, value, side, bound in claims
+            if not holds((name, value, side, bound))]
+
+
 @pytest.fixture(scope="module")
 def measured(pack):
     """isa -> {"speed": {batch: (ratio, mm, copy)}, "faults": {batch: (float32, bf16)}, "lab2": speed-up,
-    "lab2_wide": speed-up, "lab2_tiny": speed-up}, medians of RUNS, with the default allocator."""
+    "lab2_wide": speed-up, "lab2_tiny": speed-up, "rounds": n}, medians of one round where every
+    claim is far from its bound (SURE_FACTOR), else of RUNS, with the default allocator."""
     found = {}
     for isa in CLASSES:
-        outputs = _run_all(list(_variants(pack)) * RUNS, isa)
-        per_batch: dict[int, list] = {}
-        for out in outputs[0::4]:
-            rows = list(SPEED.finditer(out))
-            assert len(rows) == 2, out
-            for row in rows:
-                per_batch.setdefault(int(row["batch"]), []).append(
-                    (float(row["ratio"]), float(row["mm"]), float(row["copy"])))
-        found[isa] = {
-            "speed": {batch: tuple(statistics.median(v[i] for v in values) for i in range(3))
-                      for batch, values in per_batch.items()},
-            "faults": _faults(outputs[0::4]),
-            "lab2": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[1::4]),
-            "lab2_wide": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[2::4]),
-            "lab2_tiny": statistics.median(float(LAB2.search(out).group(1)) for out in outputs[3::4]),
-        }
-        print(f"ONEDNN_MAX_CPU_ISA={isa}: {found[isa]}")  # shown with -s: the numbers behind a verdict
+        outputs = _run_all(list(_variants(pack)), isa)
+        got = _medians(outputs)
+        if not all(holds(claim, SURE_FACTOR) for claim in speed_claims(isa, got) + fault_claims(isa, got)):
+            got = _medians(outputs + _run_all(list(_variants(pack)) * (RUNS - 1), isa))
+        found[isa] = got
+        print(f"ONEDNN_MAX_CPU_ISA={isa}: {got}")  # shown with -s: the numbers behind a verdict
     return found
 
 
@@ -200,28 +270,8 @@ def test_what_the_lesson_says_for_the_class_is_what_it_measures(pack, measured, 
     if isa not in CLASSES:
         pytest.skip(f"this machine is {REAL}: it cannot stand in for {isa}")
     got = measured[isa]
-    (ratio_256, mm_256, copy_256), (ratio_16, mm_16, copy_16) = got["speed"][256], got["speed"][16]
-    where = f"under ONEDNN_MAX_CPU_ISA={isa} ({LESSON_CLASS[isa]}): {got}"
-    if LESSON_CLASS[isa] == "none":
-        # "the profile puts the time in the matrix multiplies themselves, more than in the casts,
-        # and autocast is slower at both shapes"; Lab 2: "expect a speed-up below 1 at any size"
-        assert ratio_256 > SLOWER and ratio_16 > SLOWER, where
-        assert mm_256 > MORE * copy_256, where
-        # the lesson's words are "below 1"; AVX512_CORE measured 0.78 and 0.82 (medians of three)
-        assert got["lab2"] < 1.0 and got["lab2_wide"] < 1.0, where
-        # Lab 2: tiny layers "do not break even" (0.35x AVX512_CORE, 0.1x AVX2 here)
-        assert got["lab2_tiny"] < FASTER, where
-    elif LESSON_CLASS[isa] == "AVX-512 BF16 without AMX":
-        # "At batch 256 that wins ... At batch 16 with 2048-wide layers it can lose ... It lost here,
-        # with glibc's default allocator: ... `copy_` taking longer than the multiplies"; Lab 2 wins
-        # as written and drops below 1 at 2048 wide, batch 16 ("it did here"); q-cpu-slower's
-        # premise: copy_ outweighs the multiplies there; tiny layers come out slower (0.67x here)
-        assert ratio_256 < FASTER, where
-        assert ratio_16 > SLOWER and copy_16 > MORE * mm_16, where
-        assert got["lab2"] > SLOWER and got["lab2_wide"] < FASTER, where
-        assert got["lab2_tiny"] < FASTER, where
-    else:  # AMX: "the case where autocast is expected to gain most at batch 256"
-        assert ratio_256 < FASTER and got["lab2"] > SLOWER, where
+    assert not failed(speed_claims(isa, got)), (f"under ONEDNN_MAX_CPU_ISA={isa} ({LESSON_CLASS[isa]}): "
+                                                f"{failed(speed_claims(isa, got))}; {got}")
 
 
 def test_the_quiz_premise_is_the_lesson_case(pack):
@@ -253,11 +303,23 @@ def test_the_casts_take_page_faults_with_the_default_allocator(pack, measured, i
         pytest.skip(f"this machine is {REAL}: it cannot stand in for {isa}")
     if not glibc():
         pytest.skip("the lesson's count is glibc's default allocator's")
-    fp32, bf16 = measured[isa]["faults"][16]
-    where = f"under ONEDNN_MAX_CPU_ISA={isa}: {measured[isa]['faults']}"
-    assert fp32 < 50, where
-    if LESSON_CLASS[isa] == "AVX-512 BF16 without AMX" and not huge_pages_always():
-        assert bf16 > 1000 and bf16 > 10 * (fp32 + 1), where
+    problems = failed(fault_claims(isa, measured[isa]))
+    assert not problems, f"under ONEDNN_MAX_CPU_ISA={isa}: {problems}; {measured[isa]['faults']}"
+
+
+def test_a_sure_class_is_measured_once_and_one_near_a_bound_three_times():
+    """The early stop above: AVX2's numbers of 2026-12-07 are all far from their bounds, AVX512_CORE's
+    1.35x is not (1.1 is its bound), and a failing claim is never sure."""
+    avx2 = {"speed": {256: (4.56, 30.0, 5.0), 16: (3.5, 20.0, 4.0)}, "faults": {16: (0, 8160)},
+            "lab2": 0.21, "lab2_wide": 0.3, "lab2_tiny": 0.06}
+    claims = speed_claims("AVX2", avx2) + fault_claims("AVX2", avx2)
+    assert all(holds(claim, SURE_FACTOR) for claim in claims) and not failed(claims)
+    core = {**avx2, "speed": {256: (1.35, 30.0, 5.0), 16: (1.47, 20.0, 4.0)}, "lab2": 0.78}
+    assert not failed(speed_claims("AVX512_CORE", core))
+    assert not all(holds(claim, SURE_FACTOR) for claim in speed_claims("AVX512_CORE", core))
+    wrong = {**avx2, "speed": {256: (0.5, 30.0, 5.0), 16: (3.5, 20.0, 4.0)}}
+    assert failed(speed_claims("AVX2", wrong)) == ["bf16 / float32 at batch 256: 0.5 is not > 1.1"]
+    assert not all(holds(claim, SURE_FACTOR) for claim in speed_claims("AVX2", wrong))
 
 
 @pytest.fixture(scope="module")

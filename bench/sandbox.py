@@ -331,7 +331,7 @@ def main() -> int:
             with BusyCore():
                 columns.append(("jup. busy", bench_jupyter(args.runs) or {}))
     cold = bench_cold(args.cold_runs) if args.cold_runs > 0 else None
-    bare = bare_torch_rss()
+    bare = bare_torch_rss(min(5, max(1, args.cold_runs)))  # 5 cold interpreters, or as many as --cold-runs
     first = columns[0][1]
     print(f"isolation: {first['isolation']}; medians of {args.runs} runs each; load average "
           f"{load_before} before, {_load()} after; huge pages in the fork worker: {first.get('huge_mb')} MB")

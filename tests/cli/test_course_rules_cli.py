@@ -49,6 +49,8 @@ def test_check_says_under_its_summary_that_an_exercise_is_all_or_nothing(tmp_pat
     lines = done.stdout.splitlines()
     assert lines[1] == line, done.stdout
     assert all(len(text) <= 80 for text in (line,))
+    if language != "en":
+        return  # the rest is the same in every language: one `check` each, not three
     (tmp_path / "interleave.py").write_text("def interleave(a, b):\n    return a\n")
     other = tutor("--language", language, "check", "interleave", str(tmp_path / "interleave.py"), "--pack",
                   str(puzzles), data=tmp_path / "d")

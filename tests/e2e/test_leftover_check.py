@@ -41,7 +41,8 @@ def _inner_run(tmp_path: Path, source: str, *options: str) -> tuple[subprocess.C
     test.parent.mkdir()
     test.write_text(source)
     pid_file = tmp_path / "pid"
-    env = dict(os.environ, LEAK_PID_FILE=str(pid_file))
+    # The leak sleeps for minutes: waiting the whole grace for it to leave would only cost time.
+    env = dict(os.environ, LEAK_PID_FILE=str(pid_file), PYTEST_TORCH_TUTOR_LEFTOVER_GRACE_S="0.5")
     out = subprocess.run([sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider",
                           "-p", "tests.conftest", "--rootdir", str(test.parent), "-o", "addopts=", *options],
                          cwd=REPO, capture_output=True, text=True, env=env, timeout=300)

@@ -138,3 +138,15 @@ def test_json_output_stays_valid_and_inert(tmp_path, capsys):
     assert not hostile(out) and "\u202e" not in out
     rows = json.loads(out)
     assert any(row["path"] == str(folder) for row in rows)  # the real name, once decoded
+
+
+async def test_a_lesson_title_in_brackets_is_shown_as_written_on_the_contents(make_app, mini_pack):
+    """The contents' cells are text, not Rich markup: a title such as "[bold]x[/]" or one with a
+    stray "[/y]" (a closing tag Rich refuses) is drawn as written, and the contents still open."""
+    lesson = mini_pack.lessons[0]
+    odd = dataclasses.replace(mini_pack, lessons=[dataclasses.replace(lesson, title="Masks [red]x[/] and [/y] tags"),
+                                                  *mini_pack.lessons[1:]])
+    app = make_app(resume=False, pack=odd)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Masks [red]x[/] and [/y] tags" in screen_text(app)

@@ -191,3 +191,33 @@ async def test_the_two_lessons_steps_keep_every_character_at_80_columns(make_app
         for line in lines:
             assert cell_len(line.rstrip()) <= app.screen.query_one(selector).content_size.width
             assert not re.match(rf"\s*[{_CLOSING}]", line) and not line.rstrip().endswith(tuple(_OPENING)), line
+
+
+def test_english_wraps_without_compiling_the_cjk_patterns_and_chinese_after_it_still_breaks_right():
+    """The CJK patterns take ~10 ms to compile, which an English start never pays (issue 55);
+    the stand-ins for Rich's and Textual's patterns answer each text by its own characters."""
+    import subprocess
+    import sys
+
+    script = """
+from rich.console import Console
+from rich.text import Text
+from textual._wrap import compute_wrap_offsets
+from tutor.app import cjk_wrap
+assert cjk_wrap.install() and cjk_wrap.install()  # a second install keeps the first
+english = "torch.no_grad() turns recording off … and the result is a plain tensor"
+lines = [str(line) for line in Text(english).wrap(Console(width=20), 20)]
+cuts = compute_wrap_offsets(english, 20, 4)
+print(cjk_wrap._pattern.cache_info().currsize, len(lines), cuts)
+chinese = "如果你想保留它，就先复制一份（.clone()），然后再修改"
+print(compute_wrap_offsets(chinese, 16, 4), [str(line) for line in Text(chinese).wrap(Console(width=16), 16)])
+print(compute_wrap_offsets(english, 20, 4) == cuts)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    compiled, *_ = out.stdout.split()
+    assert compiled == "0", out.stdout
+    lines = out.stdout.splitlines()
+    # Between characters by cells, the comma kept with its line, "（.clone()），" one unit.
+    assert lines[1] == "[8, 14, 26] ['如果你想保留它，', '就先复制一份', '（.clone()），然', '后再修改']"
+    assert lines[2] == "True"

@@ -23,7 +23,9 @@ Text without CJK characters breaks exactly as before (Rich's own ``divide_line``
 from __future__ import annotations
 
 import re
-from typing import Any
+import sys
+from functools import lru_cache
+from typing import Any, Iterator
 
 from rich._wrap import divide_line as _rich_divide_line
 
@@ -38,17 +40,65 @@ _OPENING = "（《「『【〈"
 #: that every character that is not whitespace is in some chunk.
 _CHUNK = rf"[{_OPENING}]*(?:(?![{_OPENING}])[{_CJK}]|[^\s{_CJK}]+)[{_CLOSING}]*|[{_OPENING}]+"
 
-#: Textual's chunks: a word and the whitespace after it, or whitespace alone.
-TEXTUAL_CHUNK = re.compile(rf"(?:{_CHUNK})\s*|\s+")
-#: Rich's words: whitespace, a word, whitespace.
-RICH_WORD = re.compile(rf"\s*(?:{_CHUNK})\s*")
-_HAS_CJK = re.compile(rf"[{_CJK}]")
-#: One CJK character with the punctuation around it: a line of only this is an orphan.
-_ONE_CHARACTER = re.compile(rf"\s*[{_OPENING}]*(?![{_OPENING}{_CLOSING}])[{_CJK}][{_CLOSING}]*\s*")
+#: The patterns' sources: compiled on first need (``_pattern``), since their large character
+#: classes take ~10 ms to compile, which an English start never needs (see ``_ByText``).
+_SOURCES = {
+    #: Textual's chunks: a word and the whitespace after it, or whitespace alone.
+    "TEXTUAL_CHUNK": rf"(?:{_CHUNK})\s*|\s+",
+    #: Rich's words: whitespace, a word, whitespace.
+    "RICH_WORD": rf"\s*(?:{_CHUNK})\s*",
+    "_HAS_CJK": rf"[{_CJK}]",
+    #: One CJK character with the punctuation around it: a line of only this is an orphan.
+    "_ONE_CHARACTER": rf"\s*[{_OPENING}]*(?![{_OPENING}{_CLOSING}])[{_CJK}][{_CLOSING}]*\s*",
+}
+#: Below the first CJK character (and every opening punctuation mark): a text whose largest
+#: character is below it has no CJK character, which ``max`` tells without a pattern.
+_FIRST_CJK = "\u2e80"
+
+
+@lru_cache(maxsize=None)
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_SOURCES[name])
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """``TEXTUAL_CHUNK``, ``RICH_WORD``, ... as compiled patterns, compiled when first asked for."""
+    if name in _SOURCES:
+        return _pattern(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def has_cjk(text: str) -> bool:
-    return _HAS_CJK.search(text) is not None
+    return bool(text) and max(text) >= _FIRST_CJK and _pattern("_HAS_CJK").search(text) is not None
+
+
+class _ByText:
+    """Stands in for Textual's or Rich's word pattern (``re_chunk``, ``re_word``): their own
+    pattern for a text without CJK characters, on which ours breaks exactly as theirs does, and
+    ours (compiled on first need) for a text with them. Both call ``match(text, position)`` word
+    by word on one text, so the answer for the last text is kept (one tuple: threads that share
+    the pattern each see a text with its own answer)."""
+
+    def __init__(self, theirs: re.Pattern[str], ours: str):
+        self.theirs = theirs
+        self.ours = ours
+        self.pattern = theirs.pattern  # what a reader of the pattern expects to find
+        self._last: tuple[str, bool] = ("", False)
+
+    def _for(self, text: str) -> re.Pattern[str]:
+        last = self._last
+        if last[0] is not text:
+            last = self._last = (text, has_cjk(text))
+        return _pattern(self.ours) if last[1] else self.theirs
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        return self._for(text).match(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        return self._for(text).finditer(text, pos, endpos)
+
+    def findall(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> list[Any]:
+        return self._for(text).findall(text, pos, endpos)
 
 
 def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
@@ -63,7 +113,8 @@ def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
     words: list[tuple[int, int]] = []  # every word's (start, end), to look back for an orphan
     offset = 0  # cells on the current line
     position = 0
-    while (match := RICH_WORD.match(text, position)) is not None:
+    rich_word = _pattern("RICH_WORD")
+    while (match := rich_word.match(text, position)) is not None:
         start, end = match.span()
         position = end
         word = match.group(0)
@@ -98,14 +149,14 @@ def _no_orphan(text: str, width: int, breaks: list[int], words: list[tuple[int, 
     that word fits beside it, and the line above keeps at least one word of its own."""
     from rich.cells import cell_len
 
-    if not breaks or not _ONE_CHARACTER.fullmatch(text[breaks[-1]:]):
+    if not breaks or not _pattern("_ONE_CHARACTER").fullmatch(text[breaks[-1]:]):
         return breaks
     line_start = breaks[-2] if len(breaks) > 1 else 0
     last_line = [start for start, _end in words if line_start <= start < breaks[-1]]
     if len(last_line) < 2:
         return breaks
     moved = last_line[-1]
-    if not _ONE_CHARACTER.fullmatch(text[moved:breaks[-1]]):  # a Latin word stays where it is
+    if not _pattern("_ONE_CHARACTER").fullmatch(text[moved:breaks[-1]]):  # a Latin word stays where it is
         return breaks
     if cell_len(text[moved:].strip()) > width:
         return breaks
@@ -134,9 +185,9 @@ def install() -> bool:
     try:
         from textual import _wrap as textual_wrap
 
-        if isinstance(getattr(textual_wrap, "re_chunk", None), re.Pattern):
-            textual_wrap.re_chunk = TEXTUAL_CHUNK  # the editor's soft wrap (compute_wrap_offsets)
-            done += 1
+        if isinstance(getattr(textual_wrap, "re_chunk", None), re.Pattern):  # the editor's soft wrap
+            textual_wrap.re_chunk = _ByText(textual_wrap.re_chunk, "TEXTUAL_CHUNK")  # type: ignore[assignment]
+        done += isinstance(getattr(textual_wrap, "re_chunk", None), _ByText)
     except ImportError:  # pragma: no cover - a Textual without the module: wraps as it does
         pass
     try:
@@ -144,8 +195,8 @@ def install() -> bool:
         from rich import text as rich_text
 
         if isinstance(getattr(rich_wrap, "re_word", None), re.Pattern):
-            rich_wrap.re_word = RICH_WORD
-            done += 1
+            rich_wrap.re_word = _ByText(rich_wrap.re_word, "RICH_WORD")  # type: ignore[assignment]
+        done += isinstance(getattr(rich_wrap, "re_word", None), _ByText)
         if callable(getattr(rich_text, "divide_line", None)) and hasattr(rich_text.Text, "rstrip_end"):
             setattr(rich_text, "divide_line", divide_line)  # (not a name rich.text exports)
             rich_text.Text.rstrip_end = _rstrip_end  # type: ignore[method-assign]

@@ -64,6 +64,16 @@ def _statements(value: str | None) -> str | None:
     return _compiles(value, "exec")
 
 
+def _one_empty_case() -> list[dict[str, Any]]:
+    """A check's cases when it names none: one run with no names bound (a named factory)."""
+    return [{}]
+
+
+def _doubling_steps() -> list[int]:
+    """A memory check's step counts when it names none (a named factory)."""
+    return [4, 8, 16, 32]
+
+
 def _expr(description: str | None = None) -> Meta:
     """A Python expression, checked to parse when the pack is loaded."""
     return Meta(description, after=_expression)
@@ -128,7 +138,7 @@ class CheckBase:
         list[dict[str, Any]],
         Meta(min_length=1),
         Meta("each mapping binds names for one run of the check (e.g. sizes)"),
-    ] = field(default_factory=lambda: [{}])
+    ] = field(default_factory=_one_empty_case)
     seed: Annotated[
         int | None,
         Meta("torch/random/numpy are seeded with this before each case; unset: a fresh seed per case and run"),
@@ -290,7 +300,7 @@ class MemoryCheck(CheckBase):
     kind: Literal["memory"]
     call: Annotated[str, _expr("expression using `n` (the number of steps), e.g. log_losses(model, batches(n))")]
     steps: Annotated[list[int], Meta(min_length=2), Meta(after=_increasing)] = field(
-        default_factory=lambda: [4, 8, 16, 32])
+        default_factory=_doubling_steps)
     expect: Literal["flat", "grows"] = "flat"
     measure: Annotated[
         Literal["auto", "graph", "rss", "cuda"],

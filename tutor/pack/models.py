@@ -45,6 +45,11 @@ def _statements(source: str | None) -> str | None:
     return source
 
 
+def _english() -> list[str]:
+    """A pack's languages when it names none (a named factory: see ``validation``'s cache)."""
+    return ["en"]
+
+
 def _valid_deadline(value: str | None) -> str | None:
     if value is not None:
         from datetime import datetime
@@ -225,7 +230,7 @@ class PackHeader:
         list[LangCode],
         Meta(min_length=1),
         Meta("the first is the fallback for text missing in another language"),
-    ] = field(default_factory=lambda: ["en"])
+    ] = field(default_factory=_english)
     late_penalty: Annotated[LatePenalty | None,
                             Meta("what lateness costs in `grade`, e.g. {per_day: 10, max: 50}; "
                                  "without it late rows are flagged, never marked down")] = None

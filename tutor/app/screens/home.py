@@ -66,10 +66,16 @@ class HomeScreen(Screen[None]):
         table = self.query_one("#toc", DataTable)
         self._add_columns(table)
         self.refresh_contents()
+        self._drawn_at_mount = True  # the first ScreenResume follows at once: nothing to redraw
         table.focus()
         self.watch(self.app, "language", self._language_changed, init=False)
 
+    _drawn_at_mount = False
+
     def on_screen_resume(self) -> None:
+        if self._drawn_at_mount:
+            self._drawn_at_mount = False
+            return
         self.refresh_contents()
 
     def _add_columns(self, table: DataTable[Any]) -> None:

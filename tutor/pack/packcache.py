@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
 import zlib
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from tutor.settings import private
 from tutor.pack.models import Pack
+from tutor.pack.stamp import file_stamp, format_stamp
 from tutor.settings.paths import PACK_FILE
 
 #: Bump when the layout of an entry changes.
 ENTRY_FORMAT = 1
-
-_FORMAT_MODULES = ("spec", "step_base", "models", "check_models", "text", "loader", "packcache")
 
 
 def cache_dir(data_dir: Path) -> Path:
@@ -41,26 +38,11 @@ def cache_dir(data_dir: Path) -> Path:
 
 
 def _stamp(path: Path) -> tuple[str, int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return str(path), st.st_size, st.st_mtime_ns
+    return file_stamp(path)
 
 
 def _code_stamp() -> tuple[Any, ...]:
-    return (ENTRY_FORMAT, *_module_stamp())
-
-
-@lru_cache(maxsize=1)
-def _module_stamp() -> tuple[Any, ...]:
-    """The tutor and Python versions and the format's modules, stat'ed once per process (they do
-    not change under a running tutor; one start reads several packs)."""
-    from tutor import __version__
-
-    here = Path(__file__).parent
-    modules = [here / f"{name}.py" for name in _FORMAT_MODULES] + sorted((here / "quizzes").glob("*.py"))
-    return (__version__, sys.version_info[:2], tuple(_stamp(path) for path in modules))
+    return (ENTRY_FORMAT, *format_stamp())
 
 
 def _entry_path(directory: Path, pack_file: Path) -> Path:

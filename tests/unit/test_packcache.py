@@ -198,10 +198,10 @@ def test_a_pack_whose_reading_raises_is_one_broken_pack_and_the_others_are_found
     bad = write_one_lesson_pack(data / "packs" / "bad", "bad", "Bad")
     real = packcache.load
 
-    def load(path, cache_dir):
+    def load(path, cache_dir, **how):
         if Path(path) == bad:
             raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
-        return real(path, cache_dir)
+        return real(path, cache_dir, **how)
 
     monkeypatch.setattr(packcache, "load", load)
     for cache in (False, True):
@@ -211,3 +211,63 @@ def test_a_pack_whose_reading_raises_is_one_broken_pack_and_the_others_are_found
         assert str(problem) == (f"{bad / 'pack.yaml'}: could not be read: ValueError: Exceeds the limit (4300 "
                                 "digits) for integer string conversion (a bug in torch-tutor: please report it "
                                 "with this pack)")
+
+
+SHARED = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from tutor.pack import packcache
+    from tutor.pack.discovery import builtin_pack_dirs
+    packcache.shared_dir = lambda: Path(sys.argv[1])
+    pack = packcache.load(builtin_pack_dirs()[0], Path(sys.argv[2]), builtin=True)
+    print(json.dumps({"lessons": [lesson.id for lesson in pack.lessons], "yaml": "yaml" in sys.modules}))
+""")
+
+
+def _builtin_start(shared: Path, data: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out = subprocess.run([sys.executable, "-c", SHARED, str(shared), str(data)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_a_new_data_folder_reads_the_builtin_pack_validated_once_per_installation(tmp_path):
+    """Issue 55: the built-in pack's entry is kept beside the tutor's bytecode too, so a first
+    start on a new data folder reads no YAML; the data folder then has its own entry."""
+    shared = tmp_path / "shared"
+    first = _builtin_start(shared, tmp_path / "one")
+    assert first["yaml"] is True and any(shared.iterdir())
+    second = _builtin_start(shared, tmp_path / "two")
+    assert second == {**first, "yaml": False}
+    assert any((tmp_path / "two").iterdir())  # its own entry, for its next start
+
+
+def test_a_shared_entry_others_can_write_is_never_unpickled(tmp_path):
+    shared, marker = tmp_path / "shared", tmp_path / "ran"
+    _builtin_start(shared, tmp_path / "zero")
+    (entry,) = shared.iterdir()
+    with open(entry, "rb") as handle:
+        header = pickle.load(handle)  # a real header: right code, right files
+
+    class Payload:
+        def __reduce__(self):
+            return (os.mkdir, (str(marker),))
+
+    def plant(mode: int, folder_mode: int) -> None:
+        entry.chmod(0o600)
+        with open(entry, "wb") as handle:
+            pickle.dump(header, handle)
+            pickle.dump(Payload(), handle)
+        entry.chmod(mode)
+        shared.chmod(folder_mode)
+
+    plant(0o600, 0o700)  # the attack as the tutor's own user: trusted, like a .pyc file
+    _builtin_start(shared, tmp_path / "one")
+    assert marker.exists()
+    for index, (mode, folder_mode) in enumerate(((0o666, 0o700), (0o600, 0o777))):
+        os.rmdir(marker)
+        plant(mode, folder_mode)
+        assert _builtin_start(shared, tmp_path / f"other{index}")["yaml"] is True  # read from the YAML
+        assert not marker.exists(), (oct(mode), oct(folder_mode))
+        os.mkdir(marker)

@@ -127,7 +127,7 @@ def discover(extra: list[str | Path] | None = None, data_dir: Path | None = None
     for path, origin in locations:
         entry = FoundPack(path, origin)
         try:
-            entry.pack = packcache.load(path, cache_dir)
+            entry.pack = packcache.load(path, cache_dir, builtin=origin == "built-in")
         except PackError as exc:
             entry.problems = exc.problems
         except Exception as exc:  # a pack that finds a bug of ours is still one broken pack, and

@@ -14,19 +14,26 @@ Anything else (a missing, corrupt, unreadable or stale entry, a full disk, a rea
 folder) falls back to loading the YAML, which is always the authority: the cache can make a
 start faster, never different. A broken pack is never cached, so its problems are reported on
 every start. The cache lives in the learner's own data folder, which only they can write to.
+
+The built-in packs' entries are also kept beside this module's bytecode (``shared_dir``: where
+Python writes ``.pyc`` files; none where it writes none), so a first start on a new data folder
+reads them without YAML; such an entry, checked by the same stamps, is read only when it and its
+folder are owned by the user (or the tutor's owner) and writable by no one else
+(``stamp.trusted``).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
 
 from tutor.settings import private
 from tutor.pack.models import Pack
-from tutor.pack.stamp import file_stamp, format_stamp
+from tutor.pack.stamp import file_stamp, format_stamp, trusted
 from tutor.settings.paths import PACK_FILE
 
 #: Bump when the layout of an entry changes.
@@ -35,6 +42,12 @@ ENTRY_FORMAT = 1
 
 def cache_dir(data_dir: Path) -> Path:
     return data_dir / "cache" / "packs"
+
+
+def shared_dir() -> Path:
+    """The built-in packs' entries for every data folder: beside this module's bytecode, like the
+    kept validators (``validation``), so a first start on a new data folder reads them too."""
+    return Path(__file__).parent / "__pycache__" / "packs"
 
 
 def _stamp(path: Path) -> tuple[str, int, int] | None:
@@ -57,11 +70,14 @@ def _pack_file(path: Path) -> Path:
     return (path if path.name == PACK_FILE or path.is_file() else path / PACK_FILE).absolute()
 
 
-def read(path: Path, directory: Path) -> Pack | None:
-    """The cached pack for the folder (or pack.yaml) ``path``, or None if there is no valid entry."""
+def read(path: Path, directory: Path, *, shared: bool = False) -> Pack | None:
+    """The cached pack for the folder (or pack.yaml) ``path``, or None if there is no valid entry.
+    ``shared``: ``directory`` is ``shared_dir()``, whose entries are read only when trusted."""
     entry = _entry_path(directory, _pack_file(path))
     try:
         with open(entry, "rb") as handle:
+            if shared and not (trusted(os.fstat(handle.fileno())) and trusted(os.stat(directory))):
+                return None
             header = pickle.load(handle)
             if (not isinstance(header, dict) or header.get("code") != _code_stamp()
                     or not header.get("files")
@@ -73,8 +89,9 @@ def read(path: Path, directory: Path) -> Pack | None:
     return pack if isinstance(pack, Pack) else None
 
 
-def write(pack: Pack, directory: Path) -> bool:
-    """Store ``pack`` (as loaded from disk); False when it cannot be stored, which is harmless."""
+def write(pack: Pack, directory: Path, *, levels: int = 3) -> bool:
+    """Store ``pack`` (as loaded from disk); False when it cannot be stored, which is harmless.
+    ``levels``: how many of ``directory``'s last folders are the tutor's own (made 0700)."""
     if not pack.sources:
         return False
     files = [_stamp(Path(source).absolute()) for source in pack.sources]
@@ -85,7 +102,7 @@ def write(pack: Pack, directory: Path) -> bool:
     import tempfile
 
     try:
-        private.make_folder(directory, levels=3)  # DATA/cache/packs, each 0700 when made
+        private.make_folder(directory, levels=levels)  # DATA/cache/packs, each 0700 when made
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".entry-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -100,15 +117,20 @@ def write(pack: Pack, directory: Path) -> bool:
     return True
 
 
-def load(path: Path, directory: Path | None) -> Pack:
+def load(path: Path, directory: Path | None, *, builtin: bool = False) -> Pack:
     """``load_pack(path)``, through the cache in ``directory`` (None: no cache).
 
     With a cache the pack is loaded by its absolute path, so its root and locations hold
-    wherever the next start is run from.
+    wherever the next start is run from. A ``builtin`` pack is also kept in ``shared_dir()``
+    (where Python writes bytecode), which a data folder without its entry reads.
     """
     if directory is not None:
         path = Path(path).absolute()
         cached = read(path, directory)
+        if cached is None and builtin:
+            cached = read(path, shared_dir(), shared=True)
+            if cached is not None:
+                write(cached, directory)  # the next start finds it in its own data folder
         if cached is not None:
             return cached
     from tutor.pack.loader import load_pack  # YAML and pydantic: only on a miss
@@ -116,4 +138,6 @@ def load(path: Path, directory: Path | None) -> Pack:
     pack = load_pack(path)
     if directory is not None:
         write(pack, directory)
+        if builtin and not sys.dont_write_bytecode:
+            write(pack, shared_dir(), levels=1)
     return pack

@@ -6,6 +6,7 @@ between processes: the pack cache (validated packs, ``packcache``) and the kept 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -35,3 +36,14 @@ def format_stamp() -> tuple[Any, ...]:
     here = Path(__file__).parent
     modules = [here / f"{name}.py" for name in FORMAT_MODULES] + sorted((here / "quizzes").glob("*.py"))
     return (__version__, sys.version_info[:2], tuple(file_stamp(path) for path in modules))
+
+
+def trusted(st: os.stat_result) -> bool:
+    """A cache file or folder kept beside the tutor's code (the kept validators, the built-in
+    packs) is unpickled only when this is true of it and of its folder: owned by the user running
+    the tutor or by the owner of the tutor's code, and writable by no one else."""
+    try:
+        owners = {os.getuid(), os.stat(__file__).st_uid}
+    except (AttributeError, OSError):  # no uids (Windows): the folder's own permissions decide
+        return True
+    return st.st_uid in owners and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import stat
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic_core import SchemaValidator, ValidationError
 
 from tutor.pack.spec import materialize
-from tutor.pack.stamp import file_stamp, format_stamp
+from tutor.pack.stamp import file_stamp, format_stamp, trusted
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -104,15 +103,6 @@ def _stamp() -> tuple[Any, ...]:
     return (KEPT_FORMAT, format_stamp(), file_stamp(__file__), tuple(file_stamp(name) for name in files))
 
 
-def _trusted(st: os.stat_result) -> bool:
-    """Written by the user running the tutor (or the package's owner), writable by no one else."""
-    try:
-        owners = {os.getuid(), os.stat(__file__).st_uid}
-    except (AttributeError, OSError):  # no uids (Windows): the folder's own permissions decide
-        return True
-    return st.st_uid in owners and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-
-
 def _read_kept() -> dict[str, SchemaValidator]:
     global _KEPT
     if _KEPT is None:
@@ -120,7 +110,7 @@ def _read_kept() -> dict[str, SchemaValidator]:
         path = kept_file()
         try:
             with open(path, "rb") as handle:
-                if not (_trusted(os.fstat(handle.fileno())) and _trusted(os.stat(path.parent))):
+                if not (trusted(os.fstat(handle.fileno())) and trusted(os.stat(path.parent))):
                     return _KEPT
                 if pickle.load(handle) != _stamp():
                     return _KEPT

@@ -201,7 +201,7 @@ def test_the_table_says_what_it_could_not_measure(monkeypatch, capsys):
                cpu_read_said_ms=40.0)
     monkeypatch.setattr(module, "bench_mode", lambda *args, **kwargs: dict(row))
     monkeypatch.setattr(module, "bench_jupyter", lambda runs: None)
-    monkeypatch.setattr(module, "bare_torch_rss", lambda: 219.0)
+    monkeypatch.setattr(module, "bare_torch_rss", lambda runs: 219.0)
     monkeypatch.setattr(sys, "argv", ["sandbox.py", "--modes", "fork", "--cold-runs", "0"])
     assert module.main() == 0
     out = capsys.readouterr().out

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,8 @@ def test_lab3_counts_every_convolution_kernel(pack):
 
 
 RANKING = """
+import json
+
 import torch
 import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile
@@ -134,11 +137,12 @@ x = torch.randn(256, 512)
 torch.set_num_threads(1)
 for _ in range(3):
     model(x)
+runs = []
 for _ in range(5):
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         model(x)
-    rows = sorted(prof.key_averages(), key=lambda r: r.self_cpu_time_total, reverse=True)
-    print(rows[0].key)
+    runs.append({row.key: row.self_cpu_time_total for row in prof.key_averages()})
+print(json.dumps(runs))
 """
 
 
@@ -150,11 +154,13 @@ def test_on_one_thread_addmm_leads_the_self_time_table(pack):
     assert "on one thread, `addmm`" in " ".join(en(_step(pack, "profiler", "table").explain).split())
     [result] = _run([RANKING])
     assert result["returncode"] == 0, result["stderr"][-2000:]
-    leaders = result["stdout"].split()
-    # addmm leads in the typical run: most of the five. (At least four of five failed once in a
-    # clean-clone suite on a loaded 2-core machine: addmm, copy_, copy_, addmm, addmm; a stall
-    # inside one operator of one profiled forward puts it first.)
-    assert leaders.count("aten::addmm") >= 3, leaders
+    runs = json.loads(result["stdout"])
+    # addmm leads the typical run, so it leads the median over five runs. Not each run: a stall
+    # inside one operator of one profiled forward puts that operator first (the leaders of single
+    # runs in clean-clone suites on a loaded 2-core machine: addmm, copy_, copy_, addmm, addmm;
+    # and addmm, copy_, clamp_min, addmm, clamp_min).
+    median = {key: statistics.median(run.get(key, 0.0) for run in runs) for key in runs[0]}
+    assert max(median, key=lambda key: median[key]) == "aten::addmm", (median, runs)
 
 
 DISTILLATION = """

@@ -165,8 +165,11 @@ def test_ctrl_c_at_the_prompt_keeps_every_answer(course):
     pack, data = course["pack"], course["data"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TUTOR_")}
     env["TORCH_TUTOR_CONFIG_DIR"] = str(data.parent / "config")
+    # Ctrl-C as a terminal's foreground process gets it: a test run started in the background by a
+    # shell without job control (`.ci/run &`) ignores SIGINT, and a child inherits that.
     proc = subprocess.Popen([sys.executable, "-m", "tutor", "--data-dir", str(data), "quiz", str(pack)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"typed before the interrupt\n\n3\n")
     proc.stdin.flush()

@@ -13,6 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.unit.conftest import MINIMAL_LESSON
 from tutor.pack import validation
 
 #: One process: validators kept in argv[1], the pack at argv[2] loaded from YAML.
@@ -32,13 +33,7 @@ LOAD = textwrap.dedent("""
     print(json.dumps(out))
 """)
 
-BROKEN_LESSON = """\
-id: basics
-title: Basics
-steps:
-  - id: hello
-    kind: prose
-    body: Hello.
+BROKEN_LESSON = MINIMAL_LESSON + """\
     colour: blue
   - id: ex
     kind: exercise

@@ -73,9 +73,9 @@ BATCH_THREADS = 1
 #: workers to fold their memory into huge pages before forking (``linux.collapse_huge_pages``).
 #: The fold costs 0.3-0.5 s of CPU and wall time once, before the worker says ready; it saves
 #: ~20 ms of CPU per run here, in the three forks and exits of each (docs/performance.md).
-#: Spawn mode's runner template does not fold: it forks its judge after the fold, and the judge
-#: then held ~70 MB more of its own (1.42x fork mode's memory kept warm, against 1.12x unfolded),
-#: with no CPU per run measured back for it (docs/performance.md, "Spawn mode").
+#: Spawn mode's runner template folds too (its runner's exit is on the run's path: empty runs 7-8
+#: against 11-13 ms unfolded), and folds what it loads later only outside the pages its judge
+#: shares (``template.serve``).
 HUGE_PAGES_MIN_RUNS = 16
 
 
@@ -213,7 +213,7 @@ class Sandbox:
                                name=name, cgroups=self._cgroups, hide=self.hide,
                                role="judge" if self.mode == "spawn" else "worker",
                                warm_when_idle=self._warms_when_idle(),
-                               huge_pages=self.mode == "fork" and (self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS),
+                               huge_pages=self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS,
                                refill_when_idle=self.purpose == "interactive", runners=self.spawn_runners)
         return worker
 

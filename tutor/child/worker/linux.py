@@ -12,6 +12,7 @@ import ctypes
 import os
 import signal
 import sys
+from collections.abc import Sequence
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -173,27 +174,14 @@ MADV_COLLAPSE = 25  # Linux 6.1
 _HUGE = 2 * 1024 * 1024
 
 
-def collapse_huge_pages() -> int | None:
-    """Fold this process's private anonymous memory into transparent huge pages (2 MiB), once,
-    after the preload and before any fork: a fork copies, and an exit frees, one page-table entry
-    per 4 KiB page, so a torch worker's fork took 11.7-13.3 ms and its children's exits 12-14 ms;
-    with the memory collapsed, 2-3 ms each. Copy-on-write still copies 4 KiB at a time (the kernel
-    splits a huge page a child writes to). Bytes collapsed; None where the kernel cannot
-    (THP off or ``never``, a kernel before 6.1, not Linux). Best effort: a region that cannot be
-    collapsed (busy, not enough free huge pages) is left as it is."""
-    if _libc is None:
-        return None
+def anonymous_ranges() -> list[tuple[int, int]]:
+    """This process's private, writable, anonymous regions (the heap included), as (low, high)."""
     try:
-        with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:
-            if "[never]" in handle.read():
-                return None
         with open("/proc/self/maps") as handle:
             lines = handle.read().splitlines()
     except OSError:
-        return None
-    madvise = _libc.madvise
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-    collapsed, tried = 0, False
+        return []
+    ranges = []
     for line in lines:
         fields = line.split()
         # private, writable, anonymous (no file behind it; the heap counts, the stack does not)
@@ -202,14 +190,52 @@ def collapse_huge_pages() -> int | None:
         if len(fields) > 5 and fields[5] != "[heap]":
             continue
         low, high = (int(x, 16) for x in fields[0].split("-"))
-        start, end = (low + _HUGE - 1) & ~(_HUGE - 1), high & ~(_HUGE - 1)
-        if end <= start:
-            continue
-        tried = True
-        if madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_COLLAPSE) == 0:
-            collapsed += end - start
-        elif ctypes.get_errno() == 22 and collapsed == 0:  # EINVAL: no MADV_COLLAPSE here
-            return None
+        ranges.append((low, high))
+    return ranges
+
+
+def _outside(low: int, high: int, kept: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of [low, high) that no range of ``kept`` covers."""
+    parts = [(low, high)]
+    for k_low, k_high in kept:
+        parts = [piece for p_low, p_high in parts
+                 for piece in ((p_low, min(p_high, k_low)), (max(p_low, k_high), p_high)) if piece[0] < piece[1]]
+    return parts
+
+
+def collapse_huge_pages(shared: Sequence[tuple[int, int]] = ()) -> int | None:
+    """Fold this process's private anonymous memory into transparent huge pages (2 MiB), once,
+    after the preload and before any fork: a fork copies, and an exit frees, one page-table entry
+    per 4 KiB page, so a torch worker's fork took 11.7-13.3 ms and its children's exits 12-14 ms;
+    with the memory collapsed, 2-3 ms each. Copy-on-write still copies 4 KiB at a time (the kernel
+    splits a huge page a child writes to). Bytes collapsed; None where the kernel cannot
+    (THP off or ``never``, a kernel before 6.1, not Linux). Best effort: a region that cannot be
+    collapsed (busy, not enough free huge pages) is left as it is.
+
+    ``shared``: ranges (``anonymous_ranges`` before a fork) a living child still shares, left as
+    they are. A fold copies what it folds into new pages, so the child would be left holding the
+    old ones alone: its own copy of everything folded."""
+    if _libc is None:
+        return None
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as handle:
+            if "[never]" in handle.read():
+                return None
+    except OSError:
+        return None
+    madvise = _libc.madvise
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    collapsed, tried = 0, False
+    for region in anonymous_ranges():
+        for low, high in _outside(*region, shared):
+            start, end = (low + _HUGE - 1) & ~(_HUGE - 1), high & ~(_HUGE - 1)
+            if end <= start:
+                continue
+            tried = True
+            if madvise(ctypes.c_void_p(start), ctypes.c_size_t(end - start), MADV_COLLAPSE) == 0:
+                collapsed += end - start
+            elif ctypes.get_errno() == 22 and collapsed == 0:  # EINVAL: no MADV_COLLAPSE here
+                return None
     return collapsed if tried else 0
 
 

@@ -120,6 +120,7 @@ def split_off(config: dict[str, Any], runner_main: Callable[..., int]) -> tuple[
     # As a fork-mode worker does (``serve.main``): a fork and an exit then cost ~4x less.
     huge = linux.collapse_huge_pages() if huge_pages else None
     gc.freeze()  # forked processes' collections then leave these objects (and their pages) alone
+    shared = linux.anonymous_ranges()  # the judge shares these pages: no later fold copies them
     why = _why_not_fork()
     if why is not None:
         return None, f"{why}: runners start with exec"
@@ -138,7 +139,7 @@ def split_off(config: dict[str, Any], runner_main: Callable[..., int]) -> tuple[
                                        "huge_pages_mb": None if huge is None else round(huge / 2**20, 1)})
         runner_config = {"role": "runner", "containment": config.get("containment", {}),
                          "preload": config.get("preload", [])}
-        code = serve(template_end, judge, runner_config, runner_main, huge_pages)
+        code = serve(template_end, judge, runner_config, runner_main, huge_pages, shared)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -146,7 +147,7 @@ def split_off(config: dict[str, Any], runner_main: Callable[..., int]) -> tuple[
 
 
 def serve(judge: socket.socket, judge_pid: int, runner_config: dict[str, Any], runner_main: Callable[..., int],
-          huge_pages: bool) -> int:
+          huge_pages: bool, shared: list[tuple[int, int]]) -> int:
     """The template's life once the judge is forked: keep ``AHEAD`` runners forked, hand one to
     the judge for each ``runner`` request, load the deferred modules when asked
     (``load-deferred``: the runners forked ahead before are replaced by ones that have them),
@@ -203,8 +204,10 @@ def serve(judge: socket.socket, judge_pid: int, runner_config: dict[str, Any], r
                     waiting.close()
                 ahead.clear()
                 load_deferred()  # imports only: no op runs here
-                if huge_pages:  # what they added, folded too: forks and exits stay cheap
-                    linux.collapse_huge_pages()
+                if huge_pages:  # what they added, folded too: forks and exits stay cheap. Not
+                    # what the judge shares: a fold copies a region, and the judge would keep the old
+                    # pages as its own (~70 MB here).
+                    linux.collapse_huge_pages(shared)
                 gc.freeze()
     finally:
         for pid in exits:

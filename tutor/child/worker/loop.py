@@ -11,6 +11,7 @@ run never pays for the import. A `check` or a `grade` batch whose runs never pro
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -145,6 +146,7 @@ def _load_deferred_and_fork_again(spares: list[Spare], containment: dict[str, An
     load_deferred()
     if huge_pages:
         linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
+    gc.freeze()
     spares[:] = [Spare(containment, keep) for _ in range(SPARES)]
 
 
@@ -207,6 +209,7 @@ def main() -> int:
     # once enough runs are to come to pay for the collapse (the tutor says: pool.HUGE_PAGES_MIN_RUNS).
     huge_pages = config.get("huge_pages", True) is not False
     huge = linux.collapse_huge_pages() if huge_pages else None
+    gc.freeze()
     ready = ready_message(loaded, failed, time.perf_counter() - started, "fork")
     ready["huge_pages_mb"] = None if huge is None else round(huge / 2**20, 1)
     ready["warm_up_s"] = RUNNER_START_S  # the most loading ``SPARE_DEFERS`` before a run may take

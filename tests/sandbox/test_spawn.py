@@ -102,8 +102,9 @@ def test_a_runner_that_warmed_up_while_waiting_has_no_thread_with_a_capability(r
     the run's user namespace (it mounts the private /tmp once the request names the scratch
     folder). Capabilities belong to each thread: the profiler's first use starts one (Kineto's
     configuration loader), which ran in the warm-up and kept them all, so a run could have
-    used that thread to unmount its private /tmp. The warm-up now starts no thread; every
-    thread of the run holds nothing."""
+    used that thread to unmount its private /tmp. The warm-up now takes the profiler's first
+    session only after the runner gave up every capability: every thread of the run holds
+    nothing."""
     if _bwrap_reason():
         pytest.skip(f"bubblewrap does not work here: {_bwrap_reason()}")
     import json

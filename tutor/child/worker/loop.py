@@ -18,7 +18,7 @@ import select
 import socket
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from tutor.sandbox import wire
 from tutor.child.worker import linux
@@ -41,11 +41,20 @@ REFILL_S = 0.05
 
 def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: bool = True, huge_pages: bool = True,
           refill_when_idle: bool = False) -> None:
-    spares = [Spare(containment, {channel.fileno()}) for _ in range(SPARES)]
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
 
+    def make() -> Spare:
+        # A learner reading, the profiler's machinery loaded: each runner takes the profiler's
+        # first session ahead of its request (``startup.warm_profiler``).
+        warm = warm_when_idle and not deferred
+        return Spare(dict(containment, warm_profiler=True) if warm else containment, {channel.fileno()})
+
+    spares = [make() for _ in range(SPARES)]
+
     def load_deferred_and_fork_again() -> None:
-        _load_deferred_and_fork_again(spares, containment, {channel.fileno()}, huge_pages)
+        nonlocal deferred
+        deferred = False
+        _load_deferred_and_fork_again(spares, make, huge_pages)
 
     # Keepers whose verdict is out, still exiting (their relay's teardown, their sweep, their own
     # exit: ~10 ms of a process that ran torch), by pidfd: reaped when they end, not before the
@@ -53,7 +62,7 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
     finishing: dict[int, Spare] = {}
 
     def fill() -> None:
-        spares.extend(Spare(containment, {channel.fileno()}) for _ in range(SPARES - len(spares)))
+        spares.extend(make() for _ in range(SPARES - len(spares)))
 
     # After a verdict, the spare its run took is replaced at once when the runs come in a stream
     # (a batch's; an interactive worker's run sent within REFILL_S of the last verdict), so that
@@ -73,7 +82,6 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
             continue
         if not ready:  # a learner is reading: load what a profile needs, ahead of their run
             load_deferred_and_fork_again()
-            deferred = False
             continue
         for fd in ready:
             if fd in finishing:
@@ -99,7 +107,6 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
             continue
         if deferred and needs_dynamo(message):  # before the run starts: its time is its own
             load_deferred_and_fork_again()
-            deferred = False
             # The tutor's wait for the verdict starts now (the ready message bounds the load
             # above). Said only then: it wakes the tutor beside the run, on the run's path.
             wire.send_frame(channel, {"op": "started", "id": message["id"]})
@@ -137,8 +144,7 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
                 sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
 
 
-def _load_deferred_and_fork_again(spares: list[Spare], containment: dict[str, Any], keep: set[int],
-                                  huge_pages: bool) -> None:
+def _load_deferred_and_fork_again(spares: list[Spare], make: Callable[[], Spare], huge_pages: bool) -> None:
     """Load what the profiler needs (``SPARE_DEFERS``) here, and fork ``spares`` again after it:
     no op has run in this process, so forking after the import is as safe as before it."""
     for spare in spares:
@@ -147,7 +153,7 @@ def _load_deferred_and_fork_again(spares: list[Spare], containment: dict[str, An
     if huge_pages:
         linux.collapse_huge_pages()  # what the import added, as at start (docs/performance.md)
     gc.freeze()
-    spares[:] = [Spare(containment, keep) for _ in range(SPARES)]
+    spares[:] = [make() for _ in range(SPARES)]
 
 
 def _finish(pidfd: int, finishing: dict[int, Spare], spares: list[Spare]) -> None:

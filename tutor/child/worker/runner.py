@@ -21,6 +21,7 @@ except ImportError:  # Windows: wall time and output caps are the only limits th
 from tutor.sandbox import wire
 from tutor.sandbox.limits import Limits
 from tutor.child.worker import linux
+from tutor.child.worker.startup import warm_profiler
 
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -368,6 +369,12 @@ def _prepare(containment: dict[str, Any]) -> _Ahead:
     return _Ahead(gains_nothing)
 
 
+def profiles_safely_ahead(containment: dict[str, Any]) -> bool:
+    """Whether ``_prepare`` gave up every capability (the run's namespaces), so a thread started
+    now (the profiler's, ``startup.warm_profiler``) holds none."""
+    return bool(containment.get("namespaces"))
+
+
 def settle_ahead(ahead: _Ahead, why: str | None, containment: dict[str, Any]) -> str | None:
     """What a runner does last each time before it waits for its request (spawn mode's again
     after each warm-up, which grows the address space): with the run's namespaces its folder is
@@ -549,6 +556,8 @@ def runner(channel: socket.socket, containment: dict[str, Any], request: tuple[d
     ``ahead_of_the_request`` did and said (spawn mode's runner calls it before its warm-up)."""
     if ahead is None:  # fork mode: forked ahead, waiting here until its request
         channel, done, why = ahead_of_the_request(channel, containment)
+        if why is None and containment.get("warm_profiler") and profiles_safely_ahead(containment):
+            warm_profiler()  # the worker loaded the profiler's machinery: a learner is reading
         why = settle_ahead(done, why, containment)
     else:
         done, why = ahead

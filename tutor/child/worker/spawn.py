@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 from tutor.sandbox import wire
 from tutor.child.worker import linux
 from tutor.child.worker.judging import needs_dynamo
-from tutor.child.worker.runner import ahead_of_the_request, runner, settle_ahead, wait_for_request
-from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, ready_message, spare_preload, warm_up
+from tutor.child.worker.runner import ahead_of_the_request, profiles_safely_ahead, runner, settle_ahead, wait_for_request
+from tutor.child.worker.startup import IDLE_WARM_S, RUNNER_START_S, SPARE_DEFERS, judge_preload, ready_message, spare_preload, warm_profiler, warm_up
 
 if TYPE_CHECKING:
     from typing import Any
@@ -153,6 +153,12 @@ def judge_main(config: dict[str, Any]) -> int:
     return 0
 
 
+#: How long (seconds) a judge whose runner has the profiler's machinery waits for a request before
+#: the runner takes the profiler's first session (``warm_runner``): a Run sent at once (the
+#: second of two, a stream) finds the runner free.
+PROFILE_WARM_S = 0.05
+
+
 def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, warm: dict[str, Any],
               containment: dict[str, Any]) -> str:
     """One run on a warm runner: wait for its request (warming up while a learner reads, unless
@@ -162,13 +168,16 @@ def judge_one(transport: Transport, inbox: "Inbox", judge_end: socket.socket, wa
     it said exit or went away before one."""
     warmed = False
     idle_since = time.monotonic()
+    # A runner forked after its template loaded the profiler's machinery has only the profiler's
+    # first session to take: soon, not after a learner's second of reading.
+    delay = PROFILE_WARM_S if warm.get("deferred") else IDLE_WARM_S
     while True:
-        wait = max(0.0, idle_since + IDLE_WARM_S - time.monotonic()) if inbox.warm_when_idle and not warmed else None
+        wait = max(0.0, idle_since + delay - time.monotonic()) if inbox.warm_when_idle and not warmed else None
         try:
             message, fds = inbox.next(wait)
         except TimeoutError:  # a learner is reading: warm the runner up (and the template, for the next ones)
             transport.load_deferred()
-            warm_runner(judge_end, warm)
+            warm_runner(judge_end, warm, profile=True)
             warmed = True
             continue
         if message.get("op") != "idle":  # "idle": the tutor changed its mind about warming up
@@ -330,13 +339,14 @@ def _poke(ctl: socket.socket) -> None:
         pass
 
 
-def warm_runner(judge_end: socket.socket, warm: dict[str, Any]) -> None:
-    """Ask the runner to warm up (``warm_up``) and wait until it has. Its answer replaces
-    ``warm``: the CPU it counts is still from before any learner code ran. A runner that ended
-    here fails its run, whose verdict says so. (The judge itself loads none of it: its checks
-    profile with ``refs.profile``, which never imports ``torch._dynamo``.)"""
+def warm_runner(judge_end: socket.socket, warm: dict[str, Any], profile: bool = False) -> None:
+    """Ask the runner to warm up (``warm_up``; ``profile``: a learner is reading, so the profiler's
+    first session too, ``warm_profiler``) and wait until it has. Its answer replaces ``warm``: the
+    CPU it counts is still from before any learner code ran. A runner that ended here fails its
+    run, whose verdict says so. (The judge itself loads none of it: its checks profile with
+    ``refs.profile``, which never imports ``torch._dynamo``.)"""
     try:
-        wire.send_frame(judge_end, {"op": "warm-up"})
+        wire.send_frame(judge_end, {"op": "warm-up", "profile": profile})
         judge_end.settimeout(RUNNER_START_S)
         reply, stray = wire.recv_frame(judge_end)
     except (wire.WireError, OSError):
@@ -382,6 +392,8 @@ def runner_main(config: dict[str, Any], preloaded: bool = False) -> int:
         for fd in request[1]:
             os.close(fd)
         warm_up()
+        if request[0].get("profile") is True and why is None and profiles_safely_ahead(containment):
+            warm_profiler()
         why = settle_ahead(ahead, why, containment)  # the warm-up grew the address space
         wire.send_frame(channel, {"op": "warm", "rss_mb": linux.rss_mb(), "cpu_s": time.process_time()})
         request = wait_for_request(channel)

@@ -43,10 +43,11 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
           refill_when_idle: bool = False) -> None:
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
 
-    def make() -> Spare:
+    def make(stream: bool = False) -> Spare:
         # A learner reading, the profiler's machinery loaded: each runner takes the profiler's
-        # first session ahead of its request (``startup.warm_profiler``).
-        warm = warm_when_idle and not deferred
+        # first session ahead of its request (``startup.warm_profiler``), unless made for a
+        # stream, where it would take a core from the run beside it.
+        warm = warm_when_idle and not deferred and not stream
         return Spare(dict(containment, warm_profiler=True) if warm else containment, {channel.fileno()})
 
     spares = [make() for _ in range(SPARES)]
@@ -61,8 +62,8 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
     # next request is read, so a Run right after a Run does not wait for them (``_finish``).
     finishing: dict[int, Spare] = {}
 
-    def fill() -> None:
-        spares.extend(make() for _ in range(SPARES - len(spares)))
+    def fill(stream: bool = False) -> None:
+        spares.extend(make(stream) for _ in range(SPARES - len(spares)))
 
     # After a verdict, the spare its run took is replaced at once when the runs come in a stream
     # (a batch's; an interactive worker's run sent within REFILL_S of the last verdict), so that
@@ -135,7 +136,7 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
         last_verdict = time.monotonic()
         linux.let_the_woken_run()  # the tutor, before the fork below
         if at_once or not spares:
-            fill()
+            fill(stream=at_once)
         if swept:
             try:
                 finishing[os.pidfd_open(current.pid)] = current

@@ -109,9 +109,11 @@ def test_app_check(tmp_path):
 
 
 def test_run_pace(tmp_path):
-    out = bench(tmp_path, "run_pace.py", "--runs", "2", "--isolation", "auto")
+    out = bench(tmp_path, "run_pace.py", "--runs", "2", "--isolation", "auto", "--stream", "3")
     assert re.search(r"^spaced\s+median\s+\d+\.\d ms, first quartile\s+\d+\.\d ms \(2 runs\)$", out, re.M), out
     assert re.search(r"^back to back\s+median", out, re.M), out
+    assert re.search(r"^a stream\s+median\s+\d+\.\d ms \(3 runs, batch\); the machine's CPU per run "
+                     r"(\d+\.\d ms|n/m) on \d+ cores$", out, re.M), out
 
 
 def test_forked_spare(tmp_path):

@@ -253,8 +253,9 @@ def test_a_disk_that_fills_mid_batch_keeps_the_rows_done(course, tmp_path):
         (subs / f"learner{i}").mkdir(parents=True)
         (subs / f"learner{i}" / "add-to-copy.py").write_text(f"# {i}\n" + RIGHT)
     csv_path = tmp_path / "g.csv"
-    # every file this grade writes may hold 600 bytes: the header and a few rows fit, the rest do not
-    run = tutor("grade", str(course["pack"]), str(subs), "--csv", str(csv_path), "--no-cache",
+    # every file this grade writes may hold 600 bytes: the header and a few rows fit, the rest do not.
+    # Two workers: rows finish out of order (a missing file at once), and are written in order.
+    run = tutor("grade", str(course["pack"]), str(subs), "--csv", str(csv_path), "--no-cache", "--workers", "2",
                 env={**course["env"], "TORCH_TUTOR_DATA_DIR": str(tmp_path / "d")}, preexec_fn=_small_files(600))
     assert "Traceback" not in run.stderr
     assert run.returncode == 1 and f"cannot write {csv_path}" in run.stderr

@@ -235,6 +235,38 @@ def test_a_pack_with_problems_stops_grade_and_the_workers_warming_up_beside_it(t
     assert started and all(box.state.value == "closed" for box in started)
 
 
+@pytest.mark.parametrize("said, expected", [
+    ([], None),  # grade's default: one worker per core, at most 4
+    (["--workers", "3"], 3),
+    (["env:1"], 1),  # the workers setting (here its variable), where it is set, is kept
+])
+def test_grade_grades_one_submission_per_core_unless_told(tmp_path, monkeypatch, capsys, said, expected):
+    """Issue 55: each run has one torch thread, so a second worker on a second core grades a class
+    ~1.6x as fast for a few percent more CPU; the `workers` setting's default (1) is the app's."""
+    from tutor.cli.grading import GRADE_WORKERS_MAX
+    from tutor.cli.main import main
+    from tutor.sandbox.limits import usable_cpus
+    from tutor.sandbox.pool import Sandbox
+
+    monkeypatch.setenv("TORCH_TUTOR_DATA_DIR", str(tmp_path / "d"))
+    monkeypatch.setenv("TORCH_TUTOR_CONFIG_DIR", str(tmp_path / "c"))
+    monkeypatch.delenv("TORCH_TUTOR_WORKERS", raising=False)
+    flags = [word for word in said if not word.startswith("env:")]
+    for word in said:
+        if word.startswith("env:"):
+            monkeypatch.setenv("TORCH_TUTOR_WORKERS", word[4:])
+    started: list[Sandbox] = []
+    monkeypatch.setattr(Sandbox, "start", lambda self: started.append(self) or self)
+    scaffold(tmp_path / "p")
+    pack_yaml = tmp_path / "p" / "pack.yaml"  # a pack with problems: grade stops once it has started its workers
+    pack_yaml.write_text(pack_yaml.read_text().replace("version:", "version: [", 1))
+    (tmp_path / "class" / "ann").mkdir(parents=True)
+    (tmp_path / "class" / "ann" / "ex-1.py").write_text(RIGHT)
+    assert main(["grade", str(tmp_path / "p"), str(tmp_path / "class"), "--unisolated", *flags]) == 2
+    capsys.readouterr()
+    assert [box.workers for box in started] == [expected or min(usable_cpus(), GRADE_WORKERS_MAX)]
+
+
 # --------------------------------------------------------------------------- archives (no sandbox)
 
 

@@ -857,8 +857,9 @@ def grade_all(pack: Pack, submissions: Iterable[Submission], sandbox: "Sandbox",
               deadline: datetime | None = None, isolation: str = "", language: str | None = None) -> list[Row]:
     """Grade every submission; the order of the result is the order of ``submissions``.
 
-    ``progress(row, done, total)`` is called once per row as soon as it is final (from worker
-    threads, one at a time), so a caller can write rows as they come.
+    ``progress(row, done, total)`` is called once per row, in the order of ``submissions``, as soon
+    as it and every row before it are final (from worker threads, one at a time), so a caller can
+    write rows as they come and a CSV reads the same with any number of ``threads``.
     """
     batch = _Batch(pack, list(submissions), sandbox, cache=cache, progress=progress, deadline=deadline,
                    isolation=isolation, language=language)
@@ -887,7 +888,7 @@ class _Batch:
             except Exception:  # noqa: BLE001 - every run will say what broke
                 self.torch = "unknown"
         self.rows: list[Row | None] = [None] * len(subs)
-        self.done = 0
+        self.done = 0  # rows given to ``progress``: every row before this index
         self.lock = threading.Lock()
         # A predict quiz is judged against what its own code prints: run once per quiz, not per learner.
         self.truths = {ref: predict_truth(sandbox, quiz) for ref, quiz in self.quizzes.items()
@@ -912,11 +913,12 @@ class _Batch:
         sub = self.subs[index]
         _stamp(row, sub, self.due(sub.exercise), self.penalty(sub.exercise))
         row.points, row.max_points = round_points(row.points), round_points(row.max_points)
-        self.rows[index] = row
         with self.lock:
-            self.done += 1
-            if self.progress is not None:
-                self.progress(row, self.done, len(self.subs))
+            self.rows[index] = row
+            while self.done < len(self.rows) and (ready := self.rows[self.done]) is not None:
+                self.done += 1
+                if self.progress is not None:
+                    self.progress(ready, self.done, len(self.subs))
 
     def used(self, sub: Submission, exercise: Exercise) -> list[tuple[str, str | None]]:
         return [(earlier.id, self.answers.get((sub.learner, earlier.id)))

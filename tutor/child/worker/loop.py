@@ -44,11 +44,7 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
     deferred = not all(name in sys.modules for name in SPARE_DEFERS)
 
     def make(stream: bool = False) -> Spare:
-        # A learner reading, the profiler's machinery loaded: each runner takes the profiler's
-        # first session ahead of its request (``startup.warm_profiler``), unless made for a
-        # stream, where it would take a core from the run beside it.
-        warm = warm_when_idle and not deferred and not stream
-        return Spare(dict(containment, warm_profiler=True) if warm else containment, {channel.fileno()})
+        return _spare(containment, channel.fileno(), warm_when_idle and not deferred and not stream)
 
     spares = [make() for _ in range(SPARES)]
 
@@ -143,6 +139,13 @@ def serve(channel: socket.socket, containment: dict[str, Any], warm_when_idle: b
             except (AttributeError, OSError):
                 current.reap()
                 sweep(time.monotonic() + 1.0, keep=others | {s.pid for s in spares})
+
+
+def _spare(containment: dict[str, Any], channel: int, profile_ahead: bool) -> Spare:
+    """A spare whose runner, with ``profile_ahead`` (a learner reading, the profiler's machinery
+    loaded, not made for a stream, where it would take a core from the run beside it), takes the
+    profiler's first session ahead of its request (``startup.warm_profiler``)."""
+    return Spare(dict(containment, warm_profiler=True) if profile_ahead else containment, {channel})
 
 
 def _load_deferred_and_fork_again(spares: list[Spare], make: Callable[[], Spare], huge_pages: bool) -> None:

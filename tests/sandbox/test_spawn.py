@@ -296,6 +296,22 @@ def _judges(box: Sandbox) -> set[int]:
     return {worker.name for worker in list(box._spares.all) if worker.ready}
 
 
+def test_a_batchs_judges_serve_more_runs_than_a_learners():
+    """A new spare imports torch (~1.5 s of CPU). A learner's judge is replaced every
+    ``JUDGE_RUNS`` runs, off their path; in a batch's stream the next spare was not ready when a
+    judge ended, and every 32 runs the stream stalled ~1.5 s (mean 58 ms a run against a median
+    of 14). A batch's judges serve ``BATCH_JUDGE_RUNS``."""
+    from tutor.sandbox import process
+
+    assert process.BATCH_JUDGE_RUNS >= 8 * process.JUDGE_RUNS
+    served = {}
+    for purpose in ("interactive", "batch"):
+        with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=[], purpose=purpose) as box:
+            box.wait_ready(300)
+            served[purpose] = {worker.judge_runs for worker in list(box._spares.all)}
+    assert served == {"interactive": {process.JUDGE_RUNS}, "batch": {process.BATCH_JUDGE_RUNS}}, served
+
+
 @pytest.mark.parametrize("isolation", ["none", "bwrap"])
 def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_judge_comes(monkeypatch, isolation):
     """The judge never runs learner code, so it serves several runs (``process.JUDGE_RUNS``), each
@@ -303,7 +319,7 @@ def test_a_judge_serves_run_after_run_each_in_a_runner_of_its_own_then_a_new_jud
     and a new judge takes over, with nothing lost between."""
     from tutor.sandbox import process
 
-    monkeypatch.setattr(process, "JUDGE_RUNS", 3)
+    monkeypatch.setattr(process, "BATCH_JUDGE_RUNS", 3)  # a batch's judges (interactive: JUDGE_RUNS)
     if isolation == "bwrap" and _bwrap_reason():
         pytest.skip(f"bubblewrap does not work here: {_bwrap_reason()}")
     with Sandbox(TEST_LIMITS, isolation=isolation, mode="spawn", workers=1, preload=[], purpose="batch") as box:
@@ -385,7 +401,7 @@ def test_a_judge_that_judged_checks_judges_the_next_runs_checks_afresh(monkeypat
     from tutor.grading.exercise import check_exercise
     from tutor.sandbox import process
 
-    monkeypatch.setattr(process, "JUDGE_RUNS", 8)
+    monkeypatch.setattr(process, "BATCH_JUDGE_RUNS", 8)
     with Sandbox(TEST_LIMITS, isolation="none", mode="spawn", workers=1, preload=["tutor.child.checks.probe"],
                  purpose="batch") as box:
         box.wait_ready(300)

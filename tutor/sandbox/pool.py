@@ -25,6 +25,7 @@ from tutor.sandbox import backends
 from tutor.sandbox import isolation as iso
 from tutor.sandbox.classify import classify
 from tutor.sandbox.limits import Limits, usable_cpus
+from tutor.sandbox import process
 from tutor.sandbox.process import ProbeSpec, WorkerDied, WorkerProcess
 from tutor.sandbox.result import LearnerError, RunResult
 from tutor.sandbox.spares import SPAWNER, Spares
@@ -95,8 +96,8 @@ class Sandbox:
 
     In **fork** mode each run is a fresh child of a warm worker that serves run after run; in
     **spawn** mode each run gets a spare, a runner interpreter started ahead of time for that run
-    alone by a judge interpreter that serves up to ``process.JUDGE_RUNS`` runs and starts its next
-    runner once a run is over (``tutor.child.worker.spawn``).
+    alone by a judge interpreter that serves up to ``process.JUDGE_RUNS`` runs (a batch's judge
+    ``process.BATCH_JUDGE_RUNS``) and starts its next runner once a run is over (``tutor.child.worker.spawn``).
 
     Args:
         limits: the runs' limits (default: ``Limits()``); a run may pass its own.
@@ -214,7 +215,8 @@ class Sandbox:
                                role="judge" if self.mode == "spawn" else "worker",
                                warm_when_idle=self._warms_when_idle(),
                                huge_pages=self.runs is None or self.runs >= HUGE_PAGES_MIN_RUNS,
-                               refill_when_idle=self.purpose == "interactive", runners=self.spawn_runners)
+                               refill_when_idle=self.purpose == "interactive", runners=self.spawn_runners,
+                               judge_runs=process.JUDGE_RUNS if self.purpose == "interactive" else process.BATCH_JUDGE_RUNS)
         return worker
 
     def _warms_when_idle(self) -> bool:
